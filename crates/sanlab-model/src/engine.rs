@@ -1,0 +1,658 @@
+//! The event loop: carries each request along the I/O path and back.
+//!
+//! ```text
+//! job → VM disk queue → VM adapter queue → split → device queue → PSP → host adapter queue
+//!     → link (command) → array → [write: transfer-ready ← , data → , replicate ⇄ peer] → media
+//!     ← link (status / read data) ← … completion travels back the same way
+//! ```
+//! Events are a kind and a request index packed into a `u64`; the state lives in arenas indexed by
+//! plain integers, so the loop neither allocates (once warm) nor calls back into Python.
+
+use crate::array::ServiceCentre;
+use crate::fabric::{INBOUND, OUTBOUND};
+use crate::host::SlotQueue;
+use crate::io::{Io, Op, Slab, Stage, NONE};
+use crate::multipath::{PathState, PspEvent};
+use crate::topology::Topology;
+use crate::workload::{Pacing, Workload};
+use sanlab_des::{EventQueue, RngStream, SimTime};
+use sanlab_metrics::{EntityId, IoStats, TimeSeries};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Ev {
+    JobArrival,
+    CmdAtArray,
+    XferRdyAtHost,
+    DataAtArray,
+    MediaDone,
+    ReplAtPeer,
+    PeerMediaDone,
+    ReplAckAtOrigin,
+    StatusAtHost,
+    Sample,
+}
+
+const EVENTS: [Ev; 10] = [
+    Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
+    Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample,
+];
+
+#[inline]
+fn pack(ev: Ev, index: u32) -> u64 {
+    (u64::from(index) << 8) | ev as u64
+}
+
+#[inline]
+fn unpack(p: u64) -> (Ev, u32) {
+    (EVENTS[(p & 0xff) as usize], (p >> 8) as u32)
+}
+
+/// A media token: which request, and whether it is the peer's copy of a replicated write.
+#[inline]
+fn media_token(io: u32, peer: bool) -> u64 {
+    (u64::from(io) << 1) | u64::from(peer)
+}
+
+pub(crate) struct Job {
+    pub name: String,
+    pub vm: usize,
+    pub workload: Box<dyn Workload>,
+    pub rng: RngStream,
+    pub depth: u32,
+    pub outstanding: u32,
+    pub issued: u64,
+    pub completed: u64,
+    /// Open-loop arrivals that found the job at its depth and wait to be issued.
+    pub backlog: u64,
+    pub stop_ns: SimTime,
+    pub read: IoStats,
+    pub write: IoStats,
+}
+
+pub(crate) struct Vm {
+    pub name: String,
+    pub host: usize,
+    pub device: usize,
+    pub disk_q: SlotQueue,
+    pub adapter_q: SlotQueue,
+    pub stats: IoStats,
+    pub issued: u64,
+    pub completed: u64,
+    pub series: EntityId,
+    pub reads: u64,
+    pub writes: u64,
+}
+
+pub(crate) struct Path {
+    pub name: String,
+    pub link: usize,
+    pub array: usize,
+    pub stats: IoStats,
+    pub issued: u64,
+    pub completed: u64,
+    pub series: EntityId,
+}
+
+pub(crate) struct Device {
+    pub name: String,
+    pub host: usize,
+    pub volume: usize,
+    pub q: SlotQueue,
+    pub psp: Box<dyn crate::multipath::PathSelector>,
+    pub states: Vec<PathState>,
+    pub paths: Vec<Path>,
+    pub stats: IoStats,
+    pub issued: u64,
+    pub completed: u64,
+    pub series: EntityId,
+    pub psp_log: Vec<PspEvent>,
+    pub actv_sum: f64,
+    pub qued_sum: f64,
+    pub windows: u64,
+}
+
+pub(crate) struct Host {
+    pub name: String,
+    pub adapter_q: SlotQueue,
+    pub max_io_size_bytes: u64,
+}
+
+pub(crate) struct Array {
+    pub name: String,
+    pub media: Box<dyn crate::array::Media>,
+    pub rng: RngStream,
+    pub centre: ServiceCentre,
+    pub stats: IoStats,
+    pub received: u64,
+    pub completed: u64,
+    pub replicated_ios: u64,
+    pub peer_in_flight: u64,
+    pub series: EntityId,
+}
+
+pub(crate) struct Volume {
+    pub name: String,
+    pub replication: Option<usize>,
+}
+
+pub struct World {
+    pub(crate) q: EventQueue,
+    pub(crate) ios: Slab,
+    pub(crate) jobs: Vec<Job>,
+    pub(crate) vms: Vec<Vm>,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) devices: Vec<Device>,
+    pub(crate) links: Vec<crate::fabric::Link>,
+    pub(crate) arrays: Vec<Array>,
+    pub(crate) volumes: Vec<Volume>,
+    pub(crate) replications: Vec<crate::array::replication::Replication>,
+    pub(crate) series: TimeSeries,
+    pub(crate) end_ns: SimTime,
+    pub(crate) warmup_ns: SimTime,
+    pub(crate) sample_ns: SimTime,
+    pub(crate) last_sample_ns: SimTime,
+}
+
+impl World {
+    /// Builds the runtime state. Fails if a device's PSP rejects its paths (e.g. an unknown
+    /// preferred path); the message names the device.
+    pub fn new(t: Topology) -> Result<Self, String> {
+        let seed = t.run.seed;
+        let mut series = TimeSeries::default();
+        let hosts = t.hosts.into_iter().map(|h| Host { name: h.name, adapter_q: SlotQueue::new(h.adapter_queue_depth), max_io_size_bytes: h.max_io_size_bytes }).collect();
+        let arrays = t
+            .arrays
+            .into_iter()
+            .map(|a| {
+                let servers = a.media.servers();
+                Array {
+                    rng: RngStream::new(seed, &format!("array/{}", a.name)),
+                    series: series.entity(format!("array/{}", a.name)),
+                    name: a.name,
+                    media: a.media,
+                    centre: ServiceCentre::new(servers),
+                    stats: IoStats::new(),
+                    received: 0,
+                    completed: 0,
+                    replicated_ios: 0,
+                    peer_in_flight: 0,
+                }
+            })
+            .collect();
+        let mut devices = vec![];
+        for d in t.devices {
+            let names: Vec<String> = d.paths.iter().map(|p| p.name.clone()).collect();
+            let mut psp = d.psp;
+            psp.attach(&names).map_err(|e| format!("device `{}`: {e}", d.name))?;
+            devices.push(Device {
+                states: d.paths.iter().map(|p| PathState { alua: p.alua, up: true, outstanding: 0 }).collect(),
+                paths: d
+                    .paths
+                    .into_iter()
+                    .map(|p| Path { series: series.entity(format!("path/{}", p.name)), name: p.name, link: p.link, array: p.array, stats: IoStats::new(), issued: 0, completed: 0 })
+                    .collect(),
+                series: series.entity(format!("device/{}", d.name)),
+                name: d.name,
+                host: d.host,
+                volume: d.volume,
+                q: SlotQueue::new(d.queue_depth),
+                psp,
+                stats: IoStats::new(),
+                issued: 0,
+                completed: 0,
+                psp_log: vec![],
+                actv_sum: 0.0,
+                qued_sum: 0.0,
+                windows: 0,
+            });
+        }
+        let vms = t
+            .vms
+            .into_iter()
+            .map(|v| Vm {
+                series: series.entity(format!("vm/{}", v.name)),
+                name: v.name,
+                host: v.host,
+                device: v.device,
+                disk_q: SlotQueue::new(v.disk_queue_depth),
+                adapter_q: SlotQueue::new(v.adapter_queue_depth),
+                stats: IoStats::new(),
+                issued: 0,
+                completed: 0,
+                reads: 0,
+                writes: 0,
+            })
+            .collect();
+        let end_ns = t.run.duration_ns;
+        let jobs = t
+            .jobs
+            .into_iter()
+            .map(|j| {
+                let depth = match j.workload.pacing() {
+                    Pacing::Closed { depth } | Pacing::Open { depth, .. } => depth,
+                };
+                let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
+                Job {
+                    rng: RngStream::new(seed, &format!("job/{}", j.name)),
+                    name: j.name,
+                    vm: j.vm,
+                    workload: j.workload,
+                    depth,
+                    outstanding: 0,
+                    issued: 0,
+                    completed: 0,
+                    backlog: 0,
+                    stop_ns,
+                    read: IoStats::new(),
+                    write: IoStats::new(),
+                }
+            })
+            .collect();
+        Ok(Self {
+            q: EventQueue::new(),
+            ios: Slab::default(),
+            jobs,
+            vms,
+            hosts,
+            devices,
+            links: t.links,
+            arrays,
+            volumes: t.volumes.into_iter().map(|v| Volume { name: v.name, replication: v.replication }).collect(),
+            replications: t.replications,
+            series,
+            end_ns,
+            warmup_ns: t.run.warmup_ns.min(end_ns),
+            sample_ns: t.run.sample_interval_ns,
+            last_sample_ns: 0,
+        })
+    }
+
+    /// Runs to the end of the scenario's duration. Requests still in flight then stay counted as
+    /// in flight.
+    pub fn run(&mut self) {
+        for j in 0..self.jobs.len() {
+            match self.jobs[j].workload.pacing() {
+                Pacing::Closed { depth } => {
+                    for _ in 0..depth {
+                        self.issue(j);
+                    }
+                }
+                Pacing::Open { .. } => self.q.schedule_at(0, pack(Ev::JobArrival, j as u32)),
+            }
+        }
+        if self.sample_ns > 0 {
+            self.q.schedule_at(self.sample_ns.min(self.end_ns), pack(Ev::Sample, 0));
+        }
+        while let Some(p) = self.q.pop_until(self.end_ns) {
+            let (ev, i) = unpack(p);
+            match ev {
+                Ev::JobArrival => self.job_arrival(i as usize),
+                Ev::CmdAtArray => self.cmd_at_array(i),
+                Ev::XferRdyAtHost => self.xfer_rdy_at_host(i),
+                Ev::DataAtArray => self.data_at_array(i),
+                Ev::MediaDone => self.media_done(i, false),
+                Ev::ReplAtPeer => self.repl_at_peer(i),
+                Ev::PeerMediaDone => self.media_done(i, true),
+                Ev::ReplAckAtOrigin => self.array_step_done(i),
+                Ev::StatusAtHost => self.status_at_host(i),
+                Ev::Sample => self.sample(),
+            }
+        }
+        self.q.advance_to(self.end_ns);
+    }
+
+    pub fn events(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    // ---- workload ------------------------------------------------------------------------
+
+    fn job_arrival(&mut self, j: usize) {
+        let now = self.q.now();
+        if now >= self.jobs[j].stop_ns {
+            return;
+        }
+        let Pacing::Open { rate_iops, poisson, .. } = self.jobs[j].workload.pacing() else { unreachable!("arrivals only for open jobs") };
+        let mean_ns = 1e9 / rate_iops;
+        let gap = if poisson { self.jobs[j].rng.exponential(mean_ns) } else { mean_ns };
+        self.q.schedule_in((gap.round() as u64).max(1), pack(Ev::JobArrival, j as u32));
+        if self.jobs[j].outstanding < self.jobs[j].depth {
+            self.issue(j);
+        } else {
+            self.jobs[j].backlog += 1;
+        }
+    }
+
+    fn issue(&mut self, j: usize) {
+        let now = self.q.now();
+        let job = &mut self.jobs[j];
+        let r = job.workload.next(&mut job.rng);
+        job.outstanding += 1;
+        job.issued += 1;
+        let vm = job.vm;
+        let io = self.ios.insert(Io::new(r.op, r.size_bytes, r.offset_bytes, j as u32, now));
+        self.vms[vm].issued += 1;
+        if self.vms[vm].disk_q.enter(now, io) {
+            self.enter_vm_adapter(io);
+        }
+    }
+
+    // ---- VM and host queues --------------------------------------------------------------
+
+    fn vm_of(&self, io: u32) -> usize {
+        self.jobs[self.ios.get(io).job as usize].vm
+    }
+
+    fn enter_vm_adapter(&mut self, io: u32) {
+        let vm = self.vm_of(io);
+        if self.vms[vm].adapter_q.enter(self.q.now(), io) {
+            self.split(io);
+        }
+    }
+
+    /// Cuts a request at the host adapter's max I/O size; each piece enters the device queue.
+    fn split(&mut self, io: u32) {
+        let vm = self.vm_of(io);
+        let device = self.vms[vm].device;
+        let max = self.hosts[self.devices[device].host].max_io_size_bytes;
+        let r = *self.ios.get(io);
+        if u64::from(r.size_bytes) <= max {
+            self.ios.get_mut(io).device = device as u32;
+            self.enter_device(io);
+            return;
+        }
+        let max = max as u32;
+        let pieces = r.size_bytes.div_ceil(max);
+        self.ios.get_mut(io).children_left = pieces;
+        for k in 0..pieces {
+            let size = max.min(r.size_bytes - k * max);
+            let mut child = Io::new(r.op, size, r.offset_bytes + u64::from(k * max), r.job, self.q.now());
+            child.parent = io;
+            child.device = device as u32;
+            let c = self.ios.insert(child);
+            self.enter_device(c);
+        }
+    }
+
+    fn enter_device(&mut self, io: u32) {
+        let now = self.q.now();
+        let d = self.ios.get(io).device as usize;
+        let r = self.ios.get_mut(io);
+        r.stage = Stage::Device;
+        r.t_device = now;
+        self.devices[d].issued += 1;
+        if self.devices[d].q.enter(now, io) {
+            self.dispatch(io);
+        }
+    }
+
+    /// The device has a slot for `io`: the PSP picks its path, then it waits for the host adapter.
+    fn dispatch(&mut self, io: u32) {
+        let now = self.q.now();
+        let d = self.ios.get(io).device as usize;
+        let size = self.ios.get(io).size_bytes;
+        let dev = &mut self.devices[d];
+        let p = dev.psp.select(now, size, &dev.states, &mut dev.psp_log).expect("scenario validation guarantees a usable path");
+        dev.states[p].outstanding += 1;
+        dev.paths[p].issued += 1;
+        let host = dev.host;
+        let r = self.ios.get_mut(io);
+        r.path = p as u32;
+        r.stage = Stage::Path;
+        r.t_dispatch = now;
+        if self.hosts[host].adapter_q.enter(now, io) {
+            self.send_command(io);
+        }
+    }
+
+    // ---- fabric and array ----------------------------------------------------------------
+
+    fn path_link(&self, io: u32) -> usize {
+        let r = self.ios.get(io);
+        self.devices[r.device as usize].paths[r.path as usize].link
+    }
+
+    fn send_command(&mut self, io: u32) {
+        let now = self.q.now();
+        let link = self.path_link(io);
+        let at = self.links[link].dirs[OUTBOUND].send(now, 0);
+        self.q.schedule_at(at, pack(Ev::CmdAtArray, io));
+    }
+
+    fn cmd_at_array(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = self.devices[r.device as usize].paths[r.path as usize].array;
+        self.arrays[a].received += 1;
+        let rm = self.ios.get_mut(io);
+        rm.array = a as u32;
+        rm.t_array = now;
+        match r.op {
+            Op::Read => {
+                self.ios.get_mut(io).array_pending = 1;
+                self.start_media(a, io, false);
+            }
+            Op::Write => {
+                let link = self.path_link(io);
+                let at = self.links[link].dirs[INBOUND].send(now, 0);
+                self.q.schedule_at(at, pack(Ev::XferRdyAtHost, io));
+            }
+        }
+    }
+
+    fn xfer_rdy_at_host(&mut self, io: u32) {
+        let link = self.path_link(io);
+        let bytes = u64::from(self.ios.get(io).size_bytes);
+        let at = self.links[link].dirs[OUTBOUND].send(self.q.now(), bytes);
+        self.q.schedule_at(at, pack(Ev::DataAtArray, io));
+    }
+
+    fn data_at_array(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
+        let volume = self.devices[r.device as usize].volume;
+        let mut pending = 1;
+        if let Some(rep) = self.volumes[volume].replication {
+            let (peer, dir) = self.replications[rep].peer_of(a);
+            let at = self.replications[rep].link.dirs[dir].send(now, u64::from(r.size_bytes));
+            self.arrays[peer].peer_in_flight += 1;
+            self.q.schedule_at(at, pack(Ev::ReplAtPeer, io));
+            pending += 1;
+        }
+        self.ios.get_mut(io).array_pending = pending;
+        self.start_media(a, io, false);
+    }
+
+    fn start_media(&mut self, a: usize, io: u32, peer: bool) {
+        let now = self.q.now();
+        if self.arrays[a].centre.arrive(now, media_token(io, peer)) {
+            self.schedule_media_done(a, io, peer);
+        }
+    }
+
+    fn schedule_media_done(&mut self, a: usize, io: u32, peer: bool) {
+        let r = self.ios.get(io);
+        let (op, size) = (r.op, r.size_bytes);
+        let arr = &mut self.arrays[a];
+        let service = arr.media.service_ns(op, size, &mut arr.rng);
+        let ev = if peer { Ev::PeerMediaDone } else { Ev::MediaDone };
+        self.q.schedule_in(service, pack(ev, io));
+    }
+
+    fn repl_at_peer(&mut self, io: u32) {
+        let r = self.ios.get(io);
+        let rep = self.volumes[self.devices[r.device as usize].volume].replication.expect("replicated");
+        let (peer, _) = self.replications[rep].peer_of(r.array as usize);
+        self.start_media(peer, io, true);
+    }
+
+    fn media_done(&mut self, io: u32, peer: bool) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = if peer {
+            let rep = self.volumes[self.devices[r.device as usize].volume].replication.expect("replicated");
+            self.replications[rep].peer_of(r.array as usize).0
+        } else {
+            r.array as usize
+        };
+        if let Some(next) = self.arrays[a].centre.depart(now) {
+            self.schedule_media_done(a, (next >> 1) as u32, next & 1 == 1);
+        }
+        if peer {
+            let rep = self.volumes[self.devices[r.device as usize].volume].replication.expect("replicated");
+            let (_, dir_to_peer) = self.replications[rep].peer_of(r.array as usize);
+            self.arrays[a].replicated_ios += 1;
+            self.arrays[a].peer_in_flight -= 1;
+            let at = self.replications[rep].link.dirs[1 - dir_to_peer].send(now, 0);
+            self.q.schedule_at(at, pack(Ev::ReplAckAtOrigin, io));
+        } else {
+            self.array_step_done(io);
+        }
+    }
+
+    /// One of the steps the array waits for (local store, peer ack) is done; send status when all are.
+    fn array_step_done(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = self.ios.get_mut(io);
+        r.array_pending -= 1;
+        if r.array_pending > 0 {
+            return;
+        }
+        let r = *r;
+        let a = r.array as usize;
+        let measured = now >= self.warmup_ns;
+        self.arrays[a].completed += 1;
+        self.arrays[a].stats.record(now - r.t_array, u64::from(r.size_bytes), measured);
+        self.ios.get_mut(io).array = NONE;
+        let link = self.path_link(io);
+        let bytes = if r.op == Op::Read { u64::from(r.size_bytes) } else { 0 };
+        let at = self.links[link].dirs[INBOUND].send(now, bytes);
+        self.q.schedule_at(at, pack(Ev::StatusAtHost, io));
+    }
+
+    // ---- completion ----------------------------------------------------------------------
+
+    fn status_at_host(&mut self, io: u32) {
+        let now = self.q.now();
+        let measured = now >= self.warmup_ns;
+        let r = *self.ios.get(io);
+        let d = r.device as usize;
+        let p = r.path as usize;
+        let host = self.devices[d].host;
+        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+            self.send_command(next);
+        }
+        let dev = &mut self.devices[d];
+        dev.states[p].outstanding -= 1;
+        dev.paths[p].completed += 1;
+        dev.paths[p].stats.record(now - r.t_dispatch, u64::from(r.size_bytes), measured);
+        dev.psp.on_complete(now, p, now - r.t_dispatch, r.size_bytes);
+        dev.completed += 1;
+        dev.stats.record(now - r.t_device, u64::from(r.size_bytes), measured);
+        if let Some(next) = dev.q.leave(now) {
+            self.dispatch(next);
+        }
+        if r.parent == NONE {
+            self.complete(io);
+        } else {
+            self.ios.remove(io);
+            let parent = self.ios.get_mut(r.parent);
+            parent.children_left -= 1;
+            if parent.children_left == 0 {
+                self.complete(r.parent);
+            }
+        }
+    }
+
+    /// A VM-level request is done: free its VM queue slots, record it, let the job go on.
+    fn complete(&mut self, io: u32) {
+        let now = self.q.now();
+        let measured = now >= self.warmup_ns;
+        let r = *self.ios.get(io);
+        self.ios.remove(io);
+        let j = r.job as usize;
+        let vm = self.jobs[j].vm;
+        if let Some(next) = self.vms[vm].adapter_q.leave(now) {
+            self.split(next);
+        }
+        if let Some(next) = self.vms[vm].disk_q.leave(now) {
+            self.enter_vm_adapter(next);
+        }
+        let latency = now - r.t_issue;
+        let bytes = u64::from(r.size_bytes);
+        let v = &mut self.vms[vm];
+        v.completed += 1;
+        v.stats.record(latency, bytes, measured);
+        let job = &mut self.jobs[j];
+        job.outstanding -= 1;
+        job.completed += 1;
+        match r.op {
+            Op::Read => {
+                job.read.record(latency, bytes, measured);
+                if measured {
+                    v.reads += 1;
+                }
+            }
+            Op::Write => {
+                job.write.record(latency, bytes, measured);
+                if measured {
+                    v.writes += 1;
+                }
+            }
+        }
+        if now < job.stop_ns {
+            match job.workload.pacing() {
+                Pacing::Closed { .. } => self.issue(j),
+                Pacing::Open { .. } if job.backlog > 0 => {
+                    job.backlog -= 1;
+                    self.issue(j);
+                }
+                Pacing::Open { .. } => {}
+            }
+        }
+    }
+
+    // ---- time series ---------------------------------------------------------------------
+
+    fn sample(&mut self) {
+        let now = self.q.now();
+        let window = now - self.last_sample_ns;
+        self.last_sample_ns = now;
+        let secs = window as f64 / 1e9;
+        let Self { series, vms, devices, arrays, .. } = self;
+        let push_io = |series: &mut TimeSeries, id: EntityId, stats: &mut IoStats| {
+            let c = stats.interval_mut().take();
+            series.push(now, id, "iops", c.ios as f64 / secs);
+            series.push(now, id, "mbps", c.bytes as f64 / secs / 1e6);
+            series.push(now, id, "lat_ms_mean", if c.ios == 0 { 0.0 } else { c.latency_sum_ns as f64 / c.ios as f64 / 1e6 });
+        };
+        for v in vms.iter_mut() {
+            push_io(series, v.series, &mut v.stats);
+        }
+        for a in arrays.iter_mut() {
+            push_io(series, a.series, &mut a.stats);
+        }
+        for d in devices.iter_mut() {
+            push_io(series, d.series, &mut d.stats);
+            for p in &mut d.paths {
+                push_io(series, p.series, &mut p.stats);
+            }
+            let (actv, qued) = d.q.take_averages(now, window);
+            d.actv_sum += actv;
+            d.qued_sum += qued;
+            d.windows += 1;
+            series.push(now, d.series, "actv", actv);
+            series.push(now, d.series, "qued", qued);
+        }
+        let next = now + self.sample_ns;
+        if next <= self.end_ns {
+            self.q.schedule_at(next, pack(Ev::Sample, 0));
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The host side: VM virtual disk and adapter queues, the host device queue (LUN queue depth),
+//! the host adapter queue, and splitting at the adapter's max I/O size.
+
+pub mod adapters;
+
+use std::collections::VecDeque;
+
+/// A bounded queue of slots (a queue depth) with a FIFO of waiting requests.
+pub struct SlotQueue {
+    pub capacity: u32,
+    in_use: u32,
+    waiting: VecDeque<u32>,
+    area_active_ns: u128,
+    area_queued_ns: u128,
+    last_change_ns: u64,
+}
+
+impl SlotQueue {
+    pub fn new(capacity: u32) -> Self {
+        Self { capacity, in_use: 0, waiting: VecDeque::new(), area_active_ns: 0, area_queued_ns: 0, last_change_ns: 0 }
+    }
+
+    #[inline]
+    fn account(&mut self, now: u64) {
+        let dt = u128::from(now - self.last_change_ns);
+        self.area_active_ns += u128::from(self.in_use) * dt;
+        self.area_queued_ns += self.waiting.len() as u128 * dt;
+        self.last_change_ns = now;
+    }
+
+    /// Takes a slot for `io`, or queues it and returns false.
+    #[inline]
+    pub fn enter(&mut self, now: u64, io: u32) -> bool {
+        self.account(now);
+        if self.in_use < self.capacity {
+            self.in_use += 1;
+            true
+        } else {
+            self.waiting.push_back(io);
+            false
+        }
+    }
+
+    /// Frees a slot; the next waiting request (returned) takes it.
+    #[inline]
+    pub fn leave(&mut self, now: u64) -> Option<u32> {
+        self.account(now);
+        let next = self.waiting.pop_front();
+        if next.is_none() {
+            self.in_use -= 1;
+        }
+        next
+    }
+
+    pub fn active(&self) -> u32 {
+        self.in_use
+    }
+
+    pub fn queued(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Time-averaged (active, queued) since the last call; starts a new averaging window.
+    pub fn take_averages(&mut self, now: u64, window_ns: u64) -> (f64, f64) {
+        self.account(now);
+        let w = window_ns.max(1) as f64;
+        let out = (self.area_active_ns as f64 / w, self.area_queued_ns as f64 / w);
+        self.area_active_ns = 0;
+        self.area_queued_ns = 0;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_and_waiters() {
+        let mut q = SlotQueue::new(1);
+        assert!(q.enter(0, 7));
+        assert!(!q.enter(0, 8));
+        assert_eq!((q.active(), q.queued()), (1, 1));
+        assert_eq!(q.leave(10), Some(8));
+        assert_eq!(q.leave(20), None);
+        assert_eq!(q.active(), 0);
+        let (actv, qued) = q.take_averages(20, 20);
+        assert!((actv - 1.0).abs() < 1e-9 && (qued - 0.5).abs() < 1e-9, "{actv} {qued}");
+    }
+}

@@ -1,0 +1,120 @@
+//! The request that travels the I/O path, and the slab that holds requests in flight.
+
+use sanlab_des::SimTime;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+}
+
+pub const NONE: u32 = u32::MAX;
+
+/// One I/O: a VM's request, or one piece of it after splitting at the adapter's max I/O size.
+#[derive(Clone, Copy, Debug)]
+pub struct Io {
+    pub op: Op,
+    pub size_bytes: u32,
+    pub offset_bytes: u64,
+    pub job: u32,
+    /// The split parent, or NONE for a VM-level request.
+    pub parent: u32,
+    /// Pieces still outstanding (parents only).
+    pub children_left: u32,
+    pub device: u32,
+    pub path: u32,
+    /// Array that received the command (where it is being served), or NONE.
+    pub array: u32,
+    /// Steps the array still waits for before it can send status (local store, peer ack).
+    pub array_pending: u8,
+    /// Where the request is now, for the conservation check.
+    pub stage: Stage,
+    pub t_issue: SimTime,
+    pub t_device: SimTime,
+    pub t_dispatch: SimTime,
+    pub t_array: SimTime,
+}
+
+/// Where a request is, for counting what each component holds at the end of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// In the VM's queues (waiting for a virtual disk or adapter slot), or split and waiting for
+    /// its pieces.
+    Vm,
+    /// In the host device queue, not yet on a path.
+    Device,
+    /// On a path: adapter queue, wire, array.
+    Path,
+}
+
+impl Io {
+    pub fn new(op: Op, size_bytes: u32, offset_bytes: u64, job: u32, now: SimTime) -> Self {
+        Self {
+            op,
+            size_bytes,
+            offset_bytes,
+            job,
+            parent: NONE,
+            children_left: 0,
+            device: NONE,
+            path: NONE,
+            array: NONE,
+            array_pending: 0,
+            stage: Stage::Vm,
+            t_issue: now,
+            t_device: 0,
+            t_dispatch: 0,
+            t_array: 0,
+        }
+    }
+}
+
+/// Requests in flight, reused through a free list so the event loop does not allocate once warm.
+#[derive(Default)]
+pub struct Slab {
+    items: Vec<Io>,
+    live: Vec<bool>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    #[inline]
+    pub fn insert(&mut self, io: Io) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.items[i as usize] = io;
+            self.live[i as usize] = true;
+            i
+        } else {
+            self.items.push(io);
+            self.live.push(true);
+            (self.items.len() - 1) as u32
+        }
+    }
+
+    #[inline]
+    pub fn remove(&mut self, i: u32) {
+        debug_assert!(self.live[i as usize]);
+        self.live[i as usize] = false;
+        self.free.push(i);
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Io {
+        &self.items[i as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Io {
+        &mut self.items[i as usize]
+    }
+
+    /// Requests still in flight.
+    pub fn live(&self) -> impl Iterator<Item = &Io> {
+        self.items.iter().zip(&self.live).filter(|(_, l)| **l).map(|(io, _)| io)
+    }
+
+    /// Slots ever allocated (the high-water mark of requests in flight).
+    pub fn capacity(&self) -> usize {
+        self.items.len()
+    }
+}

@@ -1,0 +1,29 @@
+//! The storage I/O path, one module per stage:
+//!
+//! ```text
+//! workload → host (VM queues, device queue, adapter, splitting) → multipath (ALUA, PSP)
+//!          → fabric (links) → array (media, replication)
+//! ```
+//! `engine` carries requests along that chain; `report` turns a finished run into results;
+//! `spec` is the strict parameter reader every kind builds itself with.
+
+pub mod array;
+pub mod engine;
+pub mod fabric;
+pub mod host;
+pub mod io;
+pub mod multipath;
+pub mod report;
+pub mod spec;
+pub mod topology;
+pub mod workload;
+
+pub use engine::World;
+
+/// Every kind of every extension point, documented (for `sanlab kinds`).
+pub fn all_kinds() -> Vec<spec::KindDoc> {
+    let mut out = workload::kinds();
+    out.extend(multipath::kinds());
+    out.extend(array::kinds());
+    out
+}

@@ -1,0 +1,123 @@
+//! Multipathing: ALUA target-port-group states, path states, and the path selection policies
+//! (PSPs). One file per policy; each registers under its `kind` name in [`REGISTRY`].
+//!
+//! A device (one LUN seen by one host) has a list of paths. Before every I/O the device asks its
+//! PSP to pick one of the usable paths; on every completion the PSP hears the path's latency.
+
+mod fixed;
+mod mru;
+mod rr;
+mod rr_latency;
+
+use crate::spec::{Kind, KindDoc};
+use sanlab_des::SimTime;
+
+/// ALUA asymmetric access state of the target port group behind a path (SPC-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alua {
+    ActiveOptimized,
+    ActiveNonOptimized,
+    Standby,
+    Unavailable,
+}
+
+impl Alua {
+    pub const NAMES: [&'static str; 4] = ["AO", "ANO", "standby", "unavailable"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        [Self::ActiveOptimized, Self::ActiveNonOptimized, Self::Standby, Self::Unavailable].into_iter().find(|a| a.name() == s)
+    }
+}
+
+/// What the PSP sees of one path.
+#[derive(Clone, Copy, Debug)]
+pub struct PathState {
+    pub alua: Alua,
+    /// False when the path is dead or disabled.
+    pub up: bool,
+    /// I/Os sent down this path and not yet completed.
+    pub outstanding: u32,
+}
+
+impl PathState {
+    fn carries_io(&self) -> bool {
+        self.up && matches!(self.alua, Alua::ActiveOptimized | Alua::ActiveNonOptimized)
+    }
+}
+
+/// The paths a policy may use: active-optimized ones, plus active-non-optimized ones when
+/// `use_ano` is set or when no active-optimized path is left (ESXi's `useANO` semantics).
+#[derive(Clone, Copy)]
+pub struct Eligible {
+    with_ano: bool,
+}
+
+impl Eligible {
+    pub fn of(paths: &[PathState], use_ano: bool) -> Self {
+        let any_ao = paths.iter().any(|p| p.carries_io() && p.alua == Alua::ActiveOptimized);
+        Self { with_ano: use_ano || !any_ao }
+    }
+
+    #[inline]
+    pub fn contains(self, p: &PathState) -> bool {
+        p.carries_io() && (p.alua == Alua::ActiveOptimized || self.with_ano)
+    }
+
+    /// The first eligible path at or after `start`, wrapping around.
+    pub fn next_from(self, paths: &[PathState], start: usize) -> Option<usize> {
+        let n = paths.len();
+        (0..n).map(|k| (start + k) % n).find(|&i| self.contains(&paths[i]))
+    }
+}
+
+/// A decision worth showing the user (a latency PSP excluding paths, a failover).
+#[derive(Clone, Debug)]
+pub struct PspEvent {
+    pub t_ns: SimTime,
+    pub event: String,
+    pub paths: Vec<usize>,
+}
+
+/// A path selection policy.
+pub trait PathSelector {
+    /// Learns the device's path names (e.g. to resolve a preferred path).
+    fn attach(&mut self, _path_names: &[String]) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Picks the path for the next I/O of `size_bytes`, or `None` when no path can carry I/O.
+    fn select(&mut self, now: SimTime, size_bytes: u32, paths: &[PathState], log: &mut Vec<PspEvent>) -> Option<usize>;
+
+    /// Hears that an I/O completed on `path` after `latency_ns`.
+    fn on_complete(&mut self, _now: SimTime, _path: usize, _latency_ns: u64, _size_bytes: u32) {}
+}
+
+pub static REGISTRY: &[Kind<dyn PathSelector>] = &[fixed::KIND, mru::KIND, rr::KIND, rr_latency::KIND];
+
+pub fn kinds() -> Vec<KindDoc> {
+    crate::spec::describe_kinds("psp", REGISTRY)
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    pub fn paths(states: &[(Alua, bool)]) -> Vec<PathState> {
+        states.iter().map(|&(alua, up)| PathState { alua, up, outstanding: 0 }).collect()
+    }
+
+    pub fn build(kind: &str, params: &str) -> Box<dyn PathSelector> {
+        let t: toml::Table = format!("kind = \"{kind}\"\n{params}").parse().unwrap();
+        crate::spec::build_kind(&crate::spec::Spec::new(&t, "psp"), REGISTRY, None).unwrap()
+    }
+
+    /// Paths chosen for `n` I/Os issued one after another, each completing at once.
+    pub fn picks(psp: &mut dyn PathSelector, paths: &[PathState], n: usize) -> Vec<usize> {
+        let mut log = vec![];
+        (0..n).map(|_| psp.select(0, 4096, paths, &mut log).unwrap()).collect()
+    }
+}

@@ -1,0 +1,284 @@
+//! What a run reports: per VM, job, path, device and array, the PSP's decisions, the
+//! conservation check, and the time series. Serialised as the `--json` document.
+
+use crate::engine::World;
+use crate::io::Stage;
+use sanlab_metrics::{IoStats, LatencyMs, LatencyNs, TimeSeriesColumns};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct VmReport {
+    pub name: String,
+    pub host: String,
+    pub issued: u64,
+    pub completed: u64,
+    pub in_flight: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub lat_ms: LatencyMs,
+}
+
+/// One direction of a job, shaped like fio's per-direction JSON.
+#[derive(Serialize)]
+pub struct DirectionReport {
+    pub total_ios: u64,
+    pub io_bytes: u64,
+    pub runtime_ms: f64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: LatencyNs,
+}
+
+#[derive(Serialize)]
+pub struct JobReport {
+    pub name: String,
+    pub vm: String,
+    pub options: std::collections::BTreeMap<String, String>,
+    pub read: DirectionReport,
+    pub write: DirectionReport,
+}
+
+#[derive(Serialize)]
+pub struct PathReport {
+    pub name: String,
+    pub host: String,
+    pub array: String,
+    pub device: String,
+    pub alua: &'static str,
+    pub state: &'static str,
+    pub ios: u64,
+    pub iops: f64,
+    pub share: f64,
+    pub mbps: f64,
+    pub lat_ms: LatencyMs,
+}
+
+#[derive(Serialize)]
+pub struct DeviceReport {
+    pub name: String,
+    pub host: String,
+    pub volume: String,
+    pub queue_depth: u32,
+    pub ios: u64,
+    pub iops: f64,
+    pub lat_ms: LatencyMs,
+    pub actv_mean: f64,
+    pub qued_mean: f64,
+}
+
+#[derive(Serialize)]
+pub struct ArrayReport {
+    pub name: String,
+    pub iops: f64,
+    pub mbps: f64,
+    pub host_ios: u64,
+    pub replicated_ios: u64,
+    pub utilisation: f64,
+    pub lat_ms: LatencyMs,
+}
+
+#[derive(Serialize)]
+pub struct PspEventReport {
+    pub t_s: f64,
+    pub device: String,
+    pub event: String,
+    pub paths: Vec<String>,
+}
+
+/// issued = completed + in flight, with in flight counted from the requests actually alive.
+#[derive(Serialize, Debug)]
+pub struct Conservation {
+    pub component: String,
+    pub issued: u64,
+    pub completed: u64,
+    pub in_flight: u64,
+}
+
+impl Conservation {
+    pub fn holds(&self) -> bool {
+        self.issued == self.completed + self.in_flight
+    }
+}
+
+#[derive(Serialize)]
+pub struct RunReport {
+    pub sim_time_s: f64,
+    pub measured_s: f64,
+    pub events: u64,
+    pub ios: u64,
+    pub vms: Vec<VmReport>,
+    pub jobs: Vec<JobReport>,
+    pub paths: Vec<PathReport>,
+    pub devices: Vec<DeviceReport>,
+    pub arrays: Vec<ArrayReport>,
+    pub psp_events: Vec<PspEventReport>,
+    pub conservation: Vec<Conservation>,
+    pub timeseries: TimeSeriesColumns,
+}
+
+impl World {
+    pub fn report(&mut self) -> RunReport {
+        let now = self.q.now();
+        let measured_s = (now - self.warmup_ns) as f64 / 1e9;
+        let per_s = |n: u64| if measured_s > 0.0 { n as f64 / measured_s } else { 0.0 };
+        let mbps = |s: &IoStats| if measured_s > 0.0 { s.bytes() as f64 / measured_s / 1e6 } else { 0.0 };
+
+        let conservation = self.conservation();
+        let vms = self
+            .vms
+            .iter()
+            .map(|v| VmReport {
+                name: v.name.clone(),
+                host: self.hosts[v.host].name.clone(),
+                issued: v.issued,
+                completed: v.completed,
+                in_flight: v.issued - v.completed,
+                iops: per_s(v.stats.ios()),
+                mbps: mbps(&v.stats),
+                read_iops: per_s(v.reads),
+                write_iops: per_s(v.writes),
+                lat_ms: v.stats.latency_ms(),
+            })
+            .collect();
+        let direction = |s: &IoStats| DirectionReport {
+            total_ios: s.ios(),
+            io_bytes: s.bytes(),
+            runtime_ms: measured_s * 1e3,
+            iops: per_s(s.ios()),
+            bw_bytes: if measured_s > 0.0 { s.bytes() as f64 / measured_s } else { 0.0 },
+            lat_ns: s.latency_ns(),
+        };
+        let jobs = self
+            .jobs
+            .iter()
+            .map(|j| JobReport {
+                name: j.name.clone(),
+                vm: self.vms[j.vm].name.clone(),
+                options: j.workload.options().into_iter().collect(),
+                read: direction(&j.read),
+                write: direction(&j.write),
+            })
+            .collect();
+        let mut paths = vec![];
+        let mut devices = vec![];
+        let mut psp_events = vec![];
+        for d in &self.devices {
+            let total: u64 = d.paths.iter().map(|p| p.stats.ios()).sum();
+            for (p, st) in d.paths.iter().zip(&d.states) {
+                let state = if !st.up {
+                    "dead"
+                } else if p.stats.ios() > 0 {
+                    "active (I/O)"
+                } else if matches!(st.alua, crate::multipath::Alua::Standby) {
+                    "standby"
+                } else {
+                    "active"
+                };
+                paths.push(PathReport {
+                    name: p.name.clone(),
+                    host: self.hosts[d.host].name.clone(),
+                    array: self.arrays[p.array].name.clone(),
+                    device: d.name.clone(),
+                    alua: st.alua.name(),
+                    state,
+                    ios: p.stats.ios(),
+                    iops: per_s(p.stats.ios()),
+                    share: if total == 0 { 0.0 } else { p.stats.ios() as f64 / total as f64 },
+                    mbps: mbps(&p.stats),
+                    lat_ms: p.stats.latency_ms(),
+                });
+            }
+            devices.push(DeviceReport {
+                name: d.name.clone(),
+                host: self.hosts[d.host].name.clone(),
+                volume: self.volumes[d.volume].name.clone(),
+                queue_depth: d.q.capacity,
+                ios: d.stats.ios(),
+                iops: per_s(d.stats.ios()),
+                lat_ms: d.stats.latency_ms(),
+                actv_mean: if d.windows == 0 { 0.0 } else { d.actv_sum / d.windows as f64 },
+                qued_mean: if d.windows == 0 { 0.0 } else { d.qued_sum / d.windows as f64 },
+            });
+            for e in &d.psp_log {
+                psp_events.push(PspEventReport {
+                    t_s: e.t_ns as f64 / 1e9,
+                    device: d.name.clone(),
+                    event: e.event.clone(),
+                    paths: e.paths.iter().map(|&i| d.paths[i].name.clone()).collect(),
+                });
+            }
+        }
+        let arrays = self
+            .arrays
+            .iter_mut()
+            .map(|a| ArrayReport {
+                name: a.name.clone(),
+                iops: per_s(a.stats.ios()),
+                mbps: mbps(&a.stats),
+                host_ios: a.completed,
+                replicated_ios: a.replicated_ios,
+                utilisation: a.centre.utilisation(now),
+                lat_ms: a.stats.latency_ms(),
+            })
+            .collect();
+        RunReport {
+            sim_time_s: now as f64 / 1e9,
+            measured_s,
+            events: self.q.events_processed(),
+            ios: self.vms.iter().map(|v| v.completed).sum(),
+            vms,
+            jobs,
+            paths,
+            devices,
+            arrays,
+            psp_events,
+            conservation,
+            timeseries: self.series.columns(),
+        }
+    }
+
+    /// Counts what each component holds by walking the live requests, independently of the
+    /// issued/completed counters, so a lost or duplicated request shows up as a mismatch.
+    pub fn conservation(&self) -> Vec<Conservation> {
+        let mut vm_live = vec![0u64; self.vms.len()];
+        let mut dev_live = vec![0u64; self.devices.len()];
+        let mut path_live: Vec<Vec<u64>> = self.devices.iter().map(|d| vec![0; d.paths.len()]).collect();
+        let mut array_live = vec![0u64; self.arrays.len()];
+        for io in self.ios.live() {
+            if io.parent == crate::io::NONE {
+                vm_live[self.jobs[io.job as usize].vm] += 1;
+            }
+            match io.stage {
+                Stage::Vm => {}
+                Stage::Device => dev_live[io.device as usize] += 1,
+                Stage::Path => {
+                    dev_live[io.device as usize] += 1;
+                    path_live[io.device as usize][io.path as usize] += 1;
+                    if io.array != crate::io::NONE {
+                        array_live[io.array as usize] += 1;
+                    }
+                }
+            }
+        }
+        let mut out = vec![];
+        for (v, live) in self.vms.iter().zip(vm_live) {
+            out.push(Conservation { component: format!("vm/{}", v.name), issued: v.issued, completed: v.completed, in_flight: live });
+        }
+        for (j, job) in self.jobs.iter().enumerate() {
+            let live = self.ios.live().filter(|io| io.job as usize == j && io.parent == crate::io::NONE).count() as u64;
+            out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, in_flight: live });
+        }
+        for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {
+            out.push(Conservation { component: format!("device/{}", d.name), issued: d.issued, completed: d.completed, in_flight: live });
+            for (p, live) in d.paths.iter().zip(paths_live) {
+                out.push(Conservation { component: format!("path/{}", p.name), issued: p.issued, completed: p.completed, in_flight: live });
+            }
+        }
+        for (a, live) in self.arrays.iter().zip(array_live) {
+            out.push(Conservation { component: format!("array/{}", a.name), issued: a.received, completed: a.completed, in_flight: live });
+        }
+        out
+    }
+}

@@ -1,0 +1,435 @@
+//! Strict reading of one table of scenario values, with units, ranges and located errors.
+//!
+//! Every kind's builder reads its parameters through a [`Spec`]. The same calls also document the
+//! kind: in describe mode the reader returns defaults and records each parameter's name, type,
+//! default and doc line, which is what `sanlab kinds` prints. A parameter is therefore declared in
+//! exactly one place.
+
+use serde::Serialize;
+use std::cell::RefCell;
+use toml::{Table, Value};
+
+/// A user-input error: where it is (`host[0].multipath.psp.iops`) and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecError {
+    pub location: String,
+    pub message: String,
+}
+
+impl SpecError {
+    pub fn new(location: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { location: location.into(), message: message.into() }
+    }
+}
+
+pub type SpecResult<T> = Result<T, SpecError>;
+
+/// One documented parameter of a kind.
+#[derive(Serialize, Clone, Debug)]
+pub struct ParamDoc {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    pub default: String,
+    pub doc: &'static str,
+}
+
+/// The closest of `choices` to `word`, if it is close enough to be a likely typo.
+pub fn closest<'a>(word: &str, choices: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    choices
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(&word.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// "; did you mean `x`?" or "".
+pub fn did_you_mean<'a>(word: &str, choices: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, choices).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default()
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a datetime",
+        Value::Array(_) => "an array",
+        Value::Table(_) => "a table",
+    }
+}
+
+static EMPTY: std::sync::LazyLock<Table> = std::sync::LazyLock::new(Table::new);
+
+/// Reader over one table. Call [`Spec::finish`] once every parameter has been read: keys nobody
+/// asked for are errors.
+pub struct Spec<'a> {
+    table: &'a Table,
+    location: String,
+    used: RefCell<Vec<String>>,
+    describe: Option<RefCell<Vec<ParamDoc>>>,
+}
+
+impl<'a> Spec<'a> {
+    pub fn new(table: &'a Table, location: impl Into<String>) -> Self {
+        Self { table, location: location.into(), used: RefCell::new(vec![]), describe: None }
+    }
+
+    /// A reader that returns defaults and records what is asked of it.
+    pub fn describing() -> Spec<'static> {
+        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])) }
+    }
+
+    pub fn is_describing(&self) -> bool {
+        self.describe.is_some()
+    }
+
+    pub fn into_docs(self) -> Vec<ParamDoc> {
+        self.describe.map(RefCell::into_inner).unwrap_or_default()
+    }
+
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    pub fn at(&self, key: &str) -> String {
+        if self.location.is_empty() { key.to_string() } else { format!("{}.{key}", self.location) }
+    }
+
+    pub fn error(&self, key: &str, message: impl Into<String>) -> SpecError {
+        SpecError::new(self.at(key), message)
+    }
+
+    fn note(&self, key: &str, ty: &'static str, default: String, doc: &'static str) {
+        if let Some(d) = &self.describe {
+            d.borrow_mut().push(ParamDoc { name: key.to_string(), ty, default, doc });
+        }
+        self.used.borrow_mut().push(key.to_string());
+    }
+
+    /// The value as written, for echoing options back (fio-compatible output).
+    pub fn raw_display(&self, key: &str) -> Option<String> {
+        self.raw(key).map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.table.contains_key(key)
+    }
+
+    fn raw(&self, key: &str) -> Option<&'a Value> {
+        self.table.get(key)
+    }
+
+    fn mistyped(&self, key: &str, expected: &str, v: &Value) -> SpecError {
+        self.error(key, format!("expected {expected}, found {} `{v}`", type_name(v)))
+    }
+
+    /// Integer parameter within `min..=max`; `None` default means required.
+    pub fn int(&self, key: &str, default: Option<i64>, min: i64, max: i64, doc: &'static str) -> SpecResult<i64> {
+        let dflt = default.map_or("required".to_string(), |d| d.to_string());
+        self.note(key, "integer", dflt, doc);
+        if self.is_describing() {
+            return Ok(default.unwrap_or(min));
+        }
+        let v = match (self.raw(key), default) {
+            (None, Some(d)) => return Ok(d),
+            (None, None) => return Err(self.error(key, "is required: expected an integer")),
+            (Some(v), _) => v,
+        };
+        let n = v.as_integer().ok_or_else(|| self.mistyped(key, "an integer", v))?;
+        if n < min || n > max {
+            let hint = if n < min { min } else { max };
+            return Err(self.error(key, format!("{n} is out of range: expected {min}..={max} (nearest valid: {hint})")));
+        }
+        Ok(n)
+    }
+
+    pub fn float(&self, key: &str, default: f64, min: f64, max: f64, doc: &'static str) -> SpecResult<f64> {
+        self.note(key, "float", default.to_string(), doc);
+        let Some(v) = self.raw(key).filter(|_| !self.is_describing()) else { return Ok(default) };
+        let x = match v {
+            Value::Float(f) => *f,
+            Value::Integer(i) => *i as f64,
+            _ => return Err(self.mistyped(key, "a number", v)),
+        };
+        if !(min..=max).contains(&x) {
+            return Err(self.error(key, format!("{x} is out of range: expected {min}..={max}")));
+        }
+        Ok(x)
+    }
+
+    pub fn boolean(&self, key: &str, default: bool, doc: &'static str) -> SpecResult<bool> {
+        self.note(key, "boolean", default.to_string(), doc);
+        let Some(v) = self.raw(key).filter(|_| !self.is_describing()) else { return Ok(default) };
+        match v {
+            Value::Boolean(b) => Ok(*b),
+            // esxcli spells useANO as 0/1.
+            Value::Integer(0) => Ok(false),
+            Value::Integer(1) => Ok(true),
+            _ => Err(self.mistyped(key, "true or false (or 0/1)", v)),
+        }
+    }
+
+    fn text(&self, key: &str, ty: &'static str, default: Option<&str>, doc: &'static str) -> SpecResult<Option<&'a str>> {
+        self.note(key, ty, default.unwrap_or("required").to_string(), doc);
+        if self.is_describing() {
+            return Ok(None);
+        }
+        match self.raw(key) {
+            None if default.is_none() => Err(self.error(key, format!("is required: expected {ty}"))),
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(v) => Err(self.mistyped(key, &format!("{ty} as a string"), v)),
+        }
+    }
+
+    pub fn string(&self, key: &str, default: Option<&str>, doc: &'static str) -> SpecResult<String> {
+        Ok(self.text(key, "string", default, doc)?.or(default).unwrap_or("").to_string())
+    }
+
+    pub fn opt_string(&self, key: &str, doc: &'static str) -> SpecResult<Option<String>> {
+        Ok(self.text(key, "string", Some("none"), doc)?.map(str::to_string))
+    }
+
+    /// One of `choices`; anything else is an error naming the closest choice.
+    pub fn choice(&self, key: &str, choices: &[&'static str], default: Option<&'static str>, doc: &'static str) -> SpecResult<&'static str> {
+        let Some(s) = self.text(key, "choice", default, doc)? else {
+            return Ok(default.unwrap_or(choices[0]));
+        };
+        choices.iter().copied().find(|c| *c == s).ok_or_else(|| {
+            self.error(key, format!("unknown value `{s}`: expected one of {}{}", choices.join(", "), did_you_mean(s, choices.iter().copied())))
+        })
+    }
+
+    fn unit_value<T>(&self, key: &str, ty: &'static str, default: Option<(T, &str)>, doc: &'static str, parse: fn(&str) -> Result<T, String>) -> SpecResult<T>
+    where
+        T: Copy + Default,
+    {
+        let dflt = default.as_ref().map(|(_, s)| *s);
+        match self.text(key, ty, dflt, doc)? {
+            Some(s) => parse(s).map_err(|e| self.error(key, e)),
+            None => Ok(default.map(|(v, _)| v).unwrap_or_default()),
+        }
+    }
+
+    /// A duration with a unit, e.g. "50us", "1.5ms", "3min".
+    pub fn duration_ns(&self, key: &str, default: Option<(u64, &str)>, doc: &'static str) -> SpecResult<u64> {
+        self.unit_value(key, "duration", default, doc, parse_duration_ns)
+    }
+
+    /// A size with a unit, e.g. "32KiB", "4k", "1MiB".
+    pub fn size_bytes(&self, key: &str, default: Option<(u64, &str)>, doc: &'static str) -> SpecResult<u64> {
+        self.unit_value(key, "size", default, doc, parse_size_bytes)
+    }
+
+    /// A bandwidth with a unit, e.g. "16Gb/s" (bits) or "1.5GB/s" (bytes); returns bits per second.
+    pub fn bandwidth_bps(&self, key: &str, default: Option<(f64, &str)>, doc: &'static str) -> SpecResult<f64> {
+        self.unit_value(key, "bandwidth", default, doc, parse_bandwidth_bps)
+    }
+
+    /// A sub-table; absent means empty.
+    pub fn table(&self, key: &str, doc: &'static str) -> SpecResult<Spec<'a>> {
+        self.note(key, "table", "{}".into(), doc);
+        let loc = self.at(key);
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            None => Ok(Spec { table: &EMPTY, location: loc, used: RefCell::new(vec![]), describe: None }),
+            Some(Value::Table(t)) => Ok(Spec::new(t, loc)),
+            Some(v) => Err(self.mistyped(key, "a table", v)),
+        }
+    }
+
+    /// An array of tables (`[[key]]`); absent means empty.
+    pub fn tables(&self, key: &str, doc: &'static str) -> SpecResult<Vec<Spec<'a>>> {
+        self.note(key, "array of tables", "[]".into(), doc);
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            None => Ok(vec![]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::Table(t) => Ok(Spec::new(t, format!("{}[{i}]", self.at(key)))),
+                    _ => Err(SpecError::new(format!("{}[{i}]", self.at(key)), format!("expected a table, found {}", type_name(v)))),
+                })
+                .collect(),
+            Some(v) => Err(self.mistyped(key, "an array of tables", v)),
+        }
+    }
+
+    /// An array of strings; absent means empty.
+    pub fn strings(&self, key: &str, doc: &'static str) -> SpecResult<Vec<String>> {
+        self.note(key, "array of strings", "[]".into(), doc);
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            None => Ok(vec![]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| v.as_str().map(str::to_string).ok_or_else(|| SpecError::new(format!("{}[{i}]", self.at(key)), format!("expected a string, found {}", type_name(v)))))
+                .collect(),
+            Some(v) => Err(self.mistyped(key, "an array of strings", v)),
+        }
+    }
+
+    /// Rejects keys that no read asked for, naming the closest known key.
+    pub fn finish(self) -> SpecResult<()> {
+        if self.is_describing() {
+            return Ok(());
+        }
+        let used = self.used.borrow();
+        for key in self.table.keys() {
+            if !used.iter().any(|u| u == key) {
+                let known: Vec<&str> = used.iter().map(String::as_str).collect();
+                return Err(self.error(
+                    key,
+                    format!("unknown key `{key}`; expected one of: {}{}", known.join(", "), did_you_mean(key, known.iter().copied())),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn split_number(s: &str) -> Result<(f64, &str), String> {
+    let s = s.trim();
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let num: f64 = num.replace('_', "").parse().map_err(|_| format!("`{s}` does not start with a number"))?;
+    Ok((num, unit.trim()))
+}
+
+fn unit_error(s: &str, unit: &str, units: &[&str], example: &str) -> String {
+    format!("`{s}` has unknown unit `{unit}`: expected one of {} (e.g. \"{example}\"){}", units.join(", "), did_you_mean(unit, units.iter().copied()))
+}
+
+pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let (n, unit) = split_number(s)?;
+    const UNITS: [(&str, f64); 7] = [("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9), ("h", 3600e9)];
+    let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
+        return Err(unit_error(s, unit, &UNITS.map(|u| u.0), "50us"));
+    };
+    Ok((n * scale).round() as u64)
+}
+
+pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
+    let (n, unit) = split_number(s)?;
+    // `k`, `m`, `g` follow fio (powers of 1024); KB/MB/GB are SI.
+    const UNITS: [(&str, f64); 14] = [
+        ("", 1.0), ("B", 1.0), ("k", 1024.0), ("K", 1024.0), ("KiB", 1024.0), ("KB", 1e3),
+        ("m", 1048576.0), ("M", 1048576.0), ("MiB", 1048576.0), ("MB", 1e6),
+        ("g", 1073741824.0), ("G", 1073741824.0), ("GiB", 1073741824.0), ("GB", 1e9),
+    ];
+    let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
+        return Err(unit_error(s, unit, &["B", "k", "KiB", "KB", "m", "MiB", "MB", "g", "GiB", "GB"], "32KiB"));
+    };
+    Ok((n * scale).round() as u64)
+}
+
+pub fn parse_bandwidth_bps(s: &str) -> Result<f64, String> {
+    let (n, unit) = split_number(s)?;
+    const UNITS: [(&str, f64); 8] = [
+        ("Gb/s", 1e9), ("Mb/s", 1e6), ("Kb/s", 1e3), ("GB/s", 8e9), ("MB/s", 8e6), ("GiB/s", 8.0 * 1073741824.0), ("MiB/s", 8.0 * 1048576.0), ("b/s", 1.0),
+    ];
+    let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
+        return Err(unit_error(s, unit, &UNITS.map(|u| u.0), "16Gb/s"));
+    };
+    if n <= 0.0 {
+        return Err(format!("`{s}`: a bandwidth must be positive"));
+    }
+    Ok(n * scale)
+}
+
+/// One entry of a registry: a kind's name, summary and builder.
+pub struct Kind<T: ?Sized> {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: fn(&Spec) -> SpecResult<Box<T>>,
+}
+
+/// Documentation of one kind, for `sanlab kinds`.
+#[derive(Serialize, Debug)]
+pub struct KindDoc {
+    pub extension_point: &'static str,
+    pub kind: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamDoc>,
+}
+
+/// Builds the `kind` named in `spec` from `registry` (two-step: kind first, then its parameters).
+pub fn build_kind<T: ?Sized>(spec: &Spec, registry: &[Kind<T>], default: Option<&str>) -> SpecResult<Box<T>> {
+    let names: Vec<&'static str> = registry.iter().map(|k| k.name).collect();
+    spec.note("kind", "choice", default.unwrap_or("required").into(), "which model");
+    let kind = match (spec.raw("kind"), default) {
+        (Some(Value::String(s)), _) => s.as_str(),
+        (Some(v), _) => return Err(spec.mistyped("kind", "a kind name as a string", v)),
+        (None, Some(d)) => d,
+        (None, None) => return Err(spec.error("kind", format!("is required: expected one of {}", names.join(", ")))),
+    };
+    let entry = registry.iter().find(|k| k.name == kind).ok_or_else(|| {
+        spec.error("kind", format!("unknown kind `{kind}`: expected one of {}{}", names.join(", "), did_you_mean(kind, names.iter().copied())))
+    })?;
+    (entry.build)(spec)
+}
+
+/// Documents every kind of a registry.
+pub fn describe_kinds<T: ?Sized>(extension_point: &'static str, registry: &[Kind<T>]) -> Vec<KindDoc> {
+    registry
+        .iter()
+        .map(|k| {
+            let spec = Spec::describing();
+            let _ = (k.build)(&spec);
+            KindDoc { extension_point, kind: k.name, summary: k.summary, params: spec.into_docs() }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(src: &str) -> Table {
+        src.parse().unwrap()
+    }
+
+    #[test]
+    fn units_parse() {
+        assert_eq!(parse_duration_ns("50us"), Ok(50_000));
+        assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration_ns("3min"), Ok(180_000_000_000));
+        assert_eq!(parse_size_bytes("32KiB"), Ok(32768));
+        assert_eq!(parse_size_bytes("32k"), Ok(32768));
+        assert_eq!(parse_size_bytes("1MB"), Ok(1_000_000));
+        assert_eq!(parse_bandwidth_bps("16Gb/s"), Ok(16e9));
+        assert_eq!(parse_bandwidth_bps("1GB/s"), Ok(8e9));
+        let e = parse_duration_ns("5mss").unwrap_err();
+        assert!(e.contains("did you mean `ms`"), "{e}");
+        assert!(parse_size_bytes("KiB").unwrap_err().contains("does not start with a number"));
+    }
+
+    #[test]
+    fn unknown_keys_and_ranges_are_located() {
+        let t = table("iops = 0\nuse_anno = true");
+        let s = Spec::new(&t, "host[0].multipath.psp");
+        let e = s.int("iops", Some(1000), 1, 10000, "").unwrap_err();
+        assert_eq!(e.location, "host[0].multipath.psp.iops");
+        assert!(e.message.contains("nearest valid: 1"), "{}", e.message);
+        let _ = s.boolean("use_ano", false, "");
+        let e = s.finish().unwrap_err();
+        assert_eq!(e.location, "host[0].multipath.psp.use_anno");
+        assert!(e.message.contains("did you mean `use_ano`"), "{}", e.message);
+    }
+
+    #[test]
+    fn describe_mode_records_params() {
+        let s = Spec::describing();
+        let _ = s.int("iops", Some(1000), 1, 10000, "switch after N I/Os");
+        let _ = s.duration_ns("eval", Some((3, "3ns")), "period");
+        let docs = s.into_docs();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].default, "1000");
+        assert_eq!(docs[1].default, "3ns");
+    }
+}
