@@ -39,7 +39,7 @@ pub fn closest<'a>(word: &str, choices: impl IntoIterator<Item = &'a str>) -> Op
     choices
         .into_iter()
         .map(|c| (strsim::damerau_levenshtein(&word.to_lowercase(), &c.to_lowercase()), c))
-        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .filter(|(d, c)| *d <= 1.max(c.len() / 3) && *d < word.len().max(c.len()))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
@@ -115,6 +115,11 @@ impl<'a> Spec<'a> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         })
+    }
+
+    /// Every key and value of the table (for free-form tables such as a variant's `set`).
+    pub fn entries(&self) -> Vec<(&'a str, &'a Value)> {
+        self.table.iter().map(|(k, v)| (k.as_str(), v)).collect()
     }
 
     pub fn has(&self, key: &str) -> bool {
@@ -275,7 +280,7 @@ impl<'a> Spec<'a> {
     }
 
     /// Rejects keys that no read asked for, naming the closest known key.
-    pub fn finish(self) -> SpecResult<()> {
+    pub fn finish(&self) -> SpecResult<()> {
         if self.is_describing() {
             return Ok(());
         }
@@ -371,7 +376,9 @@ pub fn build_kind<T: ?Sized>(spec: &Spec, registry: &[Kind<T>], default: Option<
     let entry = registry.iter().find(|k| k.name == kind).ok_or_else(|| {
         spec.error("kind", format!("unknown kind `{kind}`: expected one of {}{}", names.join(", "), did_you_mean(kind, names.iter().copied())))
     })?;
-    (entry.build)(spec)
+    let built = (entry.build)(spec)?;
+    spec.finish()?;
+    Ok(built)
 }
 
 /// Documents every kind of a registry.

@@ -3,7 +3,8 @@
 //! first come first served, then travels for the propagation latency.
 //!
 //! Control frames (command, transfer-ready, status, replication ack) are treated as 0 bytes: at
-//! 8–32 Gb/s their serialisation is tens of nanoseconds, below what any study here resolves.
+//! 8–32 Gb/s their serialisation is tens of nanoseconds, below what any study here resolves. They
+//! still wait behind a data frame that is being sent.
 
 use crate::spec::{Spec, SpecResult};
 use sanlab_des::SimTime;
@@ -31,9 +32,10 @@ impl Direction {
     /// Sends `bytes` at `now`; returns the time the frame arrives at the far end.
     #[inline]
     pub fn send(&mut self, now: SimTime, bytes: u64) -> SimTime {
-        if bytes == 0 || self.ps_per_byte == 0 {
+        if self.ps_per_byte == 0 {
             return now + self.latency_ns;
         }
+        // A control frame (0 bytes) still waits for the frame ahead of it to leave.
         let tx_ns = (bytes * self.ps_per_byte).div_ceil(1000);
         let start = now.max(self.busy_until);
         self.busy_until = start + tx_ns;
@@ -58,16 +60,27 @@ pub struct Link {
 pub const OUTBOUND: usize = 0;
 pub const INBOUND: usize = 1;
 
-impl Link {
-    /// Reads `latency` (or `distance`) and `bandwidth` from a link table.
-    pub fn from_spec(name: String, spec: Spec) -> SpecResult<Self> {
+/// What a `link` table says; several links can be made from one (a `[[path]]` with `count`).
+#[derive(Clone, Copy, Debug)]
+pub struct LinkParams {
+    pub latency_ns: u64,
+    pub bandwidth_bps: Option<f64>,
+}
+
+impl LinkParams {
+    /// Reads `latency` (plus `distance_km` of fibre) and `bandwidth`.
+    pub fn from_spec(spec: Spec) -> SpecResult<Self> {
         let latency = spec.duration_ns("latency", Some((0, "0us")), "one-way propagation latency")?;
         let distance_km = spec.float("distance_km", 0.0, 0.0, 40_000.0, "fibre length; adds 4.9 us per km one way")?;
         let bandwidth = spec.bandwidth_bps("bandwidth", Some((0.0, "unlimited")), "per direction, e.g. \"16Gb/s\" (FC) or \"25Gb/s\" (Ethernet)")?;
-        let latency_ns = latency + (distance_km * NS_PER_KM_FIBRE).round() as u64;
-        let bw = (bandwidth > 0.0).then_some(bandwidth);
         spec.finish()?;
-        Ok(Self { name, dirs: [Direction::new(latency_ns, bw), Direction::new(latency_ns, bw)] })
+        Ok(Self { latency_ns: latency + (distance_km * NS_PER_KM_FIBRE).round() as u64, bandwidth_bps: (bandwidth > 0.0).then_some(bandwidth) })
+    }
+}
+
+impl Link {
+    pub fn new(name: String, p: LinkParams) -> Self {
+        Self { name, dirs: [Direction::new(p.latency_ns, p.bandwidth_bps), Direction::new(p.latency_ns, p.bandwidth_bps)] }
     }
 }
 
@@ -88,7 +101,7 @@ mod tests {
     #[test]
     fn distance_adds_fibre_delay() {
         let t: toml::Table = "distance_km = 100\nbandwidth = \"16Gb/s\"".parse().unwrap();
-        let l = Link::from_spec("x".into(), Spec::new(&t, "link")).unwrap();
+        let l = Link::new("x".into(), LinkParams::from_spec(Spec::new(&t, "link")).unwrap());
         assert_eq!(l.dirs[0].latency_ns, 490_000);
     }
 }

@@ -1,0 +1,52 @@
+//! `sanlab._core`: the engine as three functions returning JSON text. The GIL is released while
+//! the engine runs; no Python runs inside the event loop.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
+use std::path::PathBuf;
+
+create_exception!(_core, ScenarioError_, PyException, "A scenario or its overrides are invalid; the message says where and why.");
+
+fn to_py(e: ScenarioError) -> PyErr {
+    ScenarioError_::new_err(e.0)
+}
+
+/// Runs the scenario's selected variants (all when `variants` is None or empty); returns JSON.
+#[pyfunction]
+#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None))]
+fn run(py: Python<'_>, path: PathBuf, variants: Option<Vec<String>>, sets: Vec<String>, seed: Option<u64>, duration: Option<String>) -> PyResult<String> {
+    let o = Overrides { sets, seed, duration };
+    let variants = variants.unwrap_or_default();
+    let result = py.detach(|| run_file(&path, &variants, &o)).map_err(to_py)?;
+    serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
+}
+
+/// Checks the scenario (every variant, with the overrides) without running; returns JSON.
+#[pyfunction]
+#[pyo3(signature = (path, sets=vec![], variants=None))]
+fn validate(path: PathBuf, sets: Vec<String>, variants: Option<Vec<String>>) -> PyResult<String> {
+    let s = Scenario::load(&path).map_err(to_py)?;
+    let o = Overrides { sets, ..Overrides::default() };
+    let requested = variants.unwrap_or_default();
+    s.validate(&requested, &o).map_err(to_py)?;
+    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    Ok(serde_json::json!({"scenario": s.name, "variants": names}).to_string())
+}
+
+/// Every model kind with its parameters, as JSON.
+#[pyfunction]
+fn kinds() -> String {
+    serde_json::to_string(&sanlab_model::all_kinds()).expect("kind docs serialise")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(kinds, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError_>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,273 @@
+//! Builds a [`Topology`] from a resolved scenario table, strictly: every section is read through
+//! a [`Spec`], every name reference is checked, and unknown keys are errors.
+
+use sanlab_des::NS_PER_S;
+use sanlab_model::array::{replication::Replication, MEDIA};
+use sanlab_model::fabric::{Link, LinkParams};
+use sanlab_model::host::adapters::{HOST_ADAPTERS, VIRTUAL_ADAPTERS};
+use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
+use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
+use sanlab_model::topology::*;
+use sanlab_model::workload::REGISTRY as WORKLOADS;
+use toml::Table;
+
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Finds `name` among `names`, or explains which names exist.
+fn resolve(spec: &Spec, key: &str, name: &str, what: &str, names: &[String]) -> SpecResult<usize> {
+    names.iter().position(|n| n == name).ok_or_else(|| {
+        let list = if names.is_empty() { "none is defined".to_string() } else { format!("defined: {}", names.join(", ")) };
+        spec.error(key, format!("no {what} named `{name}` ({list}){}", did_you_mean(name, names.iter().map(String::as_str))))
+    })
+}
+
+fn unique_name(spec: &Spec, what: &str, names: &[String]) -> SpecResult<String> {
+    let name = spec.string("name", None, "unique name")?;
+    if name.is_empty() {
+        return Err(spec.error("name", "must not be empty"));
+    }
+    if names.contains(&name) {
+        return Err(spec.error("name", format!("{what} `{name}` is defined twice")));
+    }
+    Ok(name)
+}
+
+pub fn build(root: &Table) -> SpecResult<Topology> {
+    let top = Spec::new(root, "");
+    let version = top.int("schema_version", None, 1, i64::MAX, "scenario format version")?;
+    if version != SCHEMA_VERSION {
+        return Err(top.error("schema_version", format!("version {version} is not supported: this sanlab reads schema_version = {SCHEMA_VERSION}")));
+    }
+    top.string("name", None, "scenario name")?;
+    top.opt_string("description", "what the scenario shows")?;
+    top.tables("variant", "named overrides, each a `set` table of path = value")?;
+
+    let run_spec = top.table("run", "run length, seed and sampling")?;
+    let duration_ns = run_spec.duration_ns("duration", Some((60 * NS_PER_S, "60s")), "simulated time")?;
+    let warmup_ns = run_spec.duration_ns("warmup", Some((0, "0s")), "excluded from summary statistics")?;
+    let seed = run_spec.int("seed", Some(1), 0, i64::MAX, "run seed")? as u64;
+    let sample_interval_ns = run_spec.duration_ns("sample_interval", Some((NS_PER_S, "1s")), "time-series interval")?;
+    if duration_ns == 0 {
+        return Err(run_spec.error("duration", "must be positive, e.g. \"60s\""));
+    }
+    if warmup_ns >= duration_ns {
+        return Err(run_spec.error("warmup", "must be shorter than run.duration"));
+    }
+    if sample_interval_ns == 0 {
+        return Err(run_spec.error("sample_interval", "must be positive, e.g. \"1s\""));
+    }
+    run_spec.finish()?;
+    let run = RunConfig { duration_ns, warmup_ns, seed, sample_interval_ns };
+
+    // Arrays.
+    let mut arrays = vec![];
+    let mut array_names: Vec<String> = vec![];
+    let mut preferred: Vec<Vec<String>> = vec![];
+    for a in top.tables("array", "storage arrays")? {
+        let name = unique_name(&a, "array", &array_names)?;
+        preferred.push(a.strings("preferred_hosts", "ALUA preferred array: these hosts see this array's paths as active-optimized, others' as non-optimized")?);
+        let media = build_kind(&a.table("media", "media model")?, MEDIA, Some("flash"))?;
+        a.finish()?;
+        array_names.push(name.clone());
+        arrays.push(ArrayConfig { name, media });
+    }
+    if arrays.is_empty() {
+        return Err(SpecError::new("array", "at least one [[array]] is required"));
+    }
+
+    // Replication pairs.
+    let mut replications = vec![];
+    for r in top.tables("replication", "active-active replication pairs")? {
+        let names = r.strings("arrays", "the two arrays of the pair")?;
+        if names.len() != 2 || names[0] == names[1] {
+            return Err(r.error("arrays", "expected two different array names, e.g. [\"site_a\", \"site_b\"]"));
+        }
+        let a = resolve(&r, "arrays", &names[0], "array", &array_names)?;
+        let b = resolve(&r, "arrays", &names[1], "array", &array_names)?;
+        let link = Link::new(format!("{}<->{}", names[0], names[1]), LinkParams::from_spec(r.table("link", "inter-array link")?)?);
+        r.finish()?;
+        replications.push(Replication { arrays: [a, b], link });
+    }
+
+    // Volumes.
+    let mut volumes = vec![];
+    let mut volume_names: Vec<String> = vec![];
+    let mut volume_arrays: Vec<Vec<usize>> = vec![];
+    for v in top.tables("volume", "volumes (LUNs)")? {
+        let name = unique_name(&v, "volume", &volume_names)?;
+        let names = v.strings("arrays", "the array holding it, or two arrays for an active-active replicated volume")?;
+        let idx: Vec<usize> = names.iter().map(|n| resolve(&v, "arrays", n, "array", &array_names)).collect::<SpecResult<_>>()?;
+        let replication = match idx.as_slice() {
+            [_] => None,
+            [a, b] => Some(replications.iter().position(|r: &Replication| r.arrays.contains(a) && r.arrays.contains(b)).ok_or_else(|| {
+                v.error("arrays", format!("`{}` and `{}` have no [[replication]] pair; add one with arrays = [\"{}\", \"{}\"]", names[0], names[1], names[0], names[1]))
+            })?),
+            _ => return Err(v.error("arrays", "expected one array, or two for a replicated volume")),
+        };
+        v.finish()?;
+        volume_names.push(name.clone());
+        volume_arrays.push(idx);
+        volumes.push(VolumeConfig { name, replication });
+    }
+
+    // Hosts.
+    let mut hosts = vec![];
+    let mut host_names: Vec<String> = vec![];
+    let mut host_psp_specs = vec![];
+    let mut lun_depths = vec![];
+    for h in top.tables("host", "ESXi hosts")? {
+        let name = unique_name(&h, "host", &host_names)?;
+        let ad = h.table("adapter", "the host's storage adapter")?;
+        let kinds: Vec<&'static str> = HOST_ADAPTERS.iter().map(|a| a.kind).collect();
+        let kind = ad.choice("kind", &kinds, Some("fc"), "fc, sw_iscsi or ideal")?;
+        let dflt = HOST_ADAPTERS.iter().find(|a| a.kind == kind).expect("listed");
+        let lun = ad.int("lun_queue_depth", Some(i64::from(dflt.lun_queue_depth)), 1, 1 << 20, "device (LUN) queue depth")?;
+        let aq = ad.int("queue_depth", Some(i64::from(dflt.queue_depth)), 1, 1 << 20, "adapter-wide queue depth")?;
+        let max_io = ad.size_bytes("max_io_size", Some((dflt.max_io_size_bytes, "adapter default")), "requests above this are split")?;
+        if max_io == 0 || max_io > dflt.max_io_size_limit_bytes {
+            return Err(ad.error("max_io_size", format!("{max_io} bytes is out of range for a {kind} adapter: expected 1..={} bytes", dflt.max_io_size_limit_bytes)));
+        }
+        ad.finish()?;
+        let mp = h.table("multipath", "multipathing of this host's devices")?;
+        host_psp_specs.push(mp);
+        h.finish()?;
+        host_names.push(name.clone());
+        lun_depths.push(lun as u32);
+        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, max_io_size_bytes: max_io });
+    }
+
+    for (a, hosts_listed) in preferred.iter().enumerate() {
+        for h in hosts_listed {
+            if !host_names.contains(h) {
+                return Err(SpecError::new(
+                    format!("array[{a}].preferred_hosts"),
+                    format!("no host named `{h}` (defined: {}){}", host_names.join(", "), did_you_mean(h, host_names.iter().map(String::as_str))),
+                ));
+            }
+        }
+    }
+
+    // Paths (host-to-array links).
+    let mut links = vec![];
+    let mut link_ends: Vec<(usize, usize, Option<Alua>)> = vec![];
+    for p in top.tables("path", "host-to-array paths; `count` makes several alike")? {
+        let host_name = p.string("host", None, "host name")?;
+        let host = resolve(&p, "host", &host_name, "host", &host_names)?;
+        let array_name = p.string("array", None, "array name")?;
+        let array = resolve(&p, "array", &array_name, "array", &array_names)?;
+        let prefix = p.opt_string("name", "path name (with count > 1: a prefix, numbered from 0); default <host>-<array>")?;
+        let prefix = prefix.unwrap_or_else(|| format!("{host_name}-{array_name}"));
+        let count = p.int("count", Some(1), 1, 1024, "number of identical paths")?;
+        let alua = match p.opt_string("alua", "override the advertised ALUA state: AO, ANO, standby, unavailable")? {
+            None => None,
+            Some(s) => Some(Alua::from_name(&s).ok_or_else(|| {
+                p.error("alua", format!("unknown state `{s}`: expected one of {}{}", Alua::NAMES.join(", "), did_you_mean(&s, Alua::NAMES)))
+            })?),
+        };
+        let link = LinkParams::from_spec(p.table("link", "latency / distance_km / bandwidth")?)?;
+        for i in 0..count {
+            let name = if count == 1 { prefix.clone() } else { format!("{prefix}-{i}") };
+            if links.iter().any(|l: &Link| l.name == name) {
+                return Err(p.error("name", format!("path `{name}` is defined twice")));
+            }
+            links.push(Link::new(name, link));
+            link_ends.push((host, array, alua));
+        }
+        p.finish()?;
+    }
+
+    // VMs, their devices and jobs.
+    let mut devices: Vec<DeviceConfig> = vec![];
+    let mut vms = vec![];
+    let mut vm_names: Vec<String> = vec![];
+    let mut jobs = vec![];
+    let multi_host = hosts.len() > 1;
+    for v in top.tables("vm", "virtual machines")? {
+        let name = unique_name(&v, "vm", &vm_names)?;
+        let host_name = v.string("host", None, "host it runs on")?;
+        let host = resolve(&v, "host", &host_name, "host", &host_names)?;
+        let volume_name = v.string("volume", None, "volume its virtual disk lives on")?;
+        let volume = resolve(&v, "volume", &volume_name, "volume", &volume_names)?;
+        let ad = v.table("adapter", "virtual SCSI adapter")?;
+        let kinds: Vec<&'static str> = VIRTUAL_ADAPTERS.iter().map(|a| a.kind).collect();
+        let kind = ad.choice("kind", &kinds, Some("pvscsi"), "pvscsi, lsilogic or ideal")?;
+        let va = VIRTUAL_ADAPTERS.iter().find(|a| a.kind == kind).expect("listed");
+        let disk_q = ad.int("disk_queue_depth", Some(i64::from(va.disk_queue.0)), 1, i64::from(va.disk_queue.1), "virtual disk queue depth")?;
+        let adapter_q = ad.int("queue_depth", Some(i64::from(va.adapter_queue.0)), 1, i64::from(va.adapter_queue.1), "virtual adapter queue depth")?;
+        ad.finish()?;
+        let device = match devices.iter().position(|d| d.host == host && d.volume == volume) {
+            Some(d) => d,
+            None => {
+                let dev_name = if multi_host { format!("{host_name}:{volume_name}") } else { volume_name.clone() };
+                let psp_spec = host_psp_specs[host].table("psp", "path selection policy")?;
+                let mut psp = build_kind(&psp_spec, PSPS, Some("fixed"))?;
+                let paths = device_paths(host, volume, &volume_arrays[volume], &link_ends, &links, &preferred, &host_names[host], &volumes);
+                let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
+                psp.attach(&names).map_err(|m| SpecError::new(psp_spec.location(), m))?;
+                if !paths.iter().any(|p| matches!(p.alua, Alua::ActiveOptimized | Alua::ActiveNonOptimized)) {
+                    return Err(v.error(
+                        "volume",
+                        format!("host `{host_name}` has no active path to volume `{volume_name}`: add a [[path]] from `{host_name}` to {}", volume_arrays[volume].iter().map(|&a| format!("`{}`", array_names[a])).collect::<Vec<_>>().join(" or ")),
+                    ));
+                }
+                devices.push(DeviceConfig { name: dev_name, host, volume, queue_depth: lun_depths[host], psp, paths });
+                devices.len() - 1
+            }
+        };
+        let job_specs = v.tables("job", "workloads this VM runs")?;
+        if job_specs.is_empty() {
+            return Err(v.error("job", "a VM needs at least one [[vm.job]], e.g. kind = \"fio\", rw = \"randread\""));
+        }
+        let vm_index = vms.len();
+        for (k, j) in job_specs.into_iter().enumerate() {
+            let job_name = j.opt_string("name", "job name; default <vm>-<n>")?.unwrap_or_else(|| format!("{name}-{k}"));
+            let workload = build_kind(&j, WORKLOADS, Some("fio"))?;
+            let clones = workload.clones();
+            for c in 0..clones {
+                let n = if clones == 1 { job_name.clone() } else { format!("{job_name}.{c}") };
+                jobs.push(JobConfig { name: n, vm: vm_index, workload: workload.clone_box() });
+            }
+        }
+        v.finish()?;
+        vm_names.push(name.clone());
+        vms.push(VmConfig { name, host, device, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
+    }
+    if vms.is_empty() {
+        return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));
+    }
+    for (h, mp) in host_psp_specs.into_iter().enumerate() {
+        // A host without devices still gets its multipath table checked.
+        if !devices.iter().any(|d| d.host == h) {
+            build_kind(&mp.table("psp", "path selection policy")?, PSPS, Some("fixed"))?;
+        }
+        mp.finish()?;
+    }
+    top.finish()?;
+    Ok(Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs })
+}
+
+/// The paths of the device `host` sees for `volume`: every path from the host to an array that
+/// holds the volume, with its ALUA state (explicit, or from the arrays' preferred-host lists).
+#[allow(clippy::too_many_arguments)]
+fn device_paths(
+    host: usize,
+    volume: usize,
+    arrays: &[usize],
+    ends: &[(usize, usize, Option<Alua>)],
+    links: &[Link],
+    preferred: &[Vec<String>],
+    host_name: &str,
+    volumes: &[VolumeConfig],
+) -> Vec<PathConfig> {
+    let single_device = volumes.len() == 1;
+    let any_preference = arrays.iter().any(|&a| preferred[a].iter().any(|h| h == host_name));
+    ends.iter()
+        .enumerate()
+        .filter(|(_, (h, a, _))| *h == host && arrays.contains(a))
+        .map(|(i, &(_, a, explicit))| {
+            let advertised = if !any_preference || preferred[a].iter().any(|h| h == host_name) { Alua::ActiveOptimized } else { Alua::ActiveNonOptimized };
+            let name = if single_device { links[i].name.clone() } else { format!("{}:{}", links[i].name, volumes[volume].name) };
+            PathConfig { name, link: i, array: a, alua: explicit.unwrap_or(advertised) }
+        })
+        .collect()
+}

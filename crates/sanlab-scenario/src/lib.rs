@@ -1,0 +1,226 @@
+//! Scenario files: load a TOML file, pick a variant, apply `--set` overrides, build the topology
+//! strictly, and run it. Every user-input error is a [`ScenarioError`] naming the file, the
+//! location inside it and what was expected.
+
+mod build;
+pub mod overrides;
+
+use sanlab_model::report::RunReport;
+use sanlab_model::spec::{did_you_mean, SpecError};
+use sanlab_model::World;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use toml::{Table, Value};
+
+pub use build::SCHEMA_VERSION;
+
+/// One clear message for the user: file, location, problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError(pub String);
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+pub struct Variant {
+    pub name: String,
+    pub description: String,
+    sets: Vec<(String, Value)>,
+}
+
+/// A loaded scenario file.
+pub struct Scenario {
+    pub file: String,
+    pub name: String,
+    pub description: String,
+    pub sha256: String,
+    pub variants: Vec<Variant>,
+    root: Table,
+}
+
+/// Overrides given on the command line.
+#[derive(Default, Clone)]
+pub struct Overrides {
+    pub sets: Vec<String>,
+    pub seed: Option<u64>,
+    pub duration: Option<String>,
+}
+
+fn located(file: &str, e: SpecError) -> ScenarioError {
+    if e.location.is_empty() {
+        ScenarioError(format!("{file}: {}", e.message))
+    } else {
+        ScenarioError(format!("{file}: {}: {}", e.location, e.message))
+    }
+}
+
+/// Line and column of a byte offset, for TOML syntax errors.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let hint = match e.kind() {
+                std::io::ErrorKind::NotFound => " (no such file; check the path, e.g. scenarios/studies/metro_cluster_psp.toml)",
+                _ => "",
+            };
+            ScenarioError(format!("{file}: cannot read the scenario: {e}{hint}"))
+        })?;
+        Self::from_text(&file, &text)
+    }
+
+    pub fn from_text(file: &str, text: &str) -> Result<Self, ScenarioError> {
+        let root: Table = text.parse().map_err(|e: toml::de::Error| {
+            let at = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}: ")).unwrap_or_default();
+            ScenarioError(format!("{file}: {at}invalid TOML: {}", e.message()))
+        })?;
+        let spec_err = |e| located(file, e);
+        let top = sanlab_model::spec::Spec::new(&root, "");
+        let name = top.string("name", None, "").map_err(spec_err)?;
+        let description = top.opt_string("description", "").map_err(spec_err)?.unwrap_or_default();
+        let mut variants = vec![];
+        for v in top.tables("variant", "").map_err(spec_err)? {
+            let vname = v.string("name", None, "variant name").map_err(spec_err)?;
+            if variants.iter().any(|x: &Variant| x.name == vname) {
+                return Err(spec_err(v.error("name", format!("variant `{vname}` is defined twice"))));
+            }
+            let vdesc = v.opt_string("description", "").map_err(spec_err)?.unwrap_or_default();
+            let set = v.table("set", "path = value overrides").map_err(spec_err)?;
+            let sets = set.entries().into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+            v.finish().map_err(spec_err)?;
+            variants.push(Variant { name: vname, description: vdesc, sets });
+        }
+        let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
+        Ok(Self { file: file.to_string(), name, description, sha256, variants, root })
+    }
+
+    /// Variant names to run: the requested ones (checked), else all, else the base scenario.
+    pub fn select(&self, requested: &[String]) -> Result<Vec<Option<&Variant>>, ScenarioError> {
+        if requested.is_empty() {
+            return Ok(if self.variants.is_empty() { vec![None] } else { self.variants.iter().map(Some).collect() });
+        }
+        requested
+            .iter()
+            .map(|r| {
+                if r == "base" && self.variants.iter().all(|v| v.name != "base") {
+                    return Ok(None);
+                }
+                self.variants.iter().find(|v| &v.name == r).map(Some).ok_or_else(|| {
+                    let names: Vec<&str> = self.variants.iter().map(|v| v.name.as_str()).collect();
+                    ScenarioError(format!(
+                        "{}: no variant named `{r}`: expected one of {}{}",
+                        self.file,
+                        if names.is_empty() { "base (the file has no [[variant]])".to_string() } else { names.join(", ") },
+                        did_you_mean(r, names.iter().copied())
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The scenario table of one variant with the command-line overrides applied.
+    pub fn resolve(&self, variant: Option<&Variant>, o: &Overrides) -> Result<Table, ScenarioError> {
+        let mut root = self.root.clone();
+        root.remove("variant");
+        let err = |e| located(&self.file, e);
+        if let Some(v) = variant {
+            for (k, val) in &v.sets {
+                overrides::apply(&mut root, k, val.clone(), &format!("variant `{}`", v.name)).map_err(err)?;
+            }
+        }
+        for s in &o.sets {
+            let (k, val) = overrides::parse_assignment(s).map_err(|m| ScenarioError(format!("--set {m}")))?;
+            overrides::apply(&mut root, &k, val, "--set").map_err(err)?;
+        }
+        if let Some(seed) = o.seed {
+            let seed = i64::try_from(seed).map_err(|_| ScenarioError(format!("--seed {seed}: expected 0..={}", i64::MAX)))?;
+            overrides::apply(&mut root, "run.seed", Value::Integer(seed), "--seed").map_err(err)?;
+        }
+        if let Some(d) = &o.duration {
+            overrides::apply(&mut root, "run.duration", Value::String(d.clone()), "--duration").map_err(err)?;
+        }
+        Ok(root)
+    }
+
+    /// Checks every selected variant builds.
+    pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<(), ScenarioError> {
+        for v in self.select(requested)? {
+            let table = self.resolve(v, o)?;
+            self.build_world(&table, v)?;
+        }
+        Ok(())
+    }
+
+    fn build_world(&self, table: &Table, v: Option<&Variant>) -> Result<World, ScenarioError> {
+        let in_variant = |e: ScenarioError| match v {
+            Some(v) => ScenarioError(format!("{} (in variant `{}`)", e.0, v.name)),
+            None => e,
+        };
+        let topology = build::build(table).map_err(|e| in_variant(located(&self.file, e)))?;
+        World::new(topology).map_err(|m| in_variant(ScenarioError(format!("{}: {m}", self.file))))
+    }
+
+    /// Runs one variant.
+    pub fn run(&self, v: Option<&Variant>, o: &Overrides) -> Result<VariantResult, ScenarioError> {
+        let table = self.resolve(v, o)?;
+        let mut world = self.build_world(&table, v)?;
+        let seed = table.get("run").and_then(|r| r.get("seed")).and_then(Value::as_integer).unwrap_or(1) as u64;
+        let start = std::time::Instant::now();
+        world.run();
+        let wall_s = start.elapsed().as_secs_f64();
+        let report = world.report();
+        Ok(VariantResult {
+            name: v.map_or("base".to_string(), |v| v.name.clone()),
+            description: v.map_or_else(|| self.description.clone(), |v| v.description.clone()),
+            seed,
+            wall_s,
+            resolved_toml: toml::to_string(&table).unwrap_or_default(),
+            report,
+        })
+    }
+}
+
+#[derive(Serialize)]
+pub struct VariantResult {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    /// Engine run time only (no parsing, no reporting).
+    pub wall_s: f64,
+    pub resolved_toml: String,
+    #[serde(flatten)]
+    pub report: RunReport,
+}
+
+#[derive(Serialize)]
+pub struct RunResult {
+    pub scenario: String,
+    pub file: String,
+    pub scenario_sha256: String,
+    pub version: &'static str,
+    pub variants: Vec<VariantResult>,
+}
+
+/// Loads and runs a scenario: the selected variants, in order.
+pub fn run_file(path: &Path, variants: &[String], o: &Overrides) -> Result<RunResult, ScenarioError> {
+    let s = Scenario::load(path)?;
+    let selected = s.select(variants)?;
+    // Validate every selected variant before spending time on any run.
+    for v in &selected {
+        let table = s.resolve(*v, o)?;
+        s.build_world(&table, *v)?;
+    }
+    let results = selected.iter().map(|v| s.run(*v, o)).collect::<Result<Vec<_>, _>>()?;
+    Ok(RunResult { scenario: s.name.clone(), file: s.file.clone(), scenario_sha256: s.sha256.clone(), version: env!("CARGO_PKG_VERSION"), variants: results })
+}

@@ -1,0 +1,125 @@
+//! Every kind of bad input gets one message naming the file, the location and the fix.
+use sanlab_scenario::{run_file, Overrides, Scenario};
+use std::io::Write;
+
+const BASE: &str = r#"
+schema_version = 1
+name = "t"
+[run]
+duration = "1s"
+[[array]]
+name = "a"
+[[volume]]
+name = "lun"
+arrays = ["a"]
+[[host]]
+name = "h"
+multipath = { psp = { kind = "rr", iops = 1 } }
+[[path]]
+host = "h"
+array = "a"
+count = 2
+[[vm]]
+name = "vm"
+host = "h"
+volume = "lun"
+[[vm.job]]
+rw = "randread"
+"#;
+
+fn error_for(text: &str, sets: &[&str]) -> String {
+    let mut f = tempfile();
+    f.1.write_all(text.as_bytes()).unwrap();
+    let o = Overrides { sets: sets.iter().map(|s| s.to_string()).collect(), ..Overrides::default() };
+    match run_file(&f.0, &[], &o) {
+        Ok(_) => panic!("expected an error for {sets:?}"),
+        Err(e) => e.0.replace(&f.0.display().to_string(), "FILE"),
+    }
+}
+
+fn tempfile() -> (std::path::PathBuf, std::fs::File) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let p = std::env::temp_dir().join(format!("sanlab-bad-{}-{}.toml", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+    let f = std::fs::File::create(&p).unwrap();
+    (p, f)
+}
+
+#[test]
+fn base_is_valid() {
+    let mut f = tempfile();
+    f.1.write_all(BASE.as_bytes()).unwrap();
+    Scenario::load(&f.0).unwrap().validate(&[], &Overrides::default()).unwrap();
+}
+
+#[test]
+fn unknown_key_names_location_and_closest() {
+    let e = error_for(BASE, &["host[0].multipath.psp.use_anno=1"]);
+    assert_eq!(e, "FILE: host[0].multipath.psp.use_anno: unknown key `use_anno`; expected one of: kind, type, iops, bytes, use_ano; did you mean `use_ano`?");
+    let e = error_for(&BASE.replace("[run]", "duraton = 5\n[run]"), &[]);
+    assert!(e.starts_with("FILE: duraton: unknown key `duraton`"), "{e}");
+}
+
+#[test]
+fn unknown_kind() {
+    let e = error_for(BASE, &["host[0].multipath.psp.kind=round_robin"]);
+    assert!(e.starts_with("FILE: host[0].multipath.psp.kind: unknown kind `round_robin`: expected one of fixed, mru, rr, rr_latency"), "{e}");
+}
+
+#[test]
+fn value_out_of_range() {
+    let e = error_for(BASE, &["vm[0].job[0].iodepth=-4"]);
+    assert_eq!(e, "FILE: vm[0].job[0].iodepth: -4 is out of range: expected 1..=65536 (nearest valid: 1)");
+    let e = error_for(BASE, &["vm[0].adapter.disk_queue_depth=300"]);
+    assert!(e.contains("vm[0].adapter.disk_queue_depth: 300 is out of range: expected 1..=254"), "{e}");
+}
+
+#[test]
+fn missing_reference() {
+    let e = error_for(BASE, &["path[0].array=b"]);
+    assert_eq!(e, "FILE: path[0].array: no array named `b` (defined: a)");
+    let e = error_for(&BASE.replace("arrays = [\"a\"]", "arrays = [\"aa\"]"), &[]);
+    assert!(e.contains("volume[0].arrays: no array named `aa` (defined: a); did you mean `a`?"), "{e}");
+}
+
+#[test]
+fn wrong_types_and_units() {
+    let e = error_for(BASE, &["run.duration=5"]);
+    assert!(e.contains("run.duration: expected duration as a string, found an integer `5`"), "{e}");
+    let e = error_for(BASE, &["run.duration=5sec"]);
+    assert!(e.contains("run.duration: `5sec` has unknown unit `sec`"), "{e}");
+}
+
+#[test]
+fn toml_syntax_error_has_line_and_column() {
+    let e = error_for(&BASE.replace("name = \"vm\"", "name = vm\""), &[]);
+    assert!(e.starts_with("FILE: line 19, column 8: invalid TOML"), "{e}");
+}
+
+#[test]
+fn missing_file_and_unknown_variant() {
+    let e = run_file(std::path::Path::new("nope/missing.toml"), &[], &Overrides::default()).err().unwrap();
+    assert!(e.0.starts_with("nope/missing.toml: cannot read the scenario"), "{}", e.0);
+    let mut f = tempfile();
+    f.1.write_all(format!("{BASE}\n[[variant]]\nname = \"fast\"\nset = {{}}\n").as_bytes()).unwrap();
+    let e = run_file(&f.0, &["fsat".into()], &Overrides::default()).err().unwrap();
+    assert!(e.0.ends_with("no variant named `fsat`: expected one of fast; did you mean `fast`?"), "{}", e.0);
+}
+
+#[test]
+fn bad_set_and_schema_version() {
+    let e = error_for(BASE, &["vm[3].name=x"]);
+    assert!(e.contains("vm[3].name: index 3 is out of range: there are 1 entries (from --set)"), "{e}");
+    let e = error_for(&BASE.replace("schema_version = 1", "schema_version = 2"), &[]);
+    assert!(e.contains("schema_version: version 2 is not supported"), "{e}");
+    let e = error_for(BASE, &["nonsense"]);
+    assert!(e.starts_with("--set `nonsense`: expected KEY=VALUE"), "{e}");
+}
+
+#[test]
+fn psp_parameters_follow_esxi_ranges() {
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"rr_latency\", num_sampling_cycles=8}"]);
+    assert!(e.contains("num_sampling_cycles: 8 is out of range: expected 16..=2147483647 (nearest valid: 16)"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"fixed\", preferred=\"h-a-7\"}"]);
+    assert_eq!(e, "FILE: host[0].multipath.psp: preferred path `h-a-7` is not a path of this device; did you mean `h-a-0`?");
+}
