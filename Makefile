@@ -1,0 +1,46 @@
+# sanlab developer tasks; `make test` is what CI runs (.ci/run).
+# Needs bash, python3 (3.11+) and cargo; installs Debian's python3-venv when python3 lacks it.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.installed
+SCENARIO ?= scenarios/studies/metro_cluster_psp.toml
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+# Build requirements, dependencies and the `test` extra, read from pyproject.toml (one source of truth).
+REQUIREMENTS := import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
+	print(*p["build-system"]["requires"], *p["project"]["dependencies"], \
+	*p["project"]["optional-dependencies"]["test"], sep="\n")
+
+.PHONY: help venv build demo test
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
+
+venv: $(VENV_STAMP) ## create ./.venv with maturin and the test dependencies
+
+$(VENV_STAMP): pyproject.toml
+	@if ! python3 -c 'import ensurepip' 2>/dev/null; then \
+		echo "python3 cannot create a venv: installing Debian's python3-venv"; \
+		$(SUDO) apt-get update -qq; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; \
+	fi
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -c '$(REQUIREMENTS)' > $(VENV)/requirements.txt
+	$(PYTHON) -m pip install --quiet --requirement $(VENV)/requirements.txt
+	touch $@
+
+build: venv ## build the engine in release mode into the venv (maturin develop)
+	VIRTUAL_ENV="$(abspath $(VENV))" $(VENV)/bin/maturin develop --release
+
+demo: build ## run the metro cluster PSP study and write its run folder under runs/
+	$(VENV)/bin/sanlab run $(SCENARIO)
+
+test: build ## Rust tests (release) and Python tests
+	cargo test --release --workspace --exclude sanlab-py
+	$(VENV)/bin/pytest -q

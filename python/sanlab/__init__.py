@@ -1,0 +1,87 @@
+"""sanlab: a discrete-event simulator of the storage I/O path (VM → host queues → multipath → fabric → array).
+
+The engine is native (`sanlab._core`); this package runs it and returns pandas tables:
+
+    >>> import sanlab
+    >>> results = sanlab.run("scenarios/studies/metro_cluster_psp.toml", duration="5s")
+    >>> results.vms[["variant", "name", "iops", "lat_ms_mean"]]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sanlab import _core
+from sanlab._core import ScenarioError
+from sanlab.results import Results
+
+__all__ = ["Results", "ScenarioError", "kinds", "run", "validate"]
+
+Overrides = Mapping[str, object] | Iterable[str] | None
+"""Scenario overrides: `{"host[0].multipath.psp": "rr"}` or `["host[0].multipath.psp=rr"]`."""
+
+
+def _format_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _override_list(overrides: Overrides) -> list[str]:
+    """Turns overrides into the engine's `KEY=VALUE` strings."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return [f"{key}={_format_value(value)}" for key, value in overrides.items()]
+    if isinstance(overrides, str):
+        raise TypeError("set= takes a mapping or a list of KEY=VALUE strings, not one string")
+    items = list(overrides)
+    for item in items:
+        if "=" not in item:
+            raise ScenarioError(f"--set {item!r}: expected KEY=VALUE")
+    return items
+
+
+def run(
+    scenario: str | os.PathLike[str],
+    variants: str | Iterable[str] | None = None,
+    set: Overrides = None,  # mirrors the CLI's --set
+    seed: int | None = None,
+    duration: str | None = None,
+) -> Results:
+    """Runs a scenario file and returns its results.
+
+    Args:
+        scenario: path to the scenario TOML file.
+        variants: variant name(s) to run; all variants when None.
+        set: overrides of scenario values, as a mapping or `KEY=VALUE` strings.
+        seed: base seed; the scenario's seed when None.
+        duration: simulated time, e.g. "5s"; the scenario's duration when None.
+
+    Raises:
+        ScenarioError: the scenario or an override is invalid; the message says where.
+    """
+    if isinstance(variants, str):
+        variants = [variants]
+    names = None if variants is None else list(variants)
+    document = _core.run(os.fspath(scenario), names, _override_list(set), seed, duration)
+    return Results(json.loads(document))
+
+
+def validate(scenario: str | os.PathLike[str], set: Overrides = None) -> dict[str, Any]:
+    """Checks a scenario file without running it; returns `{"scenario": name, "variants": [names]}`.
+
+    Raises:
+        ScenarioError: the scenario or an override is invalid; the message says where.
+    """
+    checked: dict[str, Any] = json.loads(_core.validate(os.fspath(scenario), _override_list(set)))
+    return checked
+
+
+def kinds() -> list[dict[str, Any]]:
+    """Lists every component kind: extension point, kind, summary and parameters."""
+    registered: list[dict[str, Any]] = json.loads(_core.kinds())
+    return registered

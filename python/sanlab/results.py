@@ -1,0 +1,215 @@
+"""The engine's result document as pandas DataFrames and Arrow tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from sanlab.fio import sorted_percentiles
+
+Document = dict[str, Any]
+"""The JSON document returned by `sanlab._core.run`, parsed."""
+
+ENTITY_KINDS: tuple[tuple[str, str], ...] = (
+    ("vms", "vm"),
+    ("paths", "path"),
+    ("devices", "device"),
+    ("arrays", "array"),
+)
+"""(list key in a variant, entity kind) for the entities summarised in `summary_table`."""
+
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("variant", pa.string()),
+        ("entity_kind", pa.string()),
+        ("entity", pa.string()),
+        ("metric", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
+
+TIMESERIES_SCHEMA = pa.schema(
+    [
+        ("variant", pa.string()),
+        ("t_s", pa.float64()),
+        ("entity", pa.string()),
+        ("metric", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
+
+
+def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Flattens nested mappings: `{"lat_ms": {"p99": 2.1}}` becomes `{"lat_ms_p99": 2.1}`."""
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{prefix}{key}_"))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def percentile_name(key: str) -> str:
+    """Turns a fio percentile key into a column suffix: "99.900000" -> "p999", "50.000000" -> "p50"."""
+    return "p" + key.rstrip("0").rstrip(".").replace(".", "")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
+    for variant in doc["variants"]:
+        for key, kind in ENTITY_KINDS:
+            for item in variant[key]:
+                entity = f"{kind}/{item['name']}"
+                for metric, value in flatten(item).items():
+                    if _is_number(value):
+                        yield variant["name"], kind, entity, metric, float(value)
+
+
+def summary_table(doc: Document) -> pa.Table:
+    """Every numeric field of every VM, path, device and array, one row each (long format)."""
+    columns = list(zip(*_summary_rows(doc), strict=True)) or [(), (), (), (), ()]
+    return pa.Table.from_arrays(
+        [pa.array(column, type=field.type) for column, field in zip(columns, SUMMARY_SCHEMA, strict=True)],
+        schema=SUMMARY_SCHEMA,
+    )
+
+
+def timeseries_table(doc: Document) -> pa.Table:
+    """The sampled time series of all variants in one long table."""
+    tables = []
+    for variant in doc["variants"]:
+        series = variant["timeseries"]
+        rows = len(series["t_s"])
+        lengths = {name: len(series[name]) for name in ("entity", "metric", "value")}
+        if any(length != rows for length in lengths.values()):
+            raise ValueError(
+                f"variant {variant['name']!r}: timeseries columns differ in length (t_s {rows}, {lengths})"
+            )
+        tables.append(
+            pa.Table.from_arrays(
+                [
+                    pa.array([variant["name"]] * rows, type=pa.string()),
+                    pa.array(series["t_s"], type=pa.float64()),
+                    pa.array(series["entity"], type=pa.string()),
+                    pa.array(series["metric"], type=pa.string()),
+                    pa.array(series["value"], type=pa.float64()),
+                ],
+                schema=TIMESERIES_SCHEMA,
+            )
+        )
+    if not tables:
+        return TIMESERIES_SCHEMA.empty_table()
+    return pa.concat_tables(tables)
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame(columns=["variant"])
+    return pd.DataFrame(rows)
+
+
+def _job_rows(doc: Document) -> Iterator[dict[str, Any]]:
+    for variant in doc["variants"]:
+        for job in variant["jobs"]:
+            for direction in ("read", "write"):
+                stats = job[direction]
+                lat_ns = stats["lat_ns"]
+                row: dict[str, Any] = {
+                    "variant": variant["name"],
+                    "job": job["name"],
+                    "vm": job["vm"],
+                    "direction": direction,
+                }
+                row.update(flatten({k: v for k, v in stats.items() if k != "lat_ns"}))
+                for stat in ("min", "max", "mean", "stddev"):
+                    row[f"lat_ns_{stat}"] = lat_ns[stat]
+                row["lat_ns_n"] = lat_ns["N"]
+                for key, value in sorted_percentiles(lat_ns.get("percentile", {})):
+                    row[f"lat_ns_{percentile_name(key)}"] = value
+                yield row
+
+
+class Results:
+    """Results of one `sanlab.run`: the raw document and one DataFrame per entity kind.
+
+    Every DataFrame has a `variant` column; nested fields are flattened with `_`
+    (`lat_ms.p99` becomes the column `lat_ms_p99`).
+    """
+
+    def __init__(self, raw: Document) -> None:
+        self.raw = raw
+
+    def __repr__(self) -> str:
+        return f"Results(scenario={self.scenario!r}, variants={self.variants!r})"
+
+    @property
+    def scenario(self) -> str:
+        """Scenario name."""
+        return str(self.raw["scenario"])
+
+    @property
+    def variants(self) -> list[str]:
+        """Variant names in run order."""
+        return [variant["name"] for variant in self.raw["variants"]]
+
+    def _entities(self, key: str) -> pd.DataFrame:
+        return _frame(
+            [
+                {"variant": variant["name"], **flatten(item)}
+                for variant in self.raw["variants"]
+                for item in variant[key]
+            ]
+        )
+
+    @cached_property
+    def vms(self) -> pd.DataFrame:
+        """One row per VM: IOPS, MB/s, latency in ms."""
+        return self._entities("vms")
+
+    @cached_property
+    def paths(self) -> pd.DataFrame:
+        """One row per path: ALUA and path state, I/O share, IOPS, latency in ms."""
+        return self._entities("paths")
+
+    @cached_property
+    def devices(self) -> pd.DataFrame:
+        """One row per host device: queue depth, mean active and queued I/Os."""
+        return self._entities("devices")
+
+    @cached_property
+    def arrays(self) -> pd.DataFrame:
+        """One row per array: front-end and replicated I/Os."""
+        return self._entities("arrays")
+
+    @cached_property
+    def conservation(self) -> pd.DataFrame:
+        """One row per component: issued, completed and in-flight I/Os at the end."""
+        return self._entities("conservation")
+
+    @cached_property
+    def psp_events(self) -> pd.DataFrame:
+        """Path selection events (e.g. the latency policy dropping paths), in time order."""
+        return self._entities("psp_events")
+
+    @cached_property
+    def jobs(self) -> pd.DataFrame:
+        """One row per job and direction (read, write), latency in ns as fio reports it."""
+        return _frame(list(_job_rows(self.raw)))
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """Long table of every numeric VM, path, device and array field."""
+        return summary_table(self.raw).to_pandas()
+
+    @cached_property
+    def timeseries(self) -> pd.DataFrame:
+        """Long table of sampled metrics: variant, t_s, entity, metric, value."""
+        return timeseries_table(self.raw).to_pandas()

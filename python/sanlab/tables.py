@@ -1,0 +1,179 @@
+"""Terminal tables (rich) for run results and component kinds, sized for a 100-column terminal."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+from sanlab.results import Document
+
+
+def format_ms(latency_ms: float) -> str:
+    """Latency with three significant digits up to 100 ms, whole milliseconds above."""
+    if latency_ms <= 0 or not math.isfinite(latency_ms):
+        return f"{latency_ms:g}"
+    decimals = max(0, min(3, 2 - math.floor(math.log10(latency_ms))))
+    return f"{latency_ms:,.{decimals}f}"
+
+
+def format_count(value: float) -> str:
+    """IOPS and similar rates as whole numbers with thousands separators."""
+    return f"{value:,.0f}"
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+
+
+def tail_iops(variant: Mapping[str, Any], vm: str) -> float | None:
+    """Mean IOPS of `vm` over the last quarter of the run, at most its last 60 s.
+
+    This is where a policy that changes its mind (the latency PSP) has settled. None when the
+    run has fewer than two samples in that window.
+    """
+    series = variant["timeseries"]
+    end_s = variant["sim_time_s"]
+    window_s = min(60.0, end_s / 4)
+    values = [
+        value
+        for t_s, entity, metric, value in zip(
+            series["t_s"], series["entity"], series["metric"], series["value"], strict=True
+        )
+        if entity == f"vm/{vm}" and metric == "iops" and t_s > end_s - window_s
+    ]
+    return sum(values) / len(values) if len(values) >= 2 else None
+
+
+def variants_table(doc: Document) -> Table:
+    """One row per variant and VM: IOPS (whole run and tail), MB/s and latency in ms.
+
+    Variants are separated by a blank line when any of them has more than one VM.
+    """
+    grouped = any(len(variant["vms"]) > 1 for variant in doc["variants"])
+    table = _table(f"{doc['scenario']}: variants")
+    table.add_column("variant", no_wrap=True)
+    table.add_column("VM", no_wrap=True)
+    for header in ("IOPS", "tail IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for variant in doc["variants"]:
+        for index, vm in enumerate(variant["vms"]):
+            lat_ms = vm["lat_ms"]
+            tail = tail_iops(variant, vm["name"]) if "timeseries" in variant else None
+            table.add_row(
+                variant["name"] if index == 0 else "",
+                vm["name"],
+                format_count(vm["iops"]),
+                "-" if tail is None else format_count(tail),
+                f"{vm['mbps']:,.1f}",
+                format_ms(lat_ms["mean"]),
+                format_ms(lat_ms["p50"]),
+                format_ms(lat_ms["p99"]),
+                format_ms(lat_ms["p999"]),
+                end_section=grouped and index == len(variant["vms"]) - 1,
+            )
+    return table
+
+
+ALUA_MARKS = {"ANO": "*", "standby": " s", "unavailable": " u"}
+
+
+def compact_names(names: Sequence[str]) -> str:
+    """`remote-0, remote-1, remote-2, local-7` as `remote-{0..2}, local-7`."""
+    groups: dict[str, list[int]] = {}
+    singles: list[str] = []
+    for name in names:
+        prefix, _, number = name.rpartition("-")
+        if prefix and number.isdigit():
+            groups.setdefault(prefix, []).append(int(number))
+        else:
+            singles.append(name)
+    parts = []
+    for prefix, numbers in groups.items():
+        numbers.sort()
+        runs: list[list[int]] = []
+        for n in numbers:
+            if runs and n == runs[-1][-1] + 1:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        for run in runs:
+            parts.append(f"{prefix}-{run[0]}" if len(run) == 1 else f"{prefix}-{{{run[0]}..{run[-1]}}}")
+    return ", ".join(parts + singles)
+
+
+def paths_table(doc: Document) -> Table:
+    """Paths as rows, variants as columns: each cell is the path's I/O share and mean latency,
+    as esxtop's per-path view shows them; `*` marks a non-optimized path, `-` a path that
+    carried no I/O. Host and device columns appear only when there is more than one of them.
+    """
+    rows: dict[tuple[str, str, str], dict[str, Mapping[str, Any]]] = {}
+    for variant in doc["variants"]:
+        for path in variant["paths"]:
+            rows.setdefault((path["host"], path["device"], path["name"]), {})[variant["name"]] = path
+    extra = [
+        index for index, key in enumerate(("host", "device")) if len({row[index] for row in rows}) > 1
+    ]
+    table = _table("paths: I/O share % / mean ms")
+    table.caption = "* active-non-optimized (ANO), s standby, u unavailable; - no I/O"
+    table.caption_justify = "left"
+    for index in extra:
+        table.add_column(("host", "device")[index], no_wrap=True)
+    table.add_column("path", no_wrap=True)
+    for variant in doc["variants"]:
+        table.add_column(variant["name"], justify="right", no_wrap=True)
+    for key, by_variant in rows.items():
+        cells = []
+        for variant in doc["variants"]:
+            path = by_variant.get(variant["name"])
+            if path is None:
+                cells.append("")
+                continue
+            latency = format_ms(path["lat_ms"]["mean"]) if path["ios"] else "-"
+            mark = ALUA_MARKS.get(path["alua"], "")
+            cells.append(f"{100.0 * path['share']:.1f} / {latency}{mark}")
+        table.add_row(*(key[index] for index in extra), key[2], *cells)
+    return table
+
+
+def psp_events_table(variant: Mapping[str, Any]) -> Table:
+    """Path selection events of a variant: time, device, event and the paths it names."""
+    table = _table(f"{variant['name']}: path selection events")
+    table.add_column("t s", justify="right", no_wrap=True)
+    table.add_column("device", no_wrap=True)
+    table.add_column("event", no_wrap=True)
+    table.add_column("paths")
+    for event in variant["psp_events"]:
+        table.add_row(f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"]))
+    return table
+
+
+def _param_text(param: Mapping[str, Any]) -> str:
+    """`name: type = default`; a default that is not text is written as in JSON and TOML (`false`)."""
+    default = param.get("default")
+    if default is None:
+        return f"{param['name']}: {param['type']}"
+    shown = default if isinstance(default, str) else json.dumps(default)
+    return f"{param['name']}: {param['type']} = {shown}"
+
+
+def kinds_tables(kinds: Sequence[Mapping[str, Any]]) -> list[Table]:
+    """One table per extension point listing its kinds, summaries and parameters."""
+    by_point: dict[str, list[Mapping[str, Any]]] = {}
+    for kind in kinds:
+        by_point.setdefault(kind["extension_point"], []).append(kind)
+    tables = []
+    for point, entries in by_point.items():
+        table = _table(point)
+        table.add_column("kind", no_wrap=True)
+        table.add_column("summary", ratio=3)
+        table.add_column("params", ratio=2)
+        for entry in entries:
+            params = "\n".join(_param_text(param) for param in entry["params"])
+            table.add_row(entry["kind"], entry["summary"], params)
+        tables.append(table)
+    return tables

@@ -1,0 +1,179 @@
+"""Shared fixtures: a small result document in the engine's format and a CLI runner."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sanlab.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.fixture
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Runs `python -m sanlab.cli ARGS` (optionally with `cwd=`) and captures its output."""
+    return _run_cli
+
+
+def _lat_ms(mean: float) -> dict[str, float]:
+    return {
+        "mean": mean,
+        "p50": mean * 0.9,
+        "p95": mean * 1.5,
+        "p99": mean * 2,
+        "p999": mean * 3,
+        "max": mean * 4,
+    }
+
+
+def _lat_ns(samples: int, mean_ns: float) -> dict[str, Any]:
+    percentiles = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
+    return {
+        "min": int(mean_ns / 2),
+        "max": int(mean_ns * 4),
+        "mean": mean_ns,
+        "stddev": mean_ns / 3,
+        "N": samples,
+        # Keys in text order, as the engine's sorted map writes them ("10.000000" before "5.000000").
+        "percentile": {f"{p:f}": int(mean_ns * (0.5 + p / 50)) for p in sorted(percentiles, key=str)},
+    }
+
+
+def _direction(ios: int, bs_bytes: int, runtime_ms: int, mean_ns: float) -> dict[str, Any]:
+    io_bytes = ios * bs_bytes
+    return {
+        "total_ios": ios,
+        "io_bytes": io_bytes,
+        "runtime_ms": runtime_ms,
+        "iops": ios * 1000 / runtime_ms if runtime_ms else 0.0,
+        "bw_bytes": io_bytes * 1000 // runtime_ms if runtime_ms else 0,
+        "lat_ns": _lat_ns(ios, mean_ns) if ios else {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+    }
+
+
+def _variant(name: str, seed: int, share_local: float) -> dict[str, Any]:
+    iops = 8000.0 if name == "rr" else 13000.0
+    return {
+        "name": name,
+        "description": f"{name} path selection",
+        "seed": seed,
+        "sim_time_s": 2.0,
+        "measured_s": 1.5,
+        "wall_s": 0.05,
+        "events": 123456,
+        "ios": 12000,
+        "resolved_toml": f"schema_version = 1\n[run]\nseed = {seed}\n",
+        "vms": [
+            {
+                "name": "vm1",
+                "host": "esx1",
+                "issued": 12032,
+                "completed": 12000,
+                "in_flight": 32,
+                "iops": iops,
+                "mbps": iops * 32 / 1000,
+                "read_iops": 0.0,
+                "write_iops": iops,
+                "lat_ms": _lat_ms(2.4),
+            }
+        ],
+        "jobs": [
+            {
+                "name": "writer",
+                "vm": "vm1",
+                "options": {"rw": "randwrite", "bs": "32k", "iodepth": "32"},
+                "read": _direction(0, 32768, 0, 0.0),
+                "write": _direction(12000, 32768, 1500, 2.4e6),
+            }
+        ],
+        "paths": [
+            {
+                "name": "loc-0",
+                "host": "esx1",
+                "array": "array-a",
+                "device": "naa.1",
+                "alua": "AO",
+                "state": "active",
+                "ios": int(12000 * share_local),
+                "iops": iops * share_local,
+                "share": share_local,
+                "mbps": iops * share_local * 32 / 1000,
+                "lat_ms": _lat_ms(2.2),
+            },
+            {
+                "name": "rem-0",
+                "host": "esx1",
+                "array": "array-b",
+                "device": "naa.1",
+                "alua": "ANO",
+                "state": "active",
+                "ios": 12000 - int(12000 * share_local),
+                "iops": iops * (1 - share_local),
+                "share": 1 - share_local,
+                "mbps": iops * (1 - share_local) * 32 / 1000,
+                "lat_ms": _lat_ms(6.0),
+            },
+        ],
+        "devices": [
+            {
+                "name": "naa.1",
+                "host": "esx1",
+                "volume": "vol1",
+                "queue_depth": 128,
+                "ios": 12000,
+                "iops": iops,
+                "lat_ms": _lat_ms(2.4),
+                "actv_mean": 31.5,
+                "qued_mean": 0.2,
+            }
+        ],
+        "arrays": [
+            {
+                "name": "array-a",
+                "iops": iops,
+                "mbps": iops * 32 / 1000,
+                "host_ios": 6000,
+                "replicated_ios": 6000,
+                "lat_ms": _lat_ms(2.0),
+            },
+        ],
+        "psp_events": [{"t_s": 0.5, "device": "naa.1", "event": "drop", "paths": ["rem-0"]}]
+        if name == "latency"
+        else [],
+        "conservation": [{"component": "vm/vm1", "issued": 12032, "completed": 12000, "in_flight": 32}],
+        "timeseries": {
+            "t_s": [0.5, 0.5, 1.0, 1.0],
+            "entity": ["vm/vm1", "path/loc-0", "vm/vm1", "path/loc-0"],
+            "metric": ["iops", "iops", "iops", "iops"],
+            "value": [iops, iops * share_local, iops, iops * share_local],
+        },
+    }
+
+
+SAMPLE_DOC: dict[str, Any] = {
+    "scenario": "tiny_metro",
+    "file": "scenarios/tiny_metro.toml",
+    "scenario_sha256": "0" * 64,
+    "version": "0.1.0",
+    "variants": [_variant("rr", 7, 0.5), _variant("latency", 8, 1.0)],
+}
+
+
+@pytest.fixture
+def doc() -> dict[str, Any]:
+    """A fresh copy of a two-variant result document (`rr`, `latency`)."""
+    return copy.deepcopy(SAMPLE_DOC)

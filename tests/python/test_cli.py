@@ -1,0 +1,54 @@
+"""Command-line errors: exit code 2, `error:` on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sanlab.cli import JSON_OMITTED_KEYS, json_summary
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "x.toml", "--set", "no_equals_sign"], "expected KEY=VALUE"),
+        (["run", "x.toml", "--set", "=1"], "expected KEY=VALUE"),
+        (["run", "x.toml", "--seed", "-1"], "--seed"),
+        (["run", "x.toml", "--seed", "abc"], "--seed"),
+        (["validate", "x.toml", "--set", "novalue"], "expected KEY=VALUE"),
+        (["run"], "SCENARIO"),
+        (["simulate", "x.toml"], "invalid choice"),
+        ([], "COMMAND"),
+    ],
+)
+def test_bad_arguments_exit_2(cli: CliRunner, args: list[str], message: str) -> None:
+    result = cli(*args)
+    assert result.returncode == 2
+    assert "error:" in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_non_empty_out_folder_is_refused_before_running(cli: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("x")
+    result = cli("run", str(tmp_path / "never_read.toml"), "--out", str(out))
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: output folder")
+    assert "Traceback" not in result.stderr
+
+
+def test_json_summary_drops_bulky_keys(doc: dict[str, Any]) -> None:
+    summary = json_summary(doc)
+    assert set(summary) == set(doc)
+    for variant, original in zip(summary["variants"], doc["variants"], strict=True):
+        assert set(variant) == set(original) - set(JSON_OMITTED_KEYS)
+    assert "timeseries" in doc["variants"][0]

@@ -1,0 +1,129 @@
+"""Terminal tables fit a 100-column terminal and show the numbers users compare."""
+
+from __future__ import annotations
+
+import copy
+import io
+from typing import Any
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+
+from sanlab.tables import (
+    compact_names,
+    format_count,
+    format_ms,
+    kinds_tables,
+    paths_table,
+    psp_events_table,
+    tail_iops,
+    variants_table,
+)
+
+WIDTH = 100
+
+
+def _render(table: Table) -> list[str]:
+    console = Console(width=WIDTH, file=io.StringIO(), record=True, color_system=None)
+    console.print(table)
+    return console.export_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("latency_ms", "text"),
+    [(0.0523, "0.052"), (2.2, "2.20"), (13.04, "13.0"), (781.6, "782"), (1234.5, "1,234"), (0.0, "0")],
+)
+def test_format_ms(latency_ms: float, text: str) -> None:
+    assert format_ms(latency_ms) == text
+
+
+def test_format_count() -> None:
+    assert format_count(13512.4) == "13,512"
+
+
+def test_variants_table(doc: dict[str, Any]) -> None:
+    lines = _render(variants_table(doc))
+    assert all(len(line) <= WIDTH for line in lines)
+    text = "\n".join(lines)
+    for header in ("variant", "VM", "IOPS", "tail IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"):
+        assert header in text
+    # The fixture's series is too short for a tail figure.
+    assert any(line.split()[:4] == ["latency", "vm1", "13,000", "-"] for line in lines)
+
+
+def test_tail_iops_uses_the_end_of_the_run(doc: dict[str, Any]) -> None:
+    variant = doc["variants"][0]
+    variant["sim_time_s"] = 400.0
+    variant["timeseries"] = {
+        "t_s": [float(t) for t in range(1, 401)],
+        "entity": ["vm/vm1"] * 400,
+        "metric": ["iops"] * 400,
+        "value": [100.0 if t <= 340 else 200.0 for t in range(1, 401)],
+    }
+    assert tail_iops(variant, "vm1") == 200.0
+    assert tail_iops(variant, "nope") is None
+
+
+def test_variants_table_groups_variants_with_several_vms(doc: dict[str, Any]) -> None:
+    variant = doc["variants"][0]
+    variant["vms"].append(dict(copy.deepcopy(variant["vms"][0]), name="vm2"))
+    lines = _render(variants_table(doc))
+    vm2 = next(index for index, line in enumerate(lines) if "vm2" in line)
+    assert lines[vm2].split()[0] == "vm2"
+    assert lines[vm2 + 1].strip() == ""
+
+
+def test_paths_table_has_a_column_per_variant(doc: dict[str, Any]) -> None:
+    lines = _render(paths_table(doc))
+    assert all(len(line) <= WIDTH for line in lines)
+    assert lines[0].startswith("paths: I/O share % / mean ms")
+    assert lines[1].split() == ["path", "rr", "latency"]
+    rem = next(line for line in lines if "rem-0" in line)
+    assert rem.split() == ["rem-0", "50.0", "/", "6.00*", "0.0", "/", "-*"]
+    assert "device" not in lines[1]
+
+
+def test_compact_names() -> None:
+    names = ["remote-2", "remote-0", "remote-1", "local-7", "vmhba1:C0:T0:L1", "remote-5"]
+    assert compact_names(names) == "remote-{0..2}, remote-5, local-7, vmhba1:C0:T0:L1"
+
+
+def test_paths_table_shows_device_when_several(doc: dict[str, Any]) -> None:
+    doc["variants"][0]["paths"][1]["device"] = "naa.2"
+    lines = _render(paths_table(doc))
+    assert lines[1].split()[0] == "device"
+
+
+def test_psp_events_table(doc: dict[str, Any]) -> None:
+    lines = _render(psp_events_table(doc["variants"][1]))
+    assert next(line for line in lines if "drop" in line).split() == ["0.500", "naa.1", "drop", "rem-0"]
+
+
+def test_kinds_tables() -> None:
+    kinds = [
+        {
+            "extension_point": "multipath.psp",
+            "kind": "rr",
+            "summary": "Round robin.",
+            "params": [
+                {"name": "iops", "type": "int", "default": 1000, "doc": "switch after N I/Os"},
+                {"name": "use_ano", "type": "bool", "default": False, "doc": "use non-optimized paths"},
+                {"name": "type", "type": "choice", "default": "iops", "doc": "switch on I/Os or bytes"},
+            ],
+        },
+        {
+            "extension_point": "multipath.psp",
+            "kind": "rr_latency",
+            "summary": "Lowest-latency paths.",
+            "params": [],
+        },
+        {"extension_point": "array", "kind": "flash", "summary": "Flash array.", "params": []},
+    ]
+    tables = kinds_tables(kinds)
+    assert [table.title for table in tables] == ["multipath.psp", "array"]
+    text = "\n".join(_render(tables[0]))
+    assert "rr_latency" in text
+    assert "iops: int = 1000" in text
+    assert "use_ano: bool = false" in text
+    assert "type: choice = iops" in text
