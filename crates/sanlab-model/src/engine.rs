@@ -15,7 +15,7 @@ use crate::io::{Io, Op, Slab, Stage, NONE};
 use crate::multipath::{PathState, PspEvent};
 use crate::topology::Topology;
 use crate::workload::{Pacing, Workload};
-use sanlab_des::{EventQueue, RngStream, SimTime};
+use sanlab_des::{EventQueue, RngStream, RunControl, SimTime};
 use sanlab_metrics::{EntityId, IoStats, TimeSeries};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,7 +230,7 @@ impl World {
             .into_iter()
             .map(|j| {
                 let depth = match j.workload.pacing() {
-                    Pacing::Closed { depth } | Pacing::Open { depth, .. } => depth,
+                    Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } => depth,
                 };
                 let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
                 Job {
@@ -268,9 +268,10 @@ impl World {
         })
     }
 
-    /// Runs to the end of the scenario's duration. Requests still in flight then stay counted as
-    /// in flight.
-    pub fn run(&mut self) {
+    /// Runs to the end of the scenario's duration, or until `control` asks to stop (checked at
+    /// each sample). Requests still in flight at the end stay counted as in flight. Returns false
+    /// when stopped early.
+    pub fn run(&mut self, control: Option<&RunControl>) -> bool {
         for j in 0..self.jobs.len() {
             match self.jobs[j].workload.pacing() {
                 Pacing::Closed { depth } => {
@@ -279,6 +280,7 @@ impl World {
                     }
                 }
                 Pacing::Open { .. } => self.q.schedule_at(0, pack(Ev::JobArrival, j as u32)),
+                Pacing::Timed { .. } => self.schedule_timed_arrival(j),
             }
         }
         if self.sample_ns > 0 {
@@ -296,10 +298,19 @@ impl World {
                 Ev::PeerMediaDone => self.media_done(i, true),
                 Ev::ReplAckAtOrigin => self.array_step_done(i),
                 Ev::StatusAtHost => self.status_at_host(i),
-                Ev::Sample => self.sample(),
+                Ev::Sample => {
+                    self.sample();
+                    if let Some(c) = control {
+                        c.publish(self.q.now(), self.end_ns);
+                        if c.cancelled() {
+                            return false;
+                        }
+                    }
+                }
             }
         }
         self.q.advance_to(self.end_ns);
+        true
     }
 
     pub fn events(&self) -> u64 {
@@ -312,15 +323,28 @@ impl World {
 
     // ---- workload ------------------------------------------------------------------------
 
+    fn schedule_timed_arrival(&mut self, j: usize) {
+        let now = self.q.now();
+        let job = &mut self.jobs[j];
+        if let Some(at) = job.workload.next_arrival_ns(now, &mut job.rng) {
+            self.q.schedule_at(at.max(now), pack(Ev::JobArrival, j as u32));
+        }
+    }
+
     fn job_arrival(&mut self, j: usize) {
         let now = self.q.now();
         if now >= self.jobs[j].stop_ns {
             return;
         }
-        let Pacing::Open { rate_iops, poisson, .. } = self.jobs[j].workload.pacing() else { unreachable!("arrivals only for open jobs") };
-        let mean_ns = 1e9 / rate_iops;
-        let gap = if poisson { self.jobs[j].rng.exponential(mean_ns) } else { mean_ns };
-        self.q.schedule_in((gap.round() as u64).max(1), pack(Ev::JobArrival, j as u32));
+        match self.jobs[j].workload.pacing() {
+            Pacing::Open { rate_iops, poisson, .. } => {
+                let mean_ns = 1e9 / rate_iops;
+                let gap = if poisson { self.jobs[j].rng.exponential(mean_ns) } else { mean_ns };
+                self.q.schedule_in((gap.round() as u64).max(1), pack(Ev::JobArrival, j as u32));
+            }
+            Pacing::Timed { .. } => self.schedule_timed_arrival(j),
+            Pacing::Closed { .. } => unreachable!("closed-loop jobs have no arrivals"),
+        }
         if self.jobs[j].outstanding < self.jobs[j].depth {
             self.issue(j);
         } else {
@@ -609,11 +633,11 @@ impl World {
         if now < job.stop_ns {
             match job.workload.pacing() {
                 Pacing::Closed { .. } => self.issue(j),
-                Pacing::Open { .. } if job.backlog > 0 => {
+                Pacing::Open { .. } | Pacing::Timed { .. } if job.backlog > 0 => {
                     job.backlog -= 1;
                     self.issue(j);
                 }
-                Pacing::Open { .. } => {}
+                Pacing::Open { .. } | Pacing::Timed { .. } => {}
             }
         }
     }

@@ -70,16 +70,33 @@ pub struct Spec<'a> {
     location: String,
     used: RefCell<Vec<String>>,
     describe: Option<RefCell<Vec<ParamDoc>>>,
+    /// Folder that relative file names (job files, traces) are resolved against.
+    base_dir: std::path::PathBuf,
 }
 
 impl<'a> Spec<'a> {
     pub fn new(table: &'a Table, location: impl Into<String>) -> Self {
-        Self { table, location: location.into(), used: RefCell::new(vec![]), describe: None }
+        Self { table, location: location.into(), used: RefCell::new(vec![]), describe: None, base_dir: ".".into() }
+    }
+
+    /// Resolves relative file names against `dir` (the scenario file's folder).
+    pub fn with_base_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.base_dir = dir.into();
+        self
+    }
+
+    /// A file name as written in the scenario, resolved against the scenario's folder.
+    pub fn path(&self, key: &str, doc: &'static str) -> SpecResult<Option<std::path::PathBuf>> {
+        Ok(self.text(key, "file path", Some("none"), doc)?.map(|p| self.base_dir.join(p)))
+    }
+
+    fn child(&self, table: &'a Table, location: String) -> Spec<'a> {
+        Spec { table, location, used: RefCell::new(vec![]), describe: None, base_dir: self.base_dir.clone() }
     }
 
     /// A reader that returns defaults and records what is asked of it.
     pub fn describing() -> Spec<'static> {
-        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])) }
+        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])), base_dir: ".".into() }
     }
 
     pub fn is_describing(&self) -> bool {
@@ -242,8 +259,8 @@ impl<'a> Spec<'a> {
         self.note(key, "table", "{}".into(), doc);
         let loc = self.at(key);
         match self.raw(key).filter(|_| !self.is_describing()) {
-            None => Ok(Spec { table: &EMPTY, location: loc, used: RefCell::new(vec![]), describe: None }),
-            Some(Value::Table(t)) => Ok(Spec::new(t, loc)),
+            None => Ok(self.child(&EMPTY, loc)),
+            Some(Value::Table(t)) => Ok(self.child(t, loc)),
             Some(v) => Err(self.mistyped(key, "a table", v)),
         }
     }
@@ -257,7 +274,7 @@ impl<'a> Spec<'a> {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| match v {
-                    Value::Table(t) => Ok(Spec::new(t, format!("{}[{i}]", self.at(key)))),
+                    Value::Table(t) => Ok(self.child(t, format!("{}[{i}]", self.at(key)))),
                     _ => Err(SpecError::new(format!("{}[{i}]", self.at(key)), format!("expected a table, found {}", type_name(v)))),
                 })
                 .collect(),

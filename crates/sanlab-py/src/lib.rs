@@ -4,8 +4,10 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use sanlab_des::RunControl;
 use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 create_exception!(_core, ScenarioError_, PyException, "A scenario or its overrides are invalid; the message says where and why.");
 
@@ -13,13 +15,58 @@ fn to_py(e: ScenarioError) -> PyErr {
     ScenarioError_::new_err(e.0)
 }
 
+/// Watches a run from another thread: simulated time, variants done, and a way to stop it.
+#[pyclass(frozen)]
+struct Progress(Arc<RunControl>);
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Self(Arc::new(RunControl::default()))
+    }
+
+    /// Simulated seconds reached by the variant in progress.
+    #[getter]
+    fn sim_s(&self) -> f64 {
+        self.0.position().0 as f64 / 1e9
+    }
+
+    /// Simulated seconds the variant in progress will run.
+    #[getter]
+    fn end_s(&self) -> f64 {
+        self.0.position().1 as f64 / 1e9
+    }
+
+    /// Variants finished so far.
+    #[getter]
+    fn variants_done(&self) -> u64 {
+        self.0.runs_done()
+    }
+
+    /// Asks the run to stop at its next sample; the variants already finished are returned.
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+}
+
 /// Runs the scenario's selected variants (all when `variants` is None or empty); returns JSON.
+/// With `progress`, the run publishes its position there and can be cancelled through it.
 #[pyfunction]
-#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None))]
-fn run(py: Python<'_>, path: PathBuf, variants: Option<Vec<String>>, sets: Vec<String>, seed: Option<u64>, duration: Option<String>) -> PyResult<String> {
+#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None, progress=None))]
+fn run(
+    py: Python<'_>,
+    path: PathBuf,
+    variants: Option<Vec<String>>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    duration: Option<String>,
+    progress: Option<Py<Progress>>,
+) -> PyResult<String> {
     let o = Overrides { sets, seed, duration };
     let variants = variants.unwrap_or_default();
-    let result = py.detach(|| run_file(&path, &variants, &o)).map_err(to_py)?;
+    let control = progress.map(|p| Arc::clone(&p.get().0));
+    let result = py.detach(|| run_file(&path, &variants, &o, control.as_deref())).map_err(to_py)?;
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
 
@@ -46,6 +93,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(kinds, m)?)?;
+    m.add_class::<Progress>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError_>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

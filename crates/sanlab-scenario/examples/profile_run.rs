@@ -9,7 +9,7 @@ fn main() {
         std::process::exit(2);
     };
     let o = Overrides { duration: Some(duration.clone()), ..Overrides::default() };
-    match run_file(std::path::Path::new(file), std::slice::from_ref(variant), &o) {
+    match run_file(std::path::Path::new(file), std::slice::from_ref(variant), &o, None) {
         Ok(r) => {
             let v = &r.variants[0];
             println!("{}: {} I/Os, {} events in {:.3} s: {:.2} M I/Os per s, {:.1} M events per s", v.name, v.report.ios, v.report.events, v.wall_s, v.report.ios as f64 / v.wall_s / 1e6, v.report.events as f64 / v.wall_s / 1e6);

@@ -32,8 +32,9 @@ fn unique_name(spec: &Spec, what: &str, names: &[String]) -> SpecResult<String> 
     Ok(name)
 }
 
-pub fn build(root: &Table) -> SpecResult<Topology> {
-    let top = Spec::new(root, "");
+/// `base_dir` is the scenario file's folder; job files and traces named in it are relative to it.
+pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
+    let top = Spec::new(root, "").with_base_dir(base_dir);
     let version = top.int("schema_version", None, 1, i64::MAX, "scenario format version")?;
     if version != SCHEMA_VERSION {
         return Err(top.error("schema_version", format!("version {version} is not supported: this sanlab reads schema_version = {SCHEMA_VERSION}")));
@@ -222,10 +223,9 @@ pub fn build(root: &Table) -> SpecResult<Topology> {
         for (k, j) in job_specs.into_iter().enumerate() {
             let job_name = j.opt_string("name", "job name; default <vm>-<n>")?.unwrap_or_else(|| format!("{name}-{k}"));
             let workload = build_kind(&j, WORKLOADS, Some("fio"))?;
-            let clones = workload.clones();
-            for c in 0..clones {
-                let n = if clones == 1 { job_name.clone() } else { format!("{job_name}.{c}") };
-                jobs.push(JobConfig { name: n, vm: vm_index, workload: workload.clone_box() });
+            for instance in workload.instances() {
+                let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));
+                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload });
             }
         }
         v.finish()?;

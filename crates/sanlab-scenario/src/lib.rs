@@ -7,6 +7,7 @@ pub mod overrides;
 
 use sanlab_model::report::RunReport;
 use sanlab_model::spec::{did_you_mean, SpecError};
+use sanlab_des::RunControl;
 use sanlab_model::World;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -167,27 +168,30 @@ impl Scenario {
             Some(v) => ScenarioError(format!("{} (in variant `{}`)", e.0, v.name)),
             None => e,
         };
-        let topology = build::build(table).map_err(|e| in_variant(located(&self.file, e)))?;
+        let base_dir = Path::new(&self.file).parent().unwrap_or(Path::new("."));
+        let topology = build::build(table, base_dir).map_err(|e| in_variant(located(&self.file, e)))?;
         World::new(topology).map_err(|m| in_variant(ScenarioError(format!("{}: {m}", self.file))))
     }
 
-    /// Runs one variant.
-    pub fn run(&self, v: Option<&Variant>, o: &Overrides) -> Result<VariantResult, ScenarioError> {
+    /// Runs one variant; `None` when `control` stopped it before the end.
+    pub fn run(&self, v: Option<&Variant>, o: &Overrides, control: Option<&RunControl>) -> Result<Option<VariantResult>, ScenarioError> {
         let table = self.resolve(v, o)?;
         let mut world = self.build_world(&table, v)?;
         let seed = table.get("run").and_then(|r| r.get("seed")).and_then(Value::as_integer).unwrap_or(1) as u64;
         let start = std::time::Instant::now();
-        world.run();
+        if !world.run(control) {
+            return Ok(None);
+        }
         let wall_s = start.elapsed().as_secs_f64();
         let report = world.report();
-        Ok(VariantResult {
+        Ok(Some(VariantResult {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             description: v.map_or_else(|| self.description.clone(), |v| v.description.clone()),
             seed,
             wall_s,
             resolved_toml: toml::to_string(&table).unwrap_or_default(),
             report,
-        })
+        }))
     }
 }
 
@@ -209,11 +213,14 @@ pub struct RunResult {
     pub file: String,
     pub scenario_sha256: String,
     pub version: &'static str,
+    /// True when the run was stopped early; `variants` holds those that finished.
+    pub cancelled: bool,
     pub variants: Vec<VariantResult>,
 }
 
-/// Loads and runs a scenario: the selected variants, in order.
-pub fn run_file(path: &Path, variants: &[String], o: &Overrides) -> Result<RunResult, ScenarioError> {
+/// Loads and runs a scenario: the selected variants, in order. With a `control`, progress is
+/// published to it and a cancel keeps the variants that finished.
+pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option<&RunControl>) -> Result<RunResult, ScenarioError> {
     let s = Scenario::load(path)?;
     let selected = s.select(variants)?;
     // Validate every selected variant before spending time on any run.
@@ -221,6 +228,19 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides) -> Result<RunRe
         let table = s.resolve(*v, o)?;
         s.build_world(&table, *v)?;
     }
-    let results = selected.iter().map(|v| s.run(*v, o)).collect::<Result<Vec<_>, _>>()?;
-    Ok(RunResult { scenario: s.name.clone(), file: s.file.clone(), scenario_sha256: s.sha256.clone(), version: env!("CARGO_PKG_VERSION"), variants: results })
+    let mut results = vec![];
+    let mut cancelled = false;
+    for v in &selected {
+        match s.run(*v, o, control)? {
+            Some(r) => results.push(r),
+            None => {
+                cancelled = true;
+                break;
+            }
+        }
+        if let Some(c) = control {
+            c.finish_one();
+        }
+    }
+    Ok(RunResult { scenario: s.name.clone(), file: s.file.clone(), scenario_sha256: s.sha256.clone(), version: env!("CARGO_PKG_VERSION"), cancelled, variants: results })
 }

@@ -31,7 +31,7 @@ fn error_for(text: &str, sets: &[&str]) -> String {
     let mut f = tempfile();
     f.1.write_all(text.as_bytes()).unwrap();
     let o = Overrides { sets: sets.iter().map(|s| s.to_string()).collect(), ..Overrides::default() };
-    match run_file(&f.0, &[], &o) {
+    match run_file(&f.0, &[], &o, None) {
         Ok(_) => panic!("expected an error for {sets:?}"),
         Err(e) => e.0.replace(&f.0.display().to_string(), "FILE"),
     }
@@ -98,11 +98,11 @@ fn toml_syntax_error_has_line_and_column() {
 
 #[test]
 fn missing_file_and_unknown_variant() {
-    let e = run_file(std::path::Path::new("nope/missing.toml"), &[], &Overrides::default()).err().unwrap();
+    let e = run_file(std::path::Path::new("nope/missing.toml"), &[], &Overrides::default(), None).err().unwrap();
     assert!(e.0.starts_with("nope/missing.toml: cannot read the scenario"), "{}", e.0);
     let mut f = tempfile();
     f.1.write_all(format!("{BASE}\n[[variant]]\nname = \"fast\"\nset = {{}}\n").as_bytes()).unwrap();
-    let e = run_file(&f.0, &["fsat".into()], &Overrides::default()).err().unwrap();
+    let e = run_file(&f.0, &["fsat".into()], &Overrides::default(), None).err().unwrap();
     assert!(e.0.ends_with("no variant named `fsat`: expected one of fast; did you mean `fast`?"), "{}", e.0);
 }
 

@@ -2,7 +2,7 @@
 //! rate_process, runtime, size, offset. Offsets are block-aligned; random offsets are uniform over
 //! `[offset, offset + size)` (fio's `random_distribution=random`).
 
-use super::{Pacing, Request, Workload};
+use super::{Instance, Pacing, Request, Workload};
 use crate::io::Op;
 use crate::spec::{parse_size_bytes, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
@@ -136,12 +136,10 @@ impl Workload for FioJob {
         self.runtime_ns
     }
 
-    fn clones(&self) -> u32 {
-        self.numjobs
-    }
-
-    fn clone_box(&self) -> Box<dyn Workload> {
-        Box::new(self.clone())
+    fn instances(&self) -> Vec<Instance> {
+        (0..self.numjobs)
+            .map(|c| Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(self.clone()) as Box<dyn Workload> })
+            .collect()
     }
 
     fn options(&self) -> Vec<(String, String)> {

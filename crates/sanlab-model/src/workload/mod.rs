@@ -23,6 +23,15 @@ pub enum Pacing {
     /// Requests arrive at `rate_iops` (evenly spaced, or Poisson); at most `depth` outstanding, the
     /// rest wait in the job's backlog (fio's behaviour when it falls behind its rate).
     Open { depth: u32, rate_iops: f64, poisson: bool },
+    /// Requests arrive when the workload says ([`Workload::next_arrival_ns`], e.g. a trace's
+    /// timestamps); at most `depth` outstanding, the rest wait in the backlog.
+    Timed { depth: u32 },
+}
+
+/// One job instance a workload expands into: its name suffix (None keeps the job's name) and state.
+pub struct Instance {
+    pub suffix: Option<String>,
+    pub workload: Box<dyn Workload>,
 }
 
 /// A workload kind. One instance per job (fio's `numjobs` clones a job).
@@ -31,9 +40,13 @@ pub trait Workload {
     fn pacing(&self) -> Pacing;
     /// Simulated time after which the job stops issuing (fio `runtime`), if any.
     fn runtime_ns(&self) -> Option<u64>;
-    /// Number of identical jobs to run (fio `numjobs`).
-    fn clones(&self) -> u32;
-    fn clone_box(&self) -> Box<dyn Workload>;
+    /// The job instances to run: fio's `numjobs` clones, or every job of a job file.
+    fn instances(&self) -> Vec<Instance>;
+    /// With [`Pacing::Timed`]: absolute time of the next arrival at or after `now_ns`, or None
+    /// when the workload has no more requests.
+    fn next_arrival_ns(&mut self, _now_ns: u64, _rng: &mut RngStream) -> Option<u64> {
+        None
+    }
     /// The job's options as the user would write them (for fio-compatible output).
     fn options(&self) -> Vec<(String, String)>;
 }

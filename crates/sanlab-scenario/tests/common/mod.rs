@@ -7,7 +7,7 @@ pub fn repo(path: &str) -> PathBuf {
 
 pub fn run(path: &str, variants: &[&str], o: Overrides) -> RunResult {
     let v: Vec<String> = variants.iter().map(|s| s.to_string()).collect();
-    let r = run_file(&repo(path), &v, &o).unwrap_or_else(|e| panic!("{e}"));
+    let r = run_file(&repo(path), &v, &o, None).unwrap_or_else(|e| panic!("{e}"));
     for v in &r.variants {
         assert_conserved(v);
     }
