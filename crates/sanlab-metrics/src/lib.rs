@@ -143,61 +143,110 @@ impl IoStats {
     }
 }
 
-/// Sampled time series in long format. Entities and metrics are interned, so a row costs
-/// 8 + 4 + 2 + 8 bytes.
+/// Sampled time series: one column of values per (entity, metric), sharing one time column.
+/// Stored as `f32` (seven significant digits, plenty for a per-interval rate or mean), so a
+/// sample of one series costs 4 bytes. Serialised in long format (`t_s`, `entity`, `metric`,
+/// `value`) without building the long table in memory.
 #[derive(Default)]
 pub struct TimeSeries {
-    entities: Vec<String>,
-    metrics: Vec<&'static str>,
     t_ns: Vec<u64>,
-    entity: Vec<u32>,
-    metric: Vec<u16>,
-    value: Vec<f64>,
+    series: Vec<Series>,
 }
 
-/// Handle to an interned entity name.
-#[derive(Clone, Copy)]
-pub struct EntityId(u32);
-
-#[derive(Serialize)]
-pub struct TimeSeriesColumns {
-    pub t_s: Vec<f64>,
-    pub entity: Vec<String>,
-    pub metric: Vec<String>,
-    pub value: Vec<f64>,
+struct Series {
+    entity: String,
+    metric: &'static str,
+    values: Vec<f32>,
 }
+
+/// Handle to one series (an entity's metric).
+#[derive(Clone, Copy, Debug)]
+pub struct SeriesId(u32);
 
 impl TimeSeries {
-    pub fn entity(&mut self, name: String) -> EntityId {
-        self.entities.push(name);
-        EntityId((self.entities.len() - 1) as u32)
+    pub fn series(&mut self, entity: &str, metric: &'static str) -> SeriesId {
+        self.series.push(Series { entity: entity.to_string(), metric, values: vec![] });
+        SeriesId((self.series.len() - 1) as u32)
     }
 
-    pub fn push(&mut self, t_ns: u64, entity: EntityId, metric: &'static str, value: f64) {
-        let m = match self.metrics.iter().position(|x| *x == metric) {
-            Some(i) => i,
-            None => {
-                self.metrics.push(metric);
-                self.metrics.len() - 1
-            }
-        };
+    /// Starts the sample at `t_ns`; then [`TimeSeries::push`] each series once.
+    pub fn begin_sample(&mut self, t_ns: u64) {
         self.t_ns.push(t_ns);
-        self.entity.push(entity.0);
-        self.metric.push(m as u16);
-        self.value.push(value);
+    }
+
+    pub fn push(&mut self, id: SeriesId, value: f64) {
+        let s = &mut self.series[id.0 as usize];
+        debug_assert_eq!(s.values.len() + 1, self.t_ns.len(), "one value per series per sample");
+        s.values.push(value as f32);
     }
 
     pub fn rows(&self) -> usize {
-        self.t_ns.len()
+        self.series.iter().map(|s| s.values.len()).sum()
     }
 
-    pub fn columns(&self) -> TimeSeriesColumns {
-        TimeSeriesColumns {
-            t_s: self.t_ns.iter().map(|t| *t as f64 / 1e9).collect(),
-            entity: self.entity.iter().map(|e| self.entities[*e as usize].clone()).collect(),
-            metric: self.metric.iter().map(|m| self.metrics[*m as usize].to_string()).collect(),
-            value: self.value.clone(),
+    /// Sample times (s) and values of one series.
+    pub fn get(&self, entity: &str, metric: &str) -> Option<Vec<(f64, f64)>> {
+        let s = self.series.iter().find(|s| s.entity == entity && s.metric == metric)?;
+        Some(self.t_ns.iter().zip(&s.values).map(|(t, v)| (*t as f64 / 1e9, f64::from(*v))).collect())
+    }
+}
+
+/// The three series every I/O-carrying entity has: IOPS, MB/s and mean latency per interval.
+#[derive(Clone, Copy, Debug)]
+pub struct IoSeries {
+    iops: SeriesId,
+    mbps: SeriesId,
+    lat_ms_mean: SeriesId,
+}
+
+impl IoSeries {
+    pub fn new(ts: &mut TimeSeries, entity: &str) -> Self {
+        Self { iops: ts.series(entity, "iops"), mbps: ts.series(entity, "mbps"), lat_ms_mean: ts.series(entity, "lat_ms_mean") }
+    }
+
+    /// Pushes the interval's figures of `stats` and starts its next interval.
+    pub fn sample(&self, ts: &mut TimeSeries, stats: &mut IoStats, window_s: f64) {
+        let c = stats.interval_mut().take();
+        ts.push(self.iops, c.ios as f64 / window_s);
+        ts.push(self.mbps, c.bytes as f64 / window_s / 1e6);
+        ts.push(self.lat_ms_mean, if c.ios == 0 { 0.0 } else { c.latency_sum_ns as f64 / c.ios as f64 / 1e6 });
+    }
+}
+
+impl Serialize for TimeSeries {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // Long format, row order: time, then series.
+        struct Column<'a, F: Fn(usize, &'a Series) -> Cell<'a>>(&'a TimeSeries, F);
+        enum Cell<'a> {
+            Num(f64),
+            // Written as the f32 it is, so 7161.8 stays 7161.8 and not 7161.7998046875.
+            Num32(f32),
+            Text(&'a str),
         }
+        impl<'a, F: Fn(usize, &'a Series) -> Cell<'a>> Serialize for Column<'a, F> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeSeq;
+                let ts = self.0;
+                let mut seq = serializer.serialize_seq(Some(ts.rows()))?;
+                for i in 0..ts.t_ns.len() {
+                    for s in ts.series.iter().filter(|s| s.values.len() > i) {
+                        match (self.1)(i, s) {
+                            Cell::Num(x) => seq.serialize_element(&x)?,
+                            Cell::Num32(x) => seq.serialize_element(&x)?,
+                            Cell::Text(t) => seq.serialize_element(t)?,
+                        }
+                    }
+                }
+                seq.end()
+            }
+        }
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("t_s", &Column(self, |i, _| Cell::Num(self.t_ns[i] as f64 / 1e9)))?;
+        map.serialize_entry("entity", &Column(self, |_, s| Cell::Text(&s.entity)))?;
+        map.serialize_entry("metric", &Column(self, |_, s| Cell::Text(s.metric)))?;
+        map.serialize_entry("value", &Column(self, |i, s| Cell::Num32(s.values[i])))?;
+        map.end()
     }
 }
 
@@ -226,14 +275,19 @@ mod tests {
     }
 
     #[test]
-    fn time_series_interns_names() {
+    fn time_series_serialises_in_long_format() {
         let mut ts = TimeSeries::default();
-        let a = ts.entity("vm/a".into());
-        ts.push(1_000_000_000, a, "iops", 5.0);
-        ts.push(2_000_000_000, a, "iops", 6.0);
-        let c = ts.columns();
-        assert_eq!(c.t_s, vec![1.0, 2.0]);
-        assert_eq!(c.entity, vec!["vm/a", "vm/a"]);
-        assert_eq!(ts.rows(), 2);
+        let a = ts.series("vm/a", "iops");
+        let b = ts.series("vm/a", "lat_ms_mean");
+        for (t, x) in [(1_000_000_000, 5.0), (2_000_000_000, 6.5)] {
+            ts.begin_sample(t);
+            ts.push(a, x);
+            ts.push(b, x / 10.0);
+        }
+        assert_eq!(ts.rows(), 4);
+        let j: serde_json::Value = serde_json::to_value(&ts).unwrap();
+        assert_eq!(j["t_s"], serde_json::json!([1.0, 1.0, 2.0, 2.0]));
+        assert_eq!(j["metric"], serde_json::json!(["iops", "lat_ms_mean", "iops", "lat_ms_mean"]));
+        assert_eq!(j["value"][2], serde_json::json!(6.5));
     }
 }

@@ -16,7 +16,7 @@ use crate::multipath::{PathState, PspEvent};
 use crate::topology::Topology;
 use crate::workload::{Pacing, Workload};
 use sanlab_des::{EventQueue, RngStream, RunControl, SimTime};
-use sanlab_metrics::{EntityId, IoStats, TimeSeries};
+use sanlab_metrics::{IoSeries, IoStats, SeriesId, TimeSeries};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -79,7 +79,7 @@ pub(crate) struct Vm {
     pub stats: IoStats,
     pub issued: u64,
     pub completed: u64,
-    pub series: EntityId,
+    pub series: IoSeries,
     pub reads: u64,
     pub writes: u64,
 }
@@ -91,7 +91,7 @@ pub(crate) struct Path {
     pub stats: IoStats,
     pub issued: u64,
     pub completed: u64,
-    pub series: EntityId,
+    pub series: IoSeries,
 }
 
 pub(crate) struct Device {
@@ -105,8 +105,10 @@ pub(crate) struct Device {
     pub stats: IoStats,
     pub issued: u64,
     pub completed: u64,
-    pub series: EntityId,
+    pub series: IoSeries,
     pub psp_log: Vec<PspEvent>,
+    /// ACTV and QUED, as esxtop names them.
+    pub queue_series: [SeriesId; 2],
     pub actv_sum: f64,
     pub qued_sum: f64,
     pub windows: u64,
@@ -128,7 +130,7 @@ pub(crate) struct Array {
     pub completed: u64,
     pub replicated_ios: u64,
     pub peer_in_flight: u64,
-    pub series: EntityId,
+    pub series: IoSeries,
 }
 
 pub(crate) struct Volume {
@@ -168,7 +170,7 @@ impl World {
                 let servers = a.media.servers();
                 Array {
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
-                    series: series.entity(format!("array/{}", a.name)),
+                    series: IoSeries::new(&mut series, &format!("array/{}", a.name)),
                     name: a.name,
                     media: a.media,
                     centre: ServiceCentre::new(servers),
@@ -190,9 +192,10 @@ impl World {
                 paths: d
                     .paths
                     .into_iter()
-                    .map(|p| Path { series: series.entity(format!("path/{}", p.name)), name: p.name, link: p.link, array: p.array, stats: IoStats::new(), issued: 0, completed: 0 })
+                    .map(|p| Path { series: IoSeries::new(&mut series, &format!("path/{}", p.name)), name: p.name, link: p.link, array: p.array, stats: IoStats::new(), issued: 0, completed: 0 })
                     .collect(),
-                series: series.entity(format!("device/{}", d.name)),
+                series: IoSeries::new(&mut series, &format!("device/{}", d.name)),
+                queue_series: [series.series(&format!("device/{}", d.name), "actv"), series.series(&format!("device/{}", d.name), "qued")],
                 name: d.name,
                 host: d.host,
                 volume: d.volume,
@@ -211,7 +214,7 @@ impl World {
             .vms
             .into_iter()
             .map(|v| Vm {
-                series: series.entity(format!("vm/{}", v.name)),
+                series: IoSeries::new(&mut series, &format!("vm/{}", v.name)),
                 name: v.name,
                 host: v.host,
                 device: v.device,
@@ -650,29 +653,24 @@ impl World {
         self.last_sample_ns = now;
         let secs = window as f64 / 1e9;
         let Self { series, vms, devices, arrays, .. } = self;
-        let push_io = |series: &mut TimeSeries, id: EntityId, stats: &mut IoStats| {
-            let c = stats.interval_mut().take();
-            series.push(now, id, "iops", c.ios as f64 / secs);
-            series.push(now, id, "mbps", c.bytes as f64 / secs / 1e6);
-            series.push(now, id, "lat_ms_mean", if c.ios == 0 { 0.0 } else { c.latency_sum_ns as f64 / c.ios as f64 / 1e6 });
-        };
+        series.begin_sample(now);
         for v in vms.iter_mut() {
-            push_io(series, v.series, &mut v.stats);
+            v.series.sample(series, &mut v.stats, secs);
         }
         for a in arrays.iter_mut() {
-            push_io(series, a.series, &mut a.stats);
+            a.series.sample(series, &mut a.stats, secs);
         }
         for d in devices.iter_mut() {
-            push_io(series, d.series, &mut d.stats);
+            d.series.sample(series, &mut d.stats, secs);
             for p in &mut d.paths {
-                push_io(series, p.series, &mut p.stats);
+                p.series.sample(series, &mut p.stats, secs);
             }
             let (actv, qued) = d.q.take_averages(now, window);
             d.actv_sum += actv;
             d.qued_sum += qued;
             d.windows += 1;
-            series.push(now, d.series, "actv", actv);
-            series.push(now, d.series, "qued", qued);
+            series.push(d.queue_series[0], actv);
+            series.push(d.queue_series[1], qued);
         }
         let next = now + self.sample_ns;
         if next <= self.end_ns {

@@ -3,7 +3,7 @@
 
 use crate::engine::World;
 use crate::io::Stage;
-use sanlab_metrics::{IoStats, LatencyMs, LatencyNs, TimeSeriesColumns};
+use sanlab_metrics::{IoStats, LatencyMs, LatencyNs, TimeSeries};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -115,10 +115,11 @@ pub struct RunReport {
     pub arrays: Vec<ArrayReport>,
     pub psp_events: Vec<PspEventReport>,
     pub conservation: Vec<Conservation>,
-    pub timeseries: TimeSeriesColumns,
+    pub timeseries: TimeSeries,
 }
 
 impl World {
+    /// The run's results. Moves the time series out of the world: call once, at the end.
     pub fn report(&mut self) -> RunReport {
         let now = self.q.now();
         let measured_s = (now - self.warmup_ns) as f64 / 1e9;
@@ -235,7 +236,7 @@ impl World {
             arrays,
             psp_events,
             conservation,
-            timeseries: self.series.columns(),
+            timeseries: std::mem::take(&mut self.series),
         }
     }
 

@@ -65,11 +65,8 @@ fn latency_psp_drops_slowest_paths_then_the_other_remote_ones() {
     assert_eq!(ev[1].paths.len(), 10);
     assert!(ev[1].paths.iter().all(|p| p.starts_with("remote")));
     // It ends within 5 % of the ALUA figure: IOPS over the last minute of the time series.
-    let ts = &v.report.timeseries;
-    let last: Vec<f64> = (0..ts.t_s.len())
-        .filter(|&i| ts.entity[i] == "vm/vm1" && ts.metric[i] == "iops" && ts.t_s[i] > 360.0)
-        .map(|i| ts.value[i])
-        .collect();
+    let iops = v.report.timeseries.get("vm/vm1", "iops").unwrap();
+    let last: Vec<f64> = iops.iter().filter(|(t, _)| *t > 360.0).map(|(_, x)| *x).collect();
     assert_eq!(last.len(), 60);
     let end_iops = last.iter().sum::<f64>() / last.len() as f64;
     assert!((end_iops - alua_iops).abs() / alua_iops < 0.05, "latency PSP ends at {end_iops} vs ALUA {alua_iops}");
