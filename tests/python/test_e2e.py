@@ -20,7 +20,7 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 METRO_STUDY = Path(__file__).resolve().parents[2] / "scenarios" / "studies" / "metro_cluster_psp.toml"
 METRO_VARIANTS = {"rr_iops1", "alua_rr", "latency", "fixed", "mru"}
-DOCUMENT_KEYS = {"scenario", "file", "scenario_sha256", "version", "variants"}
+DOCUMENT_KEYS = {"scenario", "file", "scenario_sha256", "version", "cancelled", "variants"}
 VARIANT_KEYS = {
     "name", "description", "seed", "sim_time_s", "measured_s", "wall_s", "events", "ios",
     "vms", "jobs", "paths", "devices", "arrays", "psp_events", "conservation",
