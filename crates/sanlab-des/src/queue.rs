@@ -1,11 +1,11 @@
 //! Pending-event set: a calendar queue (timing wheel) with a heap for the far future.
 //!
-//! Keys are `(time << 64) | seq`: events leave in time order and, at equal times, in the order
-//! they were scheduled, which makes runs deterministic. Storage events cluster a few microseconds
-//! to milliseconds ahead of now, so the wheel has 8192 buckets of 1.024 µs (8.4 ms ahead); a
-//! bitmap finds the next non-empty bucket, and events further out wait in a binary heap until the
-//! wheel reaches them. A 4-ary heap alone cost ~200 instructions per event on the metro study; see
-//! docs/performance.md.
+//! Events leave in time order and, at equal times, in the order they were scheduled (a sequence
+//! number breaks ties), which makes runs deterministic. Storage events cluster a few microseconds
+//! to milliseconds ahead of now, so the wheel has 8192 buckets of 1.024 µs (8.4 ms ahead). Each
+//! bucket is a sorted singly linked list of nodes in one arena (new events nearly always go at the
+//! tail), a bitmap finds the next non-empty bucket, and events further out wait in a binary heap
+//! until the wheel reaches them. Profiles behind this choice are in docs/performance.md.
 
 use crate::SimTime;
 use std::cmp::Reverse;
@@ -14,16 +14,28 @@ use std::collections::BinaryHeap;
 const BUCKET_SHIFT: u32 = 10;
 const WHEEL: u64 = 1 << 13;
 const WORDS: usize = (WHEEL / 64) as usize;
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Node {
+    time: SimTime,
+    seq: u64,
+    payload: u64,
+    next: u32,
+}
 
 /// The future-event set and the simulation clock.
 pub struct EventQueue {
-    /// Each bucket sorted ascending by key; holds events whose bucket number is in
-    /// `[cursor, cursor + WHEEL)`, at `bucket % WHEEL`.
-    buckets: Vec<Vec<(u128, u64)>>,
+    nodes: Vec<Node>,
+    free: u32,
+    /// First and last node of each bucket (NIL when empty). A bucket holds events whose bucket
+    /// number is in `[cursor, cursor + WHEEL)`, at `bucket % WHEEL`, sorted by (time, seq).
+    heads: Vec<u32>,
+    tails: Vec<u32>,
     occupied: [u64; WORDS],
     cursor: u64,
-    /// Events at bucket `cursor + WHEEL` or later.
-    far: BinaryHeap<Reverse<(u128, u64)>>,
+    /// Events at bucket `cursor + WHEEL` or later: (time, seq, payload).
+    far: BinaryHeap<Reverse<(SimTime, u64, u64)>>,
     /// Bucket of the earliest far event (u64::MAX when none), to skip the heap on most pops.
     far_bucket: u64,
     len: usize,
@@ -39,14 +51,17 @@ impl Default for EventQueue {
 }
 
 #[inline]
-fn bucket_of(key: u128) -> u64 {
-    ((key >> 64) as u64) >> BUCKET_SHIFT
+fn bucket_of(time: SimTime) -> u64 {
+    time >> BUCKET_SHIFT
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         Self {
-            buckets: (0..WHEEL).map(|_| Vec::with_capacity(4)).collect(),
+            nodes: Vec::with_capacity(1024),
+            free: NIL,
+            heads: vec![NIL; WHEEL as usize],
+            tails: vec![NIL; WHEEL as usize],
             occupied: [0; WORDS],
             cursor: 0,
             far: BinaryHeap::new(),
@@ -75,35 +90,70 @@ impl EventQueue {
     }
 
     #[inline]
-    fn insert_near(&mut self, key: u128, payload: u64) {
-        let slot = (bucket_of(key) % WHEEL) as usize;
-        let b = &mut self.buckets[slot];
-        // New keys are usually the largest in their bucket.
-        if b.last().is_none_or(|last| last.0 < key) {
-            b.push((key, payload));
+    fn alloc(&mut self, node: Node) -> u32 {
+        if self.free == NIL {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        } else {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        }
+    }
+
+    #[inline]
+    fn insert_near(&mut self, time: SimTime, seq: u64, payload: u64) {
+        let slot = (bucket_of(time) % WHEEL) as usize;
+        let n = self.alloc(Node { time, seq, payload, next: NIL });
+        let tail = self.tails[slot];
+        if tail == NIL {
+            self.heads[slot] = n;
+            self.tails[slot] = n;
             self.occupied[slot / 64] |= 1 << (slot % 64);
             return;
         }
-        let mut pos = b.len();
-        while pos > 0 && b[pos - 1].0 > key {
-            pos -= 1;
+        let t = self.nodes[tail as usize];
+        if (t.time, t.seq) < (time, seq) {
+            self.nodes[tail as usize].next = n;
+            self.tails[slot] = n;
+            return;
         }
-        b.insert(pos, (key, payload));
-        self.occupied[slot / 64] |= 1 << (slot % 64);
+        // Rare: an earlier event than the bucket's last one. Walk from the head.
+        let head = self.heads[slot];
+        let h = self.nodes[head as usize];
+        if (time, seq) < (h.time, h.seq) {
+            self.nodes[n as usize].next = head;
+            self.heads[slot] = n;
+            return;
+        }
+        let mut prev = head;
+        loop {
+            let next = self.nodes[prev as usize].next;
+            let nx = self.nodes[next as usize];
+            if (time, seq) < (nx.time, nx.seq) {
+                self.nodes[n as usize].next = next;
+                self.nodes[prev as usize].next = n;
+                return;
+            }
+            prev = next;
+        }
     }
 
     /// Schedules `payload` at absolute time `at` (never in the past).
     #[inline]
     pub fn schedule_at(&mut self, at: SimTime, payload: u64) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let key = (u128::from(at.max(self.now)) << 64) | u128::from(self.next_seq);
+        let time = at.max(self.now);
+        let seq = self.next_seq;
         self.next_seq += 1;
         self.len += 1;
-        if bucket_of(key) < self.cursor + WHEEL {
-            self.insert_near(key, payload);
+        let b = bucket_of(time);
+        if b < self.cursor + WHEEL {
+            self.insert_near(time, seq, payload);
         } else {
-            self.far.push(Reverse((key, payload)));
-            self.far_bucket = self.far_bucket.min(bucket_of(key));
+            self.far.push(Reverse((time, seq, payload)));
+            self.far_bucket = self.far_bucket.min(b);
         }
     }
 
@@ -142,14 +192,14 @@ impl EventQueue {
         if self.far_bucket >= self.cursor + WHEEL {
             return;
         }
-        while let Some(Reverse((key, _))) = self.far.peek() {
-            if bucket_of(*key) >= self.cursor + WHEEL {
+        while let Some(Reverse((time, _, _))) = self.far.peek() {
+            if bucket_of(*time) >= self.cursor + WHEEL {
                 break;
             }
-            let Reverse((key, payload)) = self.far.pop().expect("peeked");
-            self.insert_near(key, payload);
+            let Reverse((time, seq, payload)) = self.far.pop().expect("peeked");
+            self.insert_near(time, seq, payload);
         }
-        self.far_bucket = self.far.peek().map_or(u64::MAX, |Reverse((k, _))| bucket_of(*k));
+        self.far_bucket = self.far.peek().map_or(u64::MAX, |Reverse((t, _, _))| bucket_of(*t));
     }
 
     /// Removes the earliest event if it is due at or before `until`, advancing the clock to it.
@@ -159,32 +209,34 @@ impl EventQueue {
             Some(b) => b,
             None => {
                 // The wheel is empty: jump to the earliest far event.
-                let Reverse((key, _)) = *self.far.peek()?;
-                if ((key >> 64) as u64) > until {
+                let Reverse((time, _, _)) = *self.far.peek()?;
+                if time > until {
                     return None;
                 }
-                self.advance_cursor(bucket_of(key));
+                self.advance_cursor(bucket_of(time));
                 self.next_occupied().expect("far event moved into the wheel")
             }
         };
         let slot = (bucket % WHEEL) as usize;
-        let (key, payload) = self.buckets[slot][0];
-        let t = (key >> 64) as u64;
-        if t > until {
+        let head = self.heads[slot];
+        let node = self.nodes[head as usize];
+        if node.time > until {
             return None;
         }
-        let b = &mut self.buckets[slot];
-        b.remove(0);
-        if b.is_empty() {
+        self.heads[slot] = node.next;
+        if node.next == NIL {
+            self.tails[slot] = NIL;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
+        self.nodes[head as usize].next = self.free;
+        self.free = head;
         if bucket != self.cursor {
             self.advance_cursor(bucket);
         }
         self.len -= 1;
-        self.now = t;
+        self.now = node.time;
         self.popped += 1;
-        Some(payload)
+        Some(node.payload)
     }
 
     /// Moves the clock to `t` when no event is left before it (end of run).
