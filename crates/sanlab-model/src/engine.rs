@@ -66,6 +66,10 @@ pub(crate) struct Job {
     /// Open-loop arrivals that found the job at its depth and wait to be issued.
     pub backlog: u64,
     pub stop_ns: SimTime,
+    /// Completions from this time on count in the job's statistics (run warmup, fio ramp_time).
+    pub measured_from_ns: SimTime,
+    /// Closed loop: the pause the job takes once its outstanding requests complete (thinking).
+    pub pause_ns: Option<u64>,
     pub read: IoStats,
     pub write: IoStats,
 }
@@ -236,6 +240,7 @@ impl World {
                     Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } => depth,
                 };
                 let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
+                let measured_from_ns = j.workload.measured_from_ns().max(t.run.warmup_ns);
                 Job {
                     rng: RngStream::new(seed, &format!("job/{}", j.name)),
                     name: j.name,
@@ -247,6 +252,8 @@ impl World {
                     completed: 0,
                     backlog: 0,
                     stop_ns,
+                    measured_from_ns,
+                    pause_ns: None,
                     read: IoStats::new(),
                     write: IoStats::new(),
                 }
@@ -276,14 +283,11 @@ impl World {
     /// when stopped early.
     pub fn run(&mut self, control: Option<&RunControl>) -> bool {
         for j in 0..self.jobs.len() {
+            let start = self.jobs[j].workload.start_ns();
             match self.jobs[j].workload.pacing() {
-                Pacing::Closed { depth } => {
-                    for _ in 0..depth {
-                        self.issue(j);
-                    }
-                }
-                Pacing::Open { .. } => self.q.schedule_at(0, pack(Ev::JobArrival, j as u32)),
-                Pacing::Timed { .. } => self.schedule_timed_arrival(j),
+                Pacing::Closed { .. } if start == 0 => self.fill(j),
+                Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
+                Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
             }
         }
         if self.sample_ns > 0 {
@@ -326,11 +330,18 @@ impl World {
 
     // ---- workload ------------------------------------------------------------------------
 
-    fn schedule_timed_arrival(&mut self, j: usize) {
-        let now = self.q.now();
+    fn schedule_timed_arrival(&mut self, j: usize, from_ns: SimTime) {
         let job = &mut self.jobs[j];
-        if let Some(at) = job.workload.next_arrival_ns(now, &mut job.rng) {
-            self.q.schedule_at(at.max(now), pack(Ev::JobArrival, j as u32));
+        if let Some(at) = job.workload.next_arrival_ns(from_ns, &mut job.rng) {
+            self.q.schedule_at(at.max(from_ns), pack(Ev::JobArrival, j as u32));
+        }
+    }
+
+    /// A closed-loop job (re)starts: it issues up to its depth.
+    fn fill(&mut self, j: usize) {
+        self.jobs[j].pause_ns = None;
+        while self.jobs[j].outstanding < self.jobs[j].depth && self.q.now() < self.jobs[j].stop_ns {
+            self.issue(j);
         }
     }
 
@@ -345,8 +356,9 @@ impl World {
                 let gap = if poisson { self.jobs[j].rng.exponential(mean_ns) } else { mean_ns };
                 self.q.schedule_in((gap.round() as u64).max(1), pack(Ev::JobArrival, j as u32));
             }
-            Pacing::Timed { .. } => self.schedule_timed_arrival(j),
-            Pacing::Closed { .. } => unreachable!("closed-loop jobs have no arrivals"),
+            Pacing::Timed { .. } => self.schedule_timed_arrival(j, now),
+            // A closed-loop job's start, or the end of its pause.
+            Pacing::Closed { .. } => return self.fill(j),
         }
         if self.jobs[j].outstanding < self.jobs[j].depth {
             self.issue(j);
@@ -358,7 +370,11 @@ impl World {
     fn issue(&mut self, j: usize) {
         let now = self.q.now();
         let job = &mut self.jobs[j];
-        let r = job.workload.next(&mut job.rng);
+        let Some(r) = job.workload.next(&mut job.rng) else {
+            // The workload is done (end of a trace, fio size without time_based): no more issues.
+            job.stop_ns = now;
+            return;
+        };
         job.outstanding += 1;
         job.issued += 1;
         let vm = job.vm;
@@ -619,15 +635,16 @@ impl World {
         let job = &mut self.jobs[j];
         job.outstanding -= 1;
         job.completed += 1;
+        let job_measured = now >= job.measured_from_ns;
         match r.op {
             Op::Read => {
-                job.read.record(latency, bytes, measured);
+                job.read.record(latency, bytes, job_measured);
                 if measured {
                     v.reads += 1;
                 }
             }
             Op::Write => {
-                job.write.record(latency, bytes, measured);
+                job.write.record(latency, bytes, job_measured);
                 if measured {
                     v.writes += 1;
                 }
@@ -635,7 +652,16 @@ impl World {
         }
         if now < job.stop_ns {
             match job.workload.pacing() {
-                Pacing::Closed { .. } => self.issue(j),
+                Pacing::Closed { .. } => {
+                    if job.pause_ns.is_none() {
+                        job.pause_ns = job.workload.think_ns(r.t_issue, now);
+                    }
+                    match job.pause_ns {
+                        None => self.issue(j),
+                        Some(pause) if job.outstanding == 0 => self.q.schedule_in(pause, pack(Ev::JobArrival, j as u32)),
+                        Some(_) => {}
+                    }
+                }
                 Pacing::Open { .. } | Pacing::Timed { .. } if job.backlog > 0 => {
                     job.backlog -= 1;
                     self.issue(j);

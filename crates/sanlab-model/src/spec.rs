@@ -210,6 +210,20 @@ impl<'a> Spec<'a> {
         }
     }
 
+    /// A string or a number, as text: for kinds whose own format parses the value (fio options,
+    /// vdbench keywords), so `iodepth = 32` and `bs = "4k"` read alike. Booleans read as 1 / 0.
+    pub fn scalar_text(&self, key: &str, ty: &'static str, default: &str, doc: &'static str) -> SpecResult<Option<String>> {
+        self.note(key, ty, default.to_string(), doc);
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Integer(i)) => Ok(Some(i.to_string())),
+            Some(Value::Float(f)) => Ok(Some(f.to_string())),
+            Some(Value::Boolean(b)) => Ok(Some(if *b { "1" } else { "0" }.to_string())),
+            Some(v) => Err(self.mistyped(key, &format!("{ty} as a string or a number"), v)),
+        }
+    }
+
     pub fn string(&self, key: &str, default: Option<&str>, doc: &'static str) -> SpecResult<String> {
         Ok(self.text(key, "string", default, doc)?.or(default).unwrap_or("").to_string())
     }

@@ -1,134 +1,727 @@
-//! fio job options (axboe/fio HOWTO): rw, rwmixread, bs, bssplit, iodepth, numjobs, rate_iops,
-//! rate_process, runtime, size, offset. Offsets are block-aligned; random offsets are uniform over
-//! `[offset, offset + size)` (fio's `random_distribution=random`).
+//! fio job options (axboe/fio HOWTO.rst at f5344384, and the code named beside each quirk). One
+//! option reader serves the `fio` kind (options in the scenario) and `fio_file` (job files read as
+//! they are): both collect option texts, then [`FioJob::from_options`] turns them into a job.
+//!
+//! What the two differ in is [`Dialect`]: sizes in a scenario follow sanlab's units (KiB = 1024,
+//! KB = 1000) and a scenario job runs for the whole run by default; a job file follows fio, whose
+//! `kb_base=1024` makes k and KB 1024 but KiB 1000, whose jobs stop after `size` bytes unless
+//! `time_based`, and whose default engine (psync) keeps one request outstanding whatever `iodepth`.
 
+use super::distribution::{Distribution, DistributionSpec};
 use super::{Instance, Pacing, Request, Workload};
 use crate::io::Op;
-use crate::spec::{parse_size_bytes, Kind, Spec, SpecResult};
+use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
-pub const KIND: Kind<dyn Workload> = Kind { name: "fio", summary: "fio job options (rw, bs, bssplit, iodepth, rate_iops, ...)", build };
+pub const KIND: Kind<dyn Workload> = Kind {
+    name: "fio",
+    summary: "fio job options in the scenario (rw, bs, bssplit, iodepth, rate_iops, random_distribution, thinktime, ...)",
+    build,
+};
 
-const RW: [&str; 6] = ["read", "write", "randread", "randwrite", "rw", "randrw"];
+/// How an option reaches the model.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Effect {
+    /// Shapes the requests or their pacing.
+    Model,
+    /// Accepted; fio uses it only for its own reports.
+    Report,
+    /// Accepted in job files; nothing it controls is modelled (engine internals, file names,
+    /// buffer contents, logs). sanlab models the disk as seen with `direct=1`.
+    Ignored,
+}
 
-#[derive(Clone)]
-struct FioJob {
-    rw: &'static str,
-    read_pct: u32,
-    /// (size, cumulative weight out of 100) for bssplit; one entry for a plain bs.
-    sizes: Vec<(u32, u32)>,
-    iodepth: u32,
+pub(super) struct FioOption {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub effect: Effect,
+    /// Also a parameter of the `fio` kind (the others only make sense in job files).
+    pub scenario: bool,
+    pub ty: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+const fn opt(name: &'static str, aliases: &'static [&'static str], ty: &'static str, default: &'static str, doc: &'static str) -> FioOption {
+    FioOption { name, aliases, effect: Effect::Model, scenario: true, ty, default, doc }
+}
+
+const fn ignored(name: &'static str) -> FioOption {
+    FioOption { name, aliases: &[], effect: Effect::Ignored, scenario: false, ty: "", default: "", doc: "" }
+}
+
+/// Every option sanlab accepts, with its documentation (which `sanlab kinds` prints for `fio`).
+static OPTIONS: &[FioOption] = &[
+    opt("rw", &["readwrite"], "choice", "read", "read, write, randread, randwrite, rw, randrw; `randread:8` takes a new random offset every 8 requests, `write:4k` leaves a 4k hole after each"),
+    opt("rwmixread", &[], "integer", "50", "percent reads of rw/randrw"),
+    opt("rwmixwrite", &[], "integer", "50", "percent writes of rw/randrw (the later of rwmixread/rwmixwrite wins)"),
+    opt("bs", &["blocksize"], "size", "4k", "block size; \"8k,32k\" gives reads 8k and writes 32k"),
+    opt("bsrange", &["blocksize_range"], "size range", "none", "random block sizes in multiples of the smallest, e.g. \"4k-64k\" (per direction with a comma)"),
+    opt("bssplit", &[], "string", "none", "block size mix, e.g. \"4k/60:64k/40\"; a blank share takes what is left; per direction with a comma"),
+    opt("iodepth", &[], "integer", "1", "requests kept outstanding (one with a sync ioengine)"),
+    opt("ioengine", &[], "choice", "libaio", "async engines (libaio, io_uring, posixaio, ...) keep iodepth outstanding; sync ones (psync, sync, pvsync, ...) one. Job files default to psync, fio's Linux default"),
+    opt("numjobs", &[], "integer", "1", "identical clones of this job"),
+    opt("offset_increment", &[], "size", "0", "clone k starts at offset + k x offset_increment"),
+    opt("rate_iops", &[], "IOPS", "0", "open-loop arrival rate; \"500,100\" paces reads and writes each on its own, as fio does (a mixed job then mixes at those rates); 0 = closed loop"),
+    opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
+    opt("runtime", &[], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
+    opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
+    opt("ramp_time", &[], "duration", "0", "lead-in left out of this job's statistics; it adds to runtime as in fio (seconds without a unit)"),
+    opt("startdelay", &[], "duration", "0", "idle time before the job starts (seconds without a unit)"),
+    opt("size", &[], "size", "1GiB", "region the job addresses, from offset (job files: a percent of device_size)"),
+    opt("io_size", &["io_limit"], "size", "size", "bytes to transfer before the job stops, unless time_based"),
+    opt("number_ios", &[], "integer", "0", "stop after this many requests; 0 = no limit"),
+    opt("loops", &[], "integer", "1", "passes over io_size, unless time_based"),
+    opt("offset", &[], "size", "0", "start of the region"),
+    opt("random_distribution", &[], "string", "random", "random, zipf:theta[:centre], pareto:h[:centre], normal:dev[:centre], zoned:access/range%:..., zoned_abs:access/size:... (zoned per direction with a comma)"),
+    opt("thinktime", &[], "duration", "0", "pause after every thinktime_blocks requests, once they completed (microseconds without a unit)"),
+    opt("thinktime_blocks", &[], "integer", "1", "requests between pauses; it caps the queue depth as in fio"),
+    FioOption { name: "group_reporting", aliases: &[], effect: Effect::Report, scenario: true, ty: "boolean", default: "0", doc: "accepted; fio uses it only to sum clones in its report" },
+    FioOption { name: "kb_base", aliases: &[], effect: Effect::Model, scenario: false, ty: "choice", default: "1024", doc: "" },
+    FioOption { name: "name", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
+    FioOption { name: "description", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
+    FioOption { name: "new_group", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
+    FioOption { name: "unit_base", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
+    ignored("filename"),
+    ignored("directory"),
+    ignored("direct"),
+    ignored("buffered"),
+    ignored("norandommap"),
+    ignored("randrepeat"),
+    ignored("randseed"),
+    ignored("random_generator"),
+    ignored("thread"),
+    ignored("invalidate"),
+    ignored("iodepth_batch"),
+    ignored("iodepth_batch_submit"),
+    ignored("iodepth_batch_complete"),
+    ignored("iodepth_batch_complete_min"),
+    ignored("iodepth_batch_complete_max"),
+    ignored("iodepth_low"),
+    ignored("refill_buffers"),
+    ignored("zero_buffers"),
+    ignored("scramble_buffers"),
+    ignored("buffer_compress_percentage"),
+    ignored("buffer_compress_chunk"),
+    ignored("buffer_pattern"),
+    ignored("dedupe_percentage"),
+    ignored("end_fsync"),
+    ignored("fadvise_hint"),
+    ignored("fallocate"),
+    ignored("create_on_open"),
+    ignored("allow_mounted_write"),
+    ignored("overwrite"),
+    ignored("lockmem"),
+    ignored("cpus_allowed"),
+    ignored("cpus_allowed_policy"),
+    ignored("cpumask"),
+    ignored("nice"),
+    ignored("prio"),
+    ignored("prioclass"),
+    ignored("gtod_reduce"),
+    ignored("clocksource"),
+    ignored("clat_percentiles"),
+    ignored("lat_percentiles"),
+    ignored("slat_percentiles"),
+    ignored("percentile_list"),
+    ignored("disable_lat"),
+    ignored("disable_clat"),
+    ignored("disable_slat"),
+    ignored("disable_bw_measurement"),
+    ignored("write_lat_log"),
+    ignored("write_bw_log"),
+    ignored("write_iops_log"),
+    ignored("write_hist_log"),
+    ignored("write_iolog"),
+    ignored("log_avg_msec"),
+    ignored("log_hist_msec"),
+    ignored("log_max_value"),
+    ignored("log_offset"),
+    ignored("per_job_logs"),
+    ignored("unified_rw_reporting"),
+    ignored("exitall"),
+    ignored("exitall_on_error"),
+    ignored("continue_on_error"),
+    ignored("thinktime_spin"),
+    ignored("thinktime_blocks_type"),
+    ignored("stats"),
+];
+
+/// Options fio has and sanlab cannot model, with the reason and what to do instead.
+static UNMODELLED: &[(&str, &str)] = &[
+    ("stonewall", "jobs that wait for the previous ones are not modelled: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`"),
+    ("wait_for_previous", "jobs that wait for the previous ones are not modelled: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`"),
+    ("rate", "bandwidth caps are not modelled: use rate_iops"),
+    ("rate_min", "minimum rates are not modelled"),
+    ("rate_iops_min", "minimum rates are not modelled"),
+    ("percentage_random", "mixes of random and sequential offsets are not modelled"),
+    ("verify", "verification reads are not modelled"),
+    ("do_verify", "verification reads are not modelled"),
+    ("fsync", "flushes are not modelled"),
+    ("fdatasync", "flushes are not modelled"),
+    ("nrfiles", "several files per job are not modelled: the job addresses the VM's virtual disk"),
+    ("filesize", "several files per job are not modelled: use size"),
+    ("read_iolog", "replay a log with kind = \"trace\", format = \"fio_iolog\""),
+    ("zonemode", "zoned block devices are not modelled"),
+    ("flow", "flow control between jobs is not modelled"),
+    ("thinktime_iotime", "time-based think cycles are not modelled: use thinktime_blocks"),
+    ("blockalign", "offsets align to the smallest block size"),
+    ("ba", "offsets align to the smallest block size"),
+];
+
+/// An option by its name or one of its aliases.
+pub(super) fn lookup(name: &str) -> Option<&'static FioOption> {
+    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+}
+
+/// The message for an option sanlab does not accept.
+pub(super) fn unknown_option(name: &str) -> String {
+    if let Some((_, why)) = UNMODELLED.iter().find(|(n, _)| *n == name) {
+        return format!("fio option `{name}` cannot be modelled: {why}");
+    }
+    let names = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
+    format!("unknown fio option `{name}`{}", did_you_mean(name, names))
+}
+
+/// Option texts by canonical name; the last one given wins, as in fio.
+#[derive(Default, Clone, Debug)]
+pub(super) struct OptionValues(Vec<(&'static str, String)>);
+
+impl OptionValues {
+    pub fn set(&mut self, name: &'static str, value: String) {
+        self.0.retain(|(n, _)| *n != name);
+        self.0.push((name, value));
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The position at which `name` was last given (its order among the options).
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|(n, _)| *n == name)
+    }
+}
+
+/// An option whose value cannot be used, and why.
+#[derive(Debug)]
+pub(super) struct OptionError {
+    pub option: &'static str,
+    pub message: String,
+}
+
+fn err(option: &'static str, message: impl Into<String>) -> OptionError {
+    OptionError { option, message: message.into() }
+}
+
+/// Where the options were written, which decides units and defaults (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Dialect {
+    Scenario,
+    JobFile { device_size_bytes: u64 },
+}
+
+/// Reads sizes and durations in a dialect.
+struct Units {
+    dialect: Dialect,
+    /// fio `kb_base`: 1024 (fio's default compatibility mode) or 1000.
+    kb_base: u64,
+}
+
+impl Units {
+    fn size(&self, s: &str) -> Result<u64, String> {
+        match self.dialect {
+            Dialect::Scenario => parse_size_bytes(s),
+            Dialect::JobFile { device_size_bytes } => match parse_fio_size(s, self.kb_base)? {
+                FioSize::Bytes(b) => Ok(b),
+                FioSize::Percent(p) => Ok((device_size_bytes as f64 * p / 100.0) as u64),
+            },
+        }
+    }
+
+    fn block_size(&self, s: &str) -> Result<u32, String> {
+        let b = self.size(s)?;
+        u32::try_from(b).ok().filter(|b| *b > 0).ok_or_else(|| format!("block size `{s}` must be between 1 byte and 4 GiB"))
+    }
+}
+
+enum FioSize {
+    Bytes(u64),
+    Percent(f64),
+}
+
+/// fio's integer with a unit (parse.c `__get_mult_bytes`, case-insensitive): with kb_base=1024,
+/// k/kb mean 1024 and kib means 1000 — the opposite of the standards, kept by fio "to provide
+/// compatibility with old scripts"; with kb_base=1000 it is the other way round.
+fn parse_fio_size(s: &str, kb_base: u64) -> Result<FioSize, String> {
+    let t = s.trim();
+    let (digits, radix) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None => (t, 10),
+    };
+    let end = digits.find(|c: char| !(c.is_ascii_hexdigit() && radix == 16 || c.is_ascii_digit() || c == '.')).unwrap_or(digits.len());
+    let (num, unit) = digits.split_at(end);
+    if num.is_empty() {
+        return Err(format!("`{s}` does not start with a number"));
+    }
+    let n: f64 = if radix == 16 { u64::from_str_radix(num, 16).map(|v| v as f64).map_err(|_| format!("`{s}` is not a number"))? } else { num.parse().map_err(|_| format!("`{s}` is not a number"))? };
+    let unit = unit.trim().to_ascii_lowercase();
+    if unit == "%" {
+        if !(0.0..=100.0).contains(&n) {
+            return Err(format!("`{s}`: a percentage must be 0..=100"));
+        }
+        return Ok(FioSize::Percent(n));
+    }
+    let (iec, other) = if kb_base == 1000 { (1024u64, 1000u64) } else { (1000, 1024) };
+    let (power, base) = match unit.as_str() {
+        "" | "b" => (0, 1),
+        "k" | "kb" => (1, other),
+        "m" | "mb" => (2, other),
+        "g" | "gb" => (3, other),
+        "t" | "tb" => (4, other),
+        "p" | "pb" => (5, other),
+        "kib" | "ki" => (1, iec),
+        "mib" | "mi" => (2, iec),
+        "gib" | "gi" => (3, iec),
+        "tib" | "ti" => (4, iec),
+        "pib" | "pi" => (5, iec),
+        _ => {
+            const UNITS: [&str; 13] = ["b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb", "%"];
+            return Err(format!("`{s}` has an unknown size suffix `{unit}`: expected one of {} (e.g. \"4k\"){}", UNITS.join(", "), did_you_mean(&unit, UNITS)));
+        }
+    };
+    Ok(FioSize::Bytes((n * (base as f64).powi(power)).round() as u64))
+}
+
+/// A duration; a bare number is in `bare_unit_ns` (fio: seconds, microseconds for thinktime).
+/// Accepts fio's suffixes (us/usec, ms/msec, s, m = minutes, h, d) and sanlab's (ns, µs, min).
+fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
+    let t = s.trim();
+    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(end);
+    let n: f64 = num.parse().map_err(|_| format!("`{s}` does not start with a number"))?;
+    const UNITS: [(&str, f64); 13] = [
+        ("ns", 1.0), ("us", 1e3), ("usec", 1e3), ("µs", 1e3), ("ms", 1e6), ("msec", 1e6), ("s", 1e9), ("sec", 1e9),
+        ("m", 60e9), ("min", 60e9), ("h", 3600e9), ("d", 86_400e9), ("", 0.0),
+    ];
+    let unit = unit.trim().to_lowercase();
+    let scale = match UNITS.iter().find(|(u, _)| *u == unit) {
+        Some(("", _)) => bare_unit_ns as f64,
+        Some((_, scale)) => *scale,
+        None => {
+            let names: Vec<&str> = UNITS[..12].iter().map(|u| u.0).collect();
+            return Err(format!("`{s}` has an unknown time unit `{unit}`: expected one of {}{}", names.join(", "), did_you_mean(&unit, names.iter().copied())));
+        }
+    };
+    Ok((n * scale).round() as u64)
+}
+
+fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
+    let n: i64 = s.trim().parse().map_err(|_| err(option, format!("`{s}` is not a whole number")))?;
+    if n < min || n > max {
+        let nearest = if n < min { min } else { max };
+        return Err(err(option, format!("{n} is out of range: expected {min}..={max} (nearest valid: {nearest})")));
+    }
+    Ok(n)
+}
+
+fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionError> {
+    match s.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => Err(err(option, format!("`{other}` is not a boolean: expected 1 or 0"))),
+    }
+}
+
+/// A per-direction option ("read,write[,trim]"): a value without a trailing comma also applies
+/// to the directions after it (HOWTO `blocksize`). Blank means the default.
+fn per_direction(s: &str) -> [Option<&str>; 2] {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let pick = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
+    let read = pick(0);
+    let write = if parts.len() == 1 { read } else { pick(1) };
+    [read, write]
+}
+
+/// Block sizes of one direction.
+#[derive(Clone, Debug, PartialEq)]
+enum BlockSizes {
+    Fixed(u32),
+    /// fio `bsrange`: min + U x max, rounded down to a multiple of min, at most max (io_u.c
+    /// `get_next_buflen`): uniform over the multiples of min when max is one.
+    Range { min: u32, max: u32 },
+    /// (size, cumulative percent) for bssplit.
+    Split(Vec<(u32, u32)>),
+}
+
+impl BlockSizes {
+    fn min(&self) -> u32 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { min, .. } => *min,
+            Self::Split(s) => s.iter().map(|e| e.0).min().unwrap_or(4096),
+        }
+    }
+
+    fn max(&self) -> u32 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { max, .. } => *max,
+            Self::Split(s) => s.iter().map(|e| e.0).max().unwrap_or(4096),
+        }
+    }
+
+    fn draw(&self, rng: &mut RngStream) -> u32 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { min, max } => {
+                let raw = u64::from(*min) + (f64::from(*max) * rng.uniform()) as u64;
+                (raw - raw % u64::from(*min)).min(u64::from(*max)) as u32
+            }
+            Self::Split(s) => {
+                let r = rng.below(100) as u32;
+                s.iter().find(|(_, cum)| r < *cum).map_or(s[s.len() - 1].0, |e| e.0)
+            }
+        }
+    }
+}
+
+/// fio `bssplit` for one direction: "4k/10:64k/50:32k/40"; blank shares split what is left.
+fn parse_bssplit(s: &str, units: &Units) -> Result<BlockSizes, String> {
+    let mut entries = vec![];
+    for part in s.split(':') {
+        let (size, pct) = part.split_once('/').unwrap_or((part, ""));
+        let size = units.block_size(size).map_err(|e| format!("bssplit entry `{part}`: {e}"))?;
+        let pct: Option<u32> = match pct.trim() {
+            "" => None,
+            p => Some(p.parse().map_err(|_| format!("bssplit entry `{part}`: percent `{p}` is not a whole number"))?),
+        };
+        entries.push((size, pct));
+    }
+    let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+    let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
+    if given > 100 || (blanks == 0 && given != 100) {
+        return Err(format!("bssplit percentages add up to {given}, expected 100"));
+    }
+    let mut cum = 0;
+    let mut out = vec![];
+    for (i, (size, pct)) in entries.iter().enumerate() {
+        // Blanks share the remainder; the last blank takes the rounding.
+        let share = pct.unwrap_or_else(|| {
+            let blank_index = entries[..=i].iter().filter(|e| e.1.is_none()).count() as u32;
+            let each = (100 - given) / blanks;
+            if blank_index == blanks { 100 - given - each * (blanks - 1) } else { each }
+        });
+        cum += share;
+        out.push((*size, cum));
+    }
+    Ok(BlockSizes::Split(out))
+}
+
+/// fio `bsrange` for one direction: "1k-4k" or "1k:4k"; a larger first value is swapped.
+fn parse_bsrange(s: &str, units: &Units) -> Result<BlockSizes, String> {
+    let (a, b) = s.split_once(['-', ':']).ok_or_else(|| format!("bsrange `{s}`: expected min-max, e.g. \"4k-64k\""))?;
+    let (a, b) = (units.block_size(a)?, units.block_size(b)?);
+    Ok(BlockSizes::Range { min: a.min(b), max: a.max(b) })
+}
+
+/// fio engines that complete each request before issuing the next (`FIO_SYNCIO`), and those
+/// that keep `iodepth` in flight.
+const SYNC_ENGINES: [&str; 7] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice"];
+const ASYNC_ENGINES: [&str; 8] = ["libaio", "io_uring", "io_uring_cmd", "posixaio", "windowsaio", "solarisaio", "null", "rdma"];
+
+/// One direction's block sizes, offsets and sequential position.
+#[derive(Clone, Debug)]
+struct Direction {
+    sizes: BlockSizes,
+    /// Offsets align to this: the direction's smallest block size (fio's default `blockalign`).
+    align_bytes: u64,
+    offsets: Distribution,
+    next_seq_bytes: u64,
+    /// rw=randread:N — requests left before the next random offset.
+    seq_left: u32,
+}
+
+/// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
+#[derive(Clone, Debug)]
+pub(super) struct FioJob {
+    dirs: [Direction; 2],
+    read_pct: f64,
+    random: bool,
+    /// rw suffix: requests per random offset, or bytes of hole between sequential requests.
+    rw_nr: u64,
+    depth: u32,
     numjobs: u32,
+    offset_increment_bytes: u64,
     rate_iops: Option<f64>,
     poisson: bool,
+    start_ns: u64,
+    ramp_ns: u64,
     runtime_ns: Option<u64>,
+    /// Without time_based: stop after this many bytes.
+    limit_bytes: Option<u64>,
+    limit_ios: Option<u64>,
+    think_ns: u64,
+    think_blocks: u64,
     size_bytes: u64,
     offset_bytes: u64,
-    next_seq_offset: u64,
+    issued_bytes: u64,
+    issued_ios: u64,
+    issued_since_think: u64,
     options: Vec<(String, String)>,
 }
 
-fn parse_bssplit(s: &str) -> Result<Vec<(u32, u32)>, String> {
-    let mut out = vec![];
-    let mut total = 0;
-    for part in s.split(':') {
-        let (size, pct) = part.split_once('/').ok_or_else(|| format!("bssplit entry `{part}`: expected size/percent, e.g. \"4k/60:64k/40\""))?;
-        let size = parse_size_bytes(size)?;
-        let pct: u32 = pct.trim().parse().map_err(|_| format!("bssplit entry `{part}`: percent `{pct}` is not a whole number"))?;
-        total += pct;
-        out.push((size as u32, total));
+impl FioJob {
+    /// Builds a job from option texts (see [`OptionValues`]).
+    pub(super) fn from_options(v: &OptionValues, dialect: Dialect) -> Result<FioJob, OptionError> {
+        let scenario = matches!(dialect, Dialect::Scenario);
+        let kb_base = match v.get("kb_base").map(str::trim) {
+            None | Some("1024") => 1024,
+            Some("1000") => 1000,
+            Some(other) => return Err(err("kb_base", format!("`{other}`: expected 1024 or 1000"))),
+        };
+        let units = Units { dialect, kb_base };
+        let size_of = |o: &'static str, default: u64| -> Result<u64, OptionError> { v.get(o).map_or(Ok(default), |s| units.size(s).map_err(|e| err(o, e))) };
+        let time_of = |o: &'static str, bare_ns: u64| -> Result<u64, OptionError> { v.get(o).map_or(Ok(0), |s| parse_duration(s, bare_ns).map_err(|e| err(o, e))) };
+        let int_of = |o: &'static str, default: i64, min: i64, max: i64| v.get(o).map_or(Ok(default), |s| parse_int(o, s, min, max));
+        let bool_of = |o: &'static str, default: bool| v.get(o).map_or(Ok(default), |s| parse_bool(o, s));
+
+        // rw and its `:N` suffix.
+        let rw_text = v.get("rw").unwrap_or("read").trim();
+        let (mode, nr) = rw_text.split_once(':').map_or((rw_text, None), |(m, n)| (m.trim(), Some(n.trim())));
+        const MODES: [&str; 7] = ["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"];
+        if !MODES.contains(&mode) {
+            let hint = if mode.contains("trim") { "; trims are not modelled".to_string() } else { did_you_mean(mode, MODES) };
+            return Err(err("rw", format!("unknown rw mode `{mode}`: expected one of read, write, randread, randwrite, rw (readwrite), randrw{hint}")));
+        }
+        let random = mode.starts_with("rand");
+        let rw_nr = match nr {
+            None => 0,
+            Some(n) if random => parse_int("rw", n, 1, i64::from(u32::MAX))? as u64,
+            Some(n) => units.size(n).map_err(|e| err("rw", e))?,
+        };
+        // The later of rwmixread / rwmixwrite wins (HOWTO `rwmixwrite`).
+        let mix_read = match (v.position("rwmixread"), v.position("rwmixwrite")) {
+            (_, Some(w)) if v.position("rwmixread").is_none_or(|r| w > r) => 100 - int_of("rwmixwrite", 50, 0, 100)?,
+            _ => int_of("rwmixread", 50, 0, 100)?,
+        };
+        let mut read_pct = match mode {
+            "read" | "randread" => 100.0,
+            "write" | "randwrite" => 0.0,
+            _ => mix_read as f64,
+        };
+
+        // Block sizes, per direction: bssplit over bsrange over bs.
+        let default_bs = BlockSizes::Fixed(4096);
+        let mut sizes = [default_bs.clone(), default_bs];
+        if let Some(bs) = v.get("bs") {
+            for (d, s) in per_direction(bs).iter().enumerate() {
+                if let Some(s) = s {
+                    sizes[d] = BlockSizes::Fixed(units.block_size(s).map_err(|e| err("bs", e))?);
+                }
+            }
+        }
+        if let Some(r) = v.get("bsrange") {
+            for (d, s) in per_direction(r).iter().enumerate() {
+                if let Some(s) = s {
+                    sizes[d] = parse_bsrange(s, &units).map_err(|e| err("bsrange", e))?;
+                }
+            }
+        }
+        if let Some(split) = v.get("bssplit") {
+            for (d, s) in per_direction(split).iter().enumerate() {
+                if let Some(s) = s {
+                    sizes[d] = parse_bssplit(s, &units).map_err(|e| err("bssplit", e))?;
+                }
+            }
+        }
+
+        // Region and stop conditions.
+        let offset_bytes = size_of("offset", 0)?;
+        // Without size, a scenario job addresses 1 GiB; fio addresses the device from offset on.
+        let default_size = match dialect {
+            Dialect::JobFile { device_size_bytes } => device_size_bytes.saturating_sub(offset_bytes),
+            Dialect::Scenario => 1 << 30,
+        };
+        let size_bytes = size_of("size", default_size)?;
+        let largest = u64::from(sizes[0].max().max(sizes[1].max()));
+        if size_bytes < largest {
+            return Err(err("size", format!("{size_bytes} bytes is smaller than the block size {largest}")));
+        }
+        let time_based = bool_of("time_based", scenario)?;
+        let loops = int_of("loops", 1, 1, i64::from(u32::MAX))? as u64;
+        let io_bytes = size_of("io_size", size_bytes)?;
+        let number_ios = int_of("number_ios", 0, 0, i64::MAX)? as u64;
+
+        // Offsets.
+        let dist_text = v.get("random_distribution").unwrap_or("random");
+        let size_bytes_fn = |s: &str| units.size(s);
+        let mut specs = [DistributionSpec::Uniform, DistributionSpec::Uniform];
+        if dist_text.trim_start().starts_with("zoned") {
+            let (name, lists) = dist_text.trim().split_once(':').ok_or_else(|| err("random_distribution", format!("`{dist_text}`: expected zones after a colon, e.g. \"zoned:60/10:40/90\"")))?;
+            for (d, list) in per_direction(lists).iter().enumerate() {
+                if let Some(list) = list {
+                    specs[d] = DistributionSpec::parse(&format!("{name}:{list}"), &size_bytes_fn).map_err(|e| err("random_distribution", e))?;
+                }
+            }
+        } else {
+            let one = DistributionSpec::parse(dist_text, &size_bytes_fn).map_err(|e| err("random_distribution", e))?;
+            specs = [one.clone(), one];
+        }
+        let mut dirs: Vec<Direction> = vec![];
+        for (d, sizes) in sizes.into_iter().enumerate() {
+            let align_bytes = u64::from(sizes.min());
+            // Reads and writes alike share one build: a zipf table over millions of blocks costs.
+            let offsets = match dirs.first() {
+                Some(r) if specs[0] == specs[1] && r.align_bytes == align_bytes => r.offsets.clone(),
+                _ => specs[d].build(size_bytes / align_bytes, align_bytes).map_err(|e| err("random_distribution", e))?,
+            };
+            dirs.push(Direction { sizes, align_bytes, offsets, next_seq_bytes: 0, seq_left: 0 });
+        }
+        let dirs: [Direction; 2] = dirs.try_into().expect("two directions");
+
+        // Pacing.
+        let engine = v.get("ioengine").map(str::trim).unwrap_or(if scenario { "libaio" } else { "psync" });
+        let sync = if SYNC_ENGINES.contains(&engine) {
+            true
+        } else if ASYNC_ENGINES.contains(&engine) {
+            false
+        } else {
+            let all: Vec<&str> = SYNC_ENGINES.iter().chain(ASYNC_ENGINES.iter()).copied().collect();
+            return Err(err("ioengine", format!("engine `{engine}` is not modelled: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all))));
+        };
+        let iodepth = int_of("iodepth", 1, 1, 65_536)? as u32;
+        let mut depth = if sync { 1 } else { iodepth };
+        let think_ns = time_of("thinktime", 1_000)?;
+        let think_blocks = int_of("thinktime_blocks", 1, 1, i64::from(u32::MAX))? as u64;
+        if think_ns > 0 {
+            depth = depth.min(think_blocks as u32);
+        }
+        let mut rate_iops = None;
+        if let Some(text) = v.get("rate_iops") {
+            let mut rates = [0.0; 2];
+            for (d, s) in per_direction(text).iter().enumerate() {
+                if let Some(s) = s {
+                    rates[d] = s.parse::<f64>().ok().filter(|r| (0.0..=1e9).contains(r)).ok_or_else(|| err("rate_iops", format!("`{s}` is not a rate: expected 0..=1e9 IOPS")))?;
+                }
+            }
+            let [r, w] = rates;
+            rate_iops = if read_pct >= 100.0 {
+                Some(r)
+            } else if read_pct <= 0.0 {
+                Some(w)
+            } else if r > 0.0 && w > 0.0 {
+                // Each direction is paced on its own (io_u.c `rate_ddir`): together they arrive
+                // at r + w, each a read with probability r / (r + w).
+                read_pct = 100.0 * r / (r + w);
+                Some(r + w)
+            } else if r == 0.0 && w == 0.0 {
+                None
+            } else {
+                return Err(err("rate_iops", format!("`{text}` paces only one direction of a mixed job; sanlab cannot mix a paced and an unpaced direction: give both rates, e.g. \"500,100\"")));
+            }
+            .filter(|r| *r > 0.0);
+        }
+        if rate_iops.is_some() && think_ns > 0 {
+            return Err(err("thinktime", "thinktime with rate_iops is not modelled: use one or the other"));
+        }
+        let poisson = match v.get("rate_process").map(str::trim) {
+            None | Some("linear") => false,
+            Some("poisson") => true,
+            Some(other) => return Err(err("rate_process", format!("unknown value `{other}`: expected linear or poisson{}", did_you_mean(other, ["linear", "poisson"])))),
+        };
+
+        let start_ns = time_of("startdelay", 1_000_000_000)?;
+        let ramp_ns = time_of("ramp_time", 1_000_000_000)?;
+        let runtime = time_of("runtime", 1_000_000_000)?;
+        let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| o.effect != Effect::Ignored)).map(|(n, s)| (n.to_string(), s.clone())).collect();
+        Ok(FioJob {
+            dirs,
+            read_pct,
+            random,
+            rw_nr,
+            depth,
+            numjobs: int_of("numjobs", 1, 1, 4_096)? as u32,
+            offset_increment_bytes: size_of("offset_increment", 0)?,
+            rate_iops,
+            poisson,
+            start_ns,
+            ramp_ns,
+            // fio: ramp_time is lead-in, so it lengthens a given runtime.
+            runtime_ns: (runtime > 0).then_some(start_ns + ramp_ns + runtime),
+            limit_bytes: (!time_based).then_some(io_bytes.saturating_mul(loops)),
+            limit_ios: (number_ios > 0).then_some(number_ios),
+            think_ns,
+            think_blocks,
+            size_bytes,
+            offset_bytes,
+            issued_bytes: 0,
+            issued_ios: 0,
+            issued_since_think: 0,
+            options,
+        })
     }
-    if total != 100 {
-        return Err(format!("bssplit percentages add up to {total}, expected 100"));
+
+    /// The next offset in `d`, relative to the region's start.
+    fn offset(&mut self, d: usize, size: u64, rng: &mut RngStream) -> u64 {
+        let size_bytes = self.size_bytes;
+        let dir = &mut self.dirs[d];
+        let random_now = self.random && dir.seq_left == 0;
+        let offset = if random_now {
+            dir.seq_left = self.rw_nr.saturating_sub(1) as u32;
+            dir.offsets.block(rng) * dir.align_bytes
+        } else {
+            if self.random {
+                dir.seq_left -= 1;
+            }
+            dir.next_seq_bytes
+        };
+        // A request that would run past the end wraps to the start (sequential) or is pulled back
+        // inside the region (the last random block of a larger request).
+        let offset = if offset + size > size_bytes {
+            if random_now { (size_bytes - size) / dir.align_bytes * dir.align_bytes } else { 0 }
+        } else {
+            offset
+        };
+        let hole = if self.random { 0 } else { self.rw_nr };
+        dir.next_seq_bytes = offset + size + hole;
+        offset
     }
-    Ok(out)
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
-    let rw = spec.choice("rw", &RW, Some("read"), "read, write, randread, randwrite, rw, randrw")?;
-    let rwmixread = spec.int("rwmixread", Some(50), 0, 100, "percent reads for rw/randrw")?;
-    let bs = spec.size_bytes("bs", Some((4096, "4k")), "block size")?;
-    let bssplit = spec.opt_string("bssplit", "block size mix, e.g. \"4k/60:64k/40\" (overrides bs)")?;
-    let iodepth = spec.int("iodepth", Some(1), 1, 65_536, "requests kept outstanding")?;
-    let numjobs = spec.int("numjobs", Some(1), 1, 4_096, "identical clones of this job")?;
-    let rate_iops = spec.float("rate_iops", 0.0, 0.0, 1e9, "open-loop arrival rate; 0 = closed loop at iodepth")?;
-    let rate_process = spec.choice("rate_process", &["linear", "poisson"], Some("linear"), "arrival spacing when rate_iops is set")?;
-    let runtime = spec.duration_ns("runtime", Some((0, "run duration")), "stop issuing after this long")?;
-    let size = spec.size_bytes("size", Some((1 << 30, "1GiB")), "region the job addresses")?;
-    let offset = spec.size_bytes("offset", Some((0, "0")), "start of the region")?;
-    if spec.is_describing() {
-        return Ok(Box::new(empty_job()));
-    }
-    if bs == 0 || bs > u64::from(u32::MAX) {
-        return Err(spec.error("bs", "must be between 1 byte and 4 GiB"));
-    }
-    let sizes = match &bssplit {
-        Some(s) => parse_bssplit(s).map_err(|e| spec.error("bssplit", e))?,
-        None => vec![(bs as u32, 100)],
-    };
-    let largest = sizes.iter().map(|s| u64::from(s.0)).max().unwrap_or(bs);
-    if size < largest {
-        return Err(spec.error("size", format!("{size} bytes is smaller than the block size {largest}")));
-    }
-    let mut options = vec![("rw".to_string(), rw.to_string())];
-    for key in ["rwmixread", "bs", "bssplit", "iodepth", "numjobs", "rate_iops", "rate_process", "runtime", "size", "offset"] {
-        if let Some(v) = spec_value(spec, key) {
-            options.push((key.to_string(), v));
+    let mut values = OptionValues::default();
+    for o in OPTIONS.iter().filter(|o| o.scenario) {
+        if let Some(text) = spec.scalar_text(o.name, o.ty, o.default, o.doc)? {
+            values.set(o.name, text);
         }
     }
-    let read_pct = match rw {
-        "read" | "randread" => 100,
-        "write" | "randwrite" => 0,
-        _ => rwmixread as u32,
-    };
-    Ok(Box::new(FioJob {
-        rw,
-        read_pct,
-        sizes,
-        iodepth: iodepth as u32,
-        numjobs: numjobs as u32,
-        rate_iops: (rate_iops > 0.0).then_some(rate_iops),
-        poisson: rate_process == "poisson",
-        runtime_ns: (runtime > 0).then_some(runtime),
-        size_bytes: size,
-        offset_bytes: offset,
-        next_seq_offset: 0,
-        options,
-    }))
-}
-
-fn spec_value(spec: &Spec, key: &str) -> Option<String> {
-    spec.raw_display(key)
-}
-
-fn empty_job() -> FioJob {
-    FioJob { rw: "read", read_pct: 100, sizes: vec![(4096, 100)], iodepth: 1, numjobs: 1, rate_iops: None, poisson: false, runtime_ns: None, size_bytes: 1 << 30, offset_bytes: 0, next_seq_offset: 0, options: vec![] }
+    if spec.is_describing() {
+        return Ok(Box::new(FioJob::from_options(&OptionValues::default(), Dialect::Scenario).expect("defaults are valid")));
+    }
+    let job = FioJob::from_options(&values, Dialect::Scenario).map_err(|e| spec.error(e.option, e.message))?;
+    Ok(Box::new(job))
 }
 
 impl Workload for FioJob {
-    fn next(&mut self, rng: &mut RngStream) -> Request {
-        let op = if self.read_pct == 100 || (self.read_pct > 0 && rng.below(100) < u64::from(self.read_pct)) { Op::Read } else { Op::Write };
-        let size_bytes = if self.sizes.len() == 1 {
-            self.sizes[0].0
-        } else {
-            let r = rng.below(100) as u32;
-            self.sizes.iter().find(|(_, cum)| r < *cum).map_or(self.sizes[0].0, |s| s.0)
-        };
-        let blocks = (self.size_bytes / u64::from(size_bytes)).max(1);
-        let offset = if self.rw.starts_with("rand") {
-            rng.below(blocks) * u64::from(size_bytes)
-        } else {
-            let o = self.next_seq_offset;
-            self.next_seq_offset = (o + u64::from(size_bytes)) % (blocks * u64::from(size_bytes));
-            o
-        };
-        Request { op, size_bytes, offset_bytes: self.offset_bytes + offset }
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        if self.limit_bytes.is_some_and(|l| self.issued_bytes >= l) || self.limit_ios.is_some_and(|l| self.issued_ios >= l) {
+            return None;
+        }
+        let op = if self.read_pct >= 100.0 || (self.read_pct > 0.0 && rng.uniform() * 100.0 < self.read_pct) { Op::Read } else { Op::Write };
+        let d = usize::from(op == Op::Write);
+        let size_bytes = self.dirs[d].sizes.draw(rng);
+        let offset = self.offset(d, u64::from(size_bytes), rng);
+        self.issued_bytes += u64::from(size_bytes);
+        self.issued_ios += 1;
+        self.issued_since_think += 1;
+        Some(Request { op, size_bytes, offset_bytes: self.offset_bytes + offset })
     }
 
     fn pacing(&self) -> Pacing {
         match self.rate_iops {
-            None => Pacing::Closed { depth: self.iodepth },
-            Some(rate_iops) => Pacing::Open { depth: self.iodepth, rate_iops, poisson: self.poisson },
+            None => Pacing::Closed { depth: self.depth },
+            Some(rate_iops) => Pacing::Open { depth: self.depth, rate_iops, poisson: self.poisson },
         }
     }
 
@@ -136,9 +729,31 @@ impl Workload for FioJob {
         self.runtime_ns
     }
 
+    fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+
+    fn measured_from_ns(&self) -> u64 {
+        self.start_ns + self.ramp_ns
+    }
+
+    /// fio `thinktime`: after `thinktime_blocks` requests the job stops issuing, waits for them,
+    /// then thinks (backend.c `handle_thinktime` quiesces before it sleeps).
+    fn think_ns(&mut self, _issued_ns: u64, _now_ns: u64) -> Option<u64> {
+        if self.think_ns == 0 || self.issued_since_think < self.think_blocks {
+            return None;
+        }
+        self.issued_since_think = 0;
+        Some(self.think_ns)
+    }
+
     fn instances(&self) -> Vec<Instance> {
         (0..self.numjobs)
-            .map(|c| Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(self.clone()) as Box<dyn Workload> })
+            .map(|c| {
+                let mut clone = self.clone();
+                clone.offset_bytes += u64::from(c) * self.offset_increment_bytes;
+                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(clone) as Box<dyn Workload> }
+            })
             .collect()
     }
 
@@ -153,15 +768,21 @@ mod tests {
 
     fn job(src: &str) -> SpecResult<Box<dyn Workload>> {
         let t: toml::Table = src.parse().unwrap();
-        build(&Spec::new(&t, "vm[0].job[0]"))
+        let spec = Spec::new(&t, "vm[0].job[0]");
+        let w = build(&spec)?;
+        spec.finish()?;
+        Ok(w)
+    }
+
+    fn draw(w: &mut Box<dyn Workload>, n: usize) -> Vec<Request> {
+        let mut rng = RngStream::new(1, "t");
+        (0..n).map_while(|_| w.next(&mut rng)).collect()
     }
 
     #[test]
     fn random_writes_are_aligned_and_in_range() {
         let mut j = job("rw = \"randwrite\"\nbs = \"32k\"\nsize = \"1MiB\"\noffset = \"1MiB\"").unwrap();
-        let mut rng = RngStream::new(1, "t");
-        for _ in 0..1000 {
-            let r = j.next(&mut rng);
+        for r in draw(&mut j, 1000) {
             assert_eq!(r.op, Op::Write);
             assert_eq!(r.offset_bytes % 32768, 0);
             assert!((1 << 20..2 << 20).contains(&r.offset_bytes));
@@ -169,35 +790,118 @@ mod tests {
     }
 
     #[test]
-    fn sequential_wraps_and_mix_follows_rwmixread() {
-        let mut j = job("rw = \"rw\"\nrwmixread = 70\nbs = \"4k\"\nsize = \"8k\"").unwrap();
-        let mut rng = RngStream::new(1, "t");
-        let reqs: Vec<Request> = (0..10_000).map(|_| j.next(&mut rng)).collect();
-        assert_eq!(reqs[0].offset_bytes, 0);
-        assert_eq!(reqs[1].offset_bytes, 4096);
-        assert_eq!(reqs[2].offset_bytes, 0);
+    fn sequential_wraps_per_direction_and_mix_follows_rwmixread() {
+        let mut j = job("rw = \"read\"\nbs = \"4k\"\nsize = \"8k\"").unwrap();
+        let offs: Vec<u64> = draw(&mut j, 3).iter().map(|r| r.offset_bytes).collect();
+        assert_eq!(offs, [0, 4096, 0]);
+        let mut j = job("rw = \"rw\"\nrwmixread = 70").unwrap();
+        let reqs = draw(&mut j, 10_000);
         let reads = reqs.iter().filter(|r| r.op == Op::Read).count();
         assert!((6_800..7_200).contains(&reads), "{reads}");
+        // Reads and writes each go through the region in order, as fio keeps a position per direction.
+        let writes: Vec<u64> = reqs.iter().filter(|r| r.op == Op::Write).take(3).map(|r| r.offset_bytes).collect();
+        assert_eq!(writes, [0, 4096, 8192]);
     }
 
     #[test]
-    fn bssplit_and_errors() {
-        let mut j = job("bssplit = \"4k/75:64k/25\"").unwrap();
-        let mut rng = RngStream::new(3, "t");
-        let big = (0..10_000).filter(|_| j.next(&mut rng).size_bytes == 65536).count();
+    fn block_sizes_per_direction_bsrange_and_bssplit() {
+        let mut j = job("rw = \"randrw\"\nbs = \"4k,16k\"").unwrap();
+        for r in draw(&mut j, 1000) {
+            assert_eq!(r.size_bytes, if r.op == Op::Read { 4096 } else { 16384 });
+        }
+        let mut j = job("rw = \"randread\"\nbsrange = \"4k-16k\"").unwrap();
+        let reqs = draw(&mut j, 40_000);
+        for size in [4096, 8192, 12288, 16384] {
+            let n = reqs.iter().filter(|r| r.size_bytes == size).count();
+            assert!((9_400..10_600).contains(&n), "{size}: {n}");
+        }
+        assert!(reqs.iter().all(|r| r.offset_bytes % 4096 == 0));
+        let mut j = job("bssplit = \"4k/75:64k/\"").unwrap();
+        let big = draw(&mut j, 10_000).iter().filter(|r| r.size_bytes == 65536).count();
         assert!((2_300..2_700).contains(&big), "{big}");
         assert!(job("bssplit = \"4k/70:64k/20\"").err().unwrap().message.contains("add up to 90"));
+    }
+
+    #[test]
+    fn errors_are_located() {
         let e = job("rw = \"randwirte\"").err().unwrap();
         assert!(e.message.contains("did you mean `randwrite`"), "{}", e.message);
         assert_eq!(job("iodepth = 0").err().unwrap().location, "vm[0].job[0].iodepth");
+        assert!(job("rw = \"randtrim\"").err().unwrap().message.contains("trims are not modelled"));
+        assert_eq!(job("blocksize = \"4k\"").err().unwrap().location, "vm[0].job[0].blocksize");
+        assert!(job("ioengine = \"spdk\"").err().unwrap().message.contains("not modelled"));
+        assert!(job("thinktime = 10\nrate_iops = 10").err().unwrap().message.contains("thinktime with rate_iops"));
     }
 
     #[test]
-    fn pacing() {
+    fn pacing_depth_and_rates() {
         assert_eq!(job("iodepth = 32").unwrap().pacing(), Pacing::Closed { depth: 32 });
+        assert_eq!(job("iodepth = 32\nioengine = \"psync\"").unwrap().pacing(), Pacing::Closed { depth: 1 });
         assert_eq!(
             job("rate_iops = 500\nrate_process = \"poisson\"\niodepth = 8").unwrap().pacing(),
             Pacing::Open { depth: 8, rate_iops: 500.0, poisson: true }
         );
+        // Per-direction rates on a mixed job: both streams, mixed at their rates.
+        let mut j = job("rw = \"randrw\"\nrate_iops = \"300,100\"").unwrap();
+        assert_eq!(j.pacing(), Pacing::Open { depth: 1, rate_iops: 400.0, poisson: false });
+        let reads = draw(&mut j, 10_000).iter().filter(|r| r.op == Op::Read).count();
+        assert!((7_300..7_700).contains(&reads), "{reads}");
+        assert_eq!(job("rw = \"randread\"\nrate_iops = \"300,100\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 300.0, poisson: false });
+        assert!(job("rw = \"randrw\"\nrate_iops = \",100\"").err().unwrap().message.contains("only one direction"));
+    }
+
+    #[test]
+    fn times_think_and_limits() {
+        let mut j = job("runtime = 30\nramp_time = \"5s\"\nstartdelay = \"500ms\"\nthinktime = 200\nthinktime_blocks = 4\niodepth = 16").unwrap();
+        assert_eq!(j.runtime_ns(), Some(35_500_000_000));
+        assert_eq!(j.start_ns(), 500_000_000);
+        assert_eq!(j.measured_from_ns(), 5_500_000_000);
+        assert_eq!(j.pacing(), Pacing::Closed { depth: 4 }, "thinktime_blocks caps the depth");
+        let mut rng = RngStream::new(1, "t");
+        for _ in 0..3 {
+            j.next(&mut rng);
+        }
+        assert_eq!(j.think_ns(0, 0), None);
+        j.next(&mut rng);
+        assert_eq!(j.think_ns(0, 0), Some(200_000), "200 us after 4 requests");
+        assert_eq!(j.think_ns(0, 0), None);
+        // time_based = false stops after io_size x loops bytes, number_ios after that many requests.
+        let mut j = job("time_based = false\nsize = \"64k\"\nloops = 2").unwrap();
+        assert_eq!(draw(&mut j, 100).len(), 32);
+        let mut j = job("number_ios = 7").unwrap();
+        assert_eq!(draw(&mut j, 100).len(), 7);
+    }
+
+    #[test]
+    fn rw_suffix_and_clones() {
+        let mut j = job("rw = \"write:4k\"\nbs = \"4k\"").unwrap();
+        let offs: Vec<u64> = draw(&mut j, 3).iter().map(|r| r.offset_bytes).collect();
+        assert_eq!(offs, [0, 8192, 16384]);
+        let mut j = job("rw = \"randread:4\"").unwrap();
+        let offs: Vec<u64> = draw(&mut j, 4).iter().map(|r| r.offset_bytes).collect();
+        assert_eq!([offs[1] - offs[0], offs[2] - offs[1], offs[3] - offs[2]], [4096; 3]);
+        let j = job("numjobs = 3\noffset_increment = \"1MiB\"\nsize = \"1MiB\"\nrw = \"randread\"").unwrap();
+        let inst = j.instances();
+        assert_eq!(inst.iter().map(|i| i.suffix.clone().unwrap()).collect::<Vec<_>>(), ["0", "1", "2"]);
+        let mut third = inst.into_iter().nth(2).unwrap().workload;
+        assert!(draw(&mut third, 100).iter().all(|r| (2 << 20..3 << 20).contains(&r.offset_bytes)));
+    }
+
+    #[test]
+    fn fio_units_follow_kb_base() {
+        let b = |s, kb| match parse_fio_size(s, kb).unwrap() {
+            FioSize::Bytes(b) => b,
+            FioSize::Percent(_) => panic!(),
+        };
+        assert_eq!(b("4k", 1024), 4096);
+        assert_eq!(b("4KB", 1024), 4096);
+        assert_eq!(b("1MiB", 1024), 1_000_000, "fio's compatibility mode: IEC prefixes mean powers of 10");
+        assert_eq!(b("1MiB", 1000), 1_048_576);
+        assert_eq!(b("1m", 1000), 1_000_000);
+        assert_eq!(b("0x1000", 1024), 4096);
+        assert!(parse_fio_size("4kx", 1024).err().unwrap().contains("unknown size suffix `kx`"));
+        assert_eq!(parse_duration("10m", 1), Ok(600_000_000_000));
+        assert_eq!(parse_duration("250", 1_000), Ok(250_000));
+        assert_eq!(parse_duration("2msec", 1), Ok(2_000_000));
     }
 }

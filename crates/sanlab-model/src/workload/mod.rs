@@ -1,7 +1,16 @@
 //! Workloads: what a VM asks of its disk. Each kind generates the next request's shape and says
-//! how requests are paced (closed loop at a depth, or open arrivals at a rate).
+//! how requests are paced (closed loop at a depth, open arrivals at a rate, or timed arrivals).
+//!
+//! Kinds: `fio` (fio options in the scenario), `fio_file` (fio job files), `vdbench` (parameter
+//! files or inline keys), `trace` (fio iolog, MSR Cambridge CSV, blkparse text) and `ioping`.
 
+mod distribution;
 mod fio;
+mod fio_file;
+mod ioping;
+mod trace;
+mod vdbench;
+mod vdbench_file;
 
 use crate::io::Op;
 use crate::spec::{Kind, KindDoc};
@@ -18,7 +27,8 @@ pub struct Request {
 /// How a job issues requests.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pacing {
-    /// Keep `depth` requests outstanding; the next is issued when one completes.
+    /// Keep `depth` requests outstanding; the next is issued when one completes (after
+    /// [`Workload::think_ns`], if the workload thinks).
     Closed { depth: u32 },
     /// Requests arrive at `rate_iops` (evenly spaced, or Poisson); at most `depth` outstanding, the
     /// rest wait in the job's backlog (fio's behaviour when it falls behind its rate).
@@ -34,12 +44,31 @@ pub struct Instance {
     pub workload: Box<dyn Workload>,
 }
 
-/// A workload kind. One instance per job (fio's `numjobs` clones a job).
+/// A workload kind. One instance per job (fio's `numjobs` clones a job; a job file or a vdbench
+/// run holds several).
 pub trait Workload {
-    fn next(&mut self, rng: &mut RngStream) -> Request;
+    /// The next request, or None when the workload has no more (a trace's end, a fio job's
+    /// `size` done without `time_based`, vdbench `seekpct=eof`): the job then stops issuing.
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request>;
     fn pacing(&self) -> Pacing;
     /// Simulated time after which the job stops issuing (fio `runtime`), if any.
     fn runtime_ns(&self) -> Option<u64>;
+    /// When the job issues (or its arrivals start): fio `startdelay`.
+    fn start_ns(&self) -> u64 {
+        0
+    }
+    /// Completions before this time are left out of the job's own statistics (fio `ramp_time`,
+    /// vdbench `warmup`); the run's `warmup` applies to every statistic as well.
+    fn measured_from_ns(&self) -> u64 {
+        0
+    }
+    /// With [`Pacing::Closed`]: a request issued at `issued_ns` completed at `now_ns`. `Some(pause)`
+    /// makes the job stop issuing, wait until its outstanding requests have completed, wait
+    /// `pause` more, then fill up to its depth again (fio `thinktime`, ioping's interval). None
+    /// issues the next request at once.
+    fn think_ns(&mut self, _issued_ns: u64, _now_ns: u64) -> Option<u64> {
+        None
+    }
     /// The job instances to run: fio's `numjobs` clones, or every job of a job file.
     fn instances(&self) -> Vec<Instance>;
     /// With [`Pacing::Timed`]: absolute time of the next arrival at or after `now_ns`, or None
@@ -51,8 +80,48 @@ pub trait Workload {
     fn options(&self) -> Vec<(String, String)>;
 }
 
-pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND];
+pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbench::KIND, trace::KIND, ioping::KIND];
 
 pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("workload", REGISTRY)
+}
+
+/// "path:line: message", the way every file-format error names its place.
+fn at_line(path: &std::path::Path, line: usize, message: impl std::fmt::Display) -> String {
+    format!("{}:{line}: {message}", path.display())
+}
+
+/// The jobs one file describes (a fio job file's sections, a vdbench run's SDs), by name.
+/// [`Workload::instances`] gives each job's instances, named `job` or `job.clone`; on its own the
+/// set acts as its first job.
+#[derive(Default)]
+struct JobSet {
+    jobs: Vec<(String, Box<dyn Workload>)>,
+}
+
+impl Workload for JobSet {
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        self.jobs[0].1.next(rng)
+    }
+
+    fn pacing(&self) -> Pacing {
+        self.jobs[0].1.pacing()
+    }
+
+    fn runtime_ns(&self) -> Option<u64> {
+        self.jobs[0].1.runtime_ns()
+    }
+
+    fn instances(&self) -> Vec<Instance> {
+        self.jobs
+            .iter()
+            .flat_map(|(name, job)| {
+                job.instances().into_iter().map(move |i| Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), workload: i.workload })
+            })
+            .collect()
+    }
+
+    fn options(&self) -> Vec<(String, String)> {
+        self.jobs[0].1.options()
+    }
 }

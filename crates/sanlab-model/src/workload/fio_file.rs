@@ -1,0 +1,257 @@
+//! fio job files read as they are (HOWTO "Job file format", init.c `__parse_jobs_ini`):
+//! `[job]` sections; `[global]` sets defaults for the jobs *below* it, and there may be several;
+//! `include file` pulls options into the current section (nested includes allowed, included files
+//! hold no sections); `${VAR}` expands from the environment (to nothing when unset, as in fio);
+//! lines whose first non-blank character is `;` or `#` are comments; options may be bare flags.
+//!
+//! Each job becomes job instances through the same option reader as the `fio` kind, with fio's
+//! own units and defaults (see `fio.rs`).
+
+use super::fio::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
+use super::{at_line, JobSet, Workload};
+use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use std::path::{Path, PathBuf};
+
+pub const KIND: Kind<dyn Workload> = Kind { name: "fio_file", summary: "fio job files read as they are: global sections, several jobs, include, ${VAR}, numjobs", build };
+
+/// Include chains longer than this are taken for a loop.
+const MAX_INCLUDE_DEPTH: usize = 16;
+/// fio's reserved keywords depend on the machine fio runs on (HOWTO "Reserved keywords").
+const MACHINE_KEYWORDS: [&str; 3] = ["$ncpus", "$mb_memory", "$pagesize"];
+
+/// One option line: canonical option name, value, and where it was written.
+#[derive(Clone, Debug)]
+struct Entry {
+    name: &'static str,
+    value: String,
+    file: usize,
+    line: usize,
+    /// `${VAR}`s in the line that were not set (fio expands them to nothing).
+    unset_vars: Vec<String>,
+}
+
+#[derive(Debug)]
+struct JobSection {
+    name: String,
+    file: usize,
+    line: usize,
+    /// The globals above it, then its own options, in order.
+    entries: Vec<Entry>,
+}
+
+/// The files read (the job file and its includes), for naming them in messages.
+#[derive(Default, Debug)]
+struct Files(Vec<PathBuf>);
+
+impl Files {
+    fn add(&mut self, p: PathBuf) -> usize {
+        self.0.push(p);
+        self.0.len() - 1
+    }
+
+    fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
+        at_line(&self.0[file], line, msg)
+    }
+}
+
+/// Replaces `${VAR}` with the environment's value (fio `fio_option_dup_subs`), returning the
+/// names that were unset.
+fn expand_env(s: &str) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut unset = vec![];
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        let Some(len) = rest[i + 2..].find('}') else { break };
+        out.push_str(&rest[..i]);
+        let var = &rest[i + 2..i + 2 + len];
+        match std::env::var(var) {
+            Ok(v) => out.push_str(&v),
+            Err(_) => unset.push(var.to_string()),
+        }
+        rest = &rest[i + 3 + len..];
+    }
+    out.push_str(rest);
+    (out, unset)
+}
+
+/// Reads the option lines of an included file into `sink`, following its includes.
+fn read_options(text: &str, file: usize, files: &mut Files, depth: usize, sink: &mut Vec<Entry>) -> Result<(), String> {
+    for (n, raw) in text.lines().enumerate() {
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
+            continue;
+        }
+        if t.starts_with('[') {
+            return Err(files.at(file, n + 1, format!("`{t}`: included files may not contain sections (fio: \"No new sections in included files\")")));
+        }
+        option_line(t, file, n + 1, files, depth, sink)?;
+    }
+    Ok(())
+}
+
+/// One option line (or an `include`) of the current section.
+fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usize, sink: &mut Vec<Entry>) -> Result<(), String> {
+    if let Some(name) = t.strip_prefix("include").filter(|r| r.starts_with(char::is_whitespace)).map(str::trim) {
+        if depth >= MAX_INCLUDE_DEPTH {
+            return Err(files.at(file, line, format!("include `{name}`: includes nest more than {MAX_INCLUDE_DEPTH} deep (a loop?)")));
+        }
+        // Relative names are relative to the including file, as fio falls back to.
+        let dir = files.0[file].parent().unwrap_or(Path::new(".")).to_path_buf();
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
+        let included = files.add(path);
+        return read_options(&text, included, files, depth + 1, sink);
+    }
+    let (expanded, unset_vars) = expand_env(t);
+    if let Some(k) = MACHINE_KEYWORDS.iter().find(|k| expanded.contains(*k)) {
+        return Err(files.at(file, line, format!("`{k}` depends on the machine fio runs on: write the number instead")));
+    }
+    // A `;` or `#` after a blank starts a comment: fio would read it into the value.
+    let body = match expanded.find([';', '#']).filter(|&i| i > 0 && expanded[..i].ends_with(char::is_whitespace)) {
+        Some(i) => expanded[..i].trim_end(),
+        None => expanded.as_str(),
+    };
+    let (key, value) = match body.split_once('=') {
+        Some((k, v)) => (k.trim(), Some(v.trim())),
+        None => (body.trim(), None),
+    };
+    let Some(option) = lookup(key) else {
+        return Err(files.at(file, line, unknown_option(key)));
+    };
+    let value = match value {
+        Some(v) => v.to_string(),
+        // A bare option is a flag set to 1 (fio bool options); others need their value.
+        None if option.effect == Effect::Ignored || option.ty == "boolean" => "1".to_string(),
+        None => return Err(files.at(file, line, format!("option `{key}` needs a value, e.g. `{key}=...`"))),
+    };
+    sink.push(Entry { name: option.name, value, file, line, unset_vars });
+    Ok(())
+}
+
+/// Reads a job file into its job sections.
+fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
+    let mut files = Files::default();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
+    let file = files.add(path.to_path_buf());
+    let mut globals: Vec<Entry> = vec![];
+    let mut jobs: Vec<JobSection> = vec![];
+    // Where options go: None before the first section, Some(None) in a global section.
+    let mut current: Option<Option<usize>> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
+            continue;
+        }
+        if t.starts_with('[') {
+            let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')).map(str::trim) else {
+                return Err(files.at(file, n + 1, format!("unterminated section header `{t}`: expected `[name]`")));
+            };
+            if name.is_empty() {
+                return Err(files.at(file, n + 1, "empty section name `[]`"));
+            }
+            // fio takes any section whose name starts with "global" as global (strncmp(name, "global", 6)).
+            if name.starts_with("global") {
+                current = Some(None);
+            } else {
+                let mut unique = name.to_string();
+                let mut k = 1;
+                while jobs.iter().any(|j| j.name == unique) {
+                    k += 1;
+                    unique = format!("{name}-{k}");
+                }
+                jobs.push(JobSection { name: unique, file, line: n + 1, entries: globals.clone() });
+                current = Some(Some(jobs.len() - 1));
+            }
+            continue;
+        }
+        let sink = match current {
+            None => return Err(files.at(file, n + 1, format!("option `{t}` is outside of a [job] section"))),
+            Some(None) => &mut globals,
+            Some(Some(j)) => &mut jobs[j].entries,
+        };
+        option_line(t, file, n + 1, &mut files, 0, sink)?;
+    }
+    if jobs.is_empty() {
+        return Err(format!("{}: no job sections: add one, e.g. `[job1]`", path.display()));
+    }
+    Ok((files, jobs))
+}
+
+/// Builds one job section into a fio job; option errors name the line that set the option.
+fn build_job(section: &JobSection, files: &Files, device_size_bytes: u64) -> Result<FioJob, String> {
+    let mut values = OptionValues::default();
+    for e in section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| o.effect != Effect::Ignored)) {
+        values.set(e.name, e.value.clone());
+    }
+    FioJob::from_options(&values, Dialect::JobFile { device_size_bytes }).map_err(|e| match section.entries.iter().rev().find(|x| x.name == e.option) {
+        Some(x) => {
+            let unset = x.unset_vars.iter().map(|v| format!(" (${{{v}}} is not set, so it expanded to nothing)")).collect::<String>();
+            files.at(x.file, x.line, format!("job `{}`: option `{}`: {}{unset}", section.name, e.option, e.message))
+        }
+        None => files.at(section.file, section.line, format!("job `{}`: option `{}`: {}", section.name, e.option, e.message)),
+    })
+}
+
+fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+    let path = spec.path("file", "fio job file, relative to the scenario file")?;
+    let picked = spec.strings("jobs", "run only these jobs (section names); default: every job")?;
+    let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "disk size for jobs without size= and for sizes in percent (fio would ask the device)")?;
+    if spec.is_describing() {
+        return Ok(Box::new(JobSet::default()));
+    }
+    let path = path.ok_or_else(|| spec.error("file", "is required: the fio job file, e.g. \"jobs/oltp.fio\""))?;
+    let (files, sections) = read_job_file(&path).map_err(|e| spec.error("file", e))?;
+    let names: Vec<&str> = sections.iter().map(|s| s.name.as_str()).collect();
+    for p in &picked {
+        if !names.contains(&p.as_str()) {
+            return Err(spec.error("jobs", format!("{} has no job `{p}` (jobs: {}){}", path.display(), names.join(", "), did_you_mean(p, names.iter().copied()))));
+        }
+    }
+    let jobs = sections
+        .iter()
+        .filter(|s| picked.is_empty() || picked.contains(&s.name))
+        .map(|s| Ok((s.name.clone(), Box::new(build_job(s, &files, device_size_bytes).map_err(|e| spec.error("file", e))?) as Box<dyn Workload>)))
+        .collect::<SpecResult<Vec<_>>>()?;
+    Ok(Box::new(JobSet { jobs }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sanlab-fio-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn globals_apply_below_only_and_includes_nest() {
+        let d = tmpdir("scope");
+        write(&d, "common.fio", "; shared settings\niodepth=8\ninclude deeper.fio\n");
+        write(&d, "deeper.fio", "ioengine=libaio\n");
+        let p = write(&d, "jobs.fio", "[first]\nrw=randread\n\n[global]\nbs=8k\ninclude common.fio\n\n[second]\n# a comment\nrw=randwrite\n");
+        let (_, jobs) = read_job_file(&p).unwrap();
+        assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+        assert_eq!(jobs[0].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["rw"]);
+        assert_eq!(jobs[1].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("bs", "8k"), ("iodepth", "8"), ("ioengine", "libaio"), ("rw", "randwrite")]);
+    }
+
+    #[test]
+    fn env_expansion_flags_and_errors() {
+        assert_eq!(expand_env("size=${SANLAB_TEST_UNSET_VAR}m"), ("size=m".to_string(), vec!["SANLAB_TEST_UNSET_VAR".to_string()]));
+        let d = tmpdir("errors");
+        let p = write(&d, "a.fio", "[j]\ntime_based\nbs\n");
+        assert!(read_job_file(&p).unwrap_err().ends_with("a.fio:3: option `bs` needs a value, e.g. `bs=...`"));
+        let p = write(&d, "b.fio", "rw=read\n[j]\n");
+        assert!(read_job_file(&p).unwrap_err().ends_with("b.fio:1: option `rw=read` is outside of a [job] section"));
+        let p = write(&d, "c.fio", "[j]\nnumjobs=$ncpus\n");
+        assert!(read_job_file(&p).unwrap_err().contains("c.fio:2: `$ncpus` depends on the machine"));
+    }
+}

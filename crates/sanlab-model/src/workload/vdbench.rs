@@ -1,0 +1,873 @@
+//! vdbench block workloads: storage definitions (sd=), workload definitions (wd=) and run
+//! definitions (rd=), from a parameter file (`vdbench_file.rs`) or the same keywords inline.
+//! Semantics follow vdbench 5.04.06 (shared/reference/arrays.md section 3, checked against
+//! Vdb/*.java): keywords may be abbreviated as vdbench allows ("keyword".startsWith(given), in
+//! vdbench's own order), `xx=default` sets the defaults of the entries after it.
+//!
+//! Each SD of the run becomes one job instance: `threads` outstanding (iorate=max) or open
+//! arrivals at the WDs' rates, each request drawn from one of the SD's workloads (WD x SD,
+//! vdbench's "workload generator") by its skew or rate. Every SD addresses the VM's one virtual
+//! disk from its offset on.
+
+use super::vdbench_file::{read_items, values, Files, Item};
+use super::{Instance, JobSet, Pacing, Request, Workload};
+use crate::io::Op;
+use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_des::RngStream;
+
+pub const KIND: Kind<dyn Workload> = Kind { name: "vdbench", summary: "vdbench: a parameter file (sd/wd/rd: xfersize, rdpct, seekpct, rhpct, hitarea, hotband, ...) or the same keys inline", build };
+
+/// vdbench's SD defaults (SD_entry: `hitarea = 1024*1024`, `threads = 8`) and RD defaults
+/// (RD_entry: `elapsed = 30`, `interval = 1`).
+const DEFAULT_HITAREA_BYTES: u64 = 1 << 20;
+const DEFAULT_THREADS: u32 = 8;
+const DEFAULT_ELAPSED_S: f64 = 30.0;
+const DEFAULT_INTERVAL_S: f64 = 1.0;
+/// vdbench's transfer sizes must be multiples of a sector (WD_entry.parseXfersize).
+const SECTOR_BYTES: u64 = 512;
+
+/// Keywords in the order vdbench tries them, which decides what an abbreviation means.
+const SD_KEYWORDS: [&str; 18] = ["host", "hd", "lun", "count", "size", "threads", "hitarea", "offset", "align", "kstat", "instance", "replay", "journal", "resetlun", "resetbus", "openflags", "range", "streams"];
+const WD_KEYWORDS: [&str; 20] = ["skew", "xfersize", "readpct", "rdpct", "writepct", "wrpct", "range", "hotband", "seekpct", "stride", "priority", "iorate", "rhpct", "whpct", "host", "hd", "openflags", "user", "threads", "streams"];
+const RD_KEYWORDS: [&str; 20] = ["iorate", "maxdata", "curve", "stopcurve", "elapsed", "interval", "warmup", "replay", "pause", "distribution", "startcmd", "start_cmd", "endcmd", "end_cmd", "fwd", "fwdrate", "operations", "format", "openflags", "mount"];
+const GENERAL_KEYWORDS: [&str; 15] = ["compratio", "data_errors", "messagescan", "report", "histogram", "debug", "create_anchors", "dedupratio", "dedupunit", "dedupsets", "validate", "journal", "concatenatesds", "fsd", "fwd"];
+
+/// The first keyword of `list` that `given` abbreviates.
+fn resolve(given: &str, list: &[&'static str]) -> Option<&'static str> {
+    list.iter().find(|k| k.starts_with(given)).copied()
+}
+
+fn unknown(entry: &str, given: &str, list: &[&str]) -> String {
+    format!("{entry}: unknown keyword `{given}`; expected one of {}{}", list.join(", "), did_you_mean(given, list.iter().copied()))
+}
+
+fn unmodelled(keyword: &str, why: &str) -> String {
+    format!("`{keyword}=` is a vdbench keyword sanlab cannot model: {why}")
+}
+
+/// A vdbench number (Vdb_scan.not_numeric): k, m, g, t are powers of 1024, a trailing b is
+/// allowed (kb, mb), h is hours; for elapsed, interval, pause and warmup m means minutes.
+fn number(keyword: &str, s: &str) -> Result<f64, String> {
+    if let Ok(n) = s.parse::<f64>() {
+        return Ok(n);
+    }
+    let lower = s.to_ascii_lowercase();
+    let body = if lower.len() > 2 { lower.strip_suffix('b').unwrap_or(&lower) } else { &lower };
+    let minutes = ["el", "in", "pa", "wa"].iter().any(|p| keyword.starts_with(p));
+    let (front, mult) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 1024.0),
+        Some('m') if minutes => (&body[..body.len() - 1], 60.0),
+        Some('m') => (&body[..body.len() - 1], 1024.0 * 1024.0),
+        Some('g') => (&body[..body.len() - 1], 1024.0f64.powi(3)),
+        Some('t') => (&body[..body.len() - 1], 1024.0f64.powi(4)),
+        Some('h') => (&body[..body.len() - 1], 3600.0),
+        _ => ("", 0.0),
+    };
+    front.parse::<f64>().map(|n| n * mult).map_err(|_| format!("{keyword}=`{s}` is not a vdbench number (k, m, g, t are powers of 1024, e.g. 4k, 1m)"))
+}
+
+fn single<'a>(keyword: &str, value: &'a str) -> Result<&'a str, String> {
+    match values(value)[..] {
+        [one] => Ok(one),
+        _ => Err(format!("{keyword}=`{value}`: expected one value")),
+    }
+}
+
+fn percent(keyword: &str, value: &str) -> Result<f64, String> {
+    let p = number(keyword, single(keyword, value)?)?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("{keyword}={p} is out of range: expected 0..=100"));
+    }
+    Ok(p)
+}
+
+fn bytes(keyword: &str, value: &str) -> Result<u64, String> {
+    let b = number(keyword, single(keyword, value)?)?;
+    if b < 0.0 {
+        return Err(format!("{keyword}={value} must not be negative"));
+    }
+    Ok(b as u64)
+}
+
+fn seconds(keyword: &str, value: &str) -> Result<f64, String> {
+    let s = number(keyword, single(keyword, value)?)?;
+    if s <= 0.0 {
+        return Err(format!("{keyword}={value} must be positive"));
+    }
+    Ok(s)
+}
+
+fn pair(keyword: &str, value: &str) -> Result<(f64, f64), String> {
+    match values(value)[..] {
+        [a, b] => Ok((number(keyword, a)?, number(keyword, b)?)),
+        _ => Err(format!("{keyword}=`{value}`: expected a beginning and an ending, e.g. {keyword}=(10,20)")),
+    }
+}
+
+/// Where an entry was defined (file, line), for messages; None for inline keys.
+type At = Option<(usize, usize)>;
+
+#[derive(Clone, Debug)]
+struct Sd {
+    name: String,
+    at: At,
+    size_bytes: Option<u64>,
+    threads: u32,
+    hitarea_bytes: u64,
+    offset_bytes: u64,
+    range: Option<(f64, f64)>,
+}
+
+impl Sd {
+    fn set(&mut self, keyword: &'static str, value: &str) -> Result<(), String> {
+        match keyword {
+            "size" => self.size_bytes = Some(bytes(keyword, value)?),
+            "threads" => self.threads = number(keyword, single(keyword, value)?).ok().filter(|t| (1.0..=65_536.0).contains(t)).ok_or_else(|| format!("threads={value}: expected 1..=65536"))? as u32,
+            "hitarea" => self.hitarea_bytes = bytes(keyword, value)?,
+            "offset" => {
+                self.offset_bytes = bytes(keyword, value)?;
+                if !self.offset_bytes.is_multiple_of(SECTOR_BYTES) {
+                    return Err(format!("offset={value} must be a multiple of 512 bytes (vdbench)"));
+                }
+            }
+            "range" => self.range = Some(pair(keyword, value)?),
+            // Where the SD lives and how it is opened: the VM's virtual disk, here.
+            "host" | "hd" | "lun" | "kstat" | "instance" | "openflags" => {}
+            "count" => return Err(unmodelled(keyword, "several files or LUNs per SD are not modelled: the SD is the VM's virtual disk")),
+            "align" => return Err(unmodelled(keyword, "offsets align to the transfer size")),
+            "replay" => return Err(unmodelled(keyword, "replay a trace with kind = \"trace\"")),
+            "journal" => return Err(unmodelled(keyword, "journals belong to data validation, which is not modelled")),
+            "resetlun" | "resetbus" => return Err(unmodelled(keyword, "SCSI resets are not modelled")),
+            _ => return Err(unmodelled(keyword, "streams= is a WD keyword since vdbench 5.03, and streams are not modelled")),
+        }
+        Ok(())
+    }
+}
+
+/// Transfer sizes of a WD.
+#[derive(Clone, Debug, PartialEq)]
+enum Xfer {
+    /// (size, cumulative percent): one size, or a distribution `(4k,50,8k,50)`.
+    Table(Vec<(u32, f64)>),
+    /// `(min,max,align)`: a size between min and max in steps of align.
+    Range { min: u32, max: u32, align: u32 },
+}
+
+impl Xfer {
+    fn parse(value: &str) -> Result<Xfer, String> {
+        let nums = values(value).iter().map(|v| number("xfersize", v)).collect::<Result<Vec<f64>, String>>()?;
+        let size = |b: f64| -> Result<u32, String> {
+            if b <= 0.0 || b > f64::from(u32::MAX) || !(b as u64).is_multiple_of(SECTOR_BYTES) {
+                return Err(format!("xfersize {b} bytes: a transfer size is a positive multiple of 512 bytes"));
+            }
+            Ok(b as u32)
+        };
+        match nums[..] {
+            [one] => Ok(Xfer::Table(vec![(size(one)?, 100.0)])),
+            [min, max, align] => {
+                if min >= max {
+                    return Err(format!("xfersize=(min,max,align): min {min} must be below max {max}"));
+                }
+                Ok(Xfer::Range { min: size(min)?, max: size(max)?, align: size(align)? })
+            }
+            _ if nums.len() % 2 == 0 && !nums.is_empty() => {
+                let mut cum = 0.0;
+                let mut table = vec![];
+                for pair in nums.chunks(2) {
+                    cum += pair[1];
+                    table.push((size(pair[0])?, cum));
+                }
+                if cum.round() != 100.0 {
+                    return Err(format!("xfersize distribution adds up to {cum}%, expected 100 (vdbench)"));
+                }
+                Ok(Xfer::Table(table))
+            }
+            _ => Err(format!("xfersize=`{value}`: expected a size, pairs of size and percent like (4k,50,8k,50), or (min,max,align)")),
+        }
+    }
+
+    fn max_bytes(&self) -> u64 {
+        match self {
+            Xfer::Table(t) => t.iter().map(|e| u64::from(e.0)).max().unwrap_or(4096),
+            Xfer::Range { max, .. } => u64::from(*max),
+        }
+    }
+
+    fn draw(&self, rng: &mut RngStream) -> u64 {
+        match self {
+            Xfer::Table(t) if t.len() == 1 => u64::from(t[0].0),
+            Xfer::Table(t) => {
+                let u = rng.uniform() * t[t.len() - 1].1;
+                u64::from(t.iter().find(|e| u < e.1).unwrap_or(&t[t.len() - 1]).0)
+            }
+            Xfer::Range { min, max, align } => u64::from(*min) + rng.below(u64::from((max - min) / align) + 1) * u64::from(*align),
+        }
+    }
+}
+
+/// seekpct: percent random, or sequential that stops at the end (`eof`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Seek {
+    Percent(f64),
+    Eof,
+}
+
+#[derive(Clone, Debug)]
+struct Wd {
+    name: String,
+    at: At,
+    sds: Vec<String>,
+    xfer: Xfer,
+    read_pct: f64,
+    seek: Seek,
+    rhpct: f64,
+    whpct: f64,
+    range: Option<(f64, f64)>,
+    hotband: bool,
+    skew: f64,
+    iorate: f64,
+}
+
+impl Wd {
+    fn set(&mut self, keyword: &'static str, value: &str) -> Result<(), String> {
+        match keyword {
+            "sd" => self.sds = values(value).iter().map(|s| s.to_string()).collect(),
+            "skew" => self.skew = percent(keyword, value)?,
+            "xfersize" => self.xfer = Xfer::parse(value)?,
+            // vdbench keeps whole percents: `wd.readpct = (int) prm.numerics[0]`.
+            "readpct" | "rdpct" => self.read_pct = percent(keyword, value)?.trunc(),
+            "writepct" | "wrpct" => self.read_pct = 100.0 - percent(keyword, value)?.trunc(),
+            "range" => self.range = Some(pair(keyword, value)?),
+            "hotband" => {
+                self.range = Some(pair(keyword, value)?);
+                self.hotband = true;
+            }
+            "seekpct" => {
+                for v in values(value) {
+                    let lower = v.to_ascii_lowercase();
+                    self.seek = if "sequential".starts_with(&lower) {
+                        Seek::Percent(0.0)
+                    } else if lower == "eof" {
+                        Seek::Eof
+                    } else if "random".starts_with(&lower) {
+                        Seek::Percent(100.0)
+                    } else if "poisson".starts_with(&lower) {
+                        return Err(unmodelled(keyword, "seekpct=poisson is not modelled: give a percent, sequential, random or eof"));
+                    } else {
+                        Seek::Percent(percent(keyword, v)?)
+                    };
+                }
+            }
+            "iorate" => self.iorate = number(keyword, single(keyword, value)?)?,
+            "rhpct" => self.rhpct = percent(keyword, value)?,
+            "whpct" => self.whpct = percent(keyword, value)?,
+            "host" | "hd" | "openflags" => {}
+            "stride" => return Err(unmodelled(keyword, "strided offsets are not modelled")),
+            "priority" => return Err(unmodelled(keyword, "workload priorities are not modelled")),
+            "user" => return Err(unmodelled(keyword, "user-written generators cannot run in sanlab")),
+            "threads" => return Err(unmodelled(keyword, "WD threads= needs concatenatesds=yes, which is not modelled; set threads= on the SD")),
+            _ => return Err(unmodelled(keyword, "streams are not modelled")),
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum IoRate {
+    Max,
+    Rate(f64),
+}
+
+/// Inter-arrival times with a numeric iorate (RD `distribution`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Arrivals {
+    Exponential,
+    Uniform,
+    Deterministic,
+}
+
+#[derive(Clone, Debug)]
+struct Rd {
+    name: String,
+    at: At,
+    wds: Vec<String>,
+    iorate: Option<IoRate>,
+    elapsed_s: f64,
+    interval_s: f64,
+    warmup_s: Option<f64>,
+    arrivals: Arrivals,
+}
+
+impl Rd {
+    fn set(&mut self, keyword: &'static str, value: &str) -> Result<(), String> {
+        match keyword {
+            "wd" => self.wds = values(value).iter().map(|s| s.to_string()).collect(),
+            "iorate" => {
+                self.iorate = Some(match values(value)[..] {
+                    [v] if v.eq_ignore_ascii_case("max") => IoRate::Max,
+                    [v] if v.eq_ignore_ascii_case("curve") => return Err(unmodelled(keyword, "iorate=curve is a series of runs; give max or one rate")),
+                    [v] => IoRate::Rate(number(keyword, v).ok().filter(|r| *r > 0.0).ok_or_else(|| format!("iorate=`{v}`: expected max or a positive rate"))?),
+                    _ => return Err(unmodelled(keyword, "several iorates make several runs; give one (sanlab runs one rd)")),
+                })
+            }
+            "elapsed" => self.elapsed_s = seconds(keyword, value)?,
+            "interval" => self.interval_s = seconds(keyword, value)?,
+            "warmup" => self.warmup_s = Some(number(keyword, single(keyword, value)?)?.max(0.0)),
+            "distribution" => {
+                let v = single(keyword, value)?.to_ascii_lowercase();
+                self.arrivals = if "exponential".starts_with(&v) {
+                    Arrivals::Exponential
+                } else if "uniform".starts_with(&v) {
+                    Arrivals::Uniform
+                } else if "deterministic".starts_with(&v) {
+                    Arrivals::Deterministic
+                } else {
+                    return Err(format!("distribution=`{v}`: expected exponential, uniform or deterministic (variable and spike are not modelled)"));
+                };
+            }
+            // After the run, or around it: no effect on the run itself.
+            "pause" | "startcmd" | "start_cmd" | "endcmd" | "end_cmd" | "openflags" => {}
+            "maxdata" => return Err(unmodelled(keyword, "stopping after an amount of data is not modelled: use elapsed")),
+            "curve" | "stopcurve" => return Err(unmodelled(keyword, "curves are series of runs; give one iorate")),
+            "replay" => return Err(unmodelled(keyword, "replay a trace with kind = \"trace\"")),
+            "format" => return Err(unmodelled(keyword, "formatting runs are not modelled")),
+            "mount" => return Err(unmodelled(keyword, "mounts are not modelled")),
+            _ => return Err(unmodelled(keyword, "file system workloads (fsd/fwd) are not modelled: use sd/wd")),
+        }
+        Ok(())
+    }
+}
+
+/// A parsed parameter file (or inline keys): its definitions, in order.
+struct Parm {
+    sds: Vec<Sd>,
+    wds: Vec<Wd>,
+    rds: Vec<Rd>,
+}
+
+fn default_sd() -> Sd {
+    Sd { name: "default".into(), at: None, size_bytes: None, threads: DEFAULT_THREADS, hitarea_bytes: DEFAULT_HITAREA_BYTES, offset_bytes: 0, range: None }
+}
+
+fn default_wd() -> Wd {
+    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0 }
+}
+
+fn default_rd() -> Rd {
+    Rd { name: "default".into(), at: None, wds: vec![], iorate: None, elapsed_s: DEFAULT_ELAPSED_S, interval_s: DEFAULT_INTERVAL_S, warmup_s: None, arrivals: Arrivals::Exponential }
+}
+
+/// Which entry the keywords go to. `None` in an entry means its `default`.
+enum Section {
+    General,
+    Host,
+    Sd(Option<usize>),
+    Wd(Option<usize>),
+    Rd(Option<usize>),
+}
+
+/// Starts a new entry named `name`, or selects the defaults (`xx=default`); names are unique.
+fn start<T: Clone>(list: &mut Vec<T>, default: &T, name: &str, at: At, what: &str, name_of: fn(&T) -> &str, init: fn(&mut T, String, At)) -> Result<Option<usize>, String> {
+    if name == "default" {
+        return Ok(None);
+    }
+    if list.iter().any(|e| name_of(e) == name) {
+        return Err(format!("{what}={name} is defined twice"));
+    }
+    let mut e = default.clone();
+    init(&mut e, name.to_string(), at);
+    list.push(e);
+    Ok(Some(list.len() - 1))
+}
+
+/// Sorts the items of a parameter file into SDs, WDs and RDs (vdbench reads general parameters,
+/// then hd=, sd=, wd=, rd=, in that order).
+fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
+    let (mut dsd, mut dwd, mut drd) = (default_sd(), default_wd(), default_rd());
+    let mut p = Parm { sds: vec![], wds: vec![], rds: vec![] };
+    let mut section = Section::General;
+    for item in items {
+        let at = Some((item.file, item.line));
+        let fail = |msg: String| files.at(item.file, item.line, msg);
+        let name = || single(&item.keyword, &item.value).map(str::to_string).map_err(fail);
+        let k = item.keyword.as_str();
+        if matches!(k, "fsd" | "fwd" | "fwdrate") {
+            return Err(fail(unmodelled(k, "file system workloads (fsd/fwd) are not modelled: use sd/wd")));
+        }
+        section = match (&section, k) {
+            (Section::General | Section::Host, "hd" | "host") => Section::Host,
+            (Section::General | Section::Host | Section::Sd(_), "sd") => Section::Sd(start(&mut p.sds, &dsd, &name()?, at, "sd", |e| &e.name, |e, n, a| (e.name, e.at) = (n, a)).map_err(fail)?),
+            (Section::Sd(_) | Section::Wd(_), "wd") => Section::Wd(start(&mut p.wds, &dwd, &name()?, at, "wd", |e| &e.name, |e, n, a| (e.name, e.at) = (n, a)).map_err(fail)?),
+            (_, "rd") => Section::Rd(start(&mut p.rds, &drd, &name()?, at, "rd", |e| &e.name, |e, n, a| (e.name, e.at) = (n, a)).map_err(fail)?),
+            (Section::General, "wd") => return Err(fail("wd= before any sd=: vdbench reads sd= first".into())),
+            (Section::Host, _) => continue,
+            (Section::General, _) => {
+                let kw = resolve(k, &GENERAL_KEYWORDS).ok_or_else(|| fail(unknown("general parameters", k, &GENERAL_KEYWORDS)))?;
+                match kw {
+                    "validate" | "journal" => return Err(fail(unmodelled(kw, "data validation is not modelled"))),
+                    "concatenatesds" => return Err(fail(unmodelled(kw, "concatenated SDs are not modelled"))),
+                    "fsd" | "fwd" => return Err(fail(unmodelled(kw, "file system workloads (fsd/fwd) are not modelled: use sd/wd"))),
+                    _ => continue,
+                }
+            }
+            (Section::Sd(i), _) => {
+                let target = match i {
+                    Some(i) => &mut p.sds[*i],
+                    None => &mut dsd,
+                };
+                let kw = resolve(k, &SD_KEYWORDS).ok_or_else(|| fail(unknown(&format!("sd={}", target.name), k, &SD_KEYWORDS)))?;
+                let entry = format!("sd={}", target.name);
+                target.set(kw, &item.value).map_err(|e| fail(format!("{entry}: {e}")))?;
+                continue;
+            }
+            (Section::Wd(i), _) => {
+                let target = match i {
+                    Some(i) => &mut p.wds[*i],
+                    None => &mut dwd,
+                };
+                let kw = if k == "sd" { "sd" } else { resolve(k, &WD_KEYWORDS).ok_or_else(|| fail(unknown(&format!("wd={}", target.name), k, &WD_KEYWORDS)))? };
+                let entry = format!("wd={}", target.name);
+                target.set(kw, &item.value).map_err(|e| fail(format!("{entry}: {e}")))?;
+                continue;
+            }
+            (Section::Rd(i), _) => {
+                let target = match i {
+                    Some(i) => &mut p.rds[*i],
+                    None => &mut drd,
+                };
+                let entry = format!("rd={}", target.name);
+                let kw = match k {
+                    "wd" => "wd",
+                    "sd" => return Err(fail(format!("{entry}: {}", unmodelled(k, "runs of SDs without WDs are not modelled: name WDs with wd=")))),
+                    _ if k.starts_with("for") => return Err(fail(format!("{entry}: {}", unmodelled(k, "for loops are series of runs; give one value")))),
+                    _ => resolve(k, &RD_KEYWORDS).ok_or_else(|| fail(unknown(&entry, k, &RD_KEYWORDS)))?,
+                };
+                target.set(kw, &item.value).map_err(|e| fail(format!("{entry}: {e}")))?;
+                continue;
+            }
+        };
+    }
+    Ok(p)
+}
+
+/// vdbench's `*` wildcards in names (common.simple_wildcard).
+fn matches(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => name.starts_with(head) && (0..=name.len() - head.len()).any(|i| matches(tail, &name[head.len() + i..])),
+    }
+}
+
+/// A byte range of the SD that requests of one kind (hits or misses) fall in.
+#[derive(Clone, Debug)]
+struct Context {
+    low: u64,
+    high: u64,
+    next_seq: Option<u64>,
+}
+
+/// HotBand's access curve (Vdb/HotBand.java): cache sizes in MB (1000^2), the cumulative share
+/// of accesses within each, and the slope between points, copied as vdbench has them — the last
+/// slope included, which is about 40x too small (arrays.md 3.7).
+const HOTBAND_MB: [f64; 29] = [
+    0.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0, 65536.0, 131072.0, 262144.0, 524288.0, 1048576.0, 2097152.0, 4194304.0,
+    8388608.0, 16777216.0, 33554432.0, 67108864.0, 134217728.0, 268435456.0, 536870912.0, 1073741824.0, 10737418240.0,
+];
+const HOTBAND_CDF: [f64; 29] = [
+    0.0, 0.087217, 0.10101, 0.132206, 0.159946, 0.201713, 0.262602, 0.32645, 0.366902, 0.386175, 0.436941, 0.482631, 0.523752, 0.56076, 0.594068, 0.624045, 0.651024, 0.675305,
+    0.697159, 0.716827, 0.734528, 0.750459, 0.764797, 0.777701, 0.789314, 0.799767, 0.809174, 0.81764, 1.0,
+];
+const HOTBAND_SLOPE: [f64; 29] = [
+    183.4511752, 1159.945628, 1025.778015, 2307.172362, 3064.644852, 4204.331611, 8019.055699, 25313.90019, 106263.1067, 80683.52498, 179296.7222, 398437.1604, 885415.912,
+    1967590.916, 4372424.257, 9716498.348, 21592218.55, 47982707.89, 106628239.8, 236951643.9, 526559208.7, 1170131575.0, 2600292389.0, 5778427530.0, 12840950067.0,
+    28535444594.0, 63412099098.0, 1313220630.0, 10737418240.0,
+];
+
+/// HotBand.get_rec_index, as vdbench computes it: the offset read off the curve is in KB, but it
+/// is divided by the record size in *bytes*, which packs the band 1000x towards its start (about
+/// a third of hotband reads land in its first MiB, arrays.md 3.7). Writes are moved on by 1 % of
+/// the band (`add_one_pct_to_writes`).
+fn hotband_record(band_mb: u64, record_bytes: u64, read: bool, u: f64) -> u64 {
+    let i = HOTBAND_CDF.partition_point(|&p| p <= u) - 1;
+    let kb_offset = (((u - HOTBAND_CDF[i]) * HOTBAND_SLOPE[i]) + HOTBAND_MB[i]) as u64 * 1000;
+    let records = (band_mb * 1_000_000 / record_bytes).max(1);
+    let rec = kb_offset / record_bytes + if read { 0 } else { records / 100 };
+    rec % records
+}
+
+/// One WD on one SD (vdbench's workload generator).
+#[derive(Clone, Debug)]
+struct Generator {
+    read_pct: f64,
+    xfer: Xfer,
+    rhpct: f64,
+    whpct: f64,
+    seek: Seek,
+    hit: Option<Context>,
+    miss: Context,
+    hotband_mb: Option<u64>,
+}
+
+fn chance(rng: &mut RngStream, pct: f64) -> bool {
+    pct >= 100.0 || (pct > 0.0 && rng.uniform() * 100.0 < pct)
+}
+
+impl Generator {
+    /// The hit and miss areas of `wd` on `sd` (WG_entry.calculateContext): hits in
+    /// `[start, start + hitarea)`, misses after the hit area to the end of the range, both rounded
+    /// down to the largest transfer size; block 0 of a LUN is never touched; the SD offset moves
+    /// the low ends only. The hit area exists only when rhpct or whpct asks for hits.
+    fn new(wd: &Wd, sd: &Sd, sd_bytes: u64) -> Result<Generator, String> {
+        let max_xfer = wd.xfer.max_bytes();
+        let (lo, hi) = wd.range.or(sd.range).unwrap_or((0.0, 100.0));
+        if lo >= hi {
+            return Err(format!("range=({lo},{hi}): the second value must be higher than the first"));
+        }
+        if hi > 100.0 && hi <= 200.0 {
+            return Err(format!("range=({lo},{hi}): ranges past 100 % wrap around the SD in vdbench, which is not modelled"));
+        }
+        let hit_bytes = if wd.rhpct + wd.whpct > 0.0 { sd.hitarea_bytes } else { 0 };
+        let start = if lo <= 100.0 { (sd_bytes as f64 * lo / 100.0) as u64 } else { lo as u64 };
+        let end = if hi <= 100.0 { (sd_bytes as f64 * hi / 100.0) as u64 } else { hi as u64 };
+        if end > sd_bytes {
+            return Err(format!("range ends at byte {end}, beyond the SD's {sd_bytes} bytes"));
+        }
+        let (mut mlow, mut hlow) = (start + hit_bytes, start);
+        let hhigh = hlow + hit_bytes;
+        if mlow == 0 {
+            mlow = max_xfer;
+        }
+        if hit_bytes > 0 && hlow == 0 {
+            hlow = max_xfer;
+        }
+        let round = |b: u64| b / max_xfer * max_xfer;
+        let miss = Context { low: round(mlow) + sd.offset_bytes, high: round(end), next_seq: None };
+        let hit = (hit_bytes > 0).then(|| Context { low: round(hlow) + sd.offset_bytes, high: round(hhigh), next_seq: None });
+        if miss.high < miss.low + 2 * max_xfer {
+            return Err(format!(
+                "after the hit area ({hit_bytes} bytes), the offset and rounding to xfersize {max_xfer}, the SD ({sd_bytes} bytes) has no room for misses: vdbench needs twice the largest xfersize; make the SD larger (the default hitarea is 1m)"
+            ));
+        }
+        if let Some(h) = &hit {
+            if h.high < h.low + 2 * max_xfer {
+                return Err(format!("hitarea={} bytes must hold twice the largest xfersize ({max_xfer} bytes), after block 0 is left out", sd.hitarea_bytes));
+            }
+        }
+        let hotband_mb = match wd.hotband {
+            false => None,
+            true => match (miss.high - miss.low) / 1_000_000 {
+                0 => return Err("a hotband needs at least 1,000,000 bytes (vdbench)".into()),
+                mb => Some(mb),
+            },
+        };
+        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb })
+    }
+
+    /// The next request (WG_task.createNormalIO's order: read, size, hit, random, offset), or None
+    /// at the end of a seekpct=eof run.
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        let read = chance(rng, self.read_pct);
+        let mut size = self.xfer.draw(rng);
+        let hit = chance(rng, if read { self.rhpct } else { self.whpct }) && self.hit.is_some();
+        let random = match self.seek {
+            Seek::Eof => false,
+            Seek::Percent(p) => chance(rng, p),
+        };
+        let hotband = self.hotband_mb.filter(|_| !hit);
+        let ctx = if hit { self.hit.as_mut().expect("checked") } else { &mut self.miss };
+        let offset = if random {
+            let o = match hotband {
+                Some(mb) => ctx.low + hotband_record(mb, size, read, rng.uniform()) * size,
+                None => ctx.low + rng.below((ctx.high - ctx.low) / size) * size,
+            };
+            // vdbench remembers where a random request ended, for a later sequential one.
+            ctx.next_seq = Some(o + size);
+            o
+        } else {
+            let mut next = ctx.next_seq.unwrap_or(ctx.low);
+            if next + size > ctx.high {
+                if ctx.high > next {
+                    // A short block closes off the area (WG_entry.wg_get_next_seq).
+                    size = ctx.high - next;
+                } else if self.seek == Seek::Eof {
+                    return None;
+                } else {
+                    next = ctx.low;
+                }
+            }
+            ctx.next_seq = Some(next + size);
+            next
+        };
+        Some(Request { op: if read { Op::Read } else { Op::Write }, size_bytes: size as u32, offset_bytes: offset })
+    }
+}
+
+/// One SD of a run: its generators, how requests are picked among them, and pacing.
+#[derive(Clone, Debug)]
+struct SdJob {
+    generators: Vec<Generator>,
+    /// Cumulative weights (skew, or rate) of the generators.
+    cum_weights: Vec<f64>,
+    threads: u32,
+    rate_iops: Option<f64>,
+    arrivals: Arrivals,
+    runtime_ns: u64,
+    measured_from_ns: u64,
+    options: Vec<(String, String)>,
+}
+
+impl Workload for SdJob {
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        let g = if self.generators.len() == 1 {
+            0
+        } else {
+            let u = rng.uniform() * self.cum_weights[self.cum_weights.len() - 1];
+            self.cum_weights.iter().position(|c| u < *c).unwrap_or(self.generators.len() - 1)
+        };
+        self.generators[g].next(rng)
+    }
+
+    fn pacing(&self) -> Pacing {
+        match self.rate_iops {
+            None => Pacing::Closed { depth: self.threads },
+            Some(_) => Pacing::Timed { depth: self.threads },
+        }
+    }
+
+    fn runtime_ns(&self) -> Option<u64> {
+        Some(self.runtime_ns)
+    }
+
+    fn measured_from_ns(&self) -> u64 {
+        self.measured_from_ns
+    }
+
+    /// Arrivals at the SD's rate, spaced as RD `distribution` says (exponential by default;
+    /// uniform on [0, 2 x mean]; deterministic).
+    fn next_arrival_ns(&mut self, now_ns: u64, rng: &mut RngStream) -> Option<u64> {
+        let mean_ns = 1e9 / self.rate_iops?;
+        let gap = match self.arrivals {
+            Arrivals::Exponential => rng.exponential(mean_ns),
+            Arrivals::Uniform => 2.0 * mean_ns * rng.uniform(),
+            Arrivals::Deterministic => mean_ns,
+        };
+        Some(now_ns + (gap.round() as u64).max(1))
+    }
+
+    fn instances(&self) -> Vec<Instance> {
+        vec![Instance { suffix: None, workload: Box::new(self.clone()) }]
+    }
+
+    fn options(&self) -> Vec<(String, String)> {
+        self.options.clone()
+    }
+}
+
+/// The SD jobs of run `rd_name` (or the only run).
+fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(At, String) -> String) -> Result<Vec<(String, SdJob)>, String> {
+    let rd = match rd_name {
+        Some(n) => p.rds.iter().find(|r| r.name == n).ok_or_else(|| {
+            let names: Vec<&str> = p.rds.iter().map(|r| r.name.as_str()).collect();
+            place(None, format!("no rd={n} (defined: {}){}", names.join(", "), did_you_mean(n, names.iter().copied())))
+        })?,
+        None => match &p.rds[..] {
+            [one] => one,
+            [] => return Err(place(None, "no run definition: add one, e.g. rd=run1,wd=wd1,iorate=max,elapsed=60".into())),
+            many => return Err(place(None, format!("{} run definitions ({}): pick one with rd = \"...\"", many.len(), many.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")))),
+        },
+    };
+    let at_rd = |msg: String| place(rd.at, format!("rd={}: {msg}", rd.name));
+    let iorate = rd.iorate.ok_or_else(|| at_rd("no iorate=: give max (closed loop at the SDs' threads) or a rate".into()))?;
+    if rd.elapsed_s / rd.interval_s < 2.0 {
+        return Err(at_rd(format!("elapsed={} must be at least twice interval={} (vdbench)", rd.elapsed_s, rd.interval_s)));
+    }
+    let mut wds: Vec<&Wd> = vec![];
+    for pattern in &rd.wds {
+        let found: Vec<&Wd> = p.wds.iter().filter(|w| matches(pattern, &w.name)).collect();
+        if found.is_empty() {
+            let names: Vec<&str> = p.wds.iter().map(|w| w.name.as_str()).collect();
+            return Err(at_rd(format!("wd={pattern} matches no workload definition (defined: {}){}", names.join(", "), did_you_mean(pattern, names.iter().copied()))));
+        }
+        for w in found {
+            if !wds.iter().any(|x| x.name == w.name) {
+                wds.push(w);
+            }
+        }
+    }
+    if wds.is_empty() {
+        return Err(at_rd("no wd=: name the workloads to run, e.g. wd=wd1".into()));
+    }
+    // HandleSkew.spreadWdSkew: WDs without skew (and without their own iorate) share what the
+    // others leave, equally; the total must be 100.
+    let given: f64 = wds.iter().filter(|w| w.iorate == 0.0).map(|w| w.skew).sum();
+    let unskewed = wds.iter().filter(|w| w.iorate == 0.0 && w.skew == 0.0).count();
+    let skew = |w: &Wd| if w.iorate > 0.0 { 0.0 } else if w.skew > 0.0 { w.skew } else { (100.0 - given) / unskewed as f64 };
+    if wds.iter().any(|w| w.iorate == 0.0) && (wds.iter().map(|w| skew(w)).sum::<f64>() - 100.0).abs() > 1e-4 {
+        return Err(at_rd(format!("the skews of its workloads add up to {given}, expected 100")));
+    }
+    let fixed: f64 = wds.iter().map(|w| w.iorate).sum();
+    // (sd index, generator, weight) for every WD x SD.
+    let mut gens: Vec<(usize, Generator, f64)> = vec![];
+    for w in &wds {
+        let at_wd = |msg: String| place(w.at, format!("wd={}: {msg}", w.name));
+        if w.iorate > 0.0 && iorate == IoRate::Max {
+            return Err(at_wd("a WD iorate= with rd iorate=max is not modelled: give the rd a rate".into()));
+        }
+        let sds: Vec<usize> = p.sds.iter().enumerate().filter(|(_, s)| w.sds.iter().any(|pat| matches(pat, &s.name))).map(|(i, _)| i).collect();
+        if sds.is_empty() {
+            let names: Vec<&str> = p.sds.iter().map(|s| s.name.as_str()).collect();
+            return Err(at_wd(format!("sd={} matches no storage definition (defined: {})", w.sds.join(","), names.join(", "))));
+        }
+        // A WD's skew or rate is split evenly over its SDs (HandleSkew.spreadWgSkew).
+        let weight = match iorate {
+            IoRate::Max => skew(w),
+            IoRate::Rate(_) if w.iorate > 0.0 => w.iorate,
+            IoRate::Rate(r) => (r - fixed).max(0.0) * skew(w) / 100.0,
+        } / sds.len() as f64;
+        for s in sds {
+            let sd = &p.sds[s];
+            let g = Generator::new(w, sd, sd.size_bytes.unwrap_or(device_bytes)).map_err(|e| at_wd(format!("on sd={}: {e}", sd.name)))?;
+            gens.push((s, g, weight));
+        }
+    }
+    let measured_s = rd.warmup_s.unwrap_or(rd.interval_s);
+    let mut jobs = vec![];
+    for (s, sd) in p.sds.iter().enumerate() {
+        let mine: Vec<&(usize, Generator, f64)> = gens.iter().filter(|g| g.0 == s).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let cum_weights: Vec<f64> = mine.iter().scan(0.0, |c, g| {
+            *c += g.2;
+            Some(*c)
+        }).collect();
+        let total = cum_weights[cum_weights.len() - 1];
+        let rate_iops = match iorate {
+            IoRate::Max => None,
+            IoRate::Rate(_) if total <= 0.0 => return Err(at_rd(format!("its iorate leaves no I/O for sd={}", sd.name))),
+            IoRate::Rate(_) => Some(total),
+        };
+        let options = vec![
+            ("rd".to_string(), rd.name.clone()),
+            ("sd".to_string(), sd.name.clone()),
+            ("threads".to_string(), sd.threads.to_string()),
+            ("iorate".to_string(), rate_iops.map_or("max".to_string(), |r| format!("{r}"))),
+            ("elapsed".to_string(), rd.elapsed_s.to_string()),
+        ];
+        jobs.push((
+            sd.name.clone(),
+            SdJob {
+                generators: mine.iter().map(|g| g.1.clone()).collect(),
+                cum_weights,
+                threads: sd.threads,
+                rate_iops,
+                arrivals: rd.arrivals,
+                runtime_ns: (rd.elapsed_s * 1e9) as u64,
+                // vdbench's totals leave out the first interval (its "avg_2-N" line) unless warmup= says otherwise.
+                measured_from_ns: (measured_s * 1e9) as u64,
+                options,
+            },
+        ));
+    }
+    Ok(jobs)
+}
+
+/// Keys of the inline form: (vdbench keyword, entry, type, default, doc).
+const INLINE: [(&str, char, &str, &str, &str); 14] = [
+    ("xfersize", 'w', "size or list", "4k", "inline: transfer size, a distribution \"(4k,50,8k,50)\", or \"(min,max,align)\" (k, m, g are powers of 1024)"),
+    ("rdpct", 'w', "percent", "100", "inline: percent reads"),
+    ("seekpct", 'w', "percent or word", "100", "inline: percent random; sequential, random, or eof (sequential, then stop)"),
+    ("rhpct", 'w', "percent", "0", "inline: percent of reads sent to the hit area"),
+    ("whpct", 'w', "percent", "0", "inline: percent of writes sent to the hit area"),
+    ("hotband", 'w', "range", "none", "inline: \"(lo,hi)\" percent of the SD, misses skewed to its start by vdbench's HotBand generator"),
+    ("range", 'w', "range", "none", "inline: \"(lo,hi)\" percent of the SD (over 200: bytes)"),
+    ("hitarea", 's', "size", "1m", "inline: the hit area at the start of the SD; misses avoid it"),
+    ("threads", 's', "integer", "8", "inline: requests outstanding at most (all of them with iorate = \"max\")"),
+    ("iorate", 'r', "max or IOPS", "max", "inline: max = closed loop at threads; a number = open arrivals at that rate"),
+    ("elapsed", 'r', "seconds", "30", "inline: run length; the job stops after it"),
+    ("interval", 'r', "seconds", "1", "inline: reporting interval; the first is left out of the job's statistics"),
+    ("warmup", 'r', "seconds", "interval", "inline: left out of the job's statistics"),
+    ("distribution", 'r', "choice", "exponential", "inline: inter-arrival times with a numeric iorate: exponential, uniform, deterministic"),
+];
+
+fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+    let file = spec.path("file", "vdbench parameter file, relative to the scenario file; without it, the keys marked inline describe one sd, wd and rd")?;
+    let rd = spec.opt_string("rd", "the run definition to run (needed when the file has several)")?;
+    let device_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "size of an SD without size= (vdbench would read the LUN's size)")?;
+    let mut inline = vec![];
+    for (key, entry, ty, default, doc) in INLINE {
+        if let Some(v) = spec.scalar_text(key, ty, default, doc)? {
+            inline.push((key, entry, v));
+        }
+    }
+    if spec.is_describing() {
+        return Ok(Box::new(JobSet::default()));
+    }
+    let jobs = match file {
+        Some(path) => {
+            if let Some((key, ..)) = inline.first() {
+                return Err(spec.error(key, format!("`{key}` belongs in the parameter file when `file` is given")));
+            }
+            let (files, items) = read_items(&path).map_err(|e| spec.error("file", e))?;
+            let parm = parse_items(&items, &files).map_err(|e| spec.error("file", e))?;
+            let place = |at: At, msg: String| match at {
+                Some((f, l)) => files.at(f, l, msg),
+                None => format!("{}: {msg}", path.display()),
+            };
+            assemble(&parm, rd.as_deref(), device_bytes, &place).map_err(|e| spec.error("file", e))?
+        }
+        None => {
+            if rd.is_some() {
+                return Err(spec.error("rd", "picks a run of a parameter file: give `file` too, or drop `rd`"));
+            }
+            let mut parm = Parm { sds: vec![default_sd()], wds: vec![default_wd()], rds: vec![default_rd()] };
+            (parm.sds[0].name, parm.wds[0].name, parm.rds[0].name) = ("sd1".into(), "wd1".into(), "rd1".into());
+            (parm.wds[0].sds, parm.rds[0].wds, parm.rds[0].iorate) = (vec!["sd1".into()], vec!["wd1".into()], Some(IoRate::Max));
+            for (key, entry, value) in &inline {
+                let set = match entry {
+                    's' => parm.sds[0].set(key, value),
+                    'w' => parm.wds[0].set(key, value),
+                    _ => parm.rds[0].set(key, value),
+                };
+                set.map_err(|e| spec.error(key, e))?;
+            }
+            assemble(&parm, None, device_bytes, &|_, msg| msg).map_err(|e| spec.error(inline.first().map_or("kind", |i| i.0), e))?
+        }
+    };
+    Ok(Box::new(JobSet { jobs: jobs.into_iter().map(|(name, job)| (name, Box::new(job) as Box<dyn Workload>)).collect() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_follow_vdbench() {
+        assert_eq!(number("xfersize", "4k"), Ok(4096.0));
+        assert_eq!(number("hitarea", "1m"), Ok(1048576.0));
+        assert_eq!(number("size", "10gb"), Ok(10.0 * 1024f64.powi(3)));
+        assert_eq!(number("elapsed", "2m"), Ok(120.0));
+        assert_eq!(number("elapsed", "1h"), Ok(3600.0));
+        assert!(number("size", "1MiB").unwrap_err().contains("not a vdbench number"));
+        assert_eq!(resolve("xf", &WD_KEYWORDS), Some("xfersize"));
+        assert_eq!(resolve("re", &WD_KEYWORDS), Some("readpct"));
+        assert_eq!(resolve("th", &SD_KEYWORDS), Some("threads"));
+        assert_eq!(resolve("hi", &SD_KEYWORDS), Some("hitarea"));
+        assert!(matches("sd*", "sd12") && matches("*2", "sd2") && !matches("wd*", "sd1"));
+    }
+
+    #[test]
+    fn hotband_packs_a_third_of_reads_into_the_first_mib() {
+        // arrays.md 3.7: with 8 KiB records, about 33 % of hotband reads hit the first 1 MiB and
+        // about 8.8 % the first 2 records, whatever the band size.
+        let mut rng = RngStream::new(3, "hb");
+        let n = 200_000;
+        let recs: Vec<u64> = (0..n).map(|_| hotband_record(100_000, 8192, true, rng.uniform())).collect();
+        let first_mib = recs.iter().filter(|r| **r < 128).count() as f64 / n as f64;
+        let first_two = recs.iter().filter(|r| **r < 2).count() as f64 / n as f64;
+        assert!((0.30..0.36).contains(&first_mib), "{first_mib}");
+        assert!((0.075..0.10).contains(&first_two), "{first_two}");
+        // Writes start 1 % of the band further on.
+        assert_eq!(hotband_record(100_000, 8192, false, 0.0), 100_000 * 1_000_000 / 8192 / 100);
+    }
+}

@@ -1,0 +1,183 @@
+//! vdbench parameter files, read as vdbench reads them (Vdb/Vdb_scan.java, 5.04.06): lines that
+//! start with `*`, `#` or `/` are comments and a line starting with `eof` ends the file; a line
+//! ends at its first blank outside quotes (so `* notes` may follow a parameter); a line ending in
+//! a comma continues on the next; `include=file` reads another file (not nested). Each line holds
+//! `keyword=value` items separated by commas, a value may be a list in parentheses, and keywords
+//! are case-insensitive.
+
+use super::at_line;
+use std::path::{Path, PathBuf};
+
+/// One `keyword=value` of a parameter file, with where it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Item {
+    /// Lowercased, as vdbench compares them.
+    pub keyword: String,
+    pub value: String,
+    pub file: usize,
+    pub line: usize,
+}
+
+/// The files read (the parameter file and its includes), for naming them in messages.
+#[derive(Default, Debug)]
+pub(super) struct Files(pub Vec<PathBuf>);
+
+impl Files {
+    pub fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
+        at_line(&self.0[file], line, msg)
+    }
+}
+
+/// A line up to its first blank outside quotes, without the quotes; and what followed the blank.
+fn cut_at_blank(line: &str) -> (String, &str) {
+    let mut out = String::new();
+    let mut quoted = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => return (out, line[i..].trim()),
+            c => out.push(c),
+        }
+    }
+    (out, "")
+}
+
+/// Splits a logical line into items at commas outside parentheses.
+fn split_items(text: &str) -> Vec<&str> {
+    let mut out = vec![];
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+/// Physical lines of one file that carry parameters: (line number, text up to the first blank).
+fn parameter_lines(text: &str, file: usize, files: &Files) -> Result<Vec<(usize, String)>, String> {
+    let mut out = vec![];
+    for (n, raw) in text.lines().enumerate() {
+        let t = raw.trim();
+        if t.starts_with("eof") {
+            break;
+        }
+        if t.is_empty() || t.starts_with(['*', '#', '/']) {
+            continue;
+        }
+        let (params, rest) = cut_at_blank(t);
+        // vdbench ignores what follows a blank; a parameter there would be lost without a word.
+        if rest.contains('=') && !rest.starts_with(['*', '#', '/']) {
+            return Err(files.at(file, n + 1, format!("`{rest}` follows a blank, and vdbench ignores everything after the first blank of a line: remove the blank, or start a comment with `*`")));
+        }
+        out.push((n + 1, params));
+    }
+    Ok(out)
+}
+
+/// Reads a parameter file and its includes into items, in order.
+pub(super) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
+    let mut files = Files(vec![path.to_path_buf()]);
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read vdbench parameter file {}: {e}", path.display()))?;
+    let mut lines = vec![];
+    for (n, line) in parameter_lines(&text, 0, &files)? {
+        let Some(name) = line.strip_prefix("include=") else {
+            lines.push((0, n, line));
+            continue;
+        };
+        // Relative names are relative to the including file (Vdb_scan.readIncludeFile).
+        let inc = path.parent().unwrap_or(Path::new(".")).join(name);
+        let inc_text = std::fs::read_to_string(&inc).map_err(|e| files.at(0, n, format!("include={name}: cannot read {}: {e}", inc.display())))?;
+        files.0.push(inc);
+        let f = files.0.len() - 1;
+        for (m, l) in parameter_lines(&inc_text, f, &files)? {
+            if l.starts_with("include=") {
+                return Err(files.at(f, m, "include= inside an included file: vdbench does not allow nested includes"));
+            }
+            lines.push((f, m, l));
+        }
+    }
+    // Join lines that end in a comma with the next, then split into items.
+    let mut items = vec![];
+    let mut pending: Option<(usize, usize, String)> = None;
+    for (f, n, line) in lines {
+        let (f0, n0, text) = match pending.take() {
+            Some((f0, n0, mut acc)) => {
+                acc.push_str(&line);
+                (f0, n0, acc)
+            }
+            None => (f, n, line),
+        };
+        if text.ends_with(',') {
+            pending = Some((f0, n0, text));
+            continue;
+        }
+        push_items(&text, f0, n0, &files, &mut items)?;
+    }
+    if let Some((f, n, text)) = pending {
+        push_items(&text, f, n, &files, &mut items)?;
+    }
+    Ok((files, items))
+}
+
+fn push_items(text: &str, file: usize, line: usize, files: &Files, items: &mut Vec<Item>) -> Result<(), String> {
+    if text.matches('(').count() != text.matches(')').count() {
+        return Err(files.at(file, line, format!("`{text}`: unmatched parenthesis")));
+    }
+    for item in split_items(text) {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(files.at(file, line, format!("`{item}`: expected keyword=value")));
+        };
+        let keyword = k.trim().to_ascii_lowercase();
+        if keyword.len() < 2 {
+            return Err(files.at(file, line, format!("`{item}`: a keyword has at least 2 characters (vdbench)")));
+        }
+        items.push(Item { keyword, value: v.trim().to_string(), file, line });
+    }
+    Ok(())
+}
+
+/// The values of a parameter: `(a,b,c)` gives three, anything else one.
+pub(super) fn values(value: &str) -> Vec<&str> {
+    let inner = value.strip_prefix('(').and_then(|v| v.strip_suffix(')')).unwrap_or(value);
+    inner.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_items_continuations_and_comments() {
+        let d = std::env::temp_dir().join(format!("sanlab-vdb-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("inc.vdb"), "* shared SD\nsd=sd1,lun=/dev/sdb,threads=4\n").unwrap();
+        let p = d.join("a.vdb");
+        std::fs::write(&p, "include=inc.vdb\nwd=wd1,sd=sd1,\n  xfersize=(4k,50,8k,50),rdpct=70   * trailing note\nRD=run1,wd=wd1,iorate=max\neof\nrd=ignored,wd=wd1\n").unwrap();
+        let (files, items) = read_items(&p).unwrap();
+        let kv: Vec<(&str, &str, usize, usize)> = items.iter().map(|i| (i.keyword.as_str(), i.value.as_str(), i.file, i.line)).collect();
+        assert_eq!(
+            kv,
+            [
+                ("sd", "sd1", 1, 2), ("lun", "/dev/sdb", 1, 2), ("threads", "4", 1, 2),
+                ("wd", "wd1", 0, 2), ("sd", "sd1", 0, 2), ("xfersize", "(4k,50,8k,50)", 0, 2), ("rdpct", "70", 0, 2),
+                ("rd", "run1", 0, 4), ("wd", "wd1", 0, 4), ("iorate", "max", 0, 4),
+            ]
+        );
+        assert_eq!(files.0.len(), 2);
+        assert_eq!(values("(4k,50,8k,50)"), ["4k", "50", "8k", "50"]);
+        std::fs::write(&p, "sd=sd1, threads=4\n").unwrap();
+        assert!(read_items(&p).unwrap_err().ends_with("a.vdb:1: `threads=4` follows a blank, and vdbench ignores everything after the first blank of a line: remove the blank, or start a comment with `*`"));
+        std::fs::write(&p, "sd=sd1,xfersize=(4k,50\n").unwrap();
+        assert!(read_items(&p).unwrap_err().contains("unmatched parenthesis"));
+        std::fs::write(&p, "include=missing.vdb\n").unwrap();
+        assert!(read_items(&p).unwrap_err().contains("a.vdb:1: include=missing.vdb: cannot read"));
+    }
+}

@@ -1,0 +1,331 @@
+//! The corpus under tests/data: every job file, parameter file and trace parses into the workload
+//! it describes (checked on the request stream it generates), and every malformed one gets a
+//! message naming its file and line.
+
+use sanlab_des::RngStream;
+use sanlab_model::io::Op;
+use sanlab_model::spec::{build_kind, Spec};
+use sanlab_model::workload::{Pacing, Request, Workload, REGISTRY};
+use std::path::PathBuf;
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
+}
+
+fn build(src: &str) -> Result<Box<dyn Workload>, String> {
+    let t: toml::Table = src.parse().unwrap();
+    build_kind(&Spec::new(&t, "vm[0].job[0]").with_base_dir(data()), REGISTRY, None)
+        .map_err(|e| format!("{}: {}", e.location, e.message).replace(&data().display().to_string(), "DATA"))
+}
+
+/// The job instances of a workload, by name suffix.
+fn jobs(src: &str) -> Vec<(String, Box<dyn Workload>)> {
+    build(src).unwrap_or_else(|e| panic!("{e}")).instances().into_iter().map(|i| (i.suffix.unwrap_or_default(), i.workload)).collect()
+}
+
+fn job(src: &str, name: &str) -> Box<dyn Workload> {
+    jobs(src).into_iter().find(|j| j.0 == name).unwrap_or_else(|| panic!("no job {name}")).1
+}
+
+fn draw(w: &mut Box<dyn Workload>, n: usize) -> Vec<Request> {
+    let mut rng = RngStream::new(1, "corpus");
+    (0..n).map_while(|_| w.next(&mut rng)).collect()
+}
+
+fn error(src: &str) -> String {
+    build(src).err().expect("an error")
+}
+
+fn share(reqs: &[Request], f: impl Fn(&Request) -> bool) -> f64 {
+    reqs.iter().filter(|r| f(r)).count() as f64 / reqs.len() as f64
+}
+
+fn fio(file: &str) -> String {
+    format!("kind = \"fio_file\"\nfile = \"fio/{file}\"")
+}
+
+// ---- fio job files -------------------------------------------------------------------------
+
+#[test]
+fn fio_oltp_globals_clones_and_value_less_options() {
+    let all = jobs(&fio("oltp.fio"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["oltp-read.0", "oltp-read.1", "oltp-write"]);
+    let (_, mut read) = all.into_iter().next().unwrap();
+    assert_eq!(read.pacing(), Pacing::Closed { depth: 16 });
+    assert_eq!(read.runtime_ns(), Some(60_000_000_000));
+    let reqs = draw(&mut read, 5_000);
+    assert_eq!(reqs.len(), 5_000, "time_based: no end after size bytes");
+    assert!(reqs.iter().all(|r| r.op == Op::Read && r.size_bytes == 8192 && r.offset_bytes % 8192 == 0 && r.offset_bytes < 10 * GIB));
+    assert!(read.options().contains(&("group_reporting".to_string(), "1".to_string())));
+    let mut write = job(&fio("oltp.fio"), "oltp-write");
+    assert_eq!(write.pacing(), Pacing::Closed { depth: 4 });
+    assert!(draw(&mut write, 100).iter().all(|r| r.op == Op::Write));
+    let picked = jobs(&format!("{}\njobs = [\"oltp-write\"]", fio("oltp.fio")));
+    assert_eq!(picked.len(), 1);
+}
+
+#[test]
+fn fio_global_applies_below_only() {
+    let src = fio("scoping.fio");
+    let mut early = job(&src, "early");
+    assert_eq!(early.pacing(), Pacing::Closed { depth: 1 }, "above [global]: fio's psync default");
+    assert_eq!(draw(&mut early, 1)[0].size_bytes, 4096);
+    let mut middle = job(&src, "middle");
+    assert_eq!(middle.pacing(), Pacing::Closed { depth: 8 });
+    assert!(draw(&mut middle, 10).iter().all(|r| r.size_bytes == 16384 && r.op == Op::Write));
+    let mut late = job(&src, "late");
+    let offs: Vec<u64> = draw(&mut late, 3).iter().map(|r| r.offset_bytes).collect();
+    assert_eq!(offs, [0, 65536, 131072], "[global-more] is global too (fio's prefix match)");
+}
+
+#[test]
+fn fio_includes_nest_and_env_expands() {
+    let mut inc = job(&fio("include.fio"), "inc");
+    assert_eq!(inc.pacing(), Pacing::Closed { depth: 32 });
+    assert_eq!(draw(&mut inc, 1)[0].size_bytes, 4096);
+    // The only test that touches these variables.
+    std::env::set_var("SANLAB_TEST_BS", "16k");
+    std::env::set_var("SANLAB_TEST_DEPTH", "4");
+    let mut env = job(&fio("env.fio"), "env");
+    assert_eq!(env.pacing(), Pacing::Closed { depth: 4 });
+    assert_eq!(draw(&mut env, 1)[0].size_bytes, 16384);
+}
+
+#[test]
+fn fio_block_sizes() {
+    let reqs = draw(&mut job(&fio("bssplit.fio"), "mix"), 20_000);
+    assert!((share(&reqs, |r| r.op == Op::Read) - 0.70).abs() < 0.02);
+    let reads: Vec<Request> = reqs.iter().filter(|r| r.op == Op::Read).copied().collect();
+    assert!((share(&reads, |r| r.size_bytes == 4096) - 0.5).abs() < 0.03);
+    assert!(reads.iter().all(|r| r.size_bytes == 4096 || r.size_bytes == 65536));
+    assert!(reqs.iter().filter(|r| r.op == Op::Write).all(|r| r.size_bytes == 16384));
+    let reqs = draw(&mut job(&fio("bsrange.fio"), "range"), 20_000);
+    for size in [4096, 8192, 12288, 16384] {
+        assert!((share(&reqs, |r| r.size_bytes == size) - 0.25).abs() < 0.02, "{size}");
+    }
+    let reqs = draw(&mut job(&fio("per_direction_bs.fio"), "split-bs"), 1_000);
+    assert!(reqs.iter().all(|r| r.size_bytes == if r.op == Op::Read { 4096 } else { 16384 }));
+}
+
+#[test]
+fn fio_random_distributions() {
+    let src = fio("distributions.fio");
+    let blocks = 1024; // size=4m of 4k blocks
+    let hottest = |name: &str| {
+        let reqs = draw(&mut job(&src, name), 50_000);
+        let mut counts = vec![0u32; blocks];
+        for r in &reqs {
+            counts[(r.offset_bytes / 4096) as usize] += 1;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        counts[0] as f64 / reqs.len() as f64
+    };
+    // zipf 1.2 over 1024 blocks: the top block takes 1 / zeta(1024, 1.2) = 23 %.
+    let zetan: f64 = (1..=blocks).map(|i| (i as f64).powf(-1.2)).sum();
+    assert!((hottest("zipf") - 1.0 / zetan).abs() < 0.01);
+    assert!(hottest("pareto") > 0.3);
+    assert!(hottest("normal") < 0.02, "normal spreads wider than zipf or pareto");
+    let zoned = draw(&mut job(&src, "zoned"), 50_000);
+    assert_eq!(zoned.len(), 50_000, "time_based");
+    assert!((share(&zoned, |r| r.offset_bytes < 4 * MIB / 10) - 0.60).abs() < 0.02);
+    let abs = draw(&mut job(&src, "zoned_abs"), 50_000);
+    assert!((share(&abs, |r| r.offset_bytes < MIB) - 0.75).abs() < 0.02, "fio's form of vdbench rhpct=75, hitarea=1m");
+}
+
+#[test]
+fn fio_think_time_delays_and_rates() {
+    let mut think = job(&fio("thinktime.fio"), "think");
+    assert_eq!(think.pacing(), Pacing::Closed { depth: 4 }, "thinktime_blocks caps the depth");
+    draw(&mut think, 4);
+    assert_eq!(think.think_ns(0, 0), Some(2_000_000), "2000 us, after 4 requests");
+    let timed = job(&fio("timing.fio"), "timed");
+    assert_eq!((timed.start_ns(), timed.measured_from_ns(), timed.runtime_ns()), (2_000_000_000, 7_000_000_000, Some(37_000_000_000)));
+    let mut paced = job(&fio("rate.fio"), "paced");
+    assert_eq!(paced.pacing(), Pacing::Open { depth: 16, rate_iops: 400.0, poisson: true });
+    assert!((share(&draw(&mut paced, 20_000), |r| r.op == Op::Read) - 0.75).abs() < 0.02);
+    assert_eq!(job(&fio("sync_engine.fio"), "sync").pacing(), Pacing::Closed { depth: 1 });
+}
+
+#[test]
+fn fio_quirks_end_units_and_rw_suffix() {
+    let reqs = draw(&mut job(&fio("not_time_based.fio"), "one-pass"), 1_000);
+    assert_eq!(reqs.len(), 32, "1m of 64k, twice");
+    assert_eq!((reqs[15].offset_bytes, reqs[16].offset_bytes), (15 * 65536, 0));
+    let compat = draw(&mut job(&fio("kb_base.fio"), "compat"), 2_000);
+    assert!(compat.iter().all(|r| r.size_bytes == 4000 && r.offset_bytes + 4000 <= 1_000_000), "kb_base=1024: KiB means 1000");
+    let si = draw(&mut job(&fio("kb_base.fio"), "si"), 2_000);
+    assert!(si.iter().all(|r| r.size_bytes == 4096) && si.iter().any(|r| r.offset_bytes >= 1_000_000));
+    let holes: Vec<u64> = draw(&mut job(&fio("rw_suffix.fio"), "holes"), 3).iter().map(|r| r.offset_bytes).collect();
+    assert_eq!(holes, [0, 8192, 16384]);
+    let runs: Vec<u64> = draw(&mut job(&fio("rw_suffix.fio"), "runs"), 4).iter().map(|r| r.offset_bytes).collect();
+    assert_eq!([runs[1] - runs[0], runs[2] - runs[1], runs[3] - runs[2]], [4096; 3]);
+}
+
+#[test]
+fn fio_percent_sizes_are_of_the_device() {
+    let reqs = draw(&mut job(&format!("{}\ndevice_size = \"1GiB\"", fio("percent.fio")), "pct"), 10_000);
+    assert!(reqs.iter().all(|r| (512 * MIB..512 * MIB + GIB / 10).contains(&r.offset_bytes)));
+    assert!(reqs.iter().any(|r| r.offset_bytes > 600 * MIB));
+}
+
+#[test]
+fn fio_malformed_files_name_file_and_line() {
+    let e = |f: &str| error(&fio(&format!("bad/{f}")));
+    assert_eq!(e("bad_size.fio"), "vm[0].job[0].file: DATA/fio/bad/bad_size.fio:3: job `job`: option `bs`: `4kx` has an unknown size suffix `kx`: expected one of b, k, kb, kib, m, mb, mib, g, gb, gib, t, tb, % (e.g. \"4k\"); did you mean `k`?");
+    assert!(e("bad_rw.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/bad_rw.fio:2: job `job`: option `rw`: unknown rw mode `randomread`"), "{}", e("bad_rw.fio"));
+    assert_eq!(e("unterminated.fio"), "vm[0].job[0].file: DATA/fio/bad/unterminated.fio:2: unterminated section header `[job`: expected `[name]`");
+    assert!(e("missing_include.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/missing_include.fio:3: include `nothere.fio`: cannot read"));
+    assert!(e("stonewall.fio").contains("stonewall.fio:5: fio option `stonewall` cannot be modelled: jobs that wait for the previous ones are not modelled"));
+    assert!(e("unknown_option.fio").ends_with("unknown_option.fio:2: unknown fio option `iodepht`; did you mean `iodepth`?"));
+    assert!(e("include_section.fio").contains("fio/bad/../include/with_section.fio:2: `[sneaky]`: included files may not contain sections"));
+    assert!(e("unset_env.fio").ends_with("unset_env.fio:3: job `job`: option `size`: `` does not start with a number (${SANLAB_TEST_UNSET} is not set, so it expanded to nothing)"), "{}", e("unset_env.fio"));
+    assert!(error("kind = \"fio_file\"\nfile = \"fio/oltp.fio\"\njobs = [\"oltp-reed\"]").contains("has no job `oltp-reed` (jobs: oltp-read, oltp-write); did you mean `oltp-read`?"));
+    assert_eq!(error("kind = \"fio_file\""), "vm[0].job[0].file: is required: the fio job file, e.g. \"jobs/oltp.fio\"");
+}
+
+// ---- vdbench -------------------------------------------------------------------------------
+
+fn vdb(file: &str) -> String {
+    format!("kind = \"vdbench\"\nfile = \"vdbench/{file}\"")
+}
+
+#[test]
+fn vdbench_rhpct_puts_hits_in_the_first_mib() {
+    let mut sd = job(&vdb("rhpct.vdb"), "sd1");
+    assert_eq!(sd.pacing(), Pacing::Closed { depth: 32 }, "iorate=max: threads outstanding");
+    assert_eq!((sd.runtime_ns(), sd.measured_from_ns()), (Some(60_000_000_000), 1_000_000_000));
+    let reqs = draw(&mut sd, 40_000);
+    assert!(reqs.iter().all(|r| r.op == Op::Read && r.size_bytes == 8192 && r.offset_bytes % 8192 == 0 && r.offset_bytes < 100 * GIB));
+    // Hits land in [8k, 1m): block 0 is never touched; misses avoid the hit area.
+    let hits = share(&reqs, |r| r.offset_bytes < MIB);
+    assert!((hits - 0.75).abs() < 0.01, "{hits}");
+    assert!(reqs.iter().all(|r| r.offset_bytes >= 8192));
+    let mut wide = job(&vdb("hitarea_8m.vdb"), "sd1");
+    let reqs = draw(&mut wide, 40_000);
+    assert!((share(&reqs, |r| r.offset_bytes < 8 * MIB) - 0.75).abs() < 0.01);
+    assert!((share(&reqs, |r| r.offset_bytes < MIB) - 0.75 / 8.0).abs() < 0.01, "hits spread over the 8 MiB");
+}
+
+#[test]
+fn vdbench_hotband_is_a_hot_spot() {
+    let reqs = draw(&mut job(&vdb("hotband.vdb"), "sd1"), 60_000);
+    let (lo, hi) = (10 * GIB, 20 * GIB);
+    assert!(reqs.iter().all(|r| (lo..hi).contains(&r.offset_bytes)), "hotband=(10,20) of 100g");
+    let reads: Vec<Request> = reqs.iter().filter(|r| r.op == Op::Read).copied().collect();
+    let writes: Vec<Request> = reqs.iter().filter(|r| r.op == Op::Write).copied().collect();
+    assert!((reads.len() as f64 / reqs.len() as f64 - 0.70).abs() < 0.01);
+    // vdbench's KB-for-bytes slip: about a third of reads in the band's first MiB (arrays.md 3.7).
+    assert!((share(&reads, |r| r.offset_bytes < lo + MIB) - 0.33).abs() < 0.03);
+    // Writes start 1 % of the band (8k records) further on.
+    let shift = (10 * GIB / 1_000_000 * 1_000_000 / 8192 / 100) * 8192;
+    assert!((share(&writes, |r| (lo + shift..lo + shift + MIB).contains(&r.offset_bytes)) - 0.33).abs() < 0.03);
+}
+
+#[test]
+fn vdbench_defaults_abbreviations_skew_and_rates() {
+    let all = jobs(&vdb("mixed.vdb"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"]);
+    let (_, mut sd1) = all.into_iter().next().unwrap();
+    assert_eq!(sd1.pacing(), Pacing::Timed { depth: 16 }, "threads=16 from sd=default in the include");
+    assert_eq!(job(&vdb("mixed.vdb"), "sd2").pacing(), Pacing::Timed { depth: 4 }, "th=4");
+    assert_eq!((sd1.runtime_ns(), sd1.measured_from_ns()), (Some(120_000_000_000), 20_000_000_000), "elapsed=2m, warmup=20");
+    // iorate=1000 over two SDs: 500 per SD, uniform inter-arrival times.
+    let mut rng = RngStream::new(2, "arrivals");
+    let (mut t, n) = (0, 20_000);
+    for _ in 0..n {
+        t = sd1.next_arrival_ns(t, &mut rng).unwrap();
+    }
+    assert!((t as f64 / n as f64 - 2e6).abs() < 2e4, "mean gap {} ns", t / n);
+    let reqs = draw(&mut sd1, 40_000);
+    // skew: seqread 40 % (4k sequential reads), randmix 60 % (70 % reads, the xfersize table).
+    let big = share(&reqs, |r| r.size_bytes == 65536);
+    assert!((big - 0.6 * 0.5).abs() < 0.01, "{big}");
+    assert!((share(&reqs, |r| r.op == Op::Write) - 0.6 * 0.3).abs() < 0.01);
+    // randmix read hits (50 %) go to the 2m hit area of sd=default; block 0 is left out.
+    let small_reads = share(&reqs, |r| r.op == Op::Read && r.offset_bytes < 2 * MIB && r.size_bytes != 4096);
+    assert!(small_reads > 0.1, "{small_reads}");
+}
+
+#[test]
+fn vdbench_eof_runs_and_inline_keys() {
+    let reqs = draw(&mut job(&vdb("eof.vdb"), "sd1"), 100);
+    assert_eq!(reqs.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), (1..16).map(|k| k * 65536).collect::<Vec<_>>(), "64k..1m, then stop");
+    assert!(error(&vdb("two_runs.vdb")).contains("2 run definitions (small, large): pick one with rd = \"...\""));
+    let mut large = job(&format!("{}\nrd = \"large\"", vdb("two_runs.vdb")), "sd1");
+    assert_eq!(large.pacing(), Pacing::Timed { depth: 8 });
+    let mut rng = RngStream::new(1, "t");
+    assert_eq!(large.next_arrival_ns(1_000, &mut rng), Some(2_001_000), "deterministic 500 IOPS");
+    let w = draw(&mut large, 3);
+    assert!(w.iter().all(|r| r.op == Op::Write && r.size_bytes == 65536));
+    assert_eq!(w[1].offset_bytes - w[0].offset_bytes, 65536);
+    // The same keys inline, without a file.
+    let mut inline = job("kind = \"vdbench\"\nxfersize = \"8k\"\nrhpct = 75\nhitarea = \"8m\"\nthreads = 16\nelapsed = 60", "sd1");
+    assert_eq!(inline.pacing(), Pacing::Closed { depth: 16 });
+    assert!((share(&draw(&mut inline, 20_000), |r| r.offset_bytes < 8 * MIB) - 0.75).abs() < 0.015);
+    assert_eq!(error("kind = \"vdbench\"\nfile = \"vdbench/rhpct.vdb\"\nrhpct = 50"), "vm[0].job[0].rhpct: `rhpct` belongs in the parameter file when `file` is given");
+    assert_eq!(error("kind = \"vdbench\"\nxfersize = \"(4k,50,8k,40)\""), "vm[0].job[0].xfersize: xfersize distribution adds up to 90%, expected 100 (vdbench)");
+}
+
+#[test]
+fn vdbench_malformed_files_name_file_and_line() {
+    let e = |f: &str| error(&vdb(&format!("bad/{f}")));
+    assert!(e("unknown_keyword.vdb").starts_with("vm[0].job[0].file: DATA/vdbench/bad/unknown_keyword.vdb:1: sd=sd1: unknown keyword `sizee`"), "{}", e("unknown_keyword.vdb"));
+    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `stride=` is a vdbench keyword sanlab cannot model: strided offsets are not modelled"));
+    assert!(e("bad_xfersize.vdb").ends_with("bad_xfersize.vdb:2: wd=wd1: xfersize distribution adds up to 90%, expected 100 (vdbench)"));
+    assert!(e("missing_include.vdb").contains("missing_include.vdb:1: include=nothere.vdb: cannot read"));
+    assert!(e("small_sd.vdb").contains("small_sd.vdb:3: wd=wd1: on sd=sd1: after the hit area (1048576 bytes)"), "{}", e("small_sd.vdb"));
+    assert!(e("unknown_wd.vdb").ends_with("unknown_wd.vdb:3: rd=rd1: wd=wd9 matches no workload definition (defined: wd1); did you mean `wd1`?"), "{}", e("unknown_wd.vdb"));
+}
+
+// ---- traces --------------------------------------------------------------------------------
+
+fn trace(file: &str, rest: &str) -> Box<dyn Workload> {
+    job(&format!("kind = \"trace\"\nfile = \"traces/{file}\"\n{rest}"), "")
+}
+
+/// Open replay: each request with its arrival time.
+fn replay(w: &mut Box<dyn Workload>) -> Vec<(u64, Request)> {
+    let mut rng = RngStream::new(1, "t");
+    let mut out = vec![];
+    while let Some(at) = w.next_arrival_ns(0, &mut rng) {
+        out.push((at, w.next(&mut rng).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn traces_replay_at_their_timestamps() {
+    let mut v2 = trace("v2.iolog", "format = \"fio_iolog\"");
+    assert_eq!(v2.pacing(), Pacing::Timed { depth: 64 });
+    let r = replay(&mut v2);
+    assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 0, 1_000_000, 3_000_000], "v2: waits add up");
+    assert_eq!(r[2].1, Request { op: Op::Write, size_bytes: 8192, offset_bytes: MIB });
+    assert!(v2.options().contains(&("skipped".to_string(), "1 sync".to_string())));
+    let mut v3 = trace("v3.iolog", "format = \"fio_iolog\"\ntime_scale = 0.5");
+    assert_eq!(replay(&mut v3).iter().map(|x| x.0).collect::<Vec<_>>(), [0, 500_000, 750_000, 2_500_000], "v3: relative to the first, at twice the speed");
+    let mut msr = trace("msr.csv", "format = \"msr_csv\"");
+    let plain = replay(&mut msr);
+    assert_eq!(plain.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 10_000_000, 15_000_000, 40_000_000]);
+    assert_eq!(plain[0].1, Request { op: Op::Read, size_bytes: 24576, offset_bytes: 7_014_609_920 });
+    assert_eq!(replay(&mut trace("msr.csv.gz", "format = \"msr_csv\"")), plain, "gzipped reads the same");
+    let blk = replay(&mut trace("blkparse.txt", "format = \"blkparse\""));
+    assert_eq!(blk.iter().map(|x| (x.0, x.1.op, x.1.size_bytes, x.1.offset_bytes)).collect::<Vec<_>>(), [(0, Op::Read, 4096, 2048 * 512), (250_000, Op::Write, 8192, 4096 * 512), (1_000_000, Op::Read, 65536, 10240 * 512)]);
+    let issued = replay(&mut trace("blkparse.txt", "format = \"blkparse\"\naction = \"D\""));
+    assert_eq!(issued.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 258_000, 1_118_000]);
+}
+
+#[test]
+fn closed_replay_and_bad_traces() {
+    let mut closed = trace("v3.iolog", "format = \"fio_iolog\"\nmode = \"closed\"\ndepth = 4");
+    assert_eq!(closed.pacing(), Pacing::Closed { depth: 4 });
+    assert_eq!(draw(&mut closed, 100).len(), 4, "the trace's end ends the job");
+    let e = |f: &str, format: &str| error(&format!("kind = \"trace\"\nfile = \"traces/bad/{f}\"\nformat = \"{format}\""));
+    assert!(e("v1.iolog", "fio_iolog").starts_with("vm[0].job[0].file: DATA/traces/bad/v1.iolog:1: expected the header `fio version 2 iolog` or `fio version 3 iolog`"));
+    assert!(e("short_row.csv", "msr_csv").ends_with("short_row.csv:2: expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found 6"));
+    assert!(e("no_sector.txt", "blkparse").ends_with("no_sector.txt:2: expected `sector + nsectors` after RWBS `W`"));
+    assert!(error("kind = \"trace\"\nfile = \"traces/v2.iolog\"\nformat = \"fio_iolog\"\naction = \"D\"").contains("applies to format = \"blkparse\" only"));
+    assert!(error("kind = \"trace\"\nfile = \"traces/nothere.csv\"\nformat = \"msr_csv\"").contains("cannot read trace DATA/traces/nothere.csv"));
+}
