@@ -10,6 +10,8 @@
 
 use crate::array::ServiceCentre;
 use crate::fabric::{INBOUND, OUTBOUND};
+use crate::array::cache::ReadCache;
+use crate::array::cores::Cores;
 use crate::array::qos::QosState;
 use crate::host::device_queue::DeviceQueue;
 use crate::host::scheduler::Waiting;
@@ -35,11 +37,15 @@ enum Ev {
     StatusAtHost,
     Sample,
     QosRelease,
+    OwnerCoreDone,
+    DataCoreDone,
+    CacheHitDone,
 }
 
-const EVENTS: [Ev; 11] = [
+const EVENTS: [Ev; 14] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
     Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
+    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone,
 ];
 
 #[inline]
@@ -146,6 +152,11 @@ pub(crate) struct Array {
     pub replicated_ios: u64,
     pub peer_in_flight: u64,
     pub series: IoSeries,
+    pub cores: Option<Cores>,
+    /// Per core: (iops, util) series, owned requests and busy time at the last sample.
+    pub core_series: Vec<[SeriesId; 2]>,
+    pub core_last: Vec<(u64, u128)>,
+    pub cache: Option<ReadCache>,
 }
 
 pub(crate) struct Volume {
@@ -193,7 +204,15 @@ impl World {
             .into_iter()
             .map(|a| {
                 let servers = a.media.servers();
+                let core_series = a.cores.as_ref().map_or(vec![], |c| {
+                    (0..c.centres.len()).map(|k| ["iops", "util"].map(|m| series.series(&format!("core/{}/{}", a.name, c.name(k)), m))).collect()
+                });
+                let core_count = a.cores.as_ref().map_or(0, |c| c.centres.len());
                 Array {
+                    core_series,
+                    core_last: vec![(0, 0); core_count],
+                    cores: a.cores,
+                    cache: a.cache,
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
                     series: IoSeries::new(&mut series, &format!("array/{}", a.name)),
                     name: a.name,
@@ -332,6 +351,9 @@ impl World {
                 Ev::ReplAckAtOrigin => self.array_step_done(i),
                 Ev::StatusAtHost => self.status_at_host(i),
                 Ev::QosRelease => self.qos_release(i as usize),
+                Ev::OwnerCoreDone => self.core_done(i, false),
+                Ev::DataCoreDone => self.core_done(i, true),
+                Ev::CacheHitDone => self.array_step_done(i),
                 Ev::Sample => {
                     self.sample();
                     if let Some(c) = control {
@@ -565,7 +587,7 @@ impl World {
         match r.op {
             Op::Read => {
                 self.ios.get_mut(io).array_pending = 1;
-                self.start_media(a, io, false);
+                self.array_work(a, io);
             }
             Op::Write => {
                 let link = self.path_link(io);
@@ -596,6 +618,62 @@ impl World {
             pending += 1;
         }
         self.ios.get_mut(io).array_pending = pending;
+        self.array_work(a, io);
+    }
+
+    /// The receiving array's own work on a request: its cores (when modelled), then the cache or
+    /// the media.
+    fn array_work(&mut self, a: usize, io: u32) {
+        let Some(cores) = self.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
+        let owner = cores.owner(self.ios.get(io).offset_bytes);
+        cores.owned[owner] += 1;
+        self.core_arrive(a, owner, io, false);
+    }
+
+    /// Core tokens: request index and stage (owner or data).
+    fn core_arrive(&mut self, a: usize, core: usize, io: u32, data_stage: bool) {
+        let now = self.q.now();
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        if cores.centres[core].arrive(now, media_token(io, data_stage), false) {
+            self.schedule_core_done(a, io, data_stage);
+        }
+    }
+
+    fn schedule_core_done(&mut self, a: usize, io: u32, data_stage: bool) {
+        let cores = self.arrays[a].cores.as_ref().expect("cores");
+        let (time, ev) = if data_stage { (cores.data_time_ns, Ev::DataCoreDone) } else { (cores.owner_time_ns, Ev::OwnerCoreDone) };
+        self.q.schedule_in(time, pack(ev, io));
+    }
+
+    fn core_done(&mut self, io: u32, data_stage: bool) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let core = if data_stage { cores.data_core(r.offset_bytes) } else { cores.owner(r.offset_bytes) };
+        let has_data_stage = cores.data_time_ns > 0;
+        if let Some(next) = cores.centres[core].depart(now) {
+            self.schedule_core_done(a, (next >> 1) as u32, next & 1 == 1);
+        }
+        if !data_stage && has_data_stage {
+            let data_core = self.arrays[a].cores.as_ref().expect("cores").data_core(r.offset_bytes);
+            self.core_arrive(a, data_core, io, true);
+        } else {
+            self.after_cores(a, io);
+        }
+    }
+
+    /// A read that hits the cache is served from it; everything else goes to the media.
+    fn after_cores(&mut self, a: usize, io: u32) {
+        let r = *self.ios.get(io);
+        if let Some(cache) = self.arrays[a].cache.as_mut() {
+            let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
+            if hit && r.op == Op::Read {
+                let hit_ns = cache.hit_ns;
+                self.q.schedule_in(hit_ns, pack(Ev::CacheHitDone, io));
+                return;
+            }
+        }
         self.start_media(a, io, false);
     }
 
@@ -784,6 +862,15 @@ impl World {
         }
         for a in arrays.iter_mut() {
             a.series.sample(series, &mut a.stats, secs);
+            if let Some(cores) = a.cores.as_mut() {
+                for (k, centre) in cores.centres.iter_mut().enumerate() {
+                    let busy = centre.busy_ns(now);
+                    let (owned0, busy0) = a.core_last[k];
+                    series.push(a.core_series[k][0], (cores.owned[k] - owned0) as f64 / secs);
+                    series.push(a.core_series[k][1], (busy - busy0) as f64 / window.max(1) as f64);
+                    a.core_last[k] = (cores.owned[k], busy);
+                }
+            }
         }
         for d in devices.iter_mut() {
             d.series.sample(series, &mut d.stats, secs);

@@ -95,9 +95,23 @@ pub struct QosReport {
     pub credit_s: f64,
 }
 
+/// One core (or controller): the share of the array's requests whose address segment it owns, its
+/// utilisation, and those requests per second.
+#[derive(Serialize)]
+pub struct CoreReport {
+    pub name: String,
+    pub share: f64,
+    pub util: f64,
+    pub iops: f64,
+}
+
 #[derive(Serialize)]
 pub struct ArrayReport {
     pub name: String,
+    pub cores: Vec<CoreReport>,
+    pub controllers: Vec<CoreReport>,
+    /// Read hits / reads, when the array has a cache.
+    pub cache_hit_ratio: Option<f64>,
     pub iops: f64,
     pub mbps: f64,
     pub host_ios: u64,
@@ -265,6 +279,19 @@ impl World {
             .arrays
             .iter_mut()
             .map(|a| ArrayReport {
+                cores: a.cores.as_mut().map_or(vec![], |c| {
+                    let total: u64 = c.owned.iter().sum();
+                    (0..c.centres.len())
+                        .map(|k| CoreReport {
+                            name: c.name(k),
+                            share: if total == 0 { 0.0 } else { c.owned[k] as f64 / total as f64 },
+                            util: c.centres[k].utilisation(now),
+                            iops: c.owned[k] as f64 / (now as f64 / 1e9).max(1e-9),
+                        })
+                        .collect()
+                }),
+                controllers: vec![],
+                cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
                 name: a.name.clone(),
                 iops: per_s(a.stats.ios()),
                 mbps: mbps(&a.stats),
@@ -273,7 +300,8 @@ impl World {
                 utilisation: a.centre.utilisation(now),
                 lat_ms: a.stats.latency_ms(),
             })
-            .collect();
+            .collect::<Vec<ArrayReport>>();
+        let arrays = arrays.into_iter().map(with_controllers).collect();
         RunReport {
             sim_time_s: now as f64 / 1e9,
             measured_s,
@@ -337,4 +365,26 @@ impl World {
         }
         out
     }
+}
+
+/// Controller figures from the cores': shares and rates add up, utilisation is the mean.
+fn with_controllers(mut a: ArrayReport) -> ArrayReport {
+    let mut controllers: Vec<CoreReport> = vec![];
+    for c in &a.cores {
+        let name = c.name.split('.').next().unwrap_or(&c.name).to_string();
+        match controllers.iter_mut().find(|x| x.name == name) {
+            Some(x) => {
+                x.share += c.share;
+                x.iops += c.iops;
+                x.util += c.util;
+            }
+            None => controllers.push(CoreReport { name, share: c.share, util: c.util, iops: c.iops }),
+        }
+    }
+    let per = controllers.first().map_or(1, |x| a.cores.iter().filter(|c| c.name.starts_with(&format!("{}.", x.name))).count());
+    for x in &mut controllers {
+        x.util /= per as f64;
+    }
+    a.controllers = controllers;
+    a
 }

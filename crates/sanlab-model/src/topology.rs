@@ -1,7 +1,7 @@
 //! The built system a run simulates: every component resolved to indices, every parameter
 //! validated. The scenario crate builds it from a file; tests can build it directly.
 
-use crate::array::{qos::QosParams, replication::Replication, Media};
+use crate::array::{cache::ReadCache, cores::Cores, qos::QosParams, replication::Replication, Media};
 use crate::host::device_queue::DeviceQueue;
 use crate::fabric::Link;
 use crate::multipath::{Alua, PathSelector};
@@ -26,6 +26,8 @@ pub struct HostConfig {
 pub struct ArrayConfig {
     pub name: String,
     pub media: Box<dyn Media>,
+    pub cores: Option<Cores>,
+    pub cache: Option<ReadCache>,
 }
 
 pub struct VolumeConfig {

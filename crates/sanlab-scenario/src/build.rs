@@ -4,6 +4,8 @@
 use sanlab_des::NS_PER_S;
 use sanlab_model::array::{replication::Replication, MEDIA};
 use sanlab_model::fabric::{Link, LinkParams};
+use sanlab_model::array::cache::ReadCache;
+use sanlab_model::array::cores::Cores;
 use sanlab_model::array::qos::QosParams;
 use sanlab_model::host::adapters::{DISK_MAX_IO_SIZE_BYTES, HOST_ADAPTERS, VIRTUAL_ADAPTERS};
 use sanlab_model::host::device_queue::DeviceQueue;
@@ -77,9 +79,17 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
         pes.push(pe);
         let media = build_kind(&a.table("media", "media model")?, MEDIA, Some("flash"))?;
+        let cores = if a.has("cores") { Some(Cores::from_spec(a.table("cores", "controllers and cores owning address segments")?)?) } else {
+            a.table("cores", "controllers and cores owning address segments")?;
+            None
+        };
+        let cache = if a.has("cache") { Some(ReadCache::from_spec(a.table("cache", "read cache")?)?) } else {
+            a.table("cache", "read cache")?;
+            None
+        };
         a.finish()?;
         array_names.push(name.clone());
-        arrays.push(ArrayConfig { name, media });
+        arrays.push(ArrayConfig { name, media, cores, cache });
     }
     if arrays.is_empty() {
         return Err(SpecError::new("array", "at least one [[array]] is required"));

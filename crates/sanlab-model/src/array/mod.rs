@@ -3,6 +3,8 @@
 //! (`replication.rs`). Each array is a service centre with `servers` parallel slots and a FIFO
 //! queue in front of them.
 
+pub mod cache;
+pub mod cores;
 mod flash;
 pub mod qos;
 pub mod replication;
@@ -73,6 +75,12 @@ impl ServiceCentre {
 
     pub fn queued(&self) -> usize {
         self.priority.len() + self.waiting.len()
+    }
+
+    /// Busy server-time so far, ns (for utilisation over a window).
+    pub fn busy_ns(&mut self, now: u64) -> u128 {
+        self.account(now);
+        self.busy_area_ns
     }
 
     /// Mean busy servers over `[0, now]` divided by the server count.
