@@ -10,6 +10,11 @@
 
 use crate::array::ServiceCentre;
 use crate::fabric::{INBOUND, OUTBOUND};
+use crate::array::cache::ReadCache;
+use crate::array::cores::Cores;
+use crate::array::qos::QosState;
+use crate::host::device_queue::DeviceQueue;
+use crate::host::scheduler::Waiting;
 use crate::host::SlotQueue;
 use crate::io::{Io, Op, Slab, Stage, NONE};
 use crate::multipath::{PathState, PspEvent};
@@ -31,11 +36,16 @@ enum Ev {
     ReplAckAtOrigin,
     StatusAtHost,
     Sample,
+    QosRelease,
+    OwnerCoreDone,
+    DataCoreDone,
+    CacheHitDone,
 }
 
-const EVENTS: [Ev; 10] = [
+const EVENTS: [Ev; 14] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
-    Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample,
+    Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
+    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone,
 ];
 
 #[inline]
@@ -78,6 +88,9 @@ pub(crate) struct Vm {
     pub name: String,
     pub host: usize,
     pub device: usize,
+    pub volume: usize,
+    /// Its world number on the device's scheduler.
+    pub world: u32,
     pub disk_q: SlotQueue,
     pub adapter_q: SlotQueue,
     pub stats: IoStats,
@@ -101,8 +114,9 @@ pub(crate) struct Path {
 pub(crate) struct Device {
     pub name: String,
     pub host: usize,
-    pub volume: usize,
-    pub q: SlotQueue,
+    /// What the device is: a volume's name, or the protocol endpoint's.
+    pub label: String,
+    pub q: DeviceQueue,
     pub psp: Box<dyn crate::multipath::PathSelector>,
     pub states: Vec<PathState>,
     pub paths: Vec<Path>,
@@ -111,17 +125,24 @@ pub(crate) struct Device {
     pub completed: u64,
     pub series: IoSeries,
     pub psp_log: Vec<PspEvent>,
-    /// ACTV and QUED, as esxtop names them.
-    pub queue_series: [SeriesId; 2],
+    /// DQLEN, ACTV and QUED, as esxtop names them.
+    pub queue_series: [SeriesId; 3],
+    pub dqlen_sum: f64,
     pub actv_sum: f64,
     pub qued_sum: f64,
     pub windows: u64,
+    /// Summed time in the kernel queue (KAVG) and on the path (DAVG), over measured completions.
+    pub kernel_ns_sum: u128,
+    pub device_ns_sum: u128,
 }
 
 pub(crate) struct Host {
     pub name: String,
     pub adapter_q: SlotQueue,
-    pub max_io_size_bytes: u64,
+    /// Disk.DiskMaxIOSize: split above the device queue (visible to esxtop).
+    pub disk_max_io_size_bytes: u64,
+    /// The adapter's own limit (software iSCSI MaxIoSizeKB): split below the device queue.
+    pub adapter_max_io_size_bytes: u64,
 }
 
 pub(crate) struct Array {
@@ -135,11 +156,17 @@ pub(crate) struct Array {
     pub replicated_ios: u64,
     pub peer_in_flight: u64,
     pub series: IoSeries,
+    pub cores: Option<Cores>,
+    /// Per core: (iops, util) series, owned requests and busy time at the last sample.
+    pub core_series: Vec<[SeriesId; 2]>,
+    pub core_last: Vec<(u64, u128)>,
+    pub cache: Option<ReadCache>,
 }
 
 pub(crate) struct Volume {
     pub name: String,
     pub replication: Option<usize>,
+    pub qos: Option<QosState>,
 }
 
 pub struct World {
@@ -166,13 +193,30 @@ impl World {
     pub fn new(t: Topology) -> Result<Self, String> {
         let seed = t.run.seed;
         let mut series = TimeSeries::default();
-        let hosts = t.hosts.into_iter().map(|h| Host { name: h.name, adapter_q: SlotQueue::new(h.adapter_queue_depth), max_io_size_bytes: h.max_io_size_bytes }).collect();
+        let hosts = t
+            .hosts
+            .into_iter()
+            .map(|h| Host {
+                name: h.name,
+                adapter_q: SlotQueue::new(h.adapter_queue_depth),
+                disk_max_io_size_bytes: h.disk_max_io_size_bytes,
+                adapter_max_io_size_bytes: h.adapter_max_io_size_bytes,
+            })
+            .collect();
         let arrays = t
             .arrays
             .into_iter()
             .map(|a| {
                 let servers = a.media.servers();
+                let core_series = a.cores.as_ref().map_or(vec![], |c| {
+                    (0..c.centres.len()).map(|k| ["iops", "util"].map(|m| series.series(&format!("core/{}/{}", a.name, c.name(k)), m))).collect()
+                });
+                let core_count = a.cores.as_ref().map_or(0, |c| c.centres.len());
                 Array {
+                    core_series,
+                    core_last: vec![(0, 0); core_count],
+                    cores: a.cores,
+                    cache: a.cache,
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
                     series: IoSeries::new(&mut series, &format!("array/{}", a.name)),
                     name: a.name,
@@ -199,19 +243,22 @@ impl World {
                     .map(|p| Path { series: IoSeries::new(&mut series, &format!("path/{}", p.name)), name: p.name, link: p.link, array: p.array, stats: IoStats::new(), issued: 0, completed: 0 })
                     .collect(),
                 series: IoSeries::new(&mut series, &format!("device/{}", d.name)),
-                queue_series: [series.series(&format!("device/{}", d.name), "actv"), series.series(&format!("device/{}", d.name), "qued")],
+                queue_series: ["dqlen", "actv", "qued"].map(|m| series.series(&format!("device/{}", d.name), m)),
                 name: d.name,
                 host: d.host,
-                volume: d.volume,
-                q: SlotQueue::new(d.queue_depth),
+                label: d.label,
+                q: d.queue,
                 psp,
                 stats: IoStats::new(),
                 issued: 0,
                 completed: 0,
                 psp_log: vec![],
+                dqlen_sum: 0.0,
                 actv_sum: 0.0,
                 qued_sum: 0.0,
                 windows: 0,
+                kernel_ns_sum: 0,
+                device_ns_sum: 0,
             });
         }
         let vms = t
@@ -222,6 +269,8 @@ impl World {
                 name: v.name,
                 host: v.host,
                 device: v.device,
+                volume: v.volume,
+                world: v.world,
                 disk_q: SlotQueue::new(v.disk_queue_depth),
                 adapter_q: SlotQueue::new(v.adapter_queue_depth),
                 stats: IoStats::new(),
@@ -268,7 +317,7 @@ impl World {
             devices,
             links: t.links,
             arrays,
-            volumes: t.volumes.into_iter().map(|v| Volume { name: v.name, replication: v.replication }).collect(),
+            volumes: t.volumes.into_iter().map(|v| Volume { name: v.name, replication: v.replication, qos: v.qos.map(QosState::new) }).collect(),
             replications: t.replications,
             series,
             end_ns,
@@ -305,6 +354,10 @@ impl World {
                 Ev::PeerMediaDone => self.media_done(i, true),
                 Ev::ReplAckAtOrigin => self.array_step_done(i),
                 Ev::StatusAtHost => self.status_at_host(i),
+                Ev::QosRelease => self.qos_release(i as usize),
+                Ev::OwnerCoreDone => self.core_done(i, false),
+                Ev::DataCoreDone => self.core_done(i, true),
+                Ev::CacheHitDone => self.array_step_done(i),
                 Ev::Sample => {
                     self.sample();
                     if let Some(c) = control {
@@ -378,7 +431,10 @@ impl World {
         job.outstanding += 1;
         job.issued += 1;
         let vm = job.vm;
-        let io = self.ios.insert(Io::new(r.op, r.size_bytes, r.offset_bytes, j as u32, now));
+        let mut request = Io::new(r.op, r.size_bytes, r.offset_bytes, j as u32, now);
+        request.volume = self.vms[vm].volume as u32;
+        request.world = self.vms[vm].world;
+        let io = self.ios.insert(request);
         self.vms[vm].issued += 1;
         if self.vms[vm].disk_q.enter(now, io) {
             self.enter_vm_adapter(io);
@@ -398,11 +454,11 @@ impl World {
         }
     }
 
-    /// Cuts a request at the host adapter's max I/O size; each piece enters the device queue.
+    /// Cuts a request at Disk.DiskMaxIOSize; each piece enters the device queue.
     fn split(&mut self, io: u32) {
         let vm = self.vm_of(io);
         let device = self.vms[vm].device;
-        let max = self.hosts[self.devices[device].host].max_io_size_bytes;
+        let max = self.hosts[self.devices[device].host].disk_max_io_size_bytes;
         let r = *self.ios.get(io);
         if u64::from(r.size_bytes) <= max {
             self.ios.get_mut(io).device = device as u32;
@@ -417,6 +473,8 @@ impl World {
             let mut child = Io::new(r.op, size, r.offset_bytes + u64::from(k * max), r.job, self.q.now());
             child.parent = io;
             child.device = device as u32;
+            child.volume = r.volume;
+            child.world = r.world;
             let c = self.ios.insert(child);
             self.enter_device(c);
         }
@@ -428,13 +486,22 @@ impl World {
         let r = self.ios.get_mut(io);
         r.stage = Stage::Device;
         r.t_device = now;
+        let waiting = Waiting { io, world: r.world, size_bytes: r.size_bytes, offset_bytes: r.offset_bytes };
         self.devices[d].issued += 1;
-        if self.devices[d].q.enter(now, io) {
-            self.dispatch(io);
+        self.devices[d].q.arrive(now, waiting);
+        self.pump_device(d);
+    }
+
+    /// Dispatches what the device's scheduler lets through.
+    fn pump_device(&mut self, d: usize) {
+        let now = self.q.now();
+        while let Some(w) = self.devices[d].q.next(now) {
+            self.dispatch(w.io);
         }
     }
 
-    /// The device has a slot for `io`: the PSP picks its path, then it waits for the host adapter.
+    /// The device has a slot for `io`: the PSP picks its path; the request is cut at the adapter's
+    /// max I/O size and each piece waits for the host adapter.
     fn dispatch(&mut self, io: u32) {
         let now = self.q.now();
         let d = self.ios.get(io).device as usize;
@@ -448,7 +515,29 @@ impl World {
         r.path = p as u32;
         r.stage = Stage::Path;
         r.t_dispatch = now;
-        if self.hosts[host].adapter_q.enter(now, io) {
+        let r = *r;
+        let max = self.hosts[host].adapter_max_io_size_bytes;
+        if u64::from(r.size_bytes) <= max {
+            self.enter_adapter(host, io);
+            return;
+        }
+        let max = max as u32;
+        let pieces = r.size_bytes.div_ceil(max);
+        self.ios.get_mut(io).children_left = pieces;
+        for k in 0..pieces {
+            let mut piece = r;
+            piece.size_bytes = max.min(r.size_bytes - k * max);
+            piece.offset_bytes = r.offset_bytes + u64::from(k * max);
+            piece.parent = io;
+            piece.wire = true;
+            piece.children_left = 0;
+            let p = self.ios.insert(piece);
+            self.enter_adapter(host, p);
+        }
+    }
+
+    fn enter_adapter(&mut self, host: usize, io: u32) {
+        if self.hosts[host].adapter_q.enter(self.q.now(), io) {
             self.send_command(io);
         }
     }
@@ -475,10 +564,46 @@ impl World {
         let rm = self.ios.get_mut(io);
         rm.array = a as u32;
         rm.t_array = now;
+        let v = r.volume as usize;
+        if let Some(qos) = self.volumes[v].qos.as_mut() {
+            if !qos.arrive(now, io, u64::from(r.size_bytes)) {
+                self.arm_qos_timer(v);
+                return;
+            }
+        }
+        self.serve_at_array(io);
+    }
+
+    /// A QoS-held request may go on.
+    fn qos_release(&mut self, v: usize) {
+        let now = self.q.now();
+        let Self { volumes, ios, .. } = self;
+        let qos = volumes[v].qos.as_mut().expect("QoS timer of a volume with QoS");
+        qos.timer_pending = false;
+        if let Some(io) = qos.release(now, |i| u64::from(ios.get(i).size_bytes)) {
+            qos.held_ns_sum += u128::from(now - ios.get(io).t_array);
+            self.serve_at_array(io);
+        }
+        self.arm_qos_timer(v);
+    }
+
+    fn arm_qos_timer(&mut self, v: usize) {
+        let qos = self.volumes[v].qos.as_mut().expect("volume with QoS");
+        if let (false, Some(at)) = (qos.timer_pending, qos.next_release_ns()) {
+            qos.timer_pending = true;
+            self.q.schedule_at(at, pack(Ev::QosRelease, v as u32));
+        }
+    }
+
+    /// The array takes the command on: a read goes to the media, a write asks for its data.
+    fn serve_at_array(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
         match r.op {
             Op::Read => {
                 self.ios.get_mut(io).array_pending = 1;
-                self.start_media(a, io, false);
+                self.array_work(a, io);
             }
             Op::Write => {
                 let link = self.path_link(io);
@@ -499,7 +624,7 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let a = r.array as usize;
-        let volume = self.devices[r.device as usize].volume;
+        let volume = r.volume as usize;
         let mut pending = 1;
         if let Some(rep) = self.volumes[volume].replication {
             let (peer, dir) = self.replications[rep].peer_of(a);
@@ -509,12 +634,70 @@ impl World {
             pending += 1;
         }
         self.ios.get_mut(io).array_pending = pending;
+        self.array_work(a, io);
+    }
+
+    /// The receiving array's own work on a request: its cores (when modelled), then the cache or
+    /// the media.
+    fn array_work(&mut self, a: usize, io: u32) {
+        let Some(cores) = self.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
+        let owner = cores.owner(self.ios.get(io).offset_bytes);
+        cores.owned[owner] += 1;
+        self.core_arrive(a, owner, io, false);
+    }
+
+    /// Core tokens: request index and stage (owner or data).
+    fn core_arrive(&mut self, a: usize, core: usize, io: u32, data_stage: bool) {
+        let now = self.q.now();
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        if cores.centres[core].arrive(now, media_token(io, data_stage), false) {
+            self.schedule_core_done(a, io, data_stage);
+        }
+    }
+
+    fn schedule_core_done(&mut self, a: usize, io: u32, data_stage: bool) {
+        let cores = self.arrays[a].cores.as_ref().expect("cores");
+        let (time, ev) = if data_stage { (cores.data_time_ns, Ev::DataCoreDone) } else { (cores.owner_time_ns, Ev::OwnerCoreDone) };
+        self.q.schedule_in(time, pack(ev, io));
+    }
+
+    fn core_done(&mut self, io: u32, data_stage: bool) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let core = if data_stage { cores.data_core(r.offset_bytes) } else { cores.owner(r.offset_bytes) };
+        let has_data_stage = cores.data_time_ns > 0;
+        if let Some(next) = cores.centres[core].depart(now) {
+            self.schedule_core_done(a, (next >> 1) as u32, next & 1 == 1);
+        }
+        if !data_stage && has_data_stage {
+            let data_core = self.arrays[a].cores.as_ref().expect("cores").data_core(r.offset_bytes);
+            self.core_arrive(a, data_core, io, true);
+        } else {
+            self.after_cores(a, io);
+        }
+    }
+
+    /// A read that hits the cache is served from it; everything else goes to the media.
+    fn after_cores(&mut self, a: usize, io: u32) {
+        let r = *self.ios.get(io);
+        if let Some(cache) = self.arrays[a].cache.as_mut() {
+            let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
+            if hit && r.op == Op::Read {
+                let hit_ns = cache.hit_ns;
+                self.q.schedule_in(hit_ns, pack(Ev::CacheHitDone, io));
+                return;
+            }
+        }
         self.start_media(a, io, false);
     }
 
     fn start_media(&mut self, a: usize, io: u32, peer: bool) {
         let now = self.q.now();
-        if self.arrays[a].centre.arrive(now, media_token(io, peer)) {
+        // Volumes running below their QoS minimum are served first when the media is contended.
+        let priority = !peer && self.volumes[self.ios.get(io).volume as usize].qos.as_ref().is_some_and(QosState::below_min);
+        if self.arrays[a].centre.arrive(now, media_token(io, peer), priority) {
             self.schedule_media_done(a, io, peer);
         }
     }
@@ -530,7 +713,7 @@ impl World {
 
     fn repl_at_peer(&mut self, io: u32) {
         let r = self.ios.get(io);
-        let rep = self.volumes[self.devices[r.device as usize].volume].replication.expect("replicated");
+        let rep = self.volumes[r.volume as usize].replication.expect("replicated");
         let (peer, _) = self.replications[rep].peer_of(r.array as usize);
         self.start_media(peer, io, true);
     }
@@ -539,7 +722,7 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let a = if peer {
-            let rep = self.volumes[self.devices[r.device as usize].volume].replication.expect("replicated");
+            let rep = self.volumes[r.volume as usize].replication.expect("replicated");
             self.replications[rep].peer_of(r.array as usize).0
         } else {
             r.array as usize
@@ -548,7 +731,7 @@ impl World {
             self.schedule_media_done(a, (next >> 1) as u32, next & 1 == 1);
         }
         if peer {
-            let rep = self.volumes[self.devices[r.device as usize].volume].replication.expect("replicated");
+            let rep = self.volumes[r.volume as usize].replication.expect("replicated");
             let (_, dir_to_peer) = self.replications[rep].peer_of(r.array as usize);
             self.arrays[a].replicated_ios += 1;
             self.arrays[a].peer_in_flight -= 1;
@@ -583,14 +766,31 @@ impl World {
 
     fn status_at_host(&mut self, io: u32) {
         let now = self.q.now();
+        let r = *self.ios.get(io);
+        let host = self.devices[r.device as usize].host;
+        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+            self.send_command(next);
+        }
+        if !r.wire {
+            self.device_done(io);
+            return;
+        }
+        self.ios.remove(io);
+        let parent = self.ios.get_mut(r.parent);
+        parent.children_left -= 1;
+        if parent.children_left == 0 {
+            self.device_done(r.parent);
+        }
+    }
+
+    /// A device-level request is back (all its pieces): free its device slot, record the path
+    /// and device figures, and complete the VM request (or its part of it).
+    fn device_done(&mut self, io: u32) {
+        let now = self.q.now();
         let measured = now >= self.warmup_ns;
         let r = *self.ios.get(io);
         let d = r.device as usize;
         let p = r.path as usize;
-        let host = self.devices[d].host;
-        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
-            self.send_command(next);
-        }
         let dev = &mut self.devices[d];
         dev.states[p].outstanding -= 1;
         dev.paths[p].completed += 1;
@@ -598,9 +798,12 @@ impl World {
         dev.psp.on_complete(now, p, now - r.t_dispatch, r.size_bytes);
         dev.completed += 1;
         dev.stats.record(now - r.t_device, u64::from(r.size_bytes), measured);
-        if let Some(next) = dev.q.leave(now) {
-            self.dispatch(next);
+        if measured {
+            dev.kernel_ns_sum += u128::from(r.t_dispatch - r.t_device);
+            dev.device_ns_sum += u128::from(now - r.t_dispatch);
         }
+        dev.q.done(now, r.world);
+        self.pump_device(d);
         if r.parent == NONE {
             self.complete(io);
         } else {
@@ -685,18 +888,29 @@ impl World {
         }
         for a in arrays.iter_mut() {
             a.series.sample(series, &mut a.stats, secs);
+            if let Some(cores) = a.cores.as_mut() {
+                for (k, centre) in cores.centres.iter_mut().enumerate() {
+                    let busy = centre.busy_ns(now);
+                    let (owned0, busy0) = a.core_last[k];
+                    series.push(a.core_series[k][0], (cores.owned[k] - owned0) as f64 / secs);
+                    series.push(a.core_series[k][1], (busy - busy0) as f64 / window.max(1) as f64);
+                    a.core_last[k] = (cores.owned[k], busy);
+                }
+            }
         }
         for d in devices.iter_mut() {
             d.series.sample(series, &mut d.stats, secs);
             for p in &mut d.paths {
                 p.series.sample(series, &mut p.stats, secs);
             }
-            let (actv, qued) = d.q.take_averages(now, window);
+            let (dqlen, actv, qued) = d.q.take_averages(now, window);
+            d.dqlen_sum += dqlen;
             d.actv_sum += actv;
             d.qued_sum += qued;
             d.windows += 1;
-            series.push(d.queue_series[0], actv);
-            series.push(d.queue_series[1], qued);
+            for (id, x) in d.queue_series.into_iter().zip([dqlen, actv, qued]) {
+                series.push(id, x);
+            }
         }
         let next = now + self.sample_ns;
         if next <= self.end_ns {

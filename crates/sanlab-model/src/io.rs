@@ -19,6 +19,12 @@ pub struct Io {
     pub job: u32,
     /// The split parent, or NONE for a VM-level request.
     pub parent: u32,
+    /// A piece cut below the device queue (at the adapter's max I/O size); its parent is the
+    /// device-level request, which keeps its device slot until every piece is back.
+    pub wire: bool,
+    pub volume: u32,
+    /// The VM's world number on its device (for the scheduler).
+    pub world: u32,
     /// Pieces still outstanding (parents only).
     pub children_left: u32,
     pub device: u32,
@@ -55,6 +61,9 @@ impl Io {
             offset_bytes,
             job,
             parent: NONE,
+            wire: false,
+            volume: NONE,
+            world: 0,
             children_left: 0,
             device: NONE,
             path: NONE,

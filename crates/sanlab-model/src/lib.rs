@@ -23,6 +23,7 @@ pub use engine::World;
 /// Every kind of every extension point, documented (for `sanlab kinds`).
 pub fn all_kinds() -> Vec<spec::KindDoc> {
     let mut out = workload::kinds();
+    out.extend(host::scheduler::kinds());
     out.extend(multipath::kinds());
     out.extend(array::kinds());
     out

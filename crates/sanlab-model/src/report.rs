@@ -55,6 +55,8 @@ pub struct PathReport {
     pub lat_ms: LatencyMs,
 }
 
+/// A device with esxtop's figures: DQLEN, ACTV, QUED (time averages), and KAVG, DAVG, GAVG
+/// (mean ms in the kernel queue, on the path, both).
 #[derive(Serialize)]
 pub struct DeviceReport {
     pub name: String,
@@ -64,13 +66,52 @@ pub struct DeviceReport {
     pub ios: u64,
     pub iops: f64,
     pub lat_ms: LatencyMs,
+    pub dqlen_mean: f64,
     pub actv_mean: f64,
     pub qued_mean: f64,
+    pub kavg_ms: f64,
+    pub davg_ms: f64,
+    pub gavg_ms: f64,
+}
+
+/// A volume's array-side figures; the QoS fields are present when it has QoS.
+#[derive(Serialize)]
+pub struct VolumeReport {
+    pub name: String,
+    pub qos: Option<QosReport>,
+}
+
+#[derive(Serialize)]
+pub struct QosReport {
+    pub min: f64,
+    pub max: f64,
+    pub burst: f64,
+    /// Requests released to the media, per second of measured time.
+    pub released_iops: f64,
+    /// Mean time a request was held by QoS (latency injected), ms.
+    pub held_ms_mean: f64,
+    /// Requests held at the end of the run.
+    pub held_now: usize,
+    pub credit_s: f64,
+}
+
+/// One core (or controller): the share of the array's requests whose address segment it owns, its
+/// utilisation, and those requests per second.
+#[derive(Serialize)]
+pub struct CoreReport {
+    pub name: String,
+    pub share: f64,
+    pub util: f64,
+    pub iops: f64,
 }
 
 #[derive(Serialize)]
 pub struct ArrayReport {
     pub name: String,
+    pub cores: Vec<CoreReport>,
+    pub controllers: Vec<CoreReport>,
+    /// Read hits / reads, when the array has a cache.
+    pub cache_hit_ratio: Option<f64>,
     pub iops: f64,
     pub mbps: f64,
     pub host_ios: u64,
@@ -112,6 +153,7 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     pub paths: Vec<PathReport>,
     pub devices: Vec<DeviceReport>,
+    pub volumes: Vec<VolumeReport>,
     pub arrays: Vec<ArrayReport>,
     pub psp_events: Vec<PspEventReport>,
     pub conservation: Vec<Conservation>,
@@ -191,16 +233,22 @@ impl World {
                     lat_ms: p.stats.latency_ms(),
                 });
             }
+            let mean = |sum: f64| if d.windows == 0 { 0.0 } else { sum / d.windows as f64 };
+            let per_io_ms = |sum: u128| if d.stats.ios() == 0 { 0.0 } else { sum as f64 / d.stats.ios() as f64 / 1e6 };
             devices.push(DeviceReport {
                 name: d.name.clone(),
                 host: self.hosts[d.host].name.clone(),
-                volume: self.volumes[d.volume].name.clone(),
-                queue_depth: d.q.capacity,
+                volume: d.label.clone(),
+                queue_depth: d.q.lun_depth(),
                 ios: d.stats.ios(),
                 iops: per_s(d.stats.ios()),
                 lat_ms: d.stats.latency_ms(),
-                actv_mean: if d.windows == 0 { 0.0 } else { d.actv_sum / d.windows as f64 },
-                qued_mean: if d.windows == 0 { 0.0 } else { d.qued_sum / d.windows as f64 },
+                dqlen_mean: mean(d.dqlen_sum),
+                actv_mean: mean(d.actv_sum),
+                qued_mean: mean(d.qued_sum),
+                kavg_ms: per_io_ms(d.kernel_ns_sum),
+                davg_ms: per_io_ms(d.device_ns_sum),
+                gavg_ms: per_io_ms(d.kernel_ns_sum + d.device_ns_sum),
             });
             for e in &d.psp_log {
                 psp_events.push(PspEventReport {
@@ -211,10 +259,39 @@ impl World {
                 });
             }
         }
+        let volumes = self
+            .volumes
+            .iter()
+            .map(|v| VolumeReport {
+                name: v.name.clone(),
+                qos: v.qos.as_ref().map(|q| QosReport {
+                    min: q.params.min_iops,
+                    max: q.params.max_iops,
+                    burst: q.params.burst_iops,
+                    released_iops: if now > 0 { q.released as f64 / (now as f64 / 1e9) } else { 0.0 },
+                    held_ms_mean: if q.released == 0 { 0.0 } else { q.held_ns_sum as f64 / q.released as f64 / 1e6 },
+                    held_now: q.held(),
+                    credit_s: q.credit_s(),
+                }),
+            })
+            .collect();
         let arrays = self
             .arrays
             .iter_mut()
             .map(|a| ArrayReport {
+                cores: a.cores.as_mut().map_or(vec![], |c| {
+                    let total: u64 = c.owned.iter().sum();
+                    (0..c.centres.len())
+                        .map(|k| CoreReport {
+                            name: c.name(k),
+                            share: if total == 0 { 0.0 } else { c.owned[k] as f64 / total as f64 },
+                            util: c.centres[k].utilisation(now),
+                            iops: c.owned[k] as f64 / (now as f64 / 1e9).max(1e-9),
+                        })
+                        .collect()
+                }),
+                controllers: vec![],
+                cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
                 name: a.name.clone(),
                 iops: per_s(a.stats.ios()),
                 mbps: mbps(&a.stats),
@@ -223,7 +300,8 @@ impl World {
                 utilisation: a.centre.utilisation(now),
                 lat_ms: a.stats.latency_ms(),
             })
-            .collect();
+            .collect::<Vec<ArrayReport>>();
+        let arrays = arrays.into_iter().map(with_controllers).collect();
         RunReport {
             sim_time_s: now as f64 / 1e9,
             measured_s,
@@ -233,6 +311,7 @@ impl World {
             jobs,
             paths,
             devices,
+            volumes,
             arrays,
             psp_events,
             conservation,
@@ -248,6 +327,13 @@ impl World {
         let mut path_live: Vec<Vec<u64>> = self.devices.iter().map(|d| vec![0; d.paths.len()]).collect();
         let mut array_live = vec![0u64; self.arrays.len()];
         for io in self.ios.live() {
+            if io.array != crate::io::NONE {
+                array_live[io.array as usize] += 1;
+            }
+            // Pieces cut below the device queue belong to their device-level request.
+            if io.wire {
+                continue;
+            }
             if io.parent == crate::io::NONE {
                 vm_live[self.jobs[io.job as usize].vm] += 1;
             }
@@ -257,9 +343,6 @@ impl World {
                 Stage::Path => {
                     dev_live[io.device as usize] += 1;
                     path_live[io.device as usize][io.path as usize] += 1;
-                    if io.array != crate::io::NONE {
-                        array_live[io.array as usize] += 1;
-                    }
                 }
             }
         }
@@ -282,4 +365,26 @@ impl World {
         }
         out
     }
+}
+
+/// Controller figures from the cores': shares and rates add up, utilisation is the mean.
+fn with_controllers(mut a: ArrayReport) -> ArrayReport {
+    let mut controllers: Vec<CoreReport> = vec![];
+    for c in &a.cores {
+        let name = c.name.split('.').next().unwrap_or(&c.name).to_string();
+        match controllers.iter_mut().find(|x| x.name == name) {
+            Some(x) => {
+                x.share += c.share;
+                x.iops += c.iops;
+                x.util += c.util;
+            }
+            None => controllers.push(CoreReport { name, share: c.share, util: c.util, iops: c.iops }),
+        }
+    }
+    let per = controllers.first().map_or(1, |x| a.cores.iter().filter(|c| c.name.starts_with(&format!("{}.", x.name))).count());
+    for x in &mut controllers {
+        x.util /= per as f64;
+    }
+    a.controllers = controllers;
+    a
 }

@@ -296,6 +296,28 @@ impl<'a> Spec<'a> {
         }
     }
 
+    /// An array of `[integer, number]` pairs (e.g. a cost curve `[[4096, 100], ...]`); absent means empty.
+    pub fn tables_or_pairs(&self, key: &str, doc: &'static str) -> SpecResult<Vec<(u64, f64)>> {
+        self.note(key, "array of [size, value] pairs", "[]".into(), doc);
+        let Some(v) = self.raw(key).filter(|_| !self.is_describing()) else { return Ok(vec![]) };
+        let Value::Array(items) = v else { return Err(self.mistyped(key, "an array of [size, value] pairs", v)) };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let bad = || SpecError::new(format!("{}[{i}]", self.at(key)), format!("expected [size_bytes, value], e.g. [4096, 100], found `{item}`"));
+                let Value::Array(pair) = item else { return Err(bad()) };
+                match pair.as_slice() {
+                    [Value::Integer(size), value] if *size > 0 => {
+                        let x = value.as_float().or_else(|| value.as_integer().map(|n| n as f64)).ok_or_else(bad)?;
+                        Ok((*size as u64, x))
+                    }
+                    _ => Err(bad()),
+                }
+            })
+            .collect()
+    }
+
     /// An array of strings; absent means empty.
     pub fn strings(&self, key: &str, doc: &'static str) -> SpecResult<Vec<String>> {
         self.note(key, "array of strings", "[]".into(), doc);

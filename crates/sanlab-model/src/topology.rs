@@ -1,7 +1,8 @@
 //! The built system a run simulates: every component resolved to indices, every parameter
 //! validated. The scenario crate builds it from a file; tests can build it directly.
 
-use crate::array::{replication::Replication, Media};
+use crate::array::{cache::ReadCache, cores::Cores, qos::QosParams, replication::Replication, Media};
+use crate::host::device_queue::DeviceQueue;
 use crate::fabric::Link;
 use crate::multipath::{Alua, PathSelector};
 use crate::workload::Workload;
@@ -16,18 +17,24 @@ pub struct RunConfig {
 pub struct HostConfig {
     pub name: String,
     pub adapter_queue_depth: u32,
-    pub max_io_size_bytes: u64,
+    /// Disk.DiskMaxIOSize: requests above it are split before the device queue.
+    pub disk_max_io_size_bytes: u64,
+    /// The adapter's own limit (iSCSI MaxIoSizeKB): split below the device queue.
+    pub adapter_max_io_size_bytes: u64,
 }
 
 pub struct ArrayConfig {
     pub name: String,
     pub media: Box<dyn Media>,
+    pub cores: Option<Cores>,
+    pub cache: Option<ReadCache>,
 }
 
 pub struct VolumeConfig {
     pub name: String,
     /// Index into `Topology::replications` when the volume is replicated active-active.
     pub replication: Option<usize>,
+    pub qos: Option<QosParams>,
 }
 
 pub struct PathConfig {
@@ -37,11 +44,13 @@ pub struct PathConfig {
     pub alua: Alua,
 }
 
+/// A device the host sees: a VMFS volume's LUN, or a vVol protocol endpoint.
 pub struct DeviceConfig {
     pub name: String,
     pub host: usize,
-    pub volume: usize,
-    pub queue_depth: u32,
+    pub label: String,
+    /// The device queue with its scheduler; its worlds are the VMs' disks.
+    pub queue: DeviceQueue,
     pub psp: Box<dyn PathSelector>,
     pub paths: Vec<PathConfig>,
 }
@@ -50,6 +59,9 @@ pub struct VmConfig {
     pub name: String,
     pub host: usize,
     pub device: usize,
+    pub volume: usize,
+    /// The VM's world number on its device's queue.
+    pub world: u32,
     pub disk_queue_depth: u32,
     pub adapter_queue_depth: u32,
 }

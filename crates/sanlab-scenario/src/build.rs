@@ -4,7 +4,12 @@
 use sanlab_des::NS_PER_S;
 use sanlab_model::array::{replication::Replication, MEDIA};
 use sanlab_model::fabric::{Link, LinkParams};
-use sanlab_model::host::adapters::{HOST_ADAPTERS, VIRTUAL_ADAPTERS};
+use sanlab_model::array::cache::ReadCache;
+use sanlab_model::array::cores::Cores;
+use sanlab_model::array::qos::QosParams;
+use sanlab_model::host::adapters::{DISK_MAX_IO_SIZE_BYTES, HOST_ADAPTERS, VIRTUAL_ADAPTERS};
+use sanlab_model::host::device_queue::DeviceQueue;
+use sanlab_model::host::scheduler::REGISTRY as SCHEDULERS;
 use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
 use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
 use sanlab_model::topology::*;
@@ -64,13 +69,27 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let mut arrays = vec![];
     let mut array_names: Vec<String> = vec![];
     let mut preferred: Vec<Vec<String>> = vec![];
+    let mut pes: Vec<String> = vec![];
     for a in top.tables("array", "storage arrays")? {
         let name = unique_name(&a, "array", &array_names)?;
         preferred.push(a.strings("preferred_hosts", "ALUA preferred array: these hosts see this array's paths as active-optimized, others' as non-optimized")?);
+        let pe = a.opt_string("pe", "name of this array node's vVol protocol endpoint; default <array>-pe")?.unwrap_or_else(|| format!("{name}-pe"));
+        if let Some(other) = pes.iter().position(|p| *p == pe) {
+            return Err(a.error("pe", format!("protocol endpoint `{pe}` is already array `{}`'s: a PE belongs to one array node; give this one another name", array_names[other])));
+        }
+        pes.push(pe);
         let media = build_kind(&a.table("media", "media model")?, MEDIA, Some("flash"))?;
+        let cores = if a.has("cores") { Some(Cores::from_spec(a.table("cores", "controllers and cores owning address segments")?)?) } else {
+            a.table("cores", "controllers and cores owning address segments")?;
+            None
+        };
+        let cache = if a.has("cache") { Some(ReadCache::from_spec(a.table("cache", "read cache")?)?) } else {
+            a.table("cache", "read cache")?;
+            None
+        };
         a.finish()?;
         array_names.push(name.clone());
-        arrays.push(ArrayConfig { name, media });
+        arrays.push(ArrayConfig { name, media, cores, cache });
     }
     if arrays.is_empty() {
         return Err(SpecError::new("array", "at least one [[array]] is required"));
@@ -94,10 +113,23 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let mut volumes = vec![];
     let mut volume_names: Vec<String> = vec![];
     let mut volume_arrays: Vec<Vec<usize>> = vec![];
-    for v in top.tables("volume", "volumes (LUNs)")? {
+    let mut volume_is_vvol: Vec<bool> = vec![];
+    for v in top.tables("volume", "volumes (LUNs, VMFS datastores or vVols)")? {
         let name = unique_name(&v, "volume", &volume_names)?;
         let names = v.strings("arrays", "the array holding it, or two arrays for an active-active replicated volume")?;
         let idx: Vec<usize> = names.iter().map(|n| resolve(&v, "arrays", n, "array", &array_names)).collect::<SpecResult<_>>()?;
+        let vvol = v.choice("type", &["vmfs", "vvol"], Some("vmfs"), "vmfs: its own device; vvol: reached through the array's protocol endpoint")? == "vvol";
+        v.opt_string("container", "vVol storage container (vVols of every container share the node's PE)")?;
+        if vvol && idx.len() != 1 {
+            return Err(v.error("arrays", "a vVol lives on one array node: give one array"));
+        }
+        if !vvol && v.has("container") {
+            return Err(v.error("container", "only vVols have a storage container: set type = \"vvol\" or remove it"));
+        }
+        let qos = if v.has("qos") { Some(QosParams::from_spec(v.table("qos", "SolidFire-style QoS: min, max, burst in 4K IOPS")?)?) } else {
+            v.table("qos", "SolidFire-style QoS: min, max, burst in 4K IOPS")?;
+            None
+        };
         let replication = match idx.as_slice() {
             [_] => None,
             [a, b] => Some(replications.iter().position(|r: &Replication| r.arrays.contains(a) && r.arrays.contains(b)).ok_or_else(|| {
@@ -105,16 +137,21 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             })?),
             _ => return Err(v.error("arrays", "expected one array, or two for a replicated volume")),
         };
+        if qos.is_some() && replication.is_some() {
+            return Err(v.error("qos", "QoS on a replicated volume is not modelled: give QoS to single-array volumes"));
+        }
         v.finish()?;
         volume_names.push(name.clone());
         volume_arrays.push(idx);
-        volumes.push(VolumeConfig { name, replication });
+        volume_is_vvol.push(vvol);
+        volumes.push(VolumeConfig { name, replication, qos });
     }
 
     // Hosts.
     let mut hosts = vec![];
     let mut host_names: Vec<String> = vec![];
     let mut host_psp_specs = vec![];
+    let mut host_sched_specs = vec![];
     let mut lun_depths = vec![];
     for h in top.tables("host", "ESXi hosts")? {
         let name = unique_name(&h, "host", &host_names)?;
@@ -122,19 +159,24 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let kinds: Vec<&'static str> = HOST_ADAPTERS.iter().map(|a| a.kind).collect();
         let kind = ad.choice("kind", &kinds, Some("fc"), "fc, sw_iscsi or ideal")?;
         let dflt = HOST_ADAPTERS.iter().find(|a| a.kind == kind).expect("listed");
-        let lun = ad.int("lun_queue_depth", Some(i64::from(dflt.lun_queue_depth)), 1, 1 << 20, "device (LUN) queue depth")?;
-        let aq = ad.int("queue_depth", Some(i64::from(dflt.queue_depth)), 1, 1 << 20, "adapter-wide queue depth")?;
-        let max_io = ad.size_bytes("max_io_size", Some((dflt.max_io_size_bytes, "adapter default")), "requests above this are split")?;
-        if max_io == 0 || max_io > dflt.max_io_size_limit_bytes {
+        let lun = ad.int("lun_queue_depth", Some(i64::from(dflt.lun_queue_depth.0)), 1, i64::from(dflt.lun_queue_depth.1), "device (LUN) queue depth, e.g. iscsivmk_LunQDepth")?;
+        let aq = ad.int("queue_depth", Some(i64::from(dflt.queue_depth.0)), 1, i64::from(dflt.queue_depth.1), "adapter-wide queue depth")?;
+        let max_io = ad.size_bytes("max_io_size", Some((dflt.max_io_size_bytes.unwrap_or(u64::MAX), "adapter default (sw_iscsi 128KiB, fc none)")), "the adapter cuts requests above this, below the device queue (ISCSI.MaxIoSizeKB)")?;
+        if max_io == 0 || (max_io != u64::MAX && max_io > dflt.max_io_size_limit_bytes) {
             return Err(ad.error("max_io_size", format!("{max_io} bytes is out of range for a {kind} adapter: expected 1..={} bytes", dflt.max_io_size_limit_bytes)));
         }
         ad.finish()?;
-        let mp = h.table("multipath", "multipathing of this host's devices")?;
-        host_psp_specs.push(mp);
+        let (disk_min, disk_default, disk_max) = DISK_MAX_IO_SIZE_BYTES;
+        let disk_max_io = h.size_bytes("disk_max_io_size", Some((disk_default, "32767KiB")), "Disk.DiskMaxIOSize: split above the device queue")?;
+        if !(disk_min..=disk_max).contains(&disk_max_io) {
+            return Err(h.error("disk_max_io_size", format!("{disk_max_io} bytes is out of range: expected 32KiB..=32767KiB")));
+        }
+        host_psp_specs.push(h.table("multipath", "multipathing of this host's devices")?);
+        host_sched_specs.push(h.table("scheduler", "host I/O scheduler: dispatch discipline and DSNRO rules")?);
         h.finish()?;
         host_names.push(name.clone());
         lun_depths.push(lun as u32);
-        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, max_io_size_bytes: max_io });
+        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, disk_max_io_size_bytes: disk_max_io, adapter_max_io_size_bytes: max_io });
     }
 
     for (a, hosts_listed) in preferred.iter().enumerate() {
@@ -196,25 +238,35 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let disk_q = ad.int("disk_queue_depth", Some(i64::from(va.disk_queue.0)), 1, i64::from(va.disk_queue.1), "virtual disk queue depth")?;
         let adapter_q = ad.int("queue_depth", Some(i64::from(va.adapter_queue.0)), 1, i64::from(va.adapter_queue.1), "virtual adapter queue depth")?;
         ad.finish()?;
-        let device = match devices.iter().position(|d| d.host == host && d.volume == volume) {
+        let shares = v.int("shares", Some(1000), 100, 10_000, "disk shares (Disk.SharesLow/Normal/High: 500/1000/2000)")?;
+        // A VMFS volume is its own device; vVols are reached through their array node's PE.
+        let (key, label) = if volume_is_vvol[volume] {
+            let pe = &pes[volume_arrays[volume][0]];
+            (pe.clone(), format!("PE {pe}"))
+        } else {
+            (volume_name.clone(), volume_name.clone())
+        };
+        let dev_name = if multi_host { format!("{host_name}:{key}") } else { key };
+        let device = match devices.iter().position(|d| d.host == host && d.name == dev_name) {
             Some(d) => d,
             None => {
-                let dev_name = if multi_host { format!("{host_name}:{volume_name}") } else { volume_name.clone() };
                 let psp_spec = host_psp_specs[host].table("psp", "path selection policy")?;
                 let mut psp = build_kind(&psp_spec, PSPS, Some("fixed"))?;
-                let paths = device_paths(host, volume, &volume_arrays[volume], &link_ends, &links, &preferred, &host_names[host], &volumes);
+                let paths = device_paths(host, &volume_arrays[volume], &link_ends, &links, &preferred, &host_names[host]);
                 let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
                 psp.attach(&names).map_err(|m| SpecError::new(psp_spec.location(), m))?;
+                let discipline = build_kind(&host_sched_specs[host], SCHEDULERS, Some("esxi"))?;
                 if !paths.iter().any(|p| matches!(p.alua, Alua::ActiveOptimized | Alua::ActiveNonOptimized)) {
                     return Err(v.error(
                         "volume",
                         format!("host `{host_name}` has no active path to volume `{volume_name}`: add a [[path]] from `{host_name}` to {}", volume_arrays[volume].iter().map(|&a| format!("`{}`", array_names[a])).collect::<Vec<_>>().join(" or ")),
                     ));
                 }
-                devices.push(DeviceConfig { name: dev_name, host, volume, queue_depth: lun_depths[host], psp, paths });
+                devices.push(DeviceConfig { name: dev_name, host, label, queue: DeviceQueue::new(lun_depths[host], discipline), psp, paths });
                 devices.len() - 1
             }
         };
+        let world = devices[device].queue.add_world(shares as u32);
         let job_specs = v.tables("job", "workloads this VM runs")?;
         if job_specs.is_empty() {
             return Err(v.error("job", "a VM needs at least one [[vm.job]], e.g. kind = \"fio\", rw = \"randread\""));
@@ -230,44 +282,45 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
         v.finish()?;
         vm_names.push(name.clone());
-        vms.push(VmConfig { name, host, device, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
+        vms.push(VmConfig { name, host, device, volume, world, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
     }
     if vms.is_empty() {
         return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));
     }
-    for (h, mp) in host_psp_specs.into_iter().enumerate() {
-        // A host without devices still gets its multipath table checked.
+    for (h, (mp, sched)) in host_psp_specs.into_iter().zip(host_sched_specs).enumerate() {
+        // A host without devices still gets its tables checked.
         if !devices.iter().any(|d| d.host == h) {
             build_kind(&mp.table("psp", "path selection policy")?, PSPS, Some("fixed"))?;
+            build_kind(&sched, SCHEDULERS, Some("esxi"))?;
         }
         mp.finish()?;
+    }
+    // A link that carries several devices names each device's path `<link>:<device>`.
+    for i in 0..links.len() {
+        let users: Vec<usize> = (0..devices.len()).filter(|&d| devices[d].paths.iter().any(|p| p.link == i)).collect();
+        if users.len() > 1 {
+            for d in users {
+                let dev_name = devices[d].name.clone();
+                for p in devices[d].paths.iter_mut().filter(|p| p.link == i) {
+                    p.name = format!("{}:{dev_name}", links[i].name);
+                }
+            }
+        }
     }
     top.finish()?;
     Ok(Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs })
 }
 
-/// The paths of the device `host` sees for `volume`: every path from the host to an array that
-/// holds the volume, with its ALUA state (explicit, or from the arrays' preferred-host lists).
-#[allow(clippy::too_many_arguments)]
-fn device_paths(
-    host: usize,
-    volume: usize,
-    arrays: &[usize],
-    ends: &[(usize, usize, Option<Alua>)],
-    links: &[Link],
-    preferred: &[Vec<String>],
-    host_name: &str,
-    volumes: &[VolumeConfig],
-) -> Vec<PathConfig> {
-    let single_device = volumes.len() == 1;
+/// The paths of a device of `host` on `arrays`: every path from the host to one of them, with its
+/// ALUA state (explicit, or from the arrays' preferred-host lists).
+fn device_paths(host: usize, arrays: &[usize], ends: &[(usize, usize, Option<Alua>)], links: &[Link], preferred: &[Vec<String>], host_name: &str) -> Vec<PathConfig> {
     let any_preference = arrays.iter().any(|&a| preferred[a].iter().any(|h| h == host_name));
     ends.iter()
         .enumerate()
         .filter(|(_, (h, a, _))| *h == host && arrays.contains(a))
         .map(|(i, &(_, a, explicit))| {
             let advertised = if !any_preference || preferred[a].iter().any(|h| h == host_name) { Alua::ActiveOptimized } else { Alua::ActiveNonOptimized };
-            let name = if single_device { links[i].name.clone() } else { format!("{}:{}", links[i].name, volumes[volume].name) };
-            PathConfig { name, link: i, array: a, alua: explicit.unwrap_or(advertised) }
+            PathConfig { name: links[i].name.clone(), link: i, array: a, alua: explicit.unwrap_or(advertised) }
         })
         .collect()
 }

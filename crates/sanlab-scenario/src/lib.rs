@@ -68,6 +68,42 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+fn parse_toml(file: &str, text: &str) -> Result<Table, ScenarioError> {
+    text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}: ")).unwrap_or_default();
+        ScenarioError(format!("{file}: {at}invalid TOML: {}", e.message()))
+    })
+}
+
+/// `base = "other.toml"`: this file builds on another one. The other file's tables are merged
+/// under this file's values (tables key by key, anything else replaced); its variants are not
+/// inherited. The path is relative to this file.
+fn with_base(file: &str, mut root: Table, depth: usize) -> Result<Table, ScenarioError> {
+    let Some(base) = root.remove("base") else { return Ok(root) };
+    let Value::String(base) = base else { return Err(ScenarioError(format!("{file}: base: expected a file name as a string"))) };
+    if depth >= 8 {
+        return Err(ScenarioError(format!("{file}: base: more than 8 files deep; is there a cycle?")));
+    }
+    let path = Path::new(file).parent().unwrap_or(Path::new(".")).join(&base);
+    let base_file = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError(format!("{file}: base: cannot read `{base_file}`: {e}")))?;
+    let mut merged = with_base(&base_file, parse_toml(&base_file, &text)?, depth + 1)?;
+    merged.remove("variant");
+    merge_into(&mut merged, root);
+    Ok(merged)
+}
+
+fn merge_into(under: &mut Table, over: Table) {
+    for (k, v) in over {
+        match (under.get_mut(&k), v) {
+            (Some(Value::Table(a)), Value::Table(b)) => merge_into(a, b),
+            (_, v) => {
+                under.insert(k, v);
+            }
+        }
+    }
+}
+
 impl Scenario {
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
@@ -82,10 +118,7 @@ impl Scenario {
     }
 
     pub fn from_text(file: &str, text: &str) -> Result<Self, ScenarioError> {
-        let root: Table = text.parse().map_err(|e: toml::de::Error| {
-            let at = e.span().map(|s| line_col(text, s.start)).map(|(l, c)| format!("line {l}, column {c}: ")).unwrap_or_default();
-            ScenarioError(format!("{file}: {at}invalid TOML: {}", e.message()))
-        })?;
+        let root = with_base(file, parse_toml(file, text)?, 0)?;
         let spec_err = |e| located(file, e);
         let top = sanlab_model::spec::Spec::new(&root, "");
         let name = top.string("name", None, "").map_err(spec_err)?;

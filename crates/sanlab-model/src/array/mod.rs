@@ -3,7 +3,10 @@
 //! (`replication.rs`). Each array is a service centre with `servers` parallel slots and a FIFO
 //! queue in front of them.
 
+pub mod cache;
+pub mod cores;
 mod flash;
+pub mod qos;
 pub mod replication;
 
 use crate::io::Op;
@@ -24,10 +27,12 @@ pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("media", MEDIA)
 }
 
-/// Parallel servers with a FIFO queue; entries are opaque `u64` tokens of the engine.
+/// Parallel servers with two FIFO queues (priority first); entries are opaque `u64` tokens of the
+/// engine. The priority class serves volumes running below their QoS minimum.
 pub struct ServiceCentre {
     servers: u32,
     busy: u32,
+    priority: VecDeque<u64>,
     waiting: VecDeque<u64>,
     busy_area_ns: u128,
     last_change_ns: u64,
@@ -35,7 +40,7 @@ pub struct ServiceCentre {
 
 impl ServiceCentre {
     pub fn new(servers: u32) -> Self {
-        Self { servers, busy: 0, waiting: VecDeque::with_capacity(64), busy_area_ns: 0, last_change_ns: 0 }
+        Self { servers, busy: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy_area_ns: 0, last_change_ns: 0 }
     }
 
     fn account(&mut self, now: u64) {
@@ -43,15 +48,16 @@ impl ServiceCentre {
         self.last_change_ns = now;
     }
 
-    /// Takes a server if one is free; otherwise queues `token` and returns false.
+    /// Takes a server if one is free; otherwise queues `token` (in the priority class if
+    /// `priority`) and returns false.
     #[inline]
-    pub fn arrive(&mut self, now: u64, token: u64) -> bool {
+    pub fn arrive(&mut self, now: u64, token: u64, priority: bool) -> bool {
         if self.busy < self.servers {
             self.account(now);
             self.busy += 1;
             true
         } else {
-            self.waiting.push_back(token);
+            if priority { self.priority.push_back(token) } else { self.waiting.push_back(token) }
             false
         }
     }
@@ -59,7 +65,7 @@ impl ServiceCentre {
     /// Frees a server; returns the next waiting token, which now holds that server.
     #[inline]
     pub fn depart(&mut self, now: u64) -> Option<u64> {
-        let next = self.waiting.pop_front();
+        let next = self.priority.pop_front().or_else(|| self.waiting.pop_front());
         if next.is_none() {
             self.account(now);
             self.busy -= 1;
@@ -68,7 +74,13 @@ impl ServiceCentre {
     }
 
     pub fn queued(&self) -> usize {
-        self.waiting.len()
+        self.priority.len() + self.waiting.len()
+    }
+
+    /// Busy server-time so far, ns (for utilisation over a window).
+    pub fn busy_ns(&mut self, now: u64) -> u128 {
+        self.account(now);
+        self.busy_area_ns
     }
 
     /// Mean busy servers over `[0, now]` divided by the server count.
@@ -85,14 +97,16 @@ mod tests {
     #[test]
     fn service_centre_queues_beyond_its_servers() {
         let mut c = ServiceCentre::new(2);
-        assert!(c.arrive(0, 1));
-        assert!(c.arrive(0, 2));
-        assert!(!c.arrive(0, 3));
-        assert_eq!(c.queued(), 1);
+        assert!(c.arrive(0, 1, false));
+        assert!(c.arrive(0, 2, false));
+        assert!(!c.arrive(0, 3, false));
+        assert!(!c.arrive(0, 4, true));
+        assert_eq!(c.queued(), 2);
+        assert_eq!(c.depart(10), Some(4), "priority class first");
         assert_eq!(c.depart(10), Some(3));
         assert_eq!(c.depart(10), None);
         assert_eq!(c.depart(20), None);
-        // Two busy for 10 ns, then two (one swapped) until 10... then one until 20.
+        // Two busy until 10 ns, then one until 20 ns.
         assert!((c.utilisation(20) - 0.75).abs() < 1e-9);
     }
 }

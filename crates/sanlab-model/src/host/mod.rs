@@ -2,6 +2,8 @@
 //! the host adapter queue, and splitting at the adapter's max I/O size.
 
 pub mod adapters;
+pub mod device_queue;
+pub mod scheduler;
 
 use std::collections::VecDeque;
 

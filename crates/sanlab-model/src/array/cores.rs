@@ -1,0 +1,136 @@
+//! Storage controllers and their cores, XtremIO style (seed 004; shared/reference/arrays.md §2).
+//!
+//! The logical address space is cut into fixed-size segments (1 MiB on XtremIO) and each segment
+//! belongs to one core: in `controller_major` order the first segment to core 1 of controller 1,
+//! the second to core 2 of controller 1, the third to core 1 of controller 2, … (the order the seed
+//! describes), in `core_major` order core 1 of every controller first, or by `fingerprint` (a hash
+//! of each 4 KiB block, as content-addressed placement spreads data). A request spends `owner_time`
+//! on its segment's owner core (XtremIO's C module: address-to-hash metadata) and `data_time` on
+//! the core its content's fingerprint selects (the D module), each core serving one request at a
+//! time in FIFO order — so one hot segment can hold back the whole array. The split into two
+//! stages and their times are our choices; the seed says only that "the LBA split only controls the
+//! balancing of one part of the XtremIO request".
+
+use super::ServiceCentre;
+use crate::spec::{Spec, SpecResult};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    ControllerMajor,
+    CoreMajor,
+    Fingerprint,
+}
+
+pub struct Cores {
+    pub controllers: u32,
+    pub per_controller: u32,
+    segment_bytes: u64,
+    order: Order,
+    pub owner_time_ns: u64,
+    pub data_time_ns: u64,
+    pub centres: Vec<ServiceCentre>,
+    /// Requests whose segment each core owns.
+    pub owned: Vec<u64>,
+}
+
+const BLOCK_BYTES: u64 = 4096;
+
+/// SplitMix64 finaliser: a stand-in for a content fingerprint (random data has random hashes).
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Cores {
+    pub fn from_spec(spec: Spec) -> SpecResult<Self> {
+        let controllers = spec.int("controllers", Some(2), 1, 1024, "storage controllers (2 per XtremIO X-Brick)")?;
+        let per_controller = spec.int("cores_per_controller", Some(2), 1, 1024, "cores per controller that own address segments")?;
+        let segment = spec.size_bytes("segment", Some((1 << 20, "1MiB")), "address segment each core owns in turn (XtremIO: 1 MiB)")?;
+        let order = spec.choice("order", &["controller_major", "core_major", "fingerprint"], Some("controller_major"), "how segments map to cores")?;
+        let owner_time = spec.duration_ns("owner_time", Some((10_000, "10us")), "work on the segment's owner core per request")?;
+        let data_time = spec.duration_ns("data_time", Some((10_000, "10us")), "work on the fingerprint-selected core per request")?;
+        spec.finish()?;
+        if segment == 0 {
+            return Err(spec.error("segment", "must be positive, e.g. \"1MiB\""));
+        }
+        let n = (controllers * per_controller) as usize;
+        let order = match order {
+            "controller_major" => Order::ControllerMajor,
+            "core_major" => Order::CoreMajor,
+            _ => Order::Fingerprint,
+        };
+        Ok(Self {
+            controllers: controllers as u32,
+            per_controller: per_controller as u32,
+            segment_bytes: segment,
+            order,
+            owner_time_ns: owner_time,
+            data_time_ns: data_time,
+            centres: (0..n).map(|_| ServiceCentre::new(1)).collect(),
+            owned: vec![0; n],
+        })
+    }
+
+    fn count(&self) -> u64 {
+        u64::from(self.controllers * self.per_controller)
+    }
+
+    /// The core that owns the segment holding `offset`.
+    pub fn owner(&self, offset: u64) -> usize {
+        let n = self.count();
+        let slot = match self.order {
+            Order::ControllerMajor => (offset / self.segment_bytes) % n,
+            Order::CoreMajor => {
+                let k = (offset / self.segment_bytes) % n;
+                let c = u64::from(self.controllers);
+                // k-th segment: controller k % c, core k / c.
+                (k % c) * u64::from(self.per_controller) + k / c
+            }
+            Order::Fingerprint => mix(offset / BLOCK_BYTES) % n,
+        };
+        slot as usize
+    }
+
+    /// The core the request's content fingerprint selects.
+    pub fn data_core(&self, offset: u64) -> usize {
+        (mix(offset / BLOCK_BYTES ^ 0x5bd1_e995) % self.count()) as usize
+    }
+
+    /// `ctrl<c>.core<k>`, numbered from 1 as the seed does.
+    pub fn name(&self, core: usize) -> String {
+        let p = self.per_controller as usize;
+        format!("ctrl{}.core{}", core / p + 1, core % p + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cores(src: &str) -> Cores {
+        let t: toml::Table = src.parse().unwrap();
+        Cores::from_spec(Spec::new(&t, "array[0].cores")).unwrap()
+    }
+
+    #[test]
+    fn the_seeds_order_and_the_other_two() {
+        let mb = 1 << 20;
+        let c = cores("controllers = 4\ncores_per_controller = 2");
+        let owners: Vec<String> = (0..9).map(|k| c.name(c.owner(k * mb))).collect();
+        assert_eq!(owners[..4], ["ctrl1.core1", "ctrl1.core2", "ctrl2.core1", "ctrl2.core2"]);
+        assert_eq!(owners[8], "ctrl1.core1", "wraps after 8 segments");
+        // Everything inside one segment has one owner.
+        assert_eq!(c.owner(3 * mb + 4096), c.owner(3 * mb + mb - 1));
+        let c = cores("controllers = 4\ncores_per_controller = 2\norder = \"core_major\"");
+        let owners: Vec<String> = (0..5).map(|k| c.name(c.owner(k * mb))).collect();
+        assert_eq!(owners, ["ctrl1.core1", "ctrl2.core1", "ctrl3.core1", "ctrl4.core1", "ctrl1.core2"]);
+        let c = cores("controllers = 4\ncores_per_controller = 2\norder = \"fingerprint\"");
+        let mut hits = [0u32; 8];
+        for b in 0..80_000u64 {
+            hits[c.owner(b * 4096)] += 1;
+        }
+        assert!(hits.iter().all(|h| (9_400..10_600).contains(h)), "{hits:?}");
+    }
+}

@@ -1,0 +1,178 @@
+//! The host device queue (one per LUN or protocol endpoint): a depth that follows ESXi's DSNRO
+//! rules, per-world counts, the dispatch discipline, and esxtop's figures (DQLEN, ACTV, QUED).
+
+use super::scheduler::{DepthRules, Discipline, DsnroScope, Waiting};
+
+pub struct DeviceQueue {
+    lun_depth: u32,
+    rules: DepthRules,
+    discipline: Box<dyn Discipline>,
+    active: u32,
+    per_world: Vec<u32>,
+    clamped: bool,
+    switches: u32,
+    consecutive: u32,
+    last_world: Option<u32>,
+    area_active_ns: u128,
+    area_queued_ns: u128,
+    area_depth_ns: u128,
+    last_change_ns: u64,
+}
+
+impl DeviceQueue {
+    pub fn new(lun_depth: u32, discipline: Box<dyn Discipline>) -> Self {
+        let rules = discipline.depth_rules();
+        Self {
+            lun_depth,
+            rules,
+            discipline,
+            active: 0,
+            per_world: vec![],
+            clamped: false,
+            switches: 0,
+            consecutive: 0,
+            last_world: None,
+            area_active_ns: 0,
+            area_queued_ns: 0,
+            area_depth_ns: 0,
+            last_change_ns: 0,
+        }
+    }
+
+    /// Registers a world (a VM disk on this device); returns its number.
+    pub fn add_world(&mut self, shares: u32) -> u32 {
+        self.discipline.add_world(shares);
+        self.per_world.push(0);
+        (self.per_world.len() - 1) as u32
+    }
+
+    /// Current device queue depth (esxtop DQLEN).
+    pub fn depth(&self) -> u32 {
+        if self.clamped && self.rules.scope == DsnroScope::Device { self.lun_depth.min(self.rules.dsnro) } else { self.lun_depth }
+    }
+
+    pub fn lun_depth(&self) -> u32 {
+        self.lun_depth
+    }
+
+    fn account(&mut self, now: u64) {
+        let dt = u128::from(now - self.last_change_ns);
+        self.area_active_ns += u128::from(self.active) * dt;
+        self.area_queued_ns += self.discipline.queued() as u128 * dt;
+        self.area_depth_ns += u128::from(self.depth()) * dt;
+        self.last_change_ns = now;
+    }
+
+    pub fn arrive(&mut self, now: u64, w: Waiting) {
+        self.account(now);
+        self.discipline.enqueue(w);
+    }
+
+    /// The next request to dispatch, if a slot is free and the discipline has one.
+    pub fn next(&mut self, now: u64) -> Option<Waiting> {
+        if self.active >= self.depth() {
+            return None;
+        }
+        let world_cap = (self.clamped && self.rules.scope == DsnroScope::World).then_some(self.rules.dsnro);
+        let per_world = &self.per_world;
+        let w = self.discipline.dequeue(&|world| world_cap.is_none_or(|cap| per_world[world as usize] < cap))?;
+        self.account(now);
+        self.active += 1;
+        self.per_world[w.world as usize] += 1;
+        self.note_dispatch(w.world);
+        Some(w)
+    }
+
+    /// ESXi's rules: clamp to DSNRO after `vm_switches` switches between worlds; restore full
+    /// depth after `seq_reqs` consecutive requests from one world.
+    fn note_dispatch(&mut self, world: u32) {
+        if self.last_world.is_some_and(|w| w != world) {
+            self.switches += 1;
+            self.consecutive = 1;
+            if !self.clamped && self.switches >= self.rules.vm_switches {
+                self.clamped = true;
+            }
+        } else {
+            self.consecutive += 1;
+            if self.clamped && self.consecutive >= self.rules.seq_reqs {
+                self.clamped = false;
+                self.switches = 0;
+            }
+        }
+        self.last_world = Some(world);
+    }
+
+    pub fn done(&mut self, now: u64, world: u32) {
+        self.account(now);
+        self.active -= 1;
+        self.per_world[world as usize] -= 1;
+    }
+
+    pub fn active(&self) -> u32 {
+        self.active
+    }
+
+    pub fn queued(&self) -> usize {
+        self.discipline.queued()
+    }
+
+    /// Time-averaged (DQLEN, ACTV, QUED) since the last call; starts a new window.
+    pub fn take_averages(&mut self, now: u64, window_ns: u64) -> (f64, f64, f64) {
+        self.account(now);
+        let w = window_ns.max(1) as f64;
+        let out = (self.area_depth_ns as f64 / w, self.area_active_ns as f64 / w, self.area_queued_ns as f64 / w);
+        self.area_depth_ns = 0;
+        self.area_active_ns = 0;
+        self.area_queued_ns = 0;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::scheduler::test_util::{build, req};
+    use super::*;
+
+    #[test]
+    fn clamps_to_dsnro_when_worlds_compete_and_recovers() {
+        let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 4\nqcontrol_vm_switches = 2\nqcontrol_seq_reqs = 8"));
+        q.add_world(1000);
+        q.add_world(1000);
+        assert_eq!(q.depth(), 64);
+        // Alternate worlds: two switches clamp the device to 4.
+        for (io, w) in [(0, 0), (1, 1), (2, 0)] {
+            q.arrive(0, req(io, w));
+            let d = q.next(0).unwrap();
+            q.done(0, d.world);
+        }
+        assert_eq!(q.depth(), 4);
+        for io in 0..10 {
+            q.arrive(0, req(10 + io, 0));
+        }
+        let got: Vec<u32> = std::iter::from_fn(|| q.next(0).map(|w| w.io)).collect();
+        assert_eq!(got.len(), 4, "clamped at dsnro");
+        for _ in 0..4 {
+            q.done(0, 0);
+        }
+        // Eight consecutive requests from world 0 restore full depth.
+        while q.next(0).is_some() {}
+        assert_eq!(q.depth(), 64);
+        assert_eq!(q.active(), 6);
+    }
+
+    #[test]
+    fn world_scope_caps_each_world_not_the_device() {
+        let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 2\nqcontrol_vm_switches = 1\ndsnro_scope = \"world\""));
+        q.add_world(1000);
+        q.add_world(1000);
+        q.arrive(0, req(0, 1));
+        q.next(0).unwrap();
+        for io in 1..6 {
+            q.arrive(0, req(io, 0));
+        }
+        q.arrive(0, req(9, 1));
+        let got: Vec<u32> = std::iter::from_fn(|| q.next(0).map(|w| w.io)).collect();
+        assert_eq!(got, vec![1, 2, 9], "world 0 capped at 2, world 1 passes");
+        assert_eq!(q.depth(), 64);
+    }
+}

@@ -1,0 +1,43 @@
+//! Seed 002: the noisy-neighbour study and its isolation matrix.
+mod common;
+use common::run;
+use sanlab_scenario::{Overrides, VariantResult};
+
+const STUDY: &str = "scenarios/studies/noisy_neighbor.toml";
+
+fn vm<'a>(v: &'a VariantResult, name: &str) -> &'a sanlab_model::report::VmReport {
+    v.report.vms.iter().find(|x| x.name == name).unwrap()
+}
+
+#[test]
+fn isolation_matrix_and_the_fix() {
+    let r = run(STUDY, &[], Overrides::default());
+    let good_ms = |name: &str| vm(r.variants.iter().find(|v| v.name == name).unwrap(), "good").lat_ms.mean;
+    let fixed = good_ms("queues_256");
+    assert!(fixed < 2.0, "queues raised to 256: good VM at {fixed} ms (seed: ~1 ms)");
+    let shared = good_ms("shared_pe");
+    assert!(shared >= 20.0 * fixed, "shared PE {shared} ms vs fixed {fixed} ms");
+    assert!((250.0..450.0).contains(&shared), "shared PE, FIFO dispatch: {shared} ms (seed: 300-400 ms)");
+    // Bad where the two VMs share a device queue, fine where they do not.
+    for (variant, bad) in [("shared_pe", true), ("two_containers", true), ("vmfs_and_vvol", false), ("two_hosts", false), ("bad_4k_qd1", false), ("bad_512k_qd1", false)] {
+        let ms = good_ms(variant);
+        assert_eq!(ms > 20.0 * fixed, bad, "{variant}: good VM at {ms} ms");
+    }
+    // The bad VM gets about 25 IOPS at 512k: Bronze burst 2000 / (4 pieces of 128k at cost 19.5).
+    let bad = vm(&r.variants[0], "bad");
+    assert!((bad.iops - 2000.0 / 19.5 / 4.0).abs() < 0.5, "bad VM {} IOPS", bad.iops);
+}
+
+#[test]
+fn only_fifo_dispatch_with_a_device_wide_dsnro_reaches_the_seeds_latency() {
+    let r = run(STUDY, &["shared_pe", "shared_pe_fair_share", "shared_pe_esxi", "shared_pe_world_dsnro"], Overrides::default());
+    let ms: Vec<f64> = r.variants.iter().map(|v| vm(v, "good").lat_ms.mean).collect();
+    assert!(ms[0] > 250.0, "fifo {}", ms[0]);
+    // Fair share lets the good VM take the next free slot: one 512k completion away (1/25.6 s).
+    assert!((5.0..45.0).contains(&ms[1]), "fair share {}", ms[1]);
+    assert!((ms[2] - ms[1]).abs() < 1e-9, "random I/O: the quantum never applies");
+    assert!(ms[3] < 2.0, "per-VM DSNRO never blocks the good VM: {}", ms[3]);
+    // esxtop: DQLEN drops to 32 on the shared PE.
+    let dev = &r.variants[0].report.devices[0];
+    assert!(dev.dqlen_mean < 40.0 && dev.qued_mean > 5.0, "{} {}", dev.dqlen_mean, dev.qued_mean);
+}
