@@ -185,23 +185,28 @@ impl World {
                 lat_ms: v.stats.latency_ms(),
             })
             .collect();
-        let direction = |s: &IoStats| DirectionReport {
+        // A job is measured from its own start (run warm-up, fio ramp_time or startdelay) to
+        // when it stopped issuing or the run ended, like fio's per-job runtime.
+        let direction = |s: &IoStats, window_s: f64| DirectionReport {
             total_ios: s.ios(),
             io_bytes: s.bytes(),
-            runtime_ms: measured_s * 1e3,
-            iops: per_s(s.ios()),
-            bw_bytes: if measured_s > 0.0 { s.bytes() as f64 / measured_s } else { 0.0 },
+            runtime_ms: window_s * 1e3,
+            iops: if window_s > 0.0 { s.ios() as f64 / window_s } else { 0.0 },
+            bw_bytes: if window_s > 0.0 { s.bytes() as f64 / window_s } else { 0.0 },
             lat_ns: s.latency_ns(),
         };
         let jobs = self
             .jobs
             .iter()
-            .map(|j| JobReport {
-                name: j.name.clone(),
-                vm: self.vms[j.vm].name.clone(),
-                options: j.workload.options().into_iter().collect(),
-                read: direction(&j.read),
-                write: direction(&j.write),
+            .map(|j| {
+                let window_s = j.stop_ns.min(now).saturating_sub(j.measured_from_ns) as f64 / 1e9;
+                JobReport {
+                    name: j.name.clone(),
+                    vm: self.vms[j.vm].name.clone(),
+                    options: j.workload.options().into_iter().collect(),
+                    read: direction(&j.read, window_s),
+                    write: direction(&j.write, window_s),
+                }
             })
             .collect();
         let mut paths = vec![];
