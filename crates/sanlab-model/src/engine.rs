@@ -40,12 +40,14 @@ enum Ev {
     OwnerCoreDone,
     DataCoreDone,
     CacheHitDone,
+    QfullAtHost,
+    Retry,
 }
 
-const EVENTS: [Ev; 14] = [
+const EVENTS: [Ev; 16] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
     Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
-    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone,
+    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry,
 ];
 
 #[inline]
@@ -134,6 +136,7 @@ pub(crate) struct Device {
     /// Summed time in the kernel queue (KAVG) and on the path (DAVG), over measured completions.
     pub kernel_ns_sum: u128,
     pub device_ns_sum: u128,
+    pub qfull_seen: u64,
 }
 
 pub(crate) struct Host {
@@ -143,6 +146,8 @@ pub(crate) struct Host {
     pub disk_max_io_size_bytes: u64,
     /// The adapter's own limit (software iSCSI MaxIoSizeKB): split below the device queue.
     pub adapter_max_io_size_bytes: u64,
+    /// Wait before resending a command refused with QUEUE FULL.
+    pub qfull_retry_ns: u64,
 }
 
 pub(crate) struct Array {
@@ -161,6 +166,10 @@ pub(crate) struct Array {
     pub core_series: Vec<[SeriesId; 2]>,
     pub core_last: Vec<(u64, u128)>,
     pub cache: Option<ReadCache>,
+    /// Target queue: host commands the array holds at once before answering QUEUE FULL.
+    pub max_outstanding: Option<u32>,
+    pub outstanding: u32,
+    pub qfull_sent: u64,
 }
 
 pub(crate) struct Volume {
@@ -201,6 +210,7 @@ impl World {
                 adapter_q: SlotQueue::new(h.adapter_queue_depth),
                 disk_max_io_size_bytes: h.disk_max_io_size_bytes,
                 adapter_max_io_size_bytes: h.adapter_max_io_size_bytes,
+                qfull_retry_ns: h.qfull_retry_ns,
             })
             .collect();
         let arrays = t
@@ -217,6 +227,9 @@ impl World {
                     core_last: vec![(0, 0); core_count],
                     cores: a.cores,
                     cache: a.cache,
+                    max_outstanding: a.max_outstanding,
+                    outstanding: 0,
+                    qfull_sent: 0,
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
                     series: IoSeries::new(&mut series, &format!("array/{}", a.name)),
                     name: a.name,
@@ -259,6 +272,7 @@ impl World {
                 windows: 0,
                 kernel_ns_sum: 0,
                 device_ns_sum: 0,
+                qfull_seen: 0,
             });
         }
         let vms = t
@@ -358,6 +372,11 @@ impl World {
                 Ev::OwnerCoreDone => self.core_done(i, false),
                 Ev::DataCoreDone => self.core_done(i, true),
                 Ev::CacheHitDone => self.array_step_done(i),
+                Ev::QfullAtHost => self.qfull_at_host(i),
+                Ev::Retry => {
+                    let host = self.devices[self.ios.get(i).device as usize].host;
+                    self.enter_adapter(host, i);
+                }
                 Ev::Sample => {
                     self.sample();
                     if let Some(c) = control {
@@ -560,6 +579,16 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let a = self.devices[r.device as usize].paths[r.path as usize].array;
+        let arr = &mut self.arrays[a];
+        if arr.max_outstanding.is_some_and(|m| arr.outstanding >= m) {
+            // Target queue full: the command is refused with QUEUE FULL status.
+            arr.qfull_sent += 1;
+            let link = self.path_link(io);
+            let at = self.links[link].dirs[INBOUND].send(now, 0);
+            self.q.schedule_at(at, pack(Ev::QfullAtHost, io));
+            return;
+        }
+        arr.outstanding += 1;
         self.arrays[a].received += 1;
         let rm = self.ios.get_mut(io);
         rm.array = a as u32;
@@ -754,6 +783,7 @@ impl World {
         let a = r.array as usize;
         let measured = now >= self.warmup_ns;
         self.arrays[a].completed += 1;
+        self.arrays[a].outstanding -= 1;
         self.arrays[a].stats.record(now - r.t_array, u64::from(r.size_bytes), measured);
         self.ios.get_mut(io).array = NONE;
         let link = self.path_link(io);
@@ -763,6 +793,20 @@ impl World {
     }
 
     // ---- completion ----------------------------------------------------------------------
+
+    /// QUEUE FULL came back: free the adapter slot, tell the device (adaptive depth), and retry
+    /// the command after the host's retry delay.
+    fn qfull_at_host(&mut self, io: u32) {
+        let now = self.q.now();
+        let d = self.ios.get(io).device as usize;
+        let host = self.devices[d].host;
+        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+            self.send_command(next);
+        }
+        self.devices[d].q.note_qfull(now);
+        self.devices[d].qfull_seen += 1;
+        self.q.schedule_in(self.hosts[host].qfull_retry_ns, pack(Ev::Retry, io));
+    }
 
     fn status_at_host(&mut self, io: u32) {
         let now = self.q.now();

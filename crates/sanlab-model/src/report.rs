@@ -72,6 +72,9 @@ pub struct DeviceReport {
     pub kavg_ms: f64,
     pub davg_ms: f64,
     pub gavg_ms: f64,
+    /// QUEUE FULL answers received, and the device depth at the end (after QFULL throttling).
+    pub qfull: u64,
+    pub depth_end: u32,
 }
 
 /// A volume's array-side figures; the QoS fields are present when it has QoS.
@@ -112,6 +115,8 @@ pub struct ArrayReport {
     pub controllers: Vec<CoreReport>,
     /// Read hits / reads, when the array has a cache.
     pub cache_hit_ratio: Option<f64>,
+    /// Commands refused with QUEUE FULL (target queue at `max_outstanding`).
+    pub qfull_sent: u64,
     pub iops: f64,
     pub mbps: f64,
     pub host_ios: u64,
@@ -254,6 +259,8 @@ impl World {
                 kavg_ms: per_io_ms(d.kernel_ns_sum),
                 davg_ms: per_io_ms(d.device_ns_sum),
                 gavg_ms: per_io_ms(d.kernel_ns_sum + d.device_ns_sum),
+                qfull: d.qfull_seen,
+                depth_end: d.q.depth(),
             });
             for e in &d.psp_log {
                 psp_events.push(PspEventReport {
@@ -296,6 +303,7 @@ impl World {
                         .collect()
                 }),
                 controllers: vec![],
+                qfull_sent: a.qfull_sent,
                 cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
                 name: a.name.clone(),
                 iops: per_s(a.stats.ios()),

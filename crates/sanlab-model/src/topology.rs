@@ -21,6 +21,7 @@ pub struct HostConfig {
     pub disk_max_io_size_bytes: u64,
     /// The adapter's own limit (iSCSI MaxIoSizeKB): split below the device queue.
     pub adapter_max_io_size_bytes: u64,
+    pub qfull_retry_ns: u64,
 }
 
 pub struct ArrayConfig {
@@ -28,6 +29,7 @@ pub struct ArrayConfig {
     pub media: Box<dyn Media>,
     pub cores: Option<Cores>,
     pub cache: Option<ReadCache>,
+    pub max_outstanding: Option<u32>,
 }
 
 pub struct VolumeConfig {

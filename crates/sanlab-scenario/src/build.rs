@@ -8,7 +8,7 @@ use sanlab_model::array::cache::ReadCache;
 use sanlab_model::array::cores::Cores;
 use sanlab_model::array::qos::QosParams;
 use sanlab_model::host::adapters::{DISK_MAX_IO_SIZE_BYTES, HOST_ADAPTERS, VIRTUAL_ADAPTERS};
-use sanlab_model::host::device_queue::DeviceQueue;
+use sanlab_model::host::device_queue::{DeviceQueue, QfullRules};
 use sanlab_model::host::scheduler::REGISTRY as SCHEDULERS;
 use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
 use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
@@ -87,9 +87,10 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             a.table("cache", "read cache")?;
             None
         };
+        let max_outstanding = a.int("max_outstanding", Some(0), 0, 1 << 24, "target queue: host commands held at once before QUEUE FULL; 0 = unlimited")?;
         a.finish()?;
         array_names.push(name.clone());
-        arrays.push(ArrayConfig { name, media, cores, cache });
+        arrays.push(ArrayConfig { name, media, cores, cache, max_outstanding: (max_outstanding > 0).then_some(max_outstanding as u32) });
     }
     if arrays.is_empty() {
         return Err(SpecError::new("array", "at least one [[array]] is required"));
@@ -152,6 +153,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let mut host_names: Vec<String> = vec![];
     let mut host_psp_specs = vec![];
     let mut host_sched_specs = vec![];
+    let mut host_qfull = vec![];
     let mut lun_depths = vec![];
     for h in top.tables("host", "ESXi hosts")? {
         let name = unique_name(&h, "host", &host_names)?;
@@ -165,6 +167,14 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         if max_io == 0 || (max_io != u64::MAX && max_io > dflt.max_io_size_limit_bytes) {
             return Err(ad.error("max_io_size", format!("{max_io} bytes is out of range for a {kind} adapter: expected 1..={} bytes", dflt.max_io_size_limit_bytes)));
         }
+        let qfull = QfullRules {
+            sample_size: ad.int("qfull_sample_size", Some(0), 0, 64, "Disk.QFullSampleSize: QUEUE FULLs that halve the LUN depth; 0 = adaptive depth off")? as u32,
+            threshold: ad.int("qfull_threshold", Some(8), 1, 16, "Disk.QFullThreshold: good completions per slot given back")? as u32,
+        };
+        let qfull_retry = ad.duration_ns("qfull_retry", Some((1_000_000, "1ms")), "wait before resending a command refused with QUEUE FULL (ours)")?;
+        if qfull_retry == 0 {
+            return Err(ad.error("qfull_retry", "must be positive, e.g. \"1ms\""));
+        }
         ad.finish()?;
         let (disk_min, disk_default, disk_max) = DISK_MAX_IO_SIZE_BYTES;
         let disk_max_io = h.size_bytes("disk_max_io_size", Some((disk_default, "32767KiB")), "Disk.DiskMaxIOSize: split above the device queue")?;
@@ -176,7 +186,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         h.finish()?;
         host_names.push(name.clone());
         lun_depths.push(lun as u32);
-        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, disk_max_io_size_bytes: disk_max_io, adapter_max_io_size_bytes: max_io });
+        host_qfull.push(qfull);
+        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, disk_max_io_size_bytes: disk_max_io, adapter_max_io_size_bytes: max_io, qfull_retry_ns: qfull_retry });
     }
 
     for (a, hosts_listed) in preferred.iter().enumerate() {
@@ -262,7 +273,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
                         format!("host `{host_name}` has no active path to volume `{volume_name}`: add a [[path]] from `{host_name}` to {}", volume_arrays[volume].iter().map(|&a| format!("`{}`", array_names[a])).collect::<Vec<_>>().join(" or ")),
                     ));
                 }
-                devices.push(DeviceConfig { name: dev_name, host, label, queue: DeviceQueue::new(lun_depths[host], discipline), psp, paths });
+                devices.push(DeviceConfig { name: dev_name, host, label, queue: DeviceQueue::new(lun_depths[host], discipline, host_qfull[host]), psp, paths });
                 devices.len() - 1
             }
         };

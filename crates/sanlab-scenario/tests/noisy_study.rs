@@ -41,3 +41,15 @@ fn only_fifo_dispatch_with_a_device_wide_dsnro_reaches_the_seeds_latency() {
     let dev = &r.variants[0].report.devices[0];
     assert!(dev.dqlen_mean < 40.0 && dev.qued_mean > 5.0, "{} {}", dev.dqlen_mean, dev.qued_mean);
 }
+
+#[test]
+fn deep_host_queues_flood_a_limited_target_queue_and_qfull_throttling_contains_it() {
+    let o = Overrides { duration: Some("20s".into()), ..Overrides::default() };
+    let r = run("scenarios/studies/noisy_neighbor_questions.toml", &["q1_default", "q1_target_4096", "q1_target_4096_qfull"], o);
+    let other = |i: usize| vm(&r.variants[i], "other_host").iops;
+    assert!(other(1) < 0.05 * other(0), "flooded target: other host {} vs {}", other(1), other(0));
+    assert!(other(2) > 0.8 * other(0), "adaptive depth: other host {} vs {}", other(2), other(0));
+    let pe = &r.variants[2].report.devices[0];
+    assert!(pe.qfull > 0 && pe.depth_end < 64, "PE device throttled to {}", pe.depth_end);
+    assert_eq!(r.variants[0].report.arrays[0].qfull_sent, 0);
+}

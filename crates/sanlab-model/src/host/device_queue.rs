@@ -3,8 +3,21 @@
 
 use super::scheduler::{DepthRules, Discipline, DsnroScope, Waiting};
 
+/// Adaptive queue depth on QUEUE FULL (Disk.QFullSampleSize, Disk.QFullThreshold); off when
+/// `sample_size` is 0, ESXi's default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QfullRules {
+    pub sample_size: u32,
+    pub threshold: u32,
+}
+
 pub struct DeviceQueue {
     lun_depth: u32,
+    /// The LUN depth after QFULL throttling (equal to `lun_depth` when not throttled).
+    throttled_depth: u32,
+    qfull: QfullRules,
+    qfull_seen: u32,
+    good_seen: u32,
     rules: DepthRules,
     discipline: Box<dyn Discipline>,
     active: u32,
@@ -20,10 +33,14 @@ pub struct DeviceQueue {
 }
 
 impl DeviceQueue {
-    pub fn new(lun_depth: u32, discipline: Box<dyn Discipline>) -> Self {
+    pub fn new(lun_depth: u32, discipline: Box<dyn Discipline>, qfull: QfullRules) -> Self {
         let rules = discipline.depth_rules();
         Self {
             lun_depth,
+            throttled_depth: lun_depth,
+            qfull,
+            qfull_seen: 0,
+            good_seen: 0,
             rules,
             discipline,
             active: 0,
@@ -48,7 +65,35 @@ impl DeviceQueue {
 
     /// Current device queue depth (esxtop DQLEN).
     pub fn depth(&self) -> u32 {
-        if self.clamped && self.rules.scope == DsnroScope::Device { self.lun_depth.min(self.rules.dsnro) } else { self.lun_depth }
+        if self.clamped && self.rules.scope == DsnroScope::Device { self.throttled_depth.min(self.rules.dsnro) } else { self.throttled_depth }
+    }
+
+    /// The array answered QUEUE FULL: with adaptive throttling on, every `sample_size` of them
+    /// halve the LUN depth (VMware KB 1010922 / Broadcom KB 311232).
+    pub fn note_qfull(&mut self, now: u64) {
+        if self.qfull.sample_size == 0 {
+            return;
+        }
+        self.qfull_seen += 1;
+        if self.qfull_seen >= self.qfull.sample_size {
+            self.account(now);
+            self.throttled_depth = (self.throttled_depth / 2).max(1);
+            self.qfull_seen = 0;
+            self.good_seen = 0;
+        }
+    }
+
+    /// A good completion: while throttled, every `threshold` of them give one slot back.
+    fn note_good(&mut self, now: u64) {
+        if self.throttled_depth >= self.lun_depth {
+            return;
+        }
+        self.good_seen += 1;
+        if self.good_seen >= self.qfull.threshold {
+            self.account(now);
+            self.throttled_depth += 1;
+            self.good_seen = 0;
+        }
     }
 
     pub fn lun_depth(&self) -> u32 {
@@ -106,6 +151,7 @@ impl DeviceQueue {
         self.account(now);
         self.active -= 1;
         self.per_world[world as usize] -= 1;
+        self.note_good(now);
     }
 
     pub fn active(&self) -> u32 {
@@ -135,7 +181,7 @@ mod tests {
 
     #[test]
     fn clamps_to_dsnro_when_worlds_compete_and_recovers() {
-        let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 4\nqcontrol_vm_switches = 2\nqcontrol_seq_reqs = 8"));
+        let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 4\nqcontrol_vm_switches = 2\nqcontrol_seq_reqs = 8"), QfullRules::default());
         q.add_world(1000);
         q.add_world(1000);
         assert_eq!(q.depth(), 64);
@@ -161,8 +207,24 @@ mod tests {
     }
 
     #[test]
+    fn qfull_halves_the_depth_and_good_completions_restore_it() {
+        let mut q = DeviceQueue::new(64, build("fifo", ""), QfullRules { sample_size: 2, threshold: 3 });
+        q.add_world(1000);
+        q.note_qfull(0);
+        assert_eq!(q.depth(), 64);
+        q.note_qfull(0);
+        assert_eq!(q.depth(), 32);
+        for io in 0..6 {
+            q.arrive(0, req(io, 0));
+            q.next(0).unwrap();
+            q.done(0, 0);
+        }
+        assert_eq!(q.depth(), 34, "one slot back per 3 good completions");
+    }
+
+    #[test]
     fn world_scope_caps_each_world_not_the_device() {
-        let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 2\nqcontrol_vm_switches = 1\ndsnro_scope = \"world\""));
+        let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 2\nqcontrol_vm_switches = 1\ndsnro_scope = \"world\""), QfullRules::default());
         q.add_world(1000);
         q.add_world(1000);
         q.arrive(0, req(0, 1));
