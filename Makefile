@@ -10,13 +10,14 @@ PYTHON := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 SCENARIO ?= scenarios/studies/metro_cluster_psp.toml
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+CHROMIUM := /usr/bin/chromium
 
 # Build requirements, dependencies and the `test` extra, read from pyproject.toml (one source of truth).
 REQUIREMENTS := import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
 	print(*p["build-system"]["requires"], *p["project"]["dependencies"], \
 	*p["project"]["optional-dependencies"]["test"], sep="\n")
 
-.PHONY: help venv build demo test
+.PHONY: help venv build demo test bench
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
@@ -41,6 +42,15 @@ build: venv ## build the engine in release mode into the venv (maturin develop)
 demo: build ## run the metro cluster PSP study and write its run folder under runs/
 	$(VENV)/bin/sanlab run $(SCENARIO)
 
-test: build ## Rust tests (release) and Python tests
+# Headless Chromium loads the HTML report in the tests (tests/python/test_report_browser.py).
+$(CHROMIUM):
+	@echo "installing Debian's chromium (the report tests load report.html in it)"
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: build $(CHROMIUM) ## Rust tests (release) and Python tests (installs Debian's chromium when missing)
 	cargo test --release --workspace --exclude sanlab-py
 	$(VENV)/bin/pytest -q
+
+bench: build ## speed and memory benchmark of the metro study against SimPy (docs/performance.md)
+	$(PYTHON) benches/metro_bench.py

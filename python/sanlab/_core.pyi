@@ -5,12 +5,25 @@ __version__: str
 class ScenarioError(Exception):
     """A user-input error; the message names the file, the location and the fix."""
 
+class Progress:
+    """Watches a run from another thread; `cancel()` stops it at its next sample."""
+
+    def __init__(self) -> None: ...
+    @property
+    def sim_s(self) -> float: ...
+    @property
+    def end_s(self) -> float: ...
+    @property
+    def variants_done(self) -> int: ...
+    def cancel(self) -> None: ...
+
 def run(
     path: str,
     variants: list[str] | None = ...,
     sets: list[str] = ...,
     seed: int | None = ...,
     duration: str | None = ...,
+    progress: Progress | None = ...,
 ) -> str:
     """Runs a scenario's variants (all when `variants` is None) and returns the result document as JSON."""
 

@@ -1,7 +1,8 @@
-"""The `sanlab` command: run, validate, kinds.
+"""The `sanlab` command: run, report, compare, sweep, validate, kinds.
 
-Exit codes: 0 success, 1 a file could not be written, 2 invalid input (scenario, override,
-command line, or a non-empty --out folder), 130 interrupted.
+Exit codes: 0 success, 1 a file could not be written or some sweep runs failed, 2 invalid input
+(scenario, override, command line, run folder, or a non-empty --out folder), 130 interrupted
+(Ctrl-C; what finished is kept).
 """
 
 from __future__ import annotations
@@ -12,25 +13,36 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
 
 from rich.console import Console
 
 import sanlab
-from sanlab.results import Document
-from sanlab.runfolder import new_default_out_dir, prepare_out_dir, write_run_folder
+from sanlab import _core
+from sanlab.progress import REFRESH_S, RunProgress, SweepProgress, wanted
+from sanlab.report import REPORT_FILE, ReportRun, merge_runs, render_report
+from sanlab.results import JSON_OMITTED_KEYS, Document, json_summary
+from sanlab.runfolder import (
+    RunFolderError,
+    new_default_out_dir,
+    prepare_out_dir,
+    read_run_folder,
+    safe_name,
+    utc_stamp,
+    write_run_folder,
+)
+from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
 from sanlab.tables import kinds_tables, paths_table, psp_events_table, variants_table
 
-T = TypeVar("T")
+__all__ = ["JSON_OMITTED_KEYS", "build_parser", "json_summary", "main"]
 
 DEFAULT_RUNS_DIR = Path("runs")
-"""Parent of the default run folder `runs/<scenario>-<UTC stamp>`, relative to the working directory."""
+"""Parent of the default run and sweep folders, relative to the working directory."""
 
-JSON_OMITTED_KEYS = ("timeseries", "resolved_toml")
-"""Per-variant keys left out of `run --json` (they go to the run folder)."""
+DEFAULT_COMPARE_FILE = Path("compare.html")
+"""Where `sanlab compare` writes its page unless told otherwise."""
 
 
 def _override(text: str) -> str:
@@ -50,6 +62,16 @@ def _seed(text: str) -> int:
     return seed
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
 def _add_set(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set",
@@ -62,6 +84,22 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_variant(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--variant",
+        dest="variants",
+        metavar="NAME",
+        action="append",
+        help="run only this variant (repeatable; default: all)",
+    )
+
+
+def _add_quiet(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--quiet", action="store_true", help=f"no progress bar and no tables: print only the {what}"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `sanlab` command."""
     parser = argparse.ArgumentParser(
@@ -69,15 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="run a scenario and write a run folder")
+    run = commands.add_parser("run", help="run a scenario and write a run folder with its report")
     run.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    run.add_argument(
-        "--variant",
-        dest="variants",
-        metavar="NAME",
-        action="append",
-        help="run only this variant (repeatable; default: all)",
-    )
+    _add_variant(run)
     _add_set(run)
     run.add_argument("--seed", type=_seed, help="base seed (default: the scenario's)")
     run.add_argument("--duration", metavar="D", help="simulated time, e.g. 30s (default: the scenario's)")
@@ -92,7 +124,65 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the results as one JSON document and nothing else on stdout",
     )
+    _add_quiet(run, "run folder")
     run.set_defaults(handler=_cmd_run)
+
+    report = commands.add_parser("report", help=f"write a run folder's {REPORT_FILE} again")
+    report.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="run folder written by `sanlab run`")
+    report.set_defaults(handler=_cmd_report)
+
+    compare = commands.add_parser("compare", help="put several runs side by side in one HTML page")
+    compare.add_argument(
+        "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more)"
+    )
+    compare.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        default=DEFAULT_COMPARE_FILE,
+        help="page to write (default: %(default)s)",
+    )
+    compare.set_defaults(handler=_cmd_compare)
+
+    sweep = commands.add_parser("sweep", help="run a scenario over a grid of values and seeds on Dask")
+    sweep.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    sweep.add_argument(
+        "--vary",
+        metavar="KEY=V1,V2,...",
+        action="append",
+        required=True,
+        help="a scenario value and the values it takes, e.g. host[0].adapter.lun_queue_depth=32,64 "
+        "(repeatable: the grid is every combination)",
+    )
+    sweep.add_argument("--seeds", type=_positive, default=1, metavar="N", help="seeds per point (default: 1)")
+    sweep.add_argument(
+        "--seed",
+        type=_seed,
+        metavar="N",
+        help="first seed; the others follow it (default: the scenario's [run] seed)",
+    )
+    _add_variant(sweep)
+    _add_set(sweep)
+    sweep.add_argument("--duration", metavar="D", help="simulated time, e.g. 30s (default: the scenario's)")
+    sweep.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="sweep folder (default: runs/<scenario>-sweep-<UTC time>); a rerun with the same DIR resumes",
+    )
+    sweep.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster)",
+    )
+    sweep.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help="worker processes of the local cluster (default: one per CPU)",
+    )
+    _add_quiet(sweep, "run counts and the sweep folder")
+    sweep.set_defaults(handler=_cmd_sweep)
 
     validate = commands.add_parser("validate", help="check a scenario without running it")
     validate.add_argument("scenario", metavar="FILE", help="scenario TOML file")
@@ -104,33 +194,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _call_interruptibly(call: Callable[[], T]) -> T:
-    """Runs `call` in a worker thread so that Ctrl-C reaches the main thread while the engine works."""
-    values: list[T] = []
+def _run_engine(args: argparse.Namespace, show: bool) -> tuple[Document, bool]:
+    """Runs the scenario in a worker thread (the engine releases the GIL) while drawing progress.
+
+    Returns the document and whether Ctrl-C stopped the run; then the document holds the variants
+    that finished. A second Ctrl-C while the engine stops gives up at once.
+    """
+    names: list[str] = []
+    if show:
+        names = args.variants or sanlab.validate(args.scenario, set=args.sets)["variants"] or ["base"]
+    engine = _core.Progress()
+    outcome: list[str] = []
     errors: list[BaseException] = []
+    # An Event, not Thread.join: a join interrupted by Ctrl-C can report a live thread as finished.
+    finished = threading.Event()
 
     def target() -> None:
         try:
-            values.append(call())
+            outcome.append(
+                _core.run(args.scenario, args.variants, args.sets, args.seed, args.duration, engine)
+            )
         except BaseException as exc:  # handed to the main thread below
             errors.append(exc)
+        finally:
+            finished.set()
 
-    worker = threading.Thread(target=target, name="sanlab-engine", daemon=True)
-    worker.start()
-    worker.join()
+    threading.Thread(target=target, name="sanlab-engine", daemon=True).start()
+    interrupted = False
+    with RunProgress(engine, names, show) as bar:
+        try:
+            while not finished.wait(REFRESH_S):
+                bar.update()
+        except KeyboardInterrupt:
+            interrupted = True
+            engine.cancel()
+    finished.wait()
     if errors:
         raise errors[0]
-    return values[0]
-
-
-def json_summary(doc: Document) -> Document:
-    """The engine's document without the bulky per-variant time series and resolved TOML."""
-    summary = dict(doc)
-    summary["variants"] = [
-        {key: value for key, value in variant.items() if key not in JSON_OMITTED_KEYS}
-        for variant in doc["variants"]
-    ]
-    return summary
+    doc: Document = json.loads(outcome[0])
+    return doc, interrupted
 
 
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -138,34 +240,126 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         prepare_out_dir(args.out)
     started = datetime.now(UTC)
     clock = time.perf_counter()
-    results = _call_interruptibly(
-        lambda: sanlab.run(
-            args.scenario, variants=args.variants, set=args.sets, seed=args.seed, duration=args.duration
-        )
-    )
+    doc, interrupted = _run_engine(args, show=wanted(args.quiet) and not args.json)
     wall_s = time.perf_counter() - clock
-    doc = results.raw
 
+    if interrupted and not doc["variants"]:
+        _error("interrupted before any variant finished; nothing was written")
+        return 130
     # The run folder is written before anything is printed, so a closed pipe cannot lose it.
     if args.json:
         if args.out is not None:
             write_run_folder(doc, args.out, argv=argv, started=started, wall_s=wall_s)
         print(json.dumps(json_summary(doc), indent=2))
-        return 0
+        return 130 if interrupted else 0
 
     out_dir = args.out or new_default_out_dir(DEFAULT_RUNS_DIR, doc["scenario"], started)
     write_run_folder(doc, out_dir, argv=argv, started=started, wall_s=wall_s)
-    console = _console()
-    console.print(variants_table(doc))
-    console.print()
-    console.print(paths_table(doc))
-    console.print()
-    for variant in doc["variants"]:
-        if variant["psp_events"]:
-            console.print(psp_events_table(variant))
-            console.print()
-    console.print(f"run folder: {out_dir}", highlight=False, soft_wrap=True)
+    if not args.quiet:
+        console = _console()
+        console.print(variants_table(doc))
+        console.print()
+        console.print(paths_table(doc))
+        console.print()
+        for variant in doc["variants"]:
+            if variant["psp_events"]:
+                console.print(psp_events_table(variant))
+                console.print()
+    print(f"run folder: {out_dir}", flush=True)
+    if not args.quiet:
+        print(f"report: {out_dir / REPORT_FILE}", flush=True)
+    if interrupted:
+        kept = ", ".join(variant["name"] for variant in doc["variants"])
+        _error(f"interrupted: kept the variants that finished ({kept}) in {out_dir}")
+        return 130
     return 0
+
+
+def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    doc, manifest = read_run_folder(args.run_dir)
+    path = args.run_dir / REPORT_FILE
+    path.write_text(render_report([ReportRun(args.run_dir.name, doc, manifest)]), encoding="utf-8")
+    print(f"report: {path}")
+    return 0
+
+
+def _labels(run_dirs: Sequence[Path]) -> list[str]:
+    """Folder names, or the paths as given when two folders share a name."""
+    names = [run_dir.resolve().name for run_dir in run_dirs]
+    if len(set(names)) == len(names):
+        return names
+    return [str(run_dir) for run_dir in run_dirs]
+
+
+def _cmd_compare(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if len(args.run_dirs) < 2:
+        raise RunFolderError("compare needs two or more run folders; for one, use `sanlab report RUN_DIR`")
+    runs = [
+        ReportRun(label, *read_run_folder(run_dir))
+        for label, run_dir in zip(_labels(args.run_dirs), args.run_dirs, strict=True)
+    ]
+    page = render_report(runs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(page, encoding="utf-8")
+    _console().print(variants_table(merge_runs(runs)))
+    print(f"report: {args.out}")
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.scheduler is not None and args.workers is not None:
+        raise SweepError(
+            "--workers sets the size of the local cluster; with --scheduler the cluster has its own"
+        )
+    spec = SweepSpec.create(
+        Path(args.scenario),
+        args.vary,
+        seeds=args.seeds,
+        base_seed=args.seed,
+        sets=args.sets,
+        variants=args.variants or (),
+        duration=args.duration,
+    )
+    out_dir = (
+        args.out
+        or DEFAULT_RUNS_DIR / f"{safe_name(Path(args.scenario).stem)}-sweep-{utc_stamp(datetime.now(UTC))}"
+    )
+    try:
+        with SweepProgress(wanted(args.quiet)) as progress:
+            result = run_sweep(
+                spec,
+                out_dir,
+                scheduler=args.scheduler,
+                workers=args.workers,
+                on_start=progress.begin,
+                on_progress=progress.advance,
+            )
+    except KeyboardInterrupt:
+        _error(f"interrupted: the runs that finished are saved in {out_dir}; run the same command to resume")
+        return 130
+    return _sweep_outcome(result, args.quiet)
+
+
+def _sweep_outcome(result: SweepResult, quiet: bool) -> int:
+    """Prints the summary, the failures and the folder; exit code 0, 1 (some runs failed) or 2 (all did)."""
+    failed = len(result.failures)
+    if not quiet and failed < result.ran + result.skipped:
+        _console().print(summary_rich_table(result.out_dir))
+    skipped = f", {result.skipped} already done" if result.skipped else ""
+    print(
+        f"sweep: {result.runs} runs: {result.ran - failed} finished now{skipped}, {failed} failed", flush=True
+    )
+    print(f"sweep folder: {result.out_dir}", flush=True)
+    if not failed:
+        return 0
+    for failure in result.failures:
+        sets = " ".join(f"--set {item}" for item in failure.sets)
+        _error(f"point {failure.point} seed {failure.seed} ({sets}): {failure.error}")
+    if failed == result.runs:
+        messages = failure_messages(result.failures)
+        _error(f"every run failed: {messages[0]}" if len(messages) == 1 else "every run failed")
+        return 2
+    return 1
 
 
 def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -189,7 +383,7 @@ def _console() -> Console:
 
 
 def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         return int(args.handler(args, ["sanlab", *args_list]))
-    except sanlab.ScenarioError as exc:
+    except (sanlab.ScenarioError, RunFolderError, SweepError) as exc:
         _error(str(exc))
         return 2
     except BrokenPipeError:

@@ -32,6 +32,9 @@ SUMMARY_SCHEMA = pa.schema(
     ]
 )
 
+JSON_OMITTED_KEYS = ("timeseries", "resolved_toml")
+"""Per-variant keys left out of `json_summary` (the run folder keeps them in their own files)."""
+
 TIMESERIES_SCHEMA = pa.schema(
     [
         ("variant", pa.string()),
@@ -41,6 +44,16 @@ TIMESERIES_SCHEMA = pa.schema(
         ("value", pa.float64()),
     ]
 )
+
+
+def json_summary(doc: Document) -> Document:
+    """The engine's document without the bulky per-variant time series and resolved TOML."""
+    summary = dict(doc)
+    summary["variants"] = [
+        {key: value for key, value in variant.items() if key not in JSON_OMITTED_KEYS}
+        for variant in doc["variants"]
+    ]
+    return summary
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -2,11 +2,15 @@
 
 ```
 <out>/manifest.json
+      results.json                       the engine's document without time series and resolved TOML
       summary.parquet                    variant, entity_kind, entity, metric, value
       timeseries.parquet                 variant, t_s, entity, metric, value
+      report.html                        plots and tables, self-contained (`sanlab report` rewrites it)
       <variant>/scenario.resolved.toml
       <variant>/fio/<job>.json
 ```
+
+`read_run_folder` turns a folder back into the engine's document, which is all a report needs.
 """
 
 from __future__ import annotations
@@ -22,7 +26,12 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from sanlab.fio import fio_document
-from sanlab.results import Document, summary_table, timeseries_table
+from sanlab.report import REPORT_FILE, ReportRun, render_report
+from sanlab.results import Document, json_summary, summary_table, timeseries_table
+
+RESULTS_FILE = "results.json"
+MANIFEST_FILE = "manifest.json"
+TIMESERIES_FILE = "timeseries.parquet"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -88,7 +97,8 @@ def write_run_folder(
 
     `started` is the timezone-aware UTC start of the run and `wall_s` its total wall time.
     Returns the written files relative to `out_dir`; `manifest.json` is written last, so a
-    folder with a manifest is complete.
+    folder with a manifest is complete. A cancelled run (`doc["cancelled"]`) keeps the variants
+    that finished.
     """
     files: list[str] = []
 
@@ -111,12 +121,14 @@ def write_run_folder(
 
     for name, table in (
         ("summary.parquet", summary_table(doc)),
-        ("timeseries.parquet", timeseries_table(doc)),
+        (TIMESERIES_FILE, timeseries_table(doc)),
     ):
         pq.write_table(table, out_dir / name, compression="zstd")
         record(out_dir / name)
+    _write_json(out_dir / RESULTS_FILE, json_summary(doc))
+    record(out_dir / RESULTS_FILE)
 
-    files.append("manifest.json")
+    files.extend([REPORT_FILE, MANIFEST_FILE])
     manifest = {
         "sanlab_version": doc["version"],
         "scenario": doc["scenario"],
@@ -125,6 +137,7 @@ def write_run_folder(
         "argv": list(argv),
         "started_utc": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "wall_s": wall_s,
+        "cancelled": bool(doc.get("cancelled", False)),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "variants": [
@@ -142,5 +155,54 @@ def write_run_folder(
         ],
         "files": files,
     }
-    _write_json(out_dir / "manifest.json", manifest)
+    report = render_report([ReportRun(out_dir.name, doc, manifest)])
+    (out_dir / REPORT_FILE).write_text(report, encoding="utf-8")
+    _write_json(out_dir / MANIFEST_FILE, manifest)
     return files
+
+
+class RunFolderError(Exception):
+    """A folder that is not a complete run folder, or one written by an older sanlab."""
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RunFolderError(f"{path}: not valid JSON ({exc})") from None
+
+
+def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
+    """The engine's document (with each variant's time series) and the manifest of a run folder."""
+    if not run_dir.is_dir():
+        raise RunFolderError(
+            f"{str(run_dir)!r} is not a folder; expected a run folder written by `sanlab run`"
+        )
+    if not (run_dir / MANIFEST_FILE).is_file():
+        raise RunFolderError(
+            f"{str(run_dir)!r} has no {MANIFEST_FILE}: not a run folder, or its run did not finish"
+        )
+    for name in (RESULTS_FILE, TIMESERIES_FILE):
+        if not (run_dir / name).is_file():
+            raise RunFolderError(
+                f"{str(run_dir)!r} has no {name}: it was written by an older sanlab; run the scenario again"
+            )
+    manifest: dict[str, Any] = _read_json(run_dir / MANIFEST_FILE)
+    doc: Document = _read_json(run_dir / RESULTS_FILE)
+    series = pq.read_table(run_dir / TIMESERIES_FILE).to_pydict()
+    by_variant: dict[str, dict[str, list[Any]]] = {
+        variant["name"]: {"t_s": [], "entity": [], "metric": [], "value": []} for variant in doc["variants"]
+    }
+    for name, t_s, entity, metric, value in zip(
+        series["variant"], series["t_s"], series["entity"], series["metric"], series["value"], strict=True
+    ):
+        columns = by_variant.get(name)
+        if columns is None:
+            raise RunFolderError(f"{run_dir / TIMESERIES_FILE}: variant {name!r} is not in {RESULTS_FILE}")
+        columns["t_s"].append(t_s)
+        columns["entity"].append(entity)
+        columns["metric"].append(metric)
+        columns["value"].append(value)
+    for variant in doc["variants"]:
+        variant["timeseries"] = by_variant[variant["name"]]
+    return doc, manifest

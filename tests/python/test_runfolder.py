@@ -31,6 +31,8 @@ def test_writes_every_file(doc: dict[str, Any], tmp_path: Path) -> None:
     files = _write(doc, out)
     expected = {
         "manifest.json",
+        "results.json",
+        "report.html",
         "summary.parquet",
         "timeseries.parquet",
         "rr/scenario.resolved.toml",

@@ -1,0 +1,319 @@
+"""The report page: one self-contained HTML file (plotly.js inlined) with the figures and tables."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from sanlab.report import figures
+from sanlab.report.figures import Figure
+from sanlab.results import Document
+from sanlab.tables import compact_names, format_count, format_ms, tail_iops
+
+PLOT_CONFIG: Mapping[str, Any] = {
+    "displaylogo": False,
+    "responsive": True,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """One run folder's content: a label for it, the engine's document (with time series), its manifest."""
+
+    label: str
+    doc: Document
+    manifest: Mapping[str, Any]
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def merge_runs(runs: Sequence[ReportRun]) -> Document:
+    """One document with every run's variants, named `<run label>/<variant>` when there are several runs."""
+    if len(runs) == 1:
+        return runs[0].doc
+    merged: Document = {
+        "scenario": " vs ".join(dict.fromkeys(run.doc["scenario"] for run in runs)),
+        "version": runs[0].doc["version"],
+        "cancelled": any(run.doc.get("cancelled", False) for run in runs),
+        "variants": [
+            {**variant, "name": f"{run.label}/{variant['name']}"}
+            for run in runs
+            for variant in run.doc["variants"]
+        ],
+    }
+    return merged
+
+
+def _plot_html(figure: Figure) -> str:
+    height_px = figure.plot.layout.height
+    plot = pio.to_html(
+        figure.plot,
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"plot-{figure.key}",
+        config=dict(PLOT_CONFIG, toImageButtonOptions={"format": "png", "scale": 2, "filename": figure.key}),
+        default_height=f"{height_px}px",
+    )
+    return (
+        f'<figure class="plot" id="{figure.key}" data-figure="{figure.key}">{plot}'
+        f"<figcaption>{_esc(figure.caption)}</figcaption></figure>"
+    )
+
+
+def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
+    """Variants × VMs: IOPS (with a bar scaled to the best), tail IOPS, MB/s and latency percentiles."""
+    rows = [(variant, vm) for variant in doc["variants"] for vm in variant["vms"]]
+    if not rows:
+        return ""
+    top_iops = max(vm["iops"] for _, vm in rows) or 1.0
+    best_mean = min(vm["lat_ms"]["mean"] for _, vm in rows)
+    head = "".join(
+        f"<th{' class=num' if index > 2 else ''}>{name}</th>"
+        for index, name in enumerate(
+            (
+                "variant",
+                "VM",
+                "description",
+                "IOPS",
+                "tail IOPS",
+                "MB/s",
+                "mean ms",
+                "p50 ms",
+                "p99 ms",
+                "p99.9 ms",
+            )
+        )
+    )
+    body = []
+    for variant, vm in rows:
+        lat = vm["lat_ms"]
+        tail = tail_iops(variant, vm["name"])
+        width = 100.0 * vm["iops"] / top_iops
+        color = colors[variant["name"]]
+        bar = f"background:linear-gradient(90deg,{color}40 {width:.1f}%,transparent {width:.1f}%)"
+        best = ' class="num best"' if lat["mean"] == best_mean else ' class="num"'
+        body.append(
+            "<tr>"
+            f'<td><span class="swatch" style="background:{color}"></span>{_esc(variant["name"])}</td>'
+            f"<td>{_esc(vm['name'])}</td>"
+            f'<td class="desc">{_esc(variant["description"])}</td>'
+            f'<td class="num{" best" if vm["iops"] == top_iops else ""}" style="{bar}">'
+            f"{format_count(vm['iops'])}</td>"
+            f'<td class="num">{"–" if tail is None else format_count(tail)}</td>'
+            f'<td class="num">{vm["mbps"]:,.1f}</td>'
+            f"<td{best}>{format_ms(lat['mean'])}</td>"
+            f'<td class="num">{format_ms(lat["p50"])}</td>'
+            f'<td class="num">{format_ms(lat["p99"])}</td>'
+            f'<td class="num">{format_ms(lat["p999"])}</td>'
+            "</tr>"
+        )
+    return (
+        '<table class="data" id="comparison"><thead><tr>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table>"
+        + '<p class="note">Tail IOPS: the mean over the last quarter of the run (at most 60 s), '
+        "where a policy "
+        "that changes its mind has settled. Bold: the most IOPS and the lowest mean latency.</p>"
+    )
+
+
+def _events_table(doc: Document) -> str:
+    rows = [
+        f"<tr><td>{_esc(variant['name'])}</td><td class=num>{event['t_s']:.3f}</td>"
+        f"<td>{_esc(event['device'])}</td>"
+        f"<td>{_esc(event['event'])}</td><td>{_esc(compact_names(event['paths']))}</td></tr>"
+        for variant in doc["variants"]
+        for event in variant["psp_events"]
+    ]
+    if not rows:
+        return ""
+    return (
+        '<table class="data" id="psp-events"><thead><tr><th>variant</th><th class=num>t, s</th>'
+        "<th>device</th><th>event</th><th>paths</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+def _conservation_note(doc: Document) -> str:
+    components = [(v["name"], c) for v in doc["variants"] for c in v.get("conservation", [])]
+    broken = [(name, c) for name, c in components if c["issued"] != c["completed"] + c["in_flight"]]
+    if not broken:
+        return (
+            f'<p class="ok">✓ No I/O lost: issued = completed + in flight for all {len(components)} '
+            "components of every variant.</p>"
+        )
+    items = "".join(
+        f"<li>{_esc(name)}: {_esc(c['component'])} issued {c['issued']}, completed {c['completed']}, "
+        f"in flight {c['in_flight']}</li>"
+        for name, c in broken
+    )
+    return f'<div class="warn">I/O conservation broken in {len(broken)} components:<ul>{items}</ul></div>'
+
+
+def _run_facts(run: ReportRun) -> list[tuple[str, str]]:
+    manifest = run.manifest
+    variants = run.doc["variants"]
+    seeds = sorted({variant["seed"] for variant in variants})
+    simulated = sorted({variant["sim_time_s"] for variant in variants})
+    return [
+        ("scenario file", manifest.get("scenario_file", run.doc.get("file", ""))),
+        ("variants", ", ".join(variant["name"] for variant in variants)),
+        ("seed", ", ".join(str(seed) for seed in seeds)),
+        ("simulated", ", ".join(f"{s:g} s" for s in simulated)),
+        ("wall time", f"{manifest['wall_s']:.2f} s" if "wall_s" in manifest else ""),
+        ("started", manifest.get("started_utc", "")),
+        ("sanlab", run.doc.get("version", "")),
+        ("command", " ".join(manifest.get("argv", []))),
+    ]
+
+
+def _runs_html(runs: Sequence[ReportRun]) -> str:
+    if len(runs) == 1:
+        facts = "".join(
+            f"<dt>{_esc(name)}</dt><dd>{_esc(value)}</dd>" for name, value in _run_facts(runs[0]) if value
+        )
+        return f'<dl class="facts">{facts}</dl>'
+    names = [name for name, _ in _run_facts(runs[0])]
+    head = "<th>run</th>" + "".join(f"<th>{_esc(name)}</th>" for name in names)
+    body = "".join(
+        f"<tr><td>{_esc(run.label)}</td>"
+        + "".join(f"<td>{_esc(value)}</td>" for _, value in _run_facts(run))
+        + "</tr>"
+        for run in runs
+    )
+    return f'<table class="data runs"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _section(anchor: str, heading: str, parts: Sequence[str]) -> tuple[str, str, str] | None:
+    """(anchor, heading, HTML) of a section, or None when it has nothing to show."""
+    content = "".join(part for part in parts if part)
+    if not content:
+        return None
+    return anchor, heading, f'<section id="section-{anchor}"><h2>{_esc(heading)}</h2>{content}</section>'
+
+
+def _figure_html(figure: Figure | None) -> str:
+    return "" if figure is None else _plot_html(figure)
+
+
+def render_report(runs: Sequence[ReportRun]) -> str:
+    """The HTML report of one run, or of several side by side (`sanlab compare`)."""
+    doc = merge_runs(runs)
+    colors = figures.variant_colors(doc)
+    series = figures.series_frame(doc)
+    sections = [
+        _section(
+            "overview",
+            "Variants side by side",
+            [_figure_html(figures.overview_figure(doc, colors)), _comparison_table(doc, colors)],
+        ),
+        _section(
+            "paths",
+            "Paths",
+            [
+                _figure_html(figures.paths_figure(doc)),
+                _figure_html(figures.path_timeline_figure(doc, series)),
+            ],
+        ),
+        _section(
+            "vms",
+            "VMs over time",
+            [
+                _figure_html(figures.vm_iops_figure(doc, series, colors)),
+                _figure_html(figures.vm_latency_figure(doc, series, colors)),
+            ],
+        ),
+        _section("latency", "Latency distribution", [_figure_html(figures.latency_cdf_figure(doc, colors))]),
+        _section("queues", "Queues", [_figure_html(figures.device_queue_figure(doc, series, colors))]),
+        _section("cores", "Array cores", [_figure_html(figures.core_util_figure(doc, series))]),
+        _section("events", "Path selection events", [_events_table(doc)]),
+    ]
+    present = [section for section in sections if section is not None]
+    nav = "".join(f'<a href="#section-{anchor}">{_esc(heading)}</a>' for anchor, heading, _ in present)
+    title = f"{doc['scenario']}: sanlab report" if len(runs) == 1 else f"sanlab compare: {doc['scenario']}"
+    banner = ""
+    if doc.get("cancelled"):
+        banner = (
+            '<div class="warn">The run was interrupted: the variants shown finished, the others did not run.'
+            "</div>"
+        )
+    if not doc["variants"]:
+        banner += '<div class="warn">No variant finished: there is nothing to plot.</div>'
+    regenerate = "sanlab report RUN_DIR" if len(runs) == 1 else "sanlab compare RUN_DIR..."
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="sanlab {_esc(doc.get("version", ""))}">
+<title>{_esc(title)}</title>
+<style>{CSS}</style>
+<script type="text/javascript">{get_plotlyjs()}</script>
+</head>
+<body>
+<header>
+<h1>{_esc(doc["scenario"])}</h1>
+<p class="subtitle">{"sanlab report" if len(runs) == 1 else f"sanlab compare of {len(runs)} runs"} ·
+{len(doc["variants"])} variants</p>
+{_runs_html(runs)}
+{_conservation_note(doc)}
+{banner}
+<nav>{nav}</nav>
+</header>
+<main>
+{"".join(content for _, _, content in present)}
+</main>
+<footer>Written by sanlab {_esc(doc.get("version", ""))}. Plots are interactive: hover for values, drag to
+zoom, double-click to reset, click a legend entry to hide it. Rewrite this page with
+<code>{_esc(regenerate)}</code>.</footer>
+</body>
+</html>
+"""
+
+
+CSS = """
+:root { --fg: #24292f; --muted: #57606a; --line: #d0d7de; --bg: #f6f8fa; --ok: #1a7f37; --warn: #9a6700; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+header, main, footer { max-width: 1280px; margin: 0 auto; padding: 0 24px; }
+header { padding-top: 24px; }
+h1 { margin: 0; font-size: 26px; }
+h2 { margin: 32px 0 12px; font-size: 19px; border-bottom: 1px solid var(--line); padding-bottom: 6px; }
+.subtitle { margin: 2px 0 12px; color: var(--muted); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0 0 12px;
+  background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  font-size: 13px; overflow-wrap: anywhere; }
+nav { position: sticky; top: 0; z-index: 10; background: var(--bg); padding: 8px 0;
+  border-bottom: 1px solid var(--line); }
+nav a { margin-right: 16px; color: #0969da; text-decoration: none; }
+figure.plot { margin: 0 0 20px; background: #fff; border: 1px solid var(--line); border-radius: 8px;
+  padding: 8px 8px 4px; }
+figcaption { color: var(--muted); padding: 4px 12px 8px; }
+table.data { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line);
+  border-radius: 8px; overflow: hidden; margin-bottom: 8px; }
+table.data th, table.data td { padding: 6px 10px; border-bottom: 1px solid #eaeef2; text-align: left;
+  vertical-align: top; }
+table.data th { background: #f6f8fa; font-weight: 600; white-space: nowrap; }
+table.data .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.data .best { font-weight: 700; }
+table.data .desc { color: var(--muted); max-width: 420px; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
+p.note { color: var(--muted); font-size: 13px; margin: 4px 0 0; }
+p.ok { color: var(--ok); margin: 4px 0 8px; }
+div.warn { color: var(--warn); background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px;
+  padding: 8px 12px; margin: 8px 0; }
+footer { color: var(--muted); padding-top: 24px; padding-bottom: 32px; font-size: 13px; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+"""

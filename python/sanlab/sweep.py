@@ -1,0 +1,585 @@
+"""Sweeps: a scenario run over a grid of values × seeds on Dask, into one Parquet dataset.
+
+```
+<out>/sweep.json         the sweep's definition (a rerun with the same arguments resumes it)
+      parts/part-*.parquet runs as they finished, written every few seconds (what resume reads)
+      results.parquet      one row per point × seed × variant × entity, metrics as columns
+      summary.parquet      per point, variant, entity and metric: runs, mean, std, 95 % CI across seeds
+      failures.json        runs that failed, with their error
+```
+
+A run is `_core.run(scenario, variants, sets, seed, duration)`, exactly what `sanlab run --set ...
+--seed ...` runs, so a sweep row holds the numbers that command prints. Runs go to a Dask
+LocalCluster by default, or to an existing cluster given its scheduler address; results come back
+to this process, which alone writes the folder (workers need the scenario, not the folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import logging
+import math
+import os
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from rich import box
+from rich.table import Table
+
+from sanlab import _core
+from sanlab.results import ENTITY_KINDS, Document, flatten
+from sanlab.tables import format_count, format_ms
+
+SWEEP_FILE = "sweep.json"
+PARTS_DIR = "parts"
+RESULTS_FILE = "results.parquet"
+SUMMARY_FILE = "summary.parquet"
+FAILURES_FILE = "failures.json"
+FLUSH_S = 2.0
+"""Finished runs are written to a part file at least this often, so an interrupted sweep keeps them."""
+CONNECT_TIMEOUT_S = 10
+RUN_METRICS = ("wall_s", "events", "ios", "sim_time_s", "measured_s")
+"""Per-variant figures stored as the metrics of the `run` entity."""
+KEY_COLUMNS = ("point", "seed", "variant", "entity_kind", "entity")
+TABLE_ROWS = 40
+"""The terminal summary shows at most this many rows; summary.parquet has them all."""
+
+# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+class SweepError(Exception):
+    """An invalid sweep: arguments, scenario, output folder or scheduler; the message says which."""
+
+
+def t_quantile_975(dof: int) -> float:
+    """Student's t quantile for a two-sided 95 % interval with `dof` degrees of freedom.
+
+    Tabulated up to 30; beyond, the Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5),
+    within 1e-4 of the exact value there.
+    """
+    if dof < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {dof}")
+    if dof <= len(_T975):
+        return _T975[dof - 1]
+    z = 1.959964
+    terms = (
+        (z**3 + z) / 4,
+        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
+        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
+        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
+    )
+    return float(z + sum(term / dof ** (power + 1) for power, term in enumerate(terms)))
+
+
+def split_values(text: str) -> list[str]:
+    """Splits `V1,V2,...` at the commas outside brackets, braces and quotes (TOML arrays stay whole)."""
+    values: list[str] = []
+    depth = 0
+    quote = ""
+    current = ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            values.append(current.strip())
+            current = ""
+            continue
+        current += char
+    values.append(current.strip())
+    return values
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One varied scenario value: its key (as for --set) and the values it takes."""
+
+    key: str
+    values: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Axis:
+        """`KEY=V1,V2,...` as given to --vary."""
+        key, sep, rest = text.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise SweepError(f"--vary {text!r}: expected KEY=V1,V2,...")
+        values = split_values(rest)
+        if any(not value for value in values):
+            raise SweepError(f"--vary {text!r}: empty value; expected KEY=V1,V2,...")
+        if len(set(values)) != len(values):
+            raise SweepError(f"--vary {text!r}: a value is repeated")
+        return cls(key, tuple(values))
+
+
+def _column_values(values: Sequence[str]) -> list[Any]:
+    """An axis' values typed for its Parquet column: integers, else numbers, else booleans, else text."""
+    for convert in (int, float):
+        try:
+            return [convert(value) for value in values]
+        except ValueError:
+            continue
+    if all(value in ("true", "false") for value in values):
+        return [value == "true" for value in values]
+    return list(values)
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One run of a sweep, sent to a Dask worker."""
+
+    point: int
+    seed: int
+    scenario: str
+    sets: tuple[str, ...]
+    variants: tuple[str, ...]
+    duration: str | None
+    version: str
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a worker sends back: the run's rows, or the error that stopped it."""
+
+    point: int
+    seed: int
+    table: pa.Table | None
+    error: str | None
+
+
+def entity_table(doc: Document, point: int, seed: int) -> pa.Table:
+    """One row per variant and entity (`run`, VMs, paths, devices, arrays), numeric fields as columns."""
+    rows: list[dict[str, Any]] = []
+    for variant in doc["variants"]:
+        base = {"point": point, "seed": seed, "variant": variant["name"]}
+        rows.append({**base, "entity_kind": "run", "entity": "run", **{m: variant[m] for m in RUN_METRICS}})
+        for key, kind in ENTITY_KINDS:
+            for item in variant[key]:
+                metrics = {
+                    name: float(value)
+                    for name, value in flatten(item).items()
+                    if isinstance(value, (int, float)) and not isinstance(value, bool)
+                }
+                rows.append({**base, "entity_kind": kind, "entity": f"{kind}/{item['name']}", **metrics})
+    metrics_seen = dict.fromkeys(name for row in rows for name in row if name not in KEY_COLUMNS)
+    schema = pa.schema(
+        [
+            ("point", pa.int64()),
+            ("seed", pa.int64()),
+            ("variant", pa.string()),
+            ("entity_kind", pa.string()),
+            ("entity", pa.string()),
+            *((name, pa.float64()) for name in metrics_seen),
+        ]
+    )
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def run_task(task: RunTask) -> RunOutcome:
+    """Runs one point × seed (on a Dask worker); a scenario error comes back as the outcome's error."""
+    if _core.__version__ != task.version:
+        message = f"worker has sanlab {_core.__version__}, the sweep needs {task.version}"
+        return RunOutcome(task.point, task.seed, None, message)
+    try:
+        text = _core.run(
+            task.scenario, list(task.variants) or None, list(task.sets), task.seed, task.duration
+        )
+    except _core.ScenarioError as exc:
+        return RunOutcome(task.point, task.seed, None, str(exc))
+    return RunOutcome(task.point, task.seed, entity_table(json.loads(text), task.point, task.seed), None)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """What a sweep runs: the scenario, the grid of axes, seeds, fixed overrides, variants and duration."""
+
+    scenario: str
+    scenario_sha256: str
+    axes: tuple[Axis, ...]
+    seeds: tuple[int, ...]
+    sets: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    duration: str | None = None
+    version: str = field(default=_core.__version__)
+
+    @classmethod
+    def create(
+        cls,
+        scenario: Path,
+        vary: Sequence[str],
+        *,
+        seeds: int = 1,
+        base_seed: int | None = None,
+        sets: Sequence[str] = (),
+        variants: Sequence[str] = (),
+        duration: str | None = None,
+    ) -> SweepSpec:
+        """Checks the arguments and the scenario (with `sets`, without the varied values).
+
+        Seeds are `base_seed`, `base_seed + 1`, ...; `base_seed` defaults to the scenario's `[run] seed`.
+        """
+        if seeds < 1:
+            raise SweepError(f"--seeds {seeds}: expected at least 1")
+        axes = tuple(Axis.parse(text) for text in vary)
+        if not axes:
+            raise SweepError("nothing to sweep: give at least one --vary KEY=V1,V2,...")
+        keys = [axis.key for axis in axes]
+        if len(set(keys)) != len(keys):
+            raise SweepError(f"--vary: a key is given twice ({', '.join(keys)})")
+        _core.validate(str(scenario), list(sets), list(variants) or None)
+        path = scenario.resolve()
+        text = path.read_bytes()
+        if base_seed is None:
+            base_seed = int(tomllib.loads(text.decode("utf-8")).get("run", {}).get("seed", 1))
+        if base_seed + seeds - 1 >= 2**63:
+            raise SweepError(f"--seed {base_seed} with --seeds {seeds}: seeds must stay below 2**63")
+        return cls(
+            scenario=str(path),
+            scenario_sha256=hashlib.sha256(text).hexdigest(),
+            axes=axes,
+            seeds=tuple(range(base_seed, base_seed + seeds)),
+            sets=tuple(sets),
+            variants=tuple(variants),
+            duration=duration,
+        )
+
+    def points(self) -> list[tuple[str, ...]]:
+        """Every combination of the axes' values, the first axis varying slowest."""
+        return list(itertools.product(*(axis.values for axis in self.axes)))
+
+    def tasks(self) -> list[RunTask]:
+        """Every run: each point with each seed."""
+        return [
+            RunTask(
+                point=index,
+                seed=seed,
+                scenario=self.scenario,
+                sets=(
+                    *self.sets,
+                    *(f"{axis.key}={value}" for axis, value in zip(self.axes, values, strict=True)),
+                ),
+                variants=self.variants,
+                duration=self.duration,
+                version=self.version,
+            )
+            for index, values in enumerate(self.points())
+            for seed in self.seeds
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SweepSpec:
+        return cls(
+            scenario=data["scenario"],
+            scenario_sha256=data["scenario_sha256"],
+            axes=tuple(Axis(axis["key"], tuple(axis["values"])) for axis in data["axes"]),
+            seeds=tuple(data["seeds"]),
+            sets=tuple(data["sets"]),
+            variants=tuple(data["variants"]),
+            duration=data["duration"],
+            version=data["version"],
+        )
+
+
+@dataclass
+class Failure:
+    """A run that failed and its error."""
+
+    point: int
+    seed: int
+    sets: list[str]
+    error: str
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: runs in the grid, already done before, run now, and the failures."""
+
+    out_dir: Path
+    runs: int
+    skipped: int
+    ran: int
+    failures: list[Failure]
+
+
+def _prepare(out_dir: Path, spec: SweepSpec) -> None:
+    """Creates the folder for `spec`, or checks that an existing one holds the same sweep (resume)."""
+    sweep_file = out_dir / SWEEP_FILE
+    if sweep_file.is_file():
+        existing = json.loads(sweep_file.read_text(encoding="utf-8"))
+        mine = json.loads(json.dumps(spec.to_json()))
+        differs = [key for key in mine if key != "scenario" and existing.get(key) != mine[key]]
+        if differs:
+            raise SweepError(
+                f"{out_dir} holds a different sweep ({', '.join(differs)} differ); "
+                "give the same arguments to resume it, or another --out"
+            )
+        return
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise SweepError(
+            f"output folder {str(out_dir)!r} is not empty and holds no sweep; choose another --out"
+        )
+    (out_dir / PARTS_DIR).mkdir(parents=True, exist_ok=True)
+    sweep_file.write_text(json.dumps(spec.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def _parts(out_dir: Path) -> list[Path]:
+    return sorted((out_dir / PARTS_DIR).glob("part-*.parquet"))
+
+
+def done_runs(out_dir: Path) -> set[tuple[int, int]]:
+    """(point, seed) of the runs already in the folder's part files."""
+    done: set[tuple[int, int]] = set()
+    for part in _parts(out_dir):
+        table = pq.read_table(part, columns=["point", "seed"])
+        done.update(zip(table.column("point").to_pylist(), table.column("seed").to_pylist(), strict=True))
+    return done
+
+
+class _PartWriter:
+    """Buffers finished runs and writes them as a new part file (atomically) at least every FLUSH_S."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self._dir = out_dir / PARTS_DIR
+        self._dir.mkdir(exist_ok=True)
+        self._buffer: list[pa.Table] = []
+        self._next = len(_parts(out_dir))
+        self._flushed = time.perf_counter()
+
+    def add(self, table: pa.Table) -> None:
+        self._buffer.append(table)
+        if time.perf_counter() - self._flushed >= FLUSH_S:
+            self.flush()
+
+    def flush(self) -> None:
+        self._flushed = time.perf_counter()
+        if not self._buffer:
+            return
+        table = pa.concat_tables(self._buffer, promote_options="default")
+        while (path := self._dir / f"part-{self._next:05d}.parquet").exists():
+            self._next += 1
+        temporary = path.with_suffix(".tmp")
+        pq.write_table(table, temporary, compression="zstd")
+        os.replace(temporary, path)
+        self._buffer = []
+        self._next += 1
+
+
+def _client(scheduler: str | None, workers: int | None) -> Any:
+    """A Dask client: to the scheduler at `scheduler`, else to a new LocalCluster of `workers` processes."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SweepError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
+    cluster = LocalCluster(
+        n_workers=workers or os.cpu_count() or 1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    return Client(cluster)
+
+
+def _close(client: Any) -> None:
+    cluster = client.cluster
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out_dir: Path,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    on_start: Callable[[int], None] = lambda runs: None,
+    on_progress: Callable[[int, int], None] = lambda finished, failed: None,
+) -> SweepResult:
+    """Runs the runs of `spec` not yet in `out_dir`, then writes results, summary and failures.
+
+    `on_start(runs)` is called with the number of runs to do, `on_progress(finished, failed)` as
+    they come back. On KeyboardInterrupt the runs
+    that finished are saved (a rerun resumes) and the interrupt goes on.
+    """
+    _prepare(out_dir, spec)
+    done = done_runs(out_dir)
+    tasks = [task for task in spec.tasks() if (task.point, task.seed) not in done]
+    on_start(len(tasks))
+    failures: list[Failure] = []
+    writer = _PartWriter(out_dir)
+    if tasks:
+        from distributed import as_completed
+
+        client = _client(scheduler, workers)
+        futures = client.map(run_task, tasks, pure=False)
+        by_key = {future.key: task for future, task in zip(futures, tasks, strict=True)}
+        try:
+            for future in as_completed(futures):
+                task = by_key[future.key]
+                try:
+                    outcome: RunOutcome = future.result()
+                except Exception as exc:  # a worker died or could not run the task: recorded, others go on
+                    outcome = RunOutcome(task.point, task.seed, None, f"{type(exc).__name__}: {exc}")
+                if outcome.table is not None:
+                    writer.add(outcome.table)
+                else:
+                    failures.append(
+                        Failure(task.point, task.seed, list(task.sets), outcome.error or "no result")
+                    )
+                on_progress(1, int(outcome.table is None))
+        finally:
+            writer.flush()
+            client.cancel(futures)
+            _close(client)
+    (out_dir / FAILURES_FILE).write_text(
+        json.dumps([asdict(failure) for failure in failures], indent=2) + "\n", encoding="utf-8"
+    )
+    if _parts(out_dir):
+        results = compile_results(out_dir, spec)
+        pq.write_table(results, out_dir / RESULTS_FILE, compression="zstd")
+        pq.write_table(summarise(results, spec), out_dir / SUMMARY_FILE, compression="zstd")
+    return SweepResult(out_dir, len(spec.tasks()), len(done), len(tasks), failures)
+
+
+def _axis_columns(spec: SweepSpec) -> list[str]:
+    return [axis.key for axis in spec.axes]
+
+
+def compile_results(out_dir: Path, spec: SweepSpec) -> pa.Table:
+    """All part files as one table, with a column per axis, ordered by point and seed."""
+    table = pa.concat_tables([pq.read_table(part) for part in _parts(out_dir)], promote_options="default")
+    points = spec.points()
+    index = table.column("point").to_pylist()
+    columns = []
+    for position, axis in enumerate(spec.axes):
+        typed = dict(zip(axis.values, _column_values(axis.values), strict=True))
+        columns.append(pa.array([typed[points[point][position]] for point in index]))
+    keys = ["point", *_axis_columns(spec), "seed", "variant", "entity_kind", "entity"]
+    for position, name in enumerate(_axis_columns(spec)):
+        table = table.add_column(1 + position, name, columns[position])
+    metrics = [name for name in table.column_names if name not in keys]
+    # Arrow's sort is stable: rows of one run keep the engine's order.
+    return table.select([*keys, *metrics]).sort_by([("point", "ascending"), ("seed", "ascending")])
+
+
+def summarise(results: pa.Table, spec: SweepSpec) -> pa.Table:
+    """Per point, variant, entity and metric: runs (n), mean, standard deviation and 95 % CI across seeds.
+
+    The CI is mean ± t(0.975, n-1) · std / sqrt(n); it is empty (NaN) with one seed.
+    """
+    keys = ["point", *_axis_columns(spec), "variant", "entity_kind", "entity"]
+    frame = results.to_pandas()
+    metrics = [name for name in frame.columns if name not in (*keys, "seed")]
+    frame["row"] = range(len(frame))
+    long = frame.melt(id_vars=[*keys, "row"], value_vars=metrics, var_name="metric", value_name="value")
+    long = long.dropna(subset=["value"])
+    summary = (
+        long.groupby([*keys, "metric"], sort=False)
+        .agg(n=("value", "count"), mean=("value", "mean"), std=("value", "std"), row=("row", "min"))
+        .reset_index()
+    )
+    # Entities in the engine's order (their first row), metrics in column order.
+    summary["metric_index"] = summary["metric"].map({name: index for index, name in enumerate(metrics)})
+    summary = summary.sort_values(["row", "metric_index"]).drop(columns=["row", "metric_index"])
+    half = [
+        t_quantile_975(int(n) - 1) * std / math.sqrt(n) if n > 1 else math.nan
+        for n, std in zip(summary["n"], summary["std"], strict=True)
+    ]
+    summary["ci95_low"] = summary["mean"] - half
+    summary["ci95_high"] = summary["mean"] + half
+    summary["n"] = summary["n"].astype("int64")
+    return pa.Table.from_pandas(summary, preserve_index=False)
+
+
+def load(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A finished sweep's results and summary as DataFrames."""
+    return pd.read_parquet(out_dir / RESULTS_FILE), pd.read_parquet(out_dir / SUMMARY_FILE)
+
+
+def failure_messages(failures: Iterable[Failure]) -> list[str]:
+    """The distinct errors of failed runs, in order of first appearance."""
+    return list(dict.fromkeys(failure.error for failure in failures))
+
+
+def _with_ci(mean: float, low: float, formatter: Callable[[float], str]) -> str:
+    if math.isnan(low):
+        return formatter(mean)
+    return f"{formatter(mean)} ± {formatter(mean - low)}"
+
+
+def short_keys(keys: Sequence[str]) -> list[str]:
+    """Headers for axis keys: their last parts (`lun_queue_depth`), or the whole keys if those repeat."""
+    last = [key.rpartition(".")[2] for key in keys]
+    return last if len(set(last)) == len(last) else list(keys)
+
+
+def summary_rich_table(out_dir: Path) -> Table:
+    """VM IOPS and latency per point and variant (mean ± 95 % CI half-width over seeds), for the terminal."""
+    spec = SweepSpec.from_json(json.loads((out_dir / SWEEP_FILE).read_text(encoding="utf-8")))
+    summary = pd.read_parquet(out_dir / SUMMARY_FILE)
+    vms = summary[summary["entity_kind"] == "vm"]
+    wide = vms.pivot_table(
+        index=["point", "variant", "entity"],
+        columns="metric",
+        values=["mean", "ci95_low", "n"],
+        sort=False,
+        dropna=False,
+    )
+    points = spec.points()
+    keys = list(wide.index)
+    show_variant = len({variant for _, variant, _ in keys}) > 1
+    show_vm = len({entity for _, _, entity in keys}) > 1
+    table = Table(
+        title=f"sweep: VM IOPS and latency, mean ± 95 % CI over {len(spec.seeds)} seed(s)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        show_edge=False,
+    )
+    for header in (
+        *short_keys(_axis_columns(spec)),
+        *(["variant"] if show_variant else []),
+        *(["VM"] if show_vm else []),
+    ):
+        table.add_column(header, no_wrap=True)
+    for header in ("runs", "IOPS", "mean ms", "p99 ms"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for (point, variant, entity), row in itertools.islice(wide.iterrows(), TABLE_ROWS):
+        table.add_row(
+            *points[int(point)],
+            *([str(variant)] if show_variant else []),
+            *([str(entity).removeprefix("vm/")] if show_vm else []),
+            str(int(row[("n", "iops")])),
+            _with_ci(row[("mean", "iops")], row[("ci95_low", "iops")], format_count),
+            _with_ci(row[("mean", "lat_ms_mean")], row[("ci95_low", "lat_ms_mean")], format_ms),
+            _with_ci(row[("mean", "lat_ms_p99")], row[("ci95_low", "lat_ms_p99")], format_ms),
+        )
+    if len(wide) > TABLE_ROWS:
+        table.caption = f"first {TABLE_ROWS} of {len(wide)} rows; all in {out_dir / SUMMARY_FILE}"
+        table.caption_justify = "left"
+    return table

@@ -1,0 +1,168 @@
+"""The HTML report without a browser: self-contained page, figures present when their data is, captions
+with the finding, `sanlab report` and `sanlab compare` on run folders."""
+
+from __future__ import annotations
+
+import copy
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sanlab.cli import main
+from sanlab.report import REPORT_FILE, ReportRun, render_report
+from sanlab.report.figures import (
+    core_util_figure,
+    latency_cdf_figure,
+    overview_figure,
+    paths_figure,
+    series_frame,
+    variant_colors,
+)
+from sanlab.runfolder import read_run_folder, write_run_folder
+
+STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
+MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5, "started_utc": "2026-11-21T20:09:05Z"}
+
+
+def with_cores(doc: dict[str, Any], hot_core: int = 3) -> dict[str, Any]:
+    """The document with `core/array-a/<n>` utilisation rows: core `hot_core` busy, the others light."""
+    for variant in doc["variants"]:
+        series = variant["timeseries"]
+        for t_s in (0.5, 1.0):
+            for core in range(8):
+                series["t_s"].append(t_s)
+                series["entity"].append(f"core/array-a/{core}")
+                series["metric"].append("util")
+                series["value"].append(0.9 if core == hot_core else 0.2)
+    return doc
+
+
+def _figure_keys(page: str) -> list[str]:
+    return re.findall(r'<figure class="plot" id="([a-z-]+)"', page)
+
+
+def test_page_is_self_contained(doc: dict[str, Any]) -> None:
+    page = render_report([ReportRun("run", doc, MANIFEST)])
+    assert page.startswith("<!DOCTYPE html>")
+    assert "Plotly.newPlot" in page
+    assert len(page) > 3_000_000, "plotly.js is inlined"
+    assert not re.search(r"<script[^>]+src=", page), "no script is loaded from elsewhere"
+    assert "sanlab run tiny.toml" in page
+
+
+def test_figures_follow_the_data(doc: dict[str, Any]) -> None:
+    keys = _figure_keys(render_report([ReportRun("run", doc, MANIFEST)]))
+    # The sample has VM and path time series but no device queue or core rows.
+    assert keys == ["overview", "paths", "path-timeline", "vm-iops", "latency-cdf"]
+    keys = _figure_keys(render_report([ReportRun("run", with_cores(doc), MANIFEST)]))
+    assert "core-util" in keys
+
+
+def test_every_figure_has_a_title_axis_titles_and_a_caption(doc: dict[str, Any]) -> None:
+    doc = with_cores(doc)
+    colors = variant_colors(doc)
+    series = series_frame(doc)
+    for figure in (
+        overview_figure(doc, colors),
+        paths_figure(doc),
+        latency_cdf_figure(doc, colors),
+        core_util_figure(doc, series),
+    ):
+        assert figure is not None
+        assert figure.title in figure.plot.layout.title.text
+        assert len(figure.caption) > 40
+        layout = figure.plot.layout.to_plotly_json()
+        axes = [value for key, value in layout.items() if re.fullmatch(r"[xy]axis\d*", key)]
+        titled = [axis for axis in axes if axis.get("title", {}).get("text")]
+        assert len(titled) >= 2, (figure.key, axes)
+        for axis in titled:
+            text = axis["title"]["text"]
+            assert re.search(r", (ms|s|%)|IOPS|I/Os|path|variant|core", text), text
+
+
+def test_captions_state_the_finding(doc: dict[str, Any]) -> None:
+    colors = variant_colors(doc)
+    overview = overview_figure(doc, colors)
+    assert overview is not None
+    assert overview.caption.startswith("latency gives the most IOPS (13,000)")
+    paths = paths_figure(doc)
+    assert paths is not None
+    assert "rr 50 %" in paths.caption  # half of rr's I/O goes to the remote path at 6 ms vs 2.2 ms
+    cores = core_util_figure(with_cores(doc, hot_core=5), series_frame(with_cores(doc, hot_core=5)))
+    assert cores is not None
+    assert "core array-a/5 averages 90 %" in cores.caption
+
+
+def test_no_core_rows_no_core_figure(doc: dict[str, Any]) -> None:
+    assert core_util_figure(doc, series_frame(doc)) is None
+
+
+def test_run_folder_round_trip(doc: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    write_run_folder(copy.deepcopy(doc), out, argv=["sanlab"], started=STARTED, wall_s=0.1)
+    read, manifest = read_run_folder(out)
+    for variant in doc["variants"]:
+        del variant["resolved_toml"]
+    assert read == doc
+    assert manifest["files"][-2:] == [REPORT_FILE, "manifest.json"]
+
+
+def test_report_command_rewrites_the_same_page(doc: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    write_run_folder(doc, out, argv=["sanlab"], started=STARTED, wall_s=0.1)
+    written = (out / REPORT_FILE).read_text()
+    (out / REPORT_FILE).unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / REPORT_FILE).read_text() == written
+
+
+def test_compare_puts_runs_side_by_side(
+    doc: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("before", "after"):
+        (tmp_path / name).mkdir()
+        write_run_folder(copy.deepcopy(doc), tmp_path / name, argv=["sanlab"], started=STARTED, wall_s=0.1)
+    page = tmp_path / "cmp" / "both.html"
+    assert main(["compare", str(tmp_path / "before"), str(tmp_path / "after"), "--out", str(page)]) == 0
+    text = page.read_text()
+    for label in ("before/rr", "before/latency", "after/rr", "after/latency"):
+        assert label in text
+    assert "sanlab compare of 2 runs" in text
+    assert "before/latency" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "{tmp}/missing"], "is not a folder"),
+        (["report", "{tmp}"], "no manifest.json"),
+        (["compare", "{tmp}"], "two or more run folders"),
+    ],
+)
+def test_bad_run_folders_exit_2(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([arg.format(tmp=tmp_path) for arg in args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_folder_from_an_older_sanlab_is_named(doc: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    write_run_folder(doc, out, argv=["sanlab"], started=STARTED, wall_s=0.1)
+    (out / "results.json").unlink()
+    assert main(["report", str(out)]) == 2
+
+
+def test_interrupted_run_is_flagged(doc: dict[str, Any]) -> None:
+    doc["cancelled"] = True
+    page = render_report([ReportRun("run", doc, MANIFEST)])
+    assert "The run was interrupted: the variants shown finished, the others did not run." in page
