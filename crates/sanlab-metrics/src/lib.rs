@@ -143,6 +143,44 @@ impl IoStats {
     }
 }
 
+/// Time integrals of `N` levels (queue occupancies, busy servers), for time averages.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeWeighted<const N: usize> {
+    area: [u128; N],
+    last_ns: u64,
+}
+
+impl<const N: usize> Default for TimeWeighted<N> {
+    fn default() -> Self {
+        Self { area: [0; N], last_ns: 0 }
+    }
+}
+
+impl<const N: usize> TimeWeighted<N> {
+    /// Accounts for `levels` having held since the last call.
+    #[inline]
+    pub fn advance(&mut self, now: u64, levels: [u64; N]) {
+        let dt = u128::from(now - self.last_ns);
+        for (a, l) in self.area.iter_mut().zip(levels) {
+            *a += u128::from(l) * dt;
+        }
+        self.last_ns = now;
+    }
+
+    /// Level-time integrals so far (level × ns).
+    pub fn area(&self) -> [u128; N] {
+        self.area
+    }
+
+    /// Mean levels over the last `window_ns` (call `advance` first); starts a new window.
+    pub fn take_means(&mut self, window_ns: u64) -> [f64; N] {
+        let w = window_ns.max(1) as f64;
+        let out = self.area.map(|a| a as f64 / w);
+        self.area = [0; N];
+        out
+    }
+}
+
 /// Sampled time series: one column of values per (entity, metric), sharing one time column.
 /// Stored as `f32` (seven significant digits, plenty for a per-interval rate or mean), so a
 /// sample of one series costs 4 bytes. Serialised in long format (`t_s`, `entity`, `metric`,

@@ -12,6 +12,7 @@ pub mod replication;
 use crate::io::Op;
 use crate::spec::{Kind, KindDoc};
 use sanlab_des::RngStream;
+use sanlab_metrics::TimeWeighted;
 use std::collections::VecDeque;
 
 /// How long the media takes to serve one request.
@@ -31,30 +32,28 @@ pub fn kinds() -> Vec<KindDoc> {
 /// engine. The priority class serves volumes running below their QoS minimum.
 pub struct ServiceCentre {
     servers: u32,
-    busy: u32,
+    busy_servers: u32,
     priority: VecDeque<u64>,
     waiting: VecDeque<u64>,
-    busy_area_ns: u128,
-    last_change_ns: u64,
+    busy: TimeWeighted<1>,
 }
 
 impl ServiceCentre {
     pub fn new(servers: u32) -> Self {
-        Self { servers, busy: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy_area_ns: 0, last_change_ns: 0 }
+        Self { servers, busy_servers: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy: TimeWeighted::default() }
     }
 
     fn account(&mut self, now: u64) {
-        self.busy_area_ns += u128::from(self.busy) * u128::from(now - self.last_change_ns);
-        self.last_change_ns = now;
+        self.busy.advance(now, [u64::from(self.busy_servers)]);
     }
 
     /// Takes a server if one is free; otherwise queues `token` (in the priority class if
     /// `priority`) and returns false.
     #[inline]
     pub fn arrive(&mut self, now: u64, token: u64, priority: bool) -> bool {
-        if self.busy < self.servers {
+        if self.busy_servers < self.servers {
             self.account(now);
-            self.busy += 1;
+            self.busy_servers += 1;
             true
         } else {
             if priority { self.priority.push_back(token) } else { self.waiting.push_back(token) }
@@ -68,7 +67,7 @@ impl ServiceCentre {
         let next = self.priority.pop_front().or_else(|| self.waiting.pop_front());
         if next.is_none() {
             self.account(now);
-            self.busy -= 1;
+            self.busy_servers -= 1;
         }
         next
     }
@@ -80,13 +79,13 @@ impl ServiceCentre {
     /// Busy server-time so far, ns (for utilisation over a window).
     pub fn busy_ns(&mut self, now: u64) -> u128 {
         self.account(now);
-        self.busy_area_ns
+        self.busy.area()[0]
     }
 
     /// Mean busy servers over `[0, now]` divided by the server count.
     pub fn utilisation(&mut self, now: u64) -> f64 {
         self.account(now);
-        if now == 0 { 0.0 } else { self.busy_area_ns as f64 / now as f64 / f64::from(self.servers) }
+        if now == 0 { 0.0 } else { self.busy.area()[0] as f64 / now as f64 / f64::from(self.servers) }
     }
 }
 

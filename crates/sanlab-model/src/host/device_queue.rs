@@ -2,6 +2,7 @@
 //! rules, per-world counts, the dispatch discipline, and esxtop's figures (DQLEN, ACTV, QUED).
 
 use super::scheduler::{DepthRules, Discipline, DsnroScope, Waiting};
+use sanlab_metrics::TimeWeighted;
 
 /// Adaptive queue depth on QUEUE FULL (Disk.QFullSampleSize, Disk.QFullThreshold); off when
 /// `sample_size` is 0, ESXi's default.
@@ -26,10 +27,8 @@ pub struct DeviceQueue {
     switches: u32,
     consecutive: u32,
     last_world: Option<u32>,
-    area_active_ns: u128,
-    area_queued_ns: u128,
-    area_depth_ns: u128,
-    last_change_ns: u64,
+    /// (DQLEN, ACTV, QUED) over time.
+    occupancy: TimeWeighted<3>,
 }
 
 impl DeviceQueue {
@@ -49,10 +48,7 @@ impl DeviceQueue {
             switches: 0,
             consecutive: 0,
             last_world: None,
-            area_active_ns: 0,
-            area_queued_ns: 0,
-            area_depth_ns: 0,
-            last_change_ns: 0,
+            occupancy: TimeWeighted::default(),
         }
     }
 
@@ -101,11 +97,8 @@ impl DeviceQueue {
     }
 
     fn account(&mut self, now: u64) {
-        let dt = u128::from(now - self.last_change_ns);
-        self.area_active_ns += u128::from(self.active) * dt;
-        self.area_queued_ns += self.discipline.queued() as u128 * dt;
-        self.area_depth_ns += u128::from(self.depth()) * dt;
-        self.last_change_ns = now;
+        let levels = [u64::from(self.depth()), u64::from(self.active), self.discipline.queued() as u64];
+        self.occupancy.advance(now, levels);
     }
 
     pub fn arrive(&mut self, now: u64, w: Waiting) {
@@ -165,12 +158,8 @@ impl DeviceQueue {
     /// Time-averaged (DQLEN, ACTV, QUED) since the last call; starts a new window.
     pub fn take_averages(&mut self, now: u64, window_ns: u64) -> (f64, f64, f64) {
         self.account(now);
-        let w = window_ns.max(1) as f64;
-        let out = (self.area_depth_ns as f64 / w, self.area_active_ns as f64 / w, self.area_queued_ns as f64 / w);
-        self.area_depth_ns = 0;
-        self.area_active_ns = 0;
-        self.area_queued_ns = 0;
-        out
+        let [dqlen, active, queued] = self.occupancy.take_means(window_ns);
+        (dqlen, active, queued)
     }
 }
 

@@ -5,6 +5,7 @@ pub mod adapters;
 pub mod device_queue;
 pub mod scheduler;
 
+use sanlab_metrics::TimeWeighted;
 use std::collections::VecDeque;
 
 /// A bounded queue of slots (a queue depth) with a FIFO of waiting requests.
@@ -12,22 +13,18 @@ pub struct SlotQueue {
     pub capacity: u32,
     in_use: u32,
     waiting: VecDeque<u32>,
-    area_active_ns: u128,
-    area_queued_ns: u128,
-    last_change_ns: u64,
+    /// (active, queued) over time.
+    occupancy: TimeWeighted<2>,
 }
 
 impl SlotQueue {
     pub fn new(capacity: u32) -> Self {
-        Self { capacity, in_use: 0, waiting: VecDeque::new(), area_active_ns: 0, area_queued_ns: 0, last_change_ns: 0 }
+        Self { capacity, in_use: 0, waiting: VecDeque::new(), occupancy: TimeWeighted::default() }
     }
 
     #[inline]
     fn account(&mut self, now: u64) {
-        let dt = u128::from(now - self.last_change_ns);
-        self.area_active_ns += u128::from(self.in_use) * dt;
-        self.area_queued_ns += self.waiting.len() as u128 * dt;
-        self.last_change_ns = now;
+        self.occupancy.advance(now, [u64::from(self.in_use), self.waiting.len() as u64]);
     }
 
     /// Takes a slot for `io`, or queues it and returns false.
@@ -65,11 +62,8 @@ impl SlotQueue {
     /// Time-averaged (active, queued) since the last call; starts a new averaging window.
     pub fn take_averages(&mut self, now: u64, window_ns: u64) -> (f64, f64) {
         self.account(now);
-        let w = window_ns.max(1) as f64;
-        let out = (self.area_active_ns as f64 / w, self.area_queued_ns as f64 / w);
-        self.area_active_ns = 0;
-        self.area_queued_ns = 0;
-        out
+        let [active, queued] = self.occupancy.take_means(window_ns);
+        (active, queued)
     }
 }
 
