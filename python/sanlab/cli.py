@@ -34,7 +34,14 @@ from sanlab.runfolder import (
     write_run_folder,
 )
 from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
-from sanlab.tables import kinds_tables, paths_table, psp_events_table, variants_table
+from sanlab.tables import (
+    cores_table,
+    devices_table,
+    kinds_tables,
+    paths_table,
+    psp_events_table,
+    variants_table,
+)
 
 __all__ = ["JSON_OMITTED_KEYS", "build_parser", "json_summary", "main"]
 
@@ -261,6 +268,12 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console.print()
         console.print(paths_table(doc))
         console.print()
+        console.print(devices_table(doc))
+        console.print()
+        cores = cores_table(doc)
+        if cores is not None:
+            console.print(cores)
+            console.print()
         for variant in doc["variants"]:
             if variant["psp_events"]:
                 console.print(psp_events_table(variant))

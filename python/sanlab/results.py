@@ -18,6 +18,7 @@ ENTITY_KINDS: tuple[tuple[str, str], ...] = (
     ("vms", "vm"),
     ("paths", "path"),
     ("devices", "device"),
+    ("volumes", "volume"),
     ("arrays", "array"),
 )
 """(list key in a variant, entity kind) for the entities summarised in `summary_table`."""
@@ -84,6 +85,13 @@ def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
                 for metric, value in flatten(item).items():
                     if _is_number(value):
                         yield variant["name"], kind, entity, metric, float(value)
+        # An array's cores and controllers are entities of their own.
+        for array in variant["arrays"]:
+            for key, kind in (("cores", "core"), ("controllers", "controller")):
+                for part in array.get(key, []):
+                    entity = f"{kind}/{array['name']}/{part['name']}"
+                    for metric in ("share", "util", "iops"):
+                        yield variant["name"], kind, entity, metric, float(part[metric])
 
 
 def summary_table(doc: Document) -> pa.Table:

@@ -140,6 +140,54 @@ def paths_table(doc: Document) -> Table:
     return table
 
 
+def devices_table(doc: Document) -> Table:
+    """esxtop's device view, one row per variant and device: DQLEN, ACTV, QUED (time averages),
+    KAVG, DAVG, GAVG (mean ms in the kernel queue, on the path, both) and QUEUE FULLs."""
+    table = _table("devices (esxtop)")
+    table.add_column("variant", no_wrap=True)
+    table.add_column("device", no_wrap=True)
+    for header in ("DQLEN", "ACTV", "QUED", "KAVG ms", "DAVG ms", "GAVG ms", "QFULL"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for variant in doc["variants"]:
+        for index, device in enumerate(variant["devices"]):
+            table.add_row(
+                variant["name"] if index == 0 else "",
+                device["name"],
+                f"{device['dqlen_mean']:,.1f}",
+                f"{device['actv_mean']:,.1f}",
+                f"{device['qued_mean']:,.1f}",
+                format_ms(device["kavg_ms"]),
+                format_ms(device["davg_ms"]),
+                format_ms(device["gavg_ms"]),
+                format_count(device["qfull"]),
+            )
+    return table
+
+
+def cores_table(doc: Document) -> Table | None:
+    """Arrays' cores as rows, variants as columns: share of requests % / utilisation %.
+    None when no array has cores."""
+    rows: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+    for variant in doc["variants"]:
+        for array in variant["arrays"]:
+            for core in array.get("cores", []):
+                rows.setdefault((array["name"], core["name"]), {})[variant["name"]] = core
+    if not rows:
+        return None
+    table = _table("cores: share of requests % / utilisation %")
+    table.add_column("array", no_wrap=True)
+    table.add_column("core", no_wrap=True)
+    for variant in doc["variants"]:
+        table.add_column(variant["name"], justify="right", no_wrap=True)
+    for (array, core), by_variant in rows.items():
+        cells = [
+            f"{100 * c['share']:.1f} / {100 * c['util']:.0f}" if (c := by_variant.get(v["name"])) else ""
+            for v in doc["variants"]
+        ]
+        table.add_row(array, core, *cells)
+    return table
+
+
 def psp_events_table(variant: Mapping[str, Any]) -> Table:
     """Path selection events of a variant: time, device, event and the paths it names."""
     table = _table(f"{variant['name']}: path selection events")

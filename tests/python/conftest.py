@@ -137,10 +137,17 @@ def _variant(name: str, seed: int, share_local: float) -> dict[str, Any]:
                 "ios": 12000,
                 "iops": iops,
                 "lat_ms": _lat_ms(2.4),
+                "dqlen_mean": 32.0,
                 "actv_mean": 31.5,
                 "qued_mean": 0.2,
+                "kavg_ms": 0.01,
+                "davg_ms": 2.39,
+                "gavg_ms": 2.4,
+                "qfull": 0,
+                "depth_end": 32,
             }
         ],
+        "volumes": [{"name": "vol1", "qos": None}],
         "arrays": [
             {
                 "name": "array-a",
@@ -148,7 +155,15 @@ def _variant(name: str, seed: int, share_local: float) -> dict[str, Any]:
                 "mbps": iops * 32 / 1000,
                 "host_ios": 6000,
                 "replicated_ios": 6000,
+                "utilisation": 0.2,
                 "lat_ms": _lat_ms(2.0),
+                "cores": [
+                    {"name": "ctrl1.core1", "share": 0.75, "util": 1.0, "iops": iops * 0.75},
+                    {"name": "ctrl1.core2", "share": 0.25, "util": 0.3, "iops": iops * 0.25},
+                ],
+                "controllers": [{"name": "ctrl1", "share": 1.0, "util": 0.65, "iops": iops}],
+                "cache_hit_ratio": None,
+                "qfull_sent": 0,
             },
         ],
         "psp_events": [{"t_s": 0.5, "device": "naa.1", "event": "drop", "paths": ["rem-0"]}]

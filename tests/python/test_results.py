@@ -67,3 +67,10 @@ def test_empty_lists_give_frames_with_a_variant_column(doc: dict[str, Any]) -> N
     for variant in doc["variants"]:
         variant["psp_events"] = []
     assert list(Results(doc).psp_events.columns) == ["variant"]
+
+
+def test_summary_has_a_row_per_core_and_controller_metric(doc: dict[str, Any]) -> None:
+    summary = Results(doc).summary
+    core = summary[(summary.entity == "core/array-a/ctrl1.core1") & (summary.variant == "rr")]
+    assert dict(zip(core.metric, core.value, strict=True))["share"] == 0.75
+    assert set(summary.entity_kind) >= {"vm", "path", "device", "array", "core", "controller"}

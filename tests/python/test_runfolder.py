@@ -17,8 +17,9 @@ STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
 ARGV = ["sanlab", "run", "tiny_metro.toml"]
 
 # Numeric fields per entity in the sample document (lat_ms adds six: mean p50 p95 p99 p999 max):
-# vm 7 + 6, path 4 + 6 (two paths), device 5 + 6, array 4 + 6.
-SUMMARY_ROWS_PER_VARIANT = 13 + 2 * 10 + 11 + 10
+# vm 7 + 6, path 4 + 6 (two paths), device 11 + 6, volume 0 (no QoS), array 6 + 6,
+# then share, util and iops of two cores and one controller.
+SUMMARY_ROWS_PER_VARIANT = 13 + 2 * 10 + 17 + 12 + 3 * 3
 
 
 def _write(doc: dict[str, Any], out: Path) -> list[str]:
@@ -73,7 +74,7 @@ def test_summary_parquet(doc: dict[str, Any], tmp_path: Path) -> None:
     assert table.schema.field("value").type == pa.float64()
     assert table.num_rows == 2 * SUMMARY_ROWS_PER_VARIANT
     rows = table.to_pylist()
-    assert {row["entity_kind"] for row in rows} == {"vm", "path", "device", "array"}
+    assert {row["entity_kind"] for row in rows} == {"vm", "path", "device", "array", "core", "controller"}
     share = [
         r for r in rows if r["variant"] == "rr" and r["entity"] == "path/rem-0" and r["metric"] == "share"
     ]

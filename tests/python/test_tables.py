@@ -12,6 +12,8 @@ from rich.table import Table
 
 from sanlab.tables import (
     compact_names,
+    cores_table,
+    devices_table,
     format_count,
     format_ms,
     kinds_tables,
@@ -127,3 +129,19 @@ def test_kinds_tables() -> None:
     assert "iops: int = 1000" in text
     assert "use_ano: bool = false" in text
     assert "type: choice = iops" in text
+
+
+def test_devices_table_shows_esxtop_figures(doc: dict[str, Any]) -> None:
+    lines = _render(devices_table(doc))
+    assert all(len(line) <= WIDTH for line in lines)
+    assert lines[1].split() == ["variant", "device", "DQLEN", "ACTV", "QUED", "KAVG", "ms", "DAVG", "ms", "GAVG", "ms", "QFULL"]
+    assert next(line for line in lines if line.startswith(" rr")).split() == ["rr", "naa.1", "32.0", "31.5", "0.2", "0.010", "2.39", "2.40", "0"]
+
+
+def test_cores_table_only_when_an_array_has_cores(doc: dict[str, Any]) -> None:
+    lines = _render(cores_table(doc))
+    assert next(line for line in lines if "ctrl1.core1" in line).split() == ["array-a", "ctrl1.core1", "75.0", "/", "100", "75.0", "/", "100"]
+    for variant in doc["variants"]:
+        for array in variant["arrays"]:
+            array["cores"] = []
+    assert cores_table(doc) is None
