@@ -38,7 +38,7 @@ from sanlab.tables import (
     cores_table,
     devices_table,
     kinds_tables,
-    paths_table,
+    paths_tables,
     psp_events_table,
     variants_table,
 )
@@ -266,8 +266,9 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console = _console()
         console.print(variants_table(doc))
         console.print()
-        console.print(paths_table(doc))
-        console.print()
+        for table in paths_tables(doc):
+            console.print(table)
+            console.print()
         console.print(devices_table(doc))
         console.print()
         cores = cores_table(doc)

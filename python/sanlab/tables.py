@@ -22,8 +22,8 @@ def format_ms(latency_ms: float) -> str:
 
 
 def format_count(value: float) -> str:
-    """IOPS and similar rates as whole numbers with thousands separators."""
-    return f"{value:,.0f}"
+    """IOPS and similar rates: whole numbers with thousands separators, one decimal below 100."""
+    return f"{value:,.1f}" if 0 < abs(value) < 100 and value != int(value) else f"{value:,.0f}"
 
 
 def _table(title: str) -> Table:
@@ -104,6 +104,18 @@ def compact_names(names: Sequence[str]) -> str:
         for run in runs:
             parts.append(f"{prefix}-{run[0]}" if len(run) == 1 else f"{prefix}-{{{run[0]}..{run[-1]}}}")
     return ", ".join(parts + singles)
+
+
+PATH_TABLE_VARIANTS = 5
+
+
+def paths_tables(doc: Document) -> list[Table]:
+    """The paths table, in groups of at most five variants so that columns stay readable."""
+    variants = doc["variants"]
+    return [
+        paths_table({**doc, "variants": variants[i : i + PATH_TABLE_VARIANTS]})
+        for i in range(0, len(variants), PATH_TABLE_VARIANTS)
+    ]
 
 
 def paths_table(doc: Document) -> Table:

@@ -18,6 +18,7 @@ from sanlab.tables import (
     format_ms,
     kinds_tables,
     paths_table,
+    paths_tables,
     psp_events_table,
     tail_iops,
     variants_table,
@@ -145,3 +146,13 @@ def test_cores_table_only_when_an_array_has_cores(doc: dict[str, Any]) -> None:
         for array in variant["arrays"]:
             array["cores"] = []
     assert cores_table(doc) is None
+
+
+def test_paths_tables_group_five_variants(doc: dict[str, Any]) -> None:
+    doc["variants"] = [dict(copy.deepcopy(doc["variants"][0]), name=f"v{i}") for i in range(7)]
+    tables = paths_tables(doc)
+    assert [len(t.columns) for t in tables] == [1 + 5, 1 + 2]
+
+
+def test_format_count_keeps_a_decimal_for_small_rates() -> None:
+    assert (format_count(25.64), format_count(1.0), format_count(0.0)) == ("25.6", "1", "0")

@@ -311,7 +311,9 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let users: Vec<usize> = (0..devices.len()).filter(|&d| devices[d].paths.iter().any(|p| p.link == i)).collect();
         if users.len() > 1 {
             for d in users {
-                let dev_name = devices[d].name.clone();
+                // The link belongs to one host, so the device's own part of its name suffices.
+                let host_prefix = format!("{}:", host_names[devices[d].host]);
+                let dev_name = devices[d].name.strip_prefix(&host_prefix).unwrap_or(&devices[d].name).to_string();
                 for p in devices[d].paths.iter_mut().filter(|p| p.link == i) {
                     p.name = format!("{}:{dev_name}", links[i].name);
                 }
