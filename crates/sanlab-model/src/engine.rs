@@ -507,8 +507,11 @@ impl World {
         r.t_device = now;
         let waiting = Waiting { io, world: r.world, size_bytes: r.size_bytes, offset_bytes: r.offset_bytes };
         self.devices[d].issued += 1;
-        self.devices[d].q.arrive(now, waiting);
-        self.pump_device(d);
+        match self.devices[d].q.arrive(now, waiting) {
+            Some(w) => self.dispatch(w.io),
+            // Queued; a world-capped device may still let another world's request through.
+            None => self.pump_device(d),
+        }
     }
 
     /// Dispatches what the device's scheduler lets through.

@@ -101,14 +101,26 @@ impl DeviceQueue {
         self.occupancy.advance(now, levels);
     }
 
-    pub fn arrive(&mut self, now: u64, w: Waiting) {
+    /// A request arrives. When nothing waits and a slot is free it is dispatched at once
+    /// (returned); otherwise the discipline queues it. The discipline only orders requests that
+    /// wait — there is nothing to order otherwise.
+    pub fn arrive(&mut self, now: u64, w: Waiting) -> Option<Waiting> {
         self.account(now);
+        let world_free = !(self.clamped && self.rules.scope == DsnroScope::World) || self.per_world[w.world as usize] < self.rules.dsnro;
+        if self.discipline.queued() == 0 && self.active < self.depth() && world_free {
+            self.active += 1;
+            self.per_world[w.world as usize] += 1;
+            self.note_dispatch(w.world);
+            return Some(w);
+        }
         self.discipline.enqueue(w);
+        None
     }
 
     /// The next request to dispatch, if a slot is free and the discipline has one.
     pub fn next(&mut self, now: u64) -> Option<Waiting> {
-        if self.active >= self.depth() {
+        // Called after every arrival and completion: most of the time nothing waits.
+        if self.discipline.queued() == 0 || self.active >= self.depth() {
             return None;
         }
         let world_cap = (self.clamped && self.rules.scope == DsnroScope::World).then_some(self.rules.dsnro);
@@ -176,15 +188,14 @@ mod tests {
         assert_eq!(q.depth(), 64);
         // Alternate worlds: two switches clamp the device to 4.
         for (io, w) in [(0, 0), (1, 1), (2, 0)] {
-            q.arrive(0, req(io, w));
-            let d = q.next(0).unwrap();
+            let d = q.arrive(0, req(io, w)).unwrap();
             q.done(0, d.world);
         }
         assert_eq!(q.depth(), 4);
+        let mut got = vec![];
         for io in 0..10 {
-            q.arrive(0, req(10 + io, 0));
+            got.extend(q.arrive(0, req(10 + io, 0)).map(|w| w.io));
         }
-        let got: Vec<u32> = std::iter::from_fn(|| q.next(0).map(|w| w.io)).collect();
         assert_eq!(got.len(), 4, "clamped at dsnro");
         for _ in 0..4 {
             q.done(0, 0);
@@ -204,8 +215,7 @@ mod tests {
         q.note_qfull(0);
         assert_eq!(q.depth(), 32);
         for io in 0..6 {
-            q.arrive(0, req(io, 0));
-            q.next(0).unwrap();
+            q.arrive(0, req(io, 0)).unwrap();
             q.done(0, 0);
         }
         assert_eq!(q.depth(), 34, "one slot back per 3 good completions");
@@ -216,13 +226,10 @@ mod tests {
         let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 2\nqcontrol_vm_switches = 1\ndsnro_scope = \"world\""), QfullRules::default());
         q.add_world(1000);
         q.add_world(1000);
-        q.arrive(0, req(0, 1));
-        q.next(0).unwrap();
-        for io in 1..6 {
-            q.arrive(0, req(io, 0));
-        }
-        q.arrive(0, req(9, 1));
-        let got: Vec<u32> = std::iter::from_fn(|| q.next(0).map(|w| w.io)).collect();
+        assert!(q.arrive(0, req(0, 1)).is_some());
+        let mut got: Vec<u32> = (1..6).filter_map(|io| q.arrive(0, req(io, 0)).map(|w| w.io)).collect();
+        got.extend(q.arrive(0, req(9, 1)).map(|w| w.io));
+        got.extend(std::iter::from_fn(|| q.next(0).map(|w| w.io)));
         assert_eq!(got, vec![1, 2, 9], "world 0 capped at 2, world 1 passes");
         assert_eq!(q.depth(), 64);
     }
