@@ -147,8 +147,8 @@ def test_local_cluster_sweep_matches_plain_runs_and_resumes(tmp_path: Path) -> N
     results = pq.read_table(out / "results.parquet")
     assert results.column_names[:7] == ["point", DEPTH, "seed", "variant", "entity_kind", "entity", "wall_s"]
     assert results.schema.field(DEPTH).type == pa.int64()
-    # One row per point × seed × entity: the run, 1 VM, 20 paths, 1 device, 2 arrays.
-    assert results.num_rows == 2 * 2 * (1 + 1 + 20 + 1 + 2)
+    # One row per point × seed × entity: the run, 1 VM, 20 paths, 1 device, 1 volume, 2 arrays.
+    assert results.num_rows == 2 * 2 * (1 + 1 + 20 + 1 + 1 + 2)
     summary = pq.read_table(out / "summary.parquet").to_pylist()
     iops = [row for row in summary if row["entity"] == "vm/vm1" and row["metric"] == "iops"]
     assert [(row[DEPTH], row["n"]) for row in iops] == [(4, 2), (64, 2)]

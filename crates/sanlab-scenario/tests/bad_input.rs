@@ -123,3 +123,43 @@ fn psp_parameters_follow_esxi_ranges() {
     let e = error_for(BASE, &["host[0].multipath.psp={kind=\"fixed\", preferred=\"h-a-7\"}"]);
     assert_eq!(e, "FILE: host[0].multipath.psp: preferred path `h-a-7` is not a path of this device; did you mean `h-a-0`?");
 }
+
+#[test]
+fn queue_depths_qos_and_protocol_endpoints() {
+    let e = error_for(BASE, &["host[0].adapter.lun_queue_depth=0"]);
+    assert_eq!(e, "FILE: host[0].adapter.lun_queue_depth: 0 is out of range: expected 1..=4096 (nearest valid: 1)");
+    let e = error_for(BASE, &["host[0].adapter={kind=\"sw_iscsi\", lun_queue_depth=5000}"]);
+    assert!(e.ends_with("5000 is out of range: expected 1..=4096 (nearest valid: 4096)"), "{e}");
+    let e = error_for(BASE, &["host[0].adapter={kind=\"sw_iscsi\", max_io_size=\"1MiB\"}"]);
+    assert!(e.contains("host[0].adapter.max_io_size: 1048576 bytes is out of range for a sw_iscsi adapter"), "{e}");
+    let e = error_for(BASE, &["volume[0].qos={min=2000, max=1000}"]);
+    assert_eq!(e, "FILE: volume[0].qos.min: 2000 is above max (1000): expected min <= max");
+    let e = error_for(BASE, &["volume[0].qos={max=1000, burst=500}"]);
+    assert!(e.contains("volume[0].qos.burst: 500 is below max (1000): expected burst >= max"), "{e}");
+    let e = error_for(BASE, &["volume[0].qos={cost_curve=[[4096, 100], [8192, 80]]}"]);
+    assert!(e.contains("volume[0].qos.cost_curve: entry 1"), "{e}");
+    let two_arrays = BASE.replace("[[volume]]", "[[array]]\nname = \"b\"\npe = \"a-pe\"\n[[volume]]");
+    let e = error_for(&two_arrays, &[]);
+    assert!(e.contains("array[1].pe: protocol endpoint `a-pe` is already array `a`'s"), "{e}");
+    let e = error_for(BASE, &["host[0].scheduler={kind=\"fifo\", dsnro=0}"]);
+    assert!(e.contains("host[0].scheduler.dsnro: 0 is out of range"), "{e}");
+    let e = error_for(BASE, &["host[0].scheduler.kind=sfq"]);
+    assert!(e.contains("unknown kind `sfq`: expected one of fifo, fair_share, esxi"), "{e}");
+}
+
+#[test]
+fn every_shipped_scenario_is_valid() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut checked = 0;
+    for dir in ["examples", "studies", "validation"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let s = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                s.validate(&[], &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} scenarios");
+}
