@@ -53,3 +53,61 @@ fn deep_host_queues_flood_a_limited_target_queue_and_qfull_throttling_contains_i
     assert!(pe.qfull > 0 && pe.depth_end < 64, "PE device throttled to {}", pe.depth_end);
     assert_eq!(r.variants[0].report.arrays[0].qfull_sent, 0);
 }
+
+#[test]
+fn qos_minimum_is_honoured_when_the_array_is_contended() {
+    // One array server of 100 µs (10,000 4K IOPS) shared by two closed loops of 32: FIFO would
+    // split it evenly (5,000 each); the volume with min 7,000 is served first while below it.
+    let text = r#"
+schema_version = 1
+name = "min_iops"
+[run]
+duration = "20s"
+warmup = "2s"
+[[array]]
+name = "a"
+media = { kind = "flash", read_latency = "100us", servers = 1 }
+[[volume]]
+name = "guaranteed"
+arrays = ["a"]
+qos = { min = 7000, max = 15000, burst = 15000 }
+[[volume]]
+name = "other"
+arrays = ["a"]
+[[host]]
+name = "h"
+adapter = { kind = "ideal" }
+[[path]]
+host = "h"
+array = "a"
+[[vm]]
+name = "g"
+host = "h"
+volume = "guaranteed"
+[[vm.job]]
+rw = "randread"
+iodepth = 32
+[[vm]]
+name = "o"
+host = "h"
+volume = "other"
+[[vm.job]]
+rw = "randread"
+iodepth = 32
+[[variant]]
+name = "with_min"
+set = {}
+[[variant]]
+name = "no_min"
+set = { "volume[0].qos.min" = 0 }
+"#;
+    let path = std::env::temp_dir().join(format!("sanlab-min-{}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let r = sanlab_scenario::run_file(&path, &[], &Overrides::default(), None).unwrap();
+    for v in &r.variants {
+        common::assert_conserved(v);
+    }
+    let (with_min, no_min) = (vm(&r.variants[0], "g").iops, vm(&r.variants[1], "g").iops);
+    assert!((4_500.0..5_500.0).contains(&no_min), "without a minimum the server is shared: {no_min}");
+    assert!(with_min >= 0.97 * 7_000.0, "minimum 7,000 under contention: {with_min}");
+}
