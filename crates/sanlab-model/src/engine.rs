@@ -60,10 +60,16 @@ fn unpack(p: u64) -> (Ev, u32) {
     (EVENTS[(p & 0xff) as usize], (p >> 8) as u32)
 }
 
-/// A media token: which request, and whether it is the peer's copy of a replicated write.
+/// A service-centre token: the request and one flag (the peer's copy of a replicated write at
+/// the media; the data stage at the cores).
 #[inline]
-fn media_token(io: u32, peer: bool) -> u64 {
-    (u64::from(io) << 1) | u64::from(peer)
+fn token(io: u32, flag: bool) -> u64 {
+    (u64::from(io) << 1) | u64::from(flag)
+}
+
+#[inline]
+fn untoken(t: u64) -> (u32, bool) {
+    ((t >> 1) as u32, t & 1 == 1)
 }
 
 pub(crate) struct Job {
@@ -159,16 +165,15 @@ pub(crate) struct Array {
     pub received: u64,
     pub completed: u64,
     pub replicated_ios: u64,
-    pub peer_in_flight: u64,
     pub series: IoSeries,
     pub cores: Option<Cores>,
     /// Per core: (iops, util) series, owned requests and busy time at the last sample.
     pub core_series: Vec<[SeriesId; 2]>,
     pub core_last: Vec<(u64, u128)>,
     pub cache: Option<ReadCache>,
-    /// Target queue: host commands the array holds at once before answering QUEUE FULL.
+    /// Target queue: host commands the array holds at once (`received - completed`) before
+    /// answering QUEUE FULL.
     pub max_outstanding: Option<u32>,
-    pub outstanding: u32,
     pub qfull_sent: u64,
 }
 
@@ -228,7 +233,6 @@ impl World {
                     cores: a.cores,
                     cache: a.cache,
                     max_outstanding: a.max_outstanding,
-                    outstanding: 0,
                     qfull_sent: 0,
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
                     series: IoSeries::new(&mut series, &format!("array/{}", a.name)),
@@ -239,7 +243,6 @@ impl World {
                     received: 0,
                     completed: 0,
                     replicated_ios: 0,
-                    peer_in_flight: 0,
                 }
             })
             .collect();
@@ -373,10 +376,7 @@ impl World {
                 Ev::DataCoreDone => self.core_done(i, true),
                 Ev::CacheHitDone => self.array_step_done(i),
                 Ev::QfullAtHost => self.qfull_at_host(i),
-                Ev::Retry => {
-                    let host = self.devices[self.ios.get(i).device as usize].host;
-                    self.enter_adapter(host, i);
-                }
+                Ev::Retry => self.enter_adapter(i),
                 Ev::Sample => {
                     self.sample();
                     if let Some(c) = control {
@@ -478,24 +478,30 @@ impl World {
         let vm = self.vm_of(io);
         let device = self.vms[vm].device;
         let max = self.hosts[self.devices[device].host].disk_max_io_size_bytes;
+        self.ios.get_mut(io).device = device as u32;
+        self.cut(io, max, false, Self::enter_device);
+    }
+
+    /// Cuts `io` into pieces of at most `max_bytes` (children that inherit its place on the path)
+    /// and hands each to `next`; a request that fits goes to `next` whole. `wire` marks pieces cut
+    /// below the device queue.
+    fn cut(&mut self, io: u32, max_bytes: u64, wire: bool, next: fn(&mut Self, u32)) {
         let r = *self.ios.get(io);
-        if u64::from(r.size_bytes) <= max {
-            self.ios.get_mut(io).device = device as u32;
-            self.enter_device(io);
-            return;
+        if u64::from(r.size_bytes) <= max_bytes {
+            return next(self, io);
         }
-        let max = max as u32;
+        let max = max_bytes as u32;
         let pieces = r.size_bytes.div_ceil(max);
         self.ios.get_mut(io).children_left = pieces;
         for k in 0..pieces {
-            let size = max.min(r.size_bytes - k * max);
-            let mut child = Io::new(r.op, size, r.offset_bytes + u64::from(k * max), r.job, self.q.now());
-            child.parent = io;
-            child.device = device as u32;
-            child.volume = r.volume;
-            child.world = r.world;
-            let c = self.ios.insert(child);
-            self.enter_device(c);
+            let mut piece = r;
+            piece.size_bytes = max.min(r.size_bytes - k * max);
+            piece.offset_bytes = r.offset_bytes + u64::from(k * max);
+            piece.parent = io;
+            piece.wire = wire;
+            piece.children_left = 0;
+            let p = self.ios.insert(piece);
+            next(self, p);
         }
     }
 
@@ -537,28 +543,12 @@ impl World {
         r.path = p as u32;
         r.stage = Stage::Path;
         r.t_dispatch = now;
-        let r = *r;
         let max = self.hosts[host].adapter_max_io_size_bytes;
-        if u64::from(r.size_bytes) <= max {
-            self.enter_adapter(host, io);
-            return;
-        }
-        let max = max as u32;
-        let pieces = r.size_bytes.div_ceil(max);
-        self.ios.get_mut(io).children_left = pieces;
-        for k in 0..pieces {
-            let mut piece = r;
-            piece.size_bytes = max.min(r.size_bytes - k * max);
-            piece.offset_bytes = r.offset_bytes + u64::from(k * max);
-            piece.parent = io;
-            piece.wire = true;
-            piece.children_left = 0;
-            let p = self.ios.insert(piece);
-            self.enter_adapter(host, p);
-        }
+        self.cut(io, max, true, Self::enter_adapter);
     }
 
-    fn enter_adapter(&mut self, host: usize, io: u32) {
+    fn enter_adapter(&mut self, io: u32) {
+        let host = self.devices[self.ios.get(io).device as usize].host;
         if self.hosts[host].adapter_q.enter(self.q.now(), io) {
             self.send_command(io);
         }
@@ -583,7 +573,7 @@ impl World {
         let r = *self.ios.get(io);
         let a = self.devices[r.device as usize].paths[r.path as usize].array;
         let arr = &mut self.arrays[a];
-        if arr.max_outstanding.is_some_and(|m| arr.outstanding >= m) {
+        if arr.max_outstanding.is_some_and(|m| arr.received - arr.completed >= u64::from(m)) {
             // Target queue full: the command is refused with QUEUE FULL status.
             arr.qfull_sent += 1;
             let link = self.path_link(io);
@@ -591,8 +581,7 @@ impl World {
             self.q.schedule_at(at, pack(Ev::QfullAtHost, io));
             return;
         }
-        arr.outstanding += 1;
-        self.arrays[a].received += 1;
+        arr.received += 1;
         let rm = self.ios.get_mut(io);
         rm.array = a as u32;
         rm.t_array = now;
@@ -656,12 +645,9 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let a = r.array as usize;
-        let volume = r.volume as usize;
         let mut pending = 1;
-        if let Some(rep) = self.volumes[volume].replication {
-            let (peer, dir) = self.replications[rep].peer_of(a);
+        if let Some((rep, _, dir)) = self.peer(&r) {
             let at = self.replications[rep].link.dirs[dir].send(now, u64::from(r.size_bytes));
-            self.arrays[peer].peer_in_flight += 1;
             self.q.schedule_at(at, pack(Ev::ReplAtPeer, io));
             pending += 1;
         }
@@ -682,7 +668,7 @@ impl World {
     fn core_arrive(&mut self, a: usize, core: usize, io: u32, data_stage: bool) {
         let now = self.q.now();
         let cores = self.arrays[a].cores.as_mut().expect("cores");
-        if cores.centres[core].arrive(now, media_token(io, data_stage), false) {
+        if cores.centres[core].arrive(now, token(io, data_stage), false) {
             self.schedule_core_done(a, io, data_stage);
         }
     }
@@ -701,7 +687,8 @@ impl World {
         let core = if data_stage { cores.data_core(r.offset_bytes) } else { cores.owner(r.offset_bytes) };
         let has_data_stage = cores.data_time_ns > 0;
         if let Some(next) = cores.centres[core].depart(now) {
-            self.schedule_core_done(a, (next >> 1) as u32, next & 1 == 1);
+            let (io, data_stage) = untoken(next);
+            self.schedule_core_done(a, io, data_stage);
         }
         if !data_stage && has_data_stage {
             let data_core = self.arrays[a].cores.as_ref().expect("cores").data_core(r.offset_bytes);
@@ -729,7 +716,7 @@ impl World {
         let now = self.q.now();
         // Volumes running below their QoS minimum are served first when the media is contended.
         let priority = !peer && self.volumes[self.ios.get(io).volume as usize].qos.as_ref().is_some_and(QosState::below_min);
-        if self.arrays[a].centre.arrive(now, media_token(io, peer), priority) {
+        if self.arrays[a].centre.arrive(now, token(io, peer), priority) {
             self.schedule_media_done(a, io, peer);
         }
     }
@@ -743,30 +730,30 @@ impl World {
         self.q.schedule_in(service, pack(ev, io));
     }
 
+    /// For a request to a replicated volume: the replication pair, the receiving array's peer,
+    /// and the link direction towards the peer.
+    fn peer(&self, r: &Io) -> Option<(usize, usize, usize)> {
+        let rep = self.volumes[r.volume as usize].replication?;
+        let (peer, dir) = self.replications[rep].peer_of(r.array as usize);
+        Some((rep, peer, dir))
+    }
+
     fn repl_at_peer(&mut self, io: u32) {
-        let r = self.ios.get(io);
-        let rep = self.volumes[r.volume as usize].replication.expect("replicated");
-        let (peer, _) = self.replications[rep].peer_of(r.array as usize);
+        let (_, peer, _) = self.peer(self.ios.get(io)).expect("replicated");
         self.start_media(peer, io, true);
     }
 
     fn media_done(&mut self, io: u32, peer: bool) {
         let now = self.q.now();
         let r = *self.ios.get(io);
-        let a = if peer {
-            let rep = self.volumes[r.volume as usize].replication.expect("replicated");
-            self.replications[rep].peer_of(r.array as usize).0
-        } else {
-            r.array as usize
-        };
+        let replica = if peer { self.peer(&r) } else { None };
+        let a = replica.map_or(r.array as usize, |(_, p, _)| p);
         if let Some(next) = self.arrays[a].centre.depart(now) {
-            self.schedule_media_done(a, (next >> 1) as u32, next & 1 == 1);
+            let (io, peer) = untoken(next);
+            self.schedule_media_done(a, io, peer);
         }
-        if peer {
-            let rep = self.volumes[r.volume as usize].replication.expect("replicated");
-            let (_, dir_to_peer) = self.replications[rep].peer_of(r.array as usize);
+        if let Some((rep, _, dir_to_peer)) = replica {
             self.arrays[a].replicated_ios += 1;
-            self.arrays[a].peer_in_flight -= 1;
             let at = self.replications[rep].link.dirs[1 - dir_to_peer].send(now, 0);
             self.q.schedule_at(at, pack(Ev::ReplAckAtOrigin, io));
         } else {
@@ -786,7 +773,6 @@ impl World {
         let a = r.array as usize;
         let measured = now >= self.warmup_ns;
         self.arrays[a].completed += 1;
-        self.arrays[a].outstanding -= 1;
         self.arrays[a].stats.record(now - r.t_array, u64::from(r.size_bytes), measured);
         self.ios.get_mut(io).array = NONE;
         let link = self.path_link(io);
