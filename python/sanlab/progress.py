@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 from types import TracebackType
+from typing import Self
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn, TimeRemainingColumn
@@ -58,22 +59,16 @@ def _bar(counter: str, started: float) -> Progress:
     return Progress(*columns, console=Console(stderr=True), transient=True)
 
 
-class RunProgress:
-    """Draws a run's progress from the engine's `Progress`: variant i/n, simulated seconds, wall time, ETA.
+class _BarOwner:
+    """A context that may draw a bar and stops it on the way out."""
 
-    The bar's completed fraction is variants done plus the running variant's simulated fraction,
-    so the ETA assumes the remaining variants take as long as the average so far.
-    """
-
-    def __init__(self, engine: _core.Progress, variants: Sequence[str], show: bool) -> None:
-        self._engine = engine
-        self._variants = list(variants)
+    def __init__(self, show: bool) -> None:
         self._show = show
         self._started = time.perf_counter()
         self._bar: Progress | None = None
         self._task: TaskID | None = None
 
-    def __enter__(self) -> RunProgress:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -81,6 +76,19 @@ class RunProgress:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+class RunProgress(_BarOwner):
+    """Draws a run's progress from the engine's `Progress`: variant i/n, simulated seconds, wall time, ETA.
+
+    The bar's completed fraction is variants done plus the running variant's simulated fraction,
+    so the ETA assumes the remaining variants take as long as the average so far.
+    """
+
+    def __init__(self, engine: _core.Progress, variants: Sequence[str], show: bool) -> None:
+        super().__init__(show)
+        self._engine = engine
+        self._variants = list(variants)
 
     def update(self) -> None:
         """Redraws the bar; creates it once the run has lasted `SHOW_AFTER_S`."""
@@ -102,24 +110,12 @@ class RunProgress:
         self._bar.update(self._task, description=description, completed=done + fraction, sim=sim)
 
 
-class SweepProgress:
+class SweepProgress(_BarOwner):
     """Draws a sweep's progress: runs finished (done, failed) out of the grid, wall time, ETA."""
 
     def __init__(self, show: bool) -> None:
-        self._show = show
-        self._bar: Progress | None = None
-        self._task: TaskID | None = None
+        super().__init__(show)
         self._failed = 0
-        self._started = time.perf_counter()
-
-    def __enter__(self) -> SweepProgress:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
     def begin(self, runs: int) -> None:
         """Shows the bar for the `runs` that are to run (those done before are not counted)."""

@@ -192,3 +192,16 @@ SAMPLE_DOC: dict[str, Any] = {
 def doc() -> dict[str, Any]:
     """A fresh copy of a two-variant result document (`rr`, `latency`)."""
     return copy.deepcopy(SAMPLE_DOC)
+
+
+def with_cores(doc: dict[str, Any], hot_core: int = 3) -> dict[str, Any]:
+    """The document with `core/array-a/<n>` utilisation rows: core `hot_core` busy, the others light."""
+    for variant in doc["variants"]:
+        series = variant["timeseries"]
+        for t_s in (0.5, 1.0):
+            for core in range(8):
+                series["t_s"].append(t_s)
+                series["entity"].append(f"core/array-a/{core}")
+                series["metric"].append("util")
+                series["value"].append(0.9 if core == hot_core else 0.2)
+    return doc

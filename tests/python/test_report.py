@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conftest import with_cores
 from sanlab.cli import main
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.report.figures import (
@@ -26,18 +27,6 @@ from sanlab.runfolder import read_run_folder, write_run_folder
 STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
 MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5, "started_utc": "2026-11-21T20:09:05Z"}
 
-
-def with_cores(doc: dict[str, Any], hot_core: int = 3) -> dict[str, Any]:
-    """The document with `core/array-a/<n>` utilisation rows: core `hot_core` busy, the others light."""
-    for variant in doc["variants"]:
-        series = variant["timeseries"]
-        for t_s in (0.5, 1.0):
-            for core in range(8):
-                series["t_s"].append(t_s)
-                series["entity"].append(f"core/array-a/{core}")
-                series["metric"].append("util")
-                series["value"].append(0.9 if core == hot_core else 0.2)
-    return doc
 
 
 def _figure_keys(page: str) -> list[str]:

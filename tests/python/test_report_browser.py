@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from conftest import with_cores
 from sanlab.cli import main
 from sanlab.runfolder import write_run_folder
 
@@ -270,14 +271,7 @@ def test_variant_drop_down_switches_the_heatmap(chromium: Chromium, metro_run: P
 
 
 def test_core_utilisation_and_compare_render(chromium: Chromium, doc: dict[str, Any], tmp_path: Path) -> None:
-    for variant in doc["variants"]:
-        series = variant["timeseries"]
-        for t_s in (0.5, 1.0):
-            for core in range(8):
-                series["t_s"].append(t_s)
-                series["entity"].append(f"core/array-a/{core}")
-                series["metric"].append("util")
-                series["value"].append(0.9 if core == 3 else 0.2)
+    with_cores(doc)
     started = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
     for name in ("one", "two"):
         (tmp_path / name).mkdir()

@@ -1,6 +1,7 @@
 //! Every kind of bad input gets one message naming the file, the location and the fix.
 use sanlab_scenario::{run_file, Overrides, Scenario};
-use std::io::Write;
+mod common;
+use common::write_scenario;
 
 const BASE: &str = r#"
 schema_version = 1
@@ -28,28 +29,17 @@ rw = "randread"
 "#;
 
 fn error_for(text: &str, sets: &[&str]) -> String {
-    let mut f = tempfile();
-    f.1.write_all(text.as_bytes()).unwrap();
+    let path = write_scenario(text);
     let o = Overrides { sets: sets.iter().map(|s| s.to_string()).collect(), ..Overrides::default() };
-    match run_file(&f.0, &[], &o, None) {
+    match run_file(&path, &[], &o, None) {
         Ok(_) => panic!("expected an error for {sets:?}"),
-        Err(e) => e.0.replace(&f.0.display().to_string(), "FILE"),
+        Err(e) => e.0.replace(&path.display().to_string(), "FILE"),
     }
-}
-
-fn tempfile() -> (std::path::PathBuf, std::fs::File) {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let p = std::env::temp_dir().join(format!("sanlab-bad-{}-{}.toml", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
-    let f = std::fs::File::create(&p).unwrap();
-    (p, f)
 }
 
 #[test]
 fn base_is_valid() {
-    let mut f = tempfile();
-    f.1.write_all(BASE.as_bytes()).unwrap();
-    Scenario::load(&f.0).unwrap().validate(&[], &Overrides::default()).unwrap();
+    Scenario::load(&write_scenario(BASE)).unwrap().validate(&[], &Overrides::default()).unwrap();
 }
 
 #[test]
@@ -100,9 +90,8 @@ fn toml_syntax_error_has_line_and_column() {
 fn missing_file_and_unknown_variant() {
     let e = run_file(std::path::Path::new("nope/missing.toml"), &[], &Overrides::default(), None).err().unwrap();
     assert!(e.0.starts_with("nope/missing.toml: cannot read the scenario"), "{}", e.0);
-    let mut f = tempfile();
-    f.1.write_all(format!("{BASE}\n[[variant]]\nname = \"fast\"\nset = {{}}\n").as_bytes()).unwrap();
-    let e = run_file(&f.0, &["fsat".into()], &Overrides::default(), None).err().unwrap();
+    let path = write_scenario(&format!("{BASE}\n[[variant]]\nname = \"fast\"\nset = {{}}\n"));
+    let e = run_file(&path, &["fsat".into()], &Overrides::default(), None).err().unwrap();
     assert!(e.0.ends_with("no variant named `fsat`: expected one of fast; did you mean `fast`?"), "{}", e.0);
 }
 

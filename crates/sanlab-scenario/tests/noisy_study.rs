@@ -101,9 +101,7 @@ set = {}
 name = "no_min"
 set = { "volume[0].qos.min" = 0 }
 "#;
-    let path = std::env::temp_dir().join(format!("sanlab-min-{}.toml", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    let r = sanlab_scenario::run_file(&path, &[], &Overrides::default(), None).unwrap();
+    let r = sanlab_scenario::run_file(&common::write_scenario(text), &[], &Overrides::default(), None).unwrap();
     for v in &r.variants {
         common::assert_conserved(v);
     }

@@ -3,7 +3,6 @@
 mod common;
 use common::{assert_conserved, run};
 use sanlab_scenario::{run_file, Overrides, RunResult};
-use std::io::Write;
 
 fn short(duration: &str) -> Overrides {
     Overrides { duration: Some(duration.to_string()), ..Overrides::default() }
@@ -42,11 +41,7 @@ adapter = {{ kind = "ideal" }}
 {job}
 "#
     );
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let p = std::env::temp_dir().join(format!("sanlab-kinds-{}-{}.toml", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
-    std::fs::File::create(&p).unwrap().write_all(text.as_bytes()).unwrap();
-    let r = run_file(&p, &[], &Overrides::default(), None).unwrap_or_else(|e| panic!("{e}"));
+    let r = run_file(&common::write_scenario(&text), &[], &Overrides::default(), None).unwrap_or_else(|e| panic!("{e}"));
     for v in &r.variants {
         assert_conserved(v);
     }

@@ -1,3 +1,6 @@
+//! Helpers shared by the integration tests; each test binary uses some of them.
+#![allow(dead_code)]
+
 use sanlab_scenario::{run_file, Overrides, RunResult, VariantResult};
 use std::path::PathBuf;
 
@@ -19,4 +22,13 @@ pub fn assert_conserved(v: &VariantResult) {
     for c in &v.report.conservation {
         assert!(c.holds(), "variant {}: {:?}", v.name, c);
     }
+}
+
+/// Writes `text` to a fresh scenario file in the temp folder and returns its path.
+pub fn write_scenario(text: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let p = std::env::temp_dir().join(format!("sanlab-test-{}-{}.toml", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+    std::fs::write(&p, text).unwrap();
+    p
 }
