@@ -37,6 +37,7 @@ from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, r
 from sanlab.tables import (
     cores_table,
     devices_table,
+    hosts_table,
     kinds_tables,
     paths_tables,
     psp_events_table,
@@ -266,6 +267,10 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console = _console()
         console.print(variants_table(doc))
         console.print()
+        hosts = hosts_table(doc)
+        if hosts is not None:
+            console.print(hosts)
+            console.print()
         for table in paths_tables(doc):
             console.print(table)
             console.print()

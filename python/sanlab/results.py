@@ -16,12 +16,24 @@ Document = dict[str, Any]
 
 ENTITY_KINDS: tuple[tuple[str, str], ...] = (
     ("vms", "vm"),
+    ("hosts", "host"),
     ("paths", "path"),
     ("devices", "device"),
     ("volumes", "volume"),
     ("arrays", "array"),
 )
 """(list key in a variant, entity kind) for the entities summarised in `summary_table`."""
+
+
+def entities(variant: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """The variant's list of `key` entities (e.g. "vms"); empty when the document has none.
+
+    Documents older than a list lack it (`hosts` came with host flow control), and run folders
+    written then must still load, summarise and render.
+    """
+    items: list[dict[str, Any]] = variant.get(key, [])
+    return items
+
 
 SUMMARY_SCHEMA = pa.schema(
     [
@@ -80,7 +92,7 @@ def _is_number(value: object) -> bool:
 def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
     for variant in doc["variants"]:
         for key, kind in ENTITY_KINDS:
-            for item in variant[key]:
+            for item in entities(variant, key):
                 entity = f"{kind}/{item['name']}"
                 for metric, value in flatten(item).items():
                     if _is_number(value):
@@ -95,7 +107,7 @@ def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
 
 
 def summary_table(doc: Document) -> pa.Table:
-    """Every numeric field of every VM, path, device and array, one row each (long format)."""
+    """Every numeric field of every VM, host, path, device and array, one row each (long format)."""
     columns = list(zip(*_summary_rows(doc), strict=True)) or [(), (), (), (), ()]
     return pa.Table.from_arrays(
         [pa.array(column, type=field.type) for column, field in zip(columns, SUMMARY_SCHEMA, strict=True)],
@@ -186,7 +198,7 @@ class Results:
             [
                 {"variant": variant["name"], **flatten(item)}
                 for variant in self.raw["variants"]
-                for item in variant[key]
+                for item in entities(variant, key)
             ]
         )
 
@@ -194,6 +206,12 @@ class Results:
     def vms(self) -> pd.DataFrame:
         """One row per VM: IOPS, MB/s, latency in ms."""
         return self._entities("vms")
+
+    @cached_property
+    def hosts(self) -> pd.DataFrame:
+        """One row per host: VMs, IOPS, VM and device latency in ms, and under flow control (PARDA,
+        SIOC) its kind, threshold, β, window (device queue depth) and latency estimate."""
+        return self._entities("hosts")
 
     @cached_property
     def paths(self) -> pd.DataFrame:
@@ -227,7 +245,7 @@ class Results:
 
     @cached_property
     def summary(self) -> pd.DataFrame:
-        """Long table of every numeric VM, path, device and array field."""
+        """Long table of every numeric VM, host, path, device and array field."""
         return summary_table(self.raw).to_pandas()
 
     @cached_property

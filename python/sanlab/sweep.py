@@ -36,7 +36,7 @@ from rich import box
 from rich.table import Table
 
 from sanlab import _core
-from sanlab.results import ENTITY_KINDS, Document, flatten
+from sanlab.results import ENTITY_KINDS, Document, entities, flatten
 from sanlab.tables import format_count, format_ms
 
 SWEEP_FILE = "sweep.json"
@@ -167,13 +167,14 @@ class RunOutcome:
 
 
 def entity_table(doc: Document, point: int, seed: int) -> pa.Table:
-    """One row per variant and entity (`run`, VMs, paths, devices, arrays), numeric fields as columns."""
+    """One row per variant and entity (`run`, VMs, hosts, paths, devices, arrays), numeric fields as
+    columns."""
     rows: list[dict[str, Any]] = []
     for variant in doc["variants"]:
         base = {"point": point, "seed": seed, "variant": variant["name"]}
         rows.append({**base, "entity_kind": "run", "entity": "run", **{m: variant[m] for m in RUN_METRICS}})
         for key, kind in ENTITY_KINDS:
-            for item in variant[key]:
+            for item in entities(variant, key):
                 metrics = {
                     name: float(value)
                     for name, value in flatten(item).items()

@@ -10,7 +10,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from sanlab.results import Document
+from sanlab.results import Document, entities
 
 
 def format_ms(latency_ms: float) -> str:
@@ -49,6 +49,13 @@ def tail_iops(variant: Mapping[str, Any], vm: str) -> float | None:
     return sum(values) / len(values) if len(values) >= 2 else None
 
 
+def _add_variant_rows(table: Table, variant: str, rows: Sequence[Sequence[str]], grouped: bool) -> None:
+    """Adds a variant's rows, naming the variant on the first only so that the eye finds where it
+    starts; `grouped` puts a blank line after its last row."""
+    for index, cells in enumerate(rows):
+        table.add_row(variant if index == 0 else "", *cells, end_section=grouped and index == len(rows) - 1)
+
+
 def variants_table(doc: Document) -> Table:
     """One row per variant and VM: IOPS (whole run and tail), MB/s and latency in ms.
 
@@ -61,21 +68,101 @@ def variants_table(doc: Document) -> Table:
     for header in ("IOPS", "tail IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"):
         table.add_column(header, justify="right", no_wrap=True)
     for variant in doc["variants"]:
-        for index, vm in enumerate(variant["vms"]):
+        rows = []
+        for vm in variant["vms"]:
             lat_ms = vm["lat_ms"]
             tail = tail_iops(variant, vm["name"]) if "timeseries" in variant else None
-            table.add_row(
-                variant["name"] if index == 0 else "",
-                vm["name"],
-                format_count(vm["iops"]),
-                "-" if tail is None else format_count(tail),
-                f"{vm['mbps']:,.1f}",
-                format_ms(lat_ms["mean"]),
-                format_ms(lat_ms["p50"]),
-                format_ms(lat_ms["p99"]),
-                format_ms(lat_ms["p999"]),
-                end_section=grouped and index == len(variant["vms"]) - 1,
+            rows.append(
+                [
+                    vm["name"],
+                    format_count(vm["iops"]),
+                    "-" if tail is None else format_count(tail),
+                    f"{vm['mbps']:,.1f}",
+                    format_ms(lat_ms["mean"]),
+                    format_ms(lat_ms["p50"]),
+                    format_ms(lat_ms["p99"]),
+                    format_ms(lat_ms["p999"]),
+                ]
             )
+        _add_variant_rows(table, variant["name"], rows, grouped)
+    return table
+
+
+HOST_COLUMNS = ("host", "VMs", "IOPS", "VM mean\nms", "DAVG\nms")
+"""The hosts table's columns for every host: VM mean latency and device latency (DAVG) in ms."""
+
+FLOW_CONTROL_COLUMNS = ("kind", "threshold\nms", "β", "window\nmean", "window\nfinal", "L\nms")
+"""The hosts table's columns when some host has flow control: its kind, latency threshold, β
+(its share), window (device queue depth: mean, final) and latency estimate L at the end."""
+
+HOST_TEXT_COLUMNS = ("host", "kind")
+"""The hosts table's left-aligned columns; the others hold numbers."""
+
+HOSTS_CAPTION = (
+    "DAVG: mean time on the path per device request; window: the device queue depth flow control "
+    "sets; L: its cluster-wide latency estimate at the end, which it steers to the threshold"
+)
+
+
+def flow_controlled(doc: Document) -> bool:
+    """Whether any host of any variant has flow control (PARDA, SIOC)."""
+    return any(host["flow_control"] for variant in doc["variants"] for host in entities(variant, "hosts"))
+
+
+def shows_hosts(doc: Document) -> bool:
+    """Whether hosts deserve a table of their own: several hosts in a variant, or flow control."""
+    return flow_controlled(doc) or any(len(entities(variant, "hosts")) > 1 for variant in doc["variants"])
+
+
+def host_cells(host: Mapping[str, Any], flow_control: bool) -> list[str]:
+    """A host's row under HOST_COLUMNS, then FLOW_CONTROL_COLUMNS when `flow_control` (blank for a
+    host without it); the terminal and the HTML report show the same text."""
+    cells = [
+        host["name"],
+        format_count(host["vms"]),
+        format_count(host["iops"]),
+        format_ms(host["lat_ms"]["mean"]),
+        format_ms(host["device_lat_ms"]),
+    ]
+    if not flow_control:
+        return cells
+    control, window = host["flow_control"], host["window"]
+    if not control:
+        return [*cells, "-", *[""] * (len(FLOW_CONTROL_COLUMNS) - 1)]
+    return [
+        *cells,
+        control["kind"],
+        format_ms(control["latency_threshold_ms"]),
+        f"{control['beta']:g}",
+        format_count(window["mean"]) if window else "-",
+        format_count(window["final"]) if window else "-",
+        format_ms(control["latency_estimate_ms"]),
+    ]
+
+
+def hosts_table(doc: Document) -> Table | None:
+    """One row per variant and host: VMs, IOPS, VM and device latency, and with flow control its
+    kind, threshold, β, window and latency estimate. None when no variant has several hosts and
+    no host has flow control: then the variants table says it all.
+
+    Variants are separated by a blank line when any of them has more than one host.
+    """
+    if not shows_hosts(doc):
+        return None
+    flow_control = flow_controlled(doc)
+    grouped = any(len(entities(variant, "hosts")) > 1 for variant in doc["variants"])
+    table = _table("hosts")
+    table.collapse_padding = True  # twelve columns fit 100 characters with one space between them
+    if flow_control:
+        table.caption = HOSTS_CAPTION
+        table.caption_justify = "left"
+    table.add_column("variant", no_wrap=True)
+    headers = HOST_COLUMNS + FLOW_CONTROL_COLUMNS if flow_control else HOST_COLUMNS
+    for header in headers:
+        table.add_column(header, justify="left" if header in HOST_TEXT_COLUMNS else "right", no_wrap=True)
+    for variant in doc["variants"]:
+        rows = [host_cells(host, flow_control) for host in entities(variant, "hosts")]
+        _add_variant_rows(table, variant["name"], rows, grouped)
     return table
 
 
@@ -161,9 +248,8 @@ def devices_table(doc: Document) -> Table:
     for header in ("DQLEN", "ACTV", "QUED", "KAVG ms", "DAVG ms", "GAVG ms", "QFULL"):
         table.add_column(header, justify="right", no_wrap=True)
     for variant in doc["variants"]:
-        for index, device in enumerate(variant["devices"]):
-            table.add_row(
-                variant["name"] if index == 0 else "",
+        rows = [
+            [
                 device["name"],
                 f"{device['dqlen_mean']:,.1f}",
                 f"{device['actv_mean']:,.1f}",
@@ -172,7 +258,10 @@ def devices_table(doc: Document) -> Table:
                 format_ms(device["davg_ms"]),
                 format_ms(device["gavg_ms"]),
                 format_count(device["qfull"]),
-            )
+            ]
+            for device in variant["devices"]
+        ]
+        _add_variant_rows(table, variant["name"], rows, grouped=False)
     return table
 
 

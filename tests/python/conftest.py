@@ -205,3 +205,51 @@ def with_cores(doc: dict[str, Any], hot_core: int = 3) -> dict[str, Any]:
                 series["metric"].append("util")
                 series["value"].append(0.9 if core == hot_core else 0.2)
     return doc
+
+
+PARDA_THRESHOLD_MS = 30.0
+
+
+def with_hosts(doc: dict[str, Any], controlled: tuple[str, ...] = ("rr", "latency")) -> dict[str, Any]:
+    """The document with two hosts per variant, `esx1` (β 1) and `esx2` (β 2), and their series.
+
+    The hosts of the variants named in `controlled` run PARDA (threshold PARDA_THRESHOLD_MS) and have
+    `window` and `latency_estimate_ms` series; the others have no flow control.
+    """
+    for variant in doc["variants"]:
+        parda = variant["name"] in controlled
+        variant["hosts"] = []
+        series = variant["timeseries"]
+        for index, name in enumerate(("esx1", "esx2")):
+            beta = float(index + 1)
+            iops = 1000.0 * beta
+            window = {"final": 16.0 * beta, "mean": 15.5 * beta, "min": 4.0, "max": 64.0}
+            variant["hosts"].append(
+                {
+                    "name": name,
+                    "vms": 1 + index,
+                    "iops": iops,
+                    "mbps": iops * 32 / 1000,
+                    "lat_ms": _lat_ms(31.0),
+                    "device_lat_ms": 30.5,
+                    "flow_control": {
+                        "kind": "parda",
+                        "latency_threshold_ms": PARDA_THRESHOLD_MS,
+                        "beta": beta,
+                        "latency_estimate_ms": 31.2,
+                    }
+                    if parda
+                    else None,
+                    "window": window if parda else None,
+                }
+            )
+            metrics = {"iops": iops, "mbps": iops * 32 / 1000, "lat_ms_mean": 31.0}
+            if parda:
+                metrics |= {"window": 16.0 * beta, "latency_estimate_ms": 31.2}
+            for t_s in (0.5, 1.0):
+                for metric, value in metrics.items():
+                    series["t_s"].append(t_s)
+                    series["entity"].append(f"host/{name}")
+                    series["metric"].append(metric)
+                    series["value"].append(value)
+    return doc

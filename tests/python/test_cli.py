@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from sanlab.cli import JSON_OMITTED_KEYS, json_summary
+from conftest import with_hosts
+from sanlab import cli as sanlab_cli
+from sanlab.cli import JSON_OMITTED_KEYS, json_summary, main
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -52,3 +54,29 @@ def test_json_summary_drops_bulky_keys(doc: dict[str, Any]) -> None:
     for variant, original in zip(summary["variants"], doc["variants"], strict=True):
         assert set(variant) == set(original) - set(JSON_OMITTED_KEYS)
     assert "timeseries" in doc["variants"][0]
+
+
+@pytest.mark.parametrize("controlled", [("latency",), ()])
+def test_run_prints_the_hosts_table_after_the_variants_table(
+    doc: dict[str, Any],
+    controlled: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with_hosts(doc, controlled)
+    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, show: (doc, False))
+    assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert out.index("tiny_metro: variants") < out.index("\nhosts") < out.index("paths: I/O share")
+    assert ("window" in out) == bool(controlled)
+
+
+def test_run_prints_no_hosts_table_for_one_uncontrolled_host(
+    doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for variant in with_hosts(doc, controlled=())["variants"]:
+        del variant["hosts"][1]
+    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, show: (doc, False))
+    assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
+    assert "\nhosts" not in capsys.readouterr().out

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from conftest import with_cores
+from conftest import PARDA_THRESHOLD_MS, with_cores, with_hosts
 from sanlab.cli import main
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.report.figures import (
     core_util_figure,
+    host_flow_control_figure,
     latency_cdf_figure,
     overview_figure,
     paths_figure,
@@ -51,7 +52,7 @@ def test_figures_follow_the_data(doc: dict[str, Any]) -> None:
 
 
 def test_every_figure_has_a_title_axis_titles_and_a_caption(doc: dict[str, Any]) -> None:
-    doc = with_cores(doc)
+    doc = with_hosts(with_cores(doc))
     colors = variant_colors(doc)
     series = series_frame(doc)
     for figure in (
@@ -59,6 +60,7 @@ def test_every_figure_has_a_title_axis_titles_and_a_caption(doc: dict[str, Any])
         paths_figure(doc),
         latency_cdf_figure(doc, colors),
         core_util_figure(doc, series),
+        host_flow_control_figure(doc, series, colors),
     ):
         assert figure is not None
         assert figure.title in figure.plot.layout.title.text
@@ -155,3 +157,67 @@ def test_interrupted_run_is_flagged(doc: dict[str, Any]) -> None:
     doc["cancelled"] = True
     page = render_report([ReportRun("run", doc, MANIFEST)])
     assert "The run was interrupted: the variants shown finished, the others did not run." in page
+
+
+def _page(doc: dict[str, Any]) -> str:
+    return render_report([ReportRun("run", doc, MANIFEST)])
+
+
+def test_flow_control_section_and_hosts_table(doc: dict[str, Any]) -> None:
+    page = _page(with_hosts(doc, controlled=("latency",)))
+    assert _figure_keys(page)[-1] == "host-flow-control"
+    assert 'id="section-flow-control"' in page
+    assert '<a href="#section-flow-control">Host flow control</a>' in page
+    hosts = page[page.index('<table class="data" id="hosts">') :]
+    hosts = hosts[: hosts.index("</table>")]
+    assert hosts.count("<tr>") == 1 + 4
+    for header in ("VM mean ms", "DAVG ms", "kind", "threshold ms", "β", "window mean", "L ms"):
+        assert f">{header}</th>" in hosts
+
+
+def test_hosts_without_flow_control_get_a_table_but_no_section(doc: dict[str, Any]) -> None:
+    page = _page(with_hosts(doc, controlled=()))
+    assert 'id="hosts"' in page
+    assert "window mean" not in page
+    assert "host-flow-control" not in page
+    assert "section-flow-control" not in page
+
+
+def test_documents_without_hosts_render_without_host_parts(doc: dict[str, Any], tmp_path: Path) -> None:
+    page = _page(doc)
+    assert 'id="hosts"' not in page
+    assert "section-flow-control" not in page
+    # A run folder from before hosts were reported still rebuilds its report.
+    out = tmp_path / "run"
+    out.mkdir()
+    write_run_folder(doc, out, argv=["sanlab"], started=STARTED, wall_s=0.1)
+    assert "hosts" not in (out / "results.json").read_text()
+    assert main(["report", str(out)]) == 0
+
+
+def test_flow_control_figure_plots_controlled_hosts_against_the_threshold(doc: dict[str, Any]) -> None:
+    uncontrolled = with_hosts(copy.deepcopy(doc), controlled=())
+    assert host_flow_control_figure(uncontrolled, series_frame(uncontrolled), {}) is None
+    doc = with_hosts(doc, controlled=("latency",))
+    figure = host_flow_control_figure(doc, series_frame(doc), variant_colors(doc))
+    assert figure is not None
+    # Only the controlled variant: its two hosts in the window and the latency estimate panel.
+    assert {trace.name for trace in figure.plot.data} == {"esx1", "esx2"}
+    assert len(figure.plot.data) == 2 * 2
+    # The variant's column title, then the threshold's label.
+    labels = [annotation.text for annotation in figure.plot.layout.annotations]
+    assert labels == ["latency", f"threshold {PARDA_THRESHOLD_MS:.1f} ms"]
+    (threshold,) = figure.plot.layout.shapes
+    assert (threshold.y0, threshold.line.dash, threshold.yref) == (PARDA_THRESHOLD_MS, "dash", "y2")
+    assert "In latency, L ends at 31.2 ms (threshold 30.0 ms) and the windows at esx1 16, esx2 32." in (
+        figure.caption
+    )
+
+
+def test_flow_control_caption_names_equal_windows_once(doc: dict[str, Any]) -> None:
+    doc = with_hosts(doc, controlled=("latency",))
+    for host in doc["variants"][1]["hosts"]:
+        host["window"]["final"] = 64.0
+    figure = host_flow_control_figure(doc, series_frame(doc), variant_colors(doc))
+    assert figure is not None
+    assert figure.caption.endswith("L ends at 31.2 ms (threshold 30.0 ms) and every window at 64.")

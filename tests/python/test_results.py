@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from conftest import PARDA_THRESHOLD_MS, with_hosts
 from sanlab.results import Results, flatten, percentile_name
 
 
@@ -74,3 +75,38 @@ def test_summary_has_a_row_per_core_and_controller_metric(doc: dict[str, Any]) -
     core = summary[(summary.entity == "core/array-a/ctrl1.core1") & (summary.variant == "rr")]
     assert dict(zip(core.metric, core.value, strict=True))["share"] == 0.75
     assert set(summary.entity_kind) >= {"vm", "path", "device", "array", "core", "controller"}
+
+
+def test_hosts_frame_one_row_per_variant_and_host(doc: dict[str, Any]) -> None:
+    hosts = Results(with_hosts(doc, controlled=("latency",))).hosts
+    assert list(zip(hosts["variant"], hosts["name"], strict=True)) == [
+        ("rr", "esx1"), ("rr", "esx2"), ("latency", "esx1"), ("latency", "esx2"),
+    ]  # fmt: skip
+    assert {
+        "vms", "iops", "mbps", "lat_ms_mean", "lat_ms_p999", "device_lat_ms", "flow_control_kind",
+        "flow_control_latency_threshold_ms", "flow_control_beta", "flow_control_latency_estimate_ms",
+        "window_final", "window_mean", "window_min", "window_max",
+    } <= set(hosts.columns)  # fmt: skip
+    latency = hosts[hosts["variant"] == "latency"]
+    assert list(latency["flow_control_kind"]) == ["parda", "parda"]
+    assert list(latency["flow_control_latency_threshold_ms"]) == [PARDA_THRESHOLD_MS] * 2
+    assert list(latency["window_final"]) == [16.0, 32.0]
+    assert hosts[hosts["variant"] == "rr"]["window_mean"].isna().all()
+
+
+def test_documents_without_hosts_give_an_empty_hosts_frame(doc: dict[str, Any]) -> None:
+    results = Results(doc)
+    assert list(results.hosts.columns) == ["variant"]
+    assert "host" not in set(results.summary.entity_kind)
+
+
+def test_summary_has_host_rows_with_flow_control_metrics(doc: dict[str, Any]) -> None:
+    summary = Results(with_hosts(doc, controlled=("latency",))).summary
+    hosts = summary[summary.entity_kind == "host"]
+    assert set(hosts.entity) == {"host/esx1", "host/esx2"}
+    window = hosts[(hosts.variant == "latency") & (hosts.metric == "window_final")]
+    assert dict(zip(window.entity, window.value, strict=True)) == {"host/esx1": 16.0, "host/esx2": 32.0}
+    # Hosts without flow control have no window or threshold rows, not zeros.
+    rr = hosts[hosts.variant == "rr"]
+    assert not rr.metric.str.startswith(("window", "flow_control")).any()
+    assert {"iops", "lat_ms_mean", "device_lat_ms"} <= set(rr.metric)

@@ -11,7 +11,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sanlab.runfolder import new_default_out_dir, prepare_out_dir, safe_name, write_run_folder
+from conftest import with_hosts
+from sanlab.runfolder import (
+    new_default_out_dir,
+    prepare_out_dir,
+    read_run_folder,
+    safe_name,
+    write_run_folder,
+)
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
 ARGV = ["sanlab", "run", "tiny_metro.toml"]
@@ -20,6 +27,8 @@ ARGV = ["sanlab", "run", "tiny_metro.toml"]
 # vm 7 + 6, path 4 + 6 (two paths), device 11 + 6, volume 0 (no QoS), array 6 + 6,
 # then share, util and iops of two cores and one controller.
 SUMMARY_ROWS_PER_VARIANT = 13 + 2 * 10 + 17 + 12 + 3 * 3
+# A host: vms, iops, mbps, device_lat_ms + 6 lat_ms; with PARDA 3 flow control figures and 4 window ones.
+HOST_ROWS, CONTROLLED_HOST_ROWS = 4 + 6, 4 + 6 + 3 + 4
 
 
 def _write(doc: dict[str, Any], out: Path) -> list[str]:
@@ -81,6 +90,20 @@ def test_summary_parquet(doc: dict[str, Any], tmp_path: Path) -> None:
     assert [r["value"] for r in share] == [0.5]
     p99 = [r for r in rows if r["entity"] == "vm/vm1" and r["metric"] == "lat_ms_p99"]
     assert [r["value"] for r in p99] == [4.8, 4.8]
+
+
+def test_hosts_in_summary_and_results(doc: dict[str, Any], tmp_path: Path) -> None:
+    _write(with_hosts(doc, controlled=("latency",)), tmp_path / "run")
+    table = pq.read_table(tmp_path / "run" / "summary.parquet")
+    assert table.num_rows == 2 * SUMMARY_ROWS_PER_VARIANT + 2 * HOST_ROWS + 2 * CONTROLLED_HOST_ROWS
+    rows = [row for row in table.to_pylist() if row["entity_kind"] == "host"]
+    beta = [
+        (row["variant"], row["entity"], row["value"]) for row in rows if row["metric"] == "flow_control_beta"
+    ]
+    assert beta == [("latency", "host/esx1", 1.0), ("latency", "host/esx2", 2.0)]
+    read, _ = read_run_folder(tmp_path / "run")
+    assert read["variants"][1]["hosts"] == doc["variants"][1]["hosts"]
+    assert "host/esx2" in read["variants"][1]["timeseries"]["entity"]
 
 
 def test_timeseries_parquet(doc: dict[str, Any], tmp_path: Path) -> None:

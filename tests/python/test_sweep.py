@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import with_hosts
 from sanlab.sweep import (
     Axis,
     SweepError,
@@ -92,6 +93,16 @@ def test_summary_means_and_confidence_intervals(doc: dict[str, Any]) -> None:
     assert [r["entity"] for r in summary][:1] == ["run"]
 
 
+def test_entity_table_has_a_row_per_host_when_the_document_has_hosts(doc: dict[str, Any]) -> None:
+    assert "host" not in entity_table(doc, 0, 1).column("entity_kind").to_pylist()
+    table = entity_table(with_hosts(doc, controlled=("latency",)), 0, 1)
+    hosts = [row for row in table.to_pylist() if row["entity_kind"] == "host"]
+    assert [(row["variant"], row["entity"]) for row in hosts] == [
+        ("rr", "host/esx1"), ("rr", "host/esx2"), ("latency", "host/esx1"), ("latency", "host/esx2"),
+    ]  # fmt: skip
+    assert [row["window_mean"] for row in hosts] == [None, None, 15.5, 31.0]
+
+
 def _value(table: pa.Table, entity: str, metric: str, **where: Any) -> float:
     rows = [
         row
@@ -147,8 +158,8 @@ def test_local_cluster_sweep_matches_plain_runs_and_resumes(tmp_path: Path) -> N
     results = pq.read_table(out / "results.parquet")
     assert results.column_names[:7] == ["point", DEPTH, "seed", "variant", "entity_kind", "entity", "wall_s"]
     assert results.schema.field(DEPTH).type == pa.int64()
-    # One row per point × seed × entity: the run, 1 VM, 20 paths, 1 device, 1 volume, 2 arrays.
-    assert results.num_rows == 2 * 2 * (1 + 1 + 20 + 1 + 1 + 2)
+    # One row per point × seed × entity: the run, 1 host, 1 VM, 20 paths, 1 device, 1 volume, 2 arrays.
+    assert results.num_rows == 2 * 2 * (1 + 1 + 1 + 20 + 1 + 1 + 2)
     summary = pq.read_table(out / "summary.parquet").to_pylist()
     iops = [row for row in summary if row["entity"] == "vm/vm1" and row["metric"] == "iops"]
     assert [(row[DEPTH], row["n"]) for row in iops] == [(4, 2), (64, 2)]

@@ -10,12 +10,14 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
+from conftest import with_hosts
 from sanlab.tables import (
     compact_names,
     cores_table,
     devices_table,
     format_count,
     format_ms,
+    hosts_table,
     kinds_tables,
     paths_table,
     paths_tables,
@@ -156,3 +158,48 @@ def test_paths_tables_group_five_variants(doc: dict[str, Any]) -> None:
 
 def test_format_count_keeps_a_decimal_for_small_rates() -> None:
     assert (format_count(25.64), format_count(1.0), format_count(0.0)) == ("25.6", "1", "0")
+
+
+def _header(lines: list[str]) -> str:
+    """The words of a table's (possibly two-line) header, up to its rule."""
+    rule = next(index for index, line in enumerate(lines) if line.startswith("─"))
+    return " ".join(" ".join(lines[1:rule]).split())
+
+
+def test_hosts_table_with_flow_control_shows_the_window(doc: dict[str, Any]) -> None:
+    lines = _render(hosts_table(with_hosts(doc, controlled=("latency",))))
+    assert all(len(line) <= WIDTH for line in lines)
+    assert lines[0].startswith("hosts")
+    for header in ("VMs", "IOPS", "VM", "DAVG", "kind", "threshold", "β", "window", "mean", "final", "L"):
+        assert header in _header(lines).split()
+    rows = [line.split() for line in lines if "esx" in line]
+    assert rows == [
+        ["rr", "esx1", "1", "1,000", "31.0", "30.5", "-"],
+        ["esx2", "2", "2,000", "31.0", "30.5", "-"],
+        ["latency", "esx1", "1", "1,000", "31.0", "30.5", "parda", "30.0", "1", "15.5", "16", "31.2"],
+        ["esx2", "2", "2,000", "31.0", "30.5", "parda", "30.0", "2", "31", "32", "31.2"],
+    ]
+    # A blank line separates the variants, and the caption says what the window and L are.
+    esx2 = next(index for index, line in enumerate(lines) if line.split()[:1] == ["esx2"])
+    assert lines[esx2 + 1].strip() == ""
+    assert "window: the device queue depth flow control sets" in " ".join(" ".join(lines).split())
+
+
+def test_hosts_table_without_flow_control_has_no_window_columns(doc: dict[str, Any]) -> None:
+    lines = _render(hosts_table(with_hosts(doc, controlled=())))
+    header = sorted(_header(lines).split())
+    assert header == ["DAVG", "IOPS", "VM", "VMs", "host", "mean", "ms", "ms", "variant"]
+    assert [line.split() for line in lines if "esx2" in line] == [["esx2", "2", "2,000", "31.0", "30.5"]] * 2
+    assert "window" not in " ".join(lines)
+
+
+def test_no_hosts_table_for_one_host_without_flow_control(doc: dict[str, Any]) -> None:
+    assert hosts_table(doc) is None  # a document from before hosts were reported
+    for variant in with_hosts(doc, controlled=())["variants"]:
+        del variant["hosts"][1]
+    assert hosts_table(doc) is None
+    doc["variants"][0]["hosts"][0]["flow_control"] = {
+        "kind": "sioc", "latency_threshold_ms": 30.0, "beta": 1.0, "latency_estimate_ms": 12.0,
+    }  # fmt: skip
+    lines = _render(hosts_table(doc))
+    assert next(line for line in lines if "sioc" in line).split()[-3:] == ["-", "-", "12.0"]

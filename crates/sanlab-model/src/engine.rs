@@ -8,12 +8,14 @@
 //! Events are a kind and a request index packed into a `u64`; the state lives in arenas indexed by
 //! plain integers, so the loop neither allocates (once warm) nor calls back into Python.
 
-use crate::array::ServiceCentre;
+use crate::array::disk_group::DiskOut;
+use crate::array::Backend;
 use crate::fabric::{INBOUND, OUTBOUND};
 use crate::array::cache::ReadCache;
 use crate::array::cores::Cores;
 use crate::array::qos::QosState;
 use crate::host::device_queue::DeviceQueue;
+use crate::host::flow_control::{WindowLaw, WindowState};
 use crate::host::scheduler::Waiting;
 use crate::host::SlotQueue;
 use crate::io::{Io, Op, Slab, Stage, NONE};
@@ -42,13 +44,20 @@ enum Ev {
     CacheHitDone,
     QfullAtHost,
     Retry,
+    DiskDone,
+    FlowPeriod,
+    DeviceWake,
 }
 
-const EVENTS: [Ev; 16] = [
+const EVENTS: [Ev; 19] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
     Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
-    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry,
+    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry, Ev::DiskDone,
+    Ev::FlowPeriod, Ev::DeviceWake,
 ];
+
+/// A disk of an array, as one event index: array in the high bits.
+const DISK_BITS: u32 = 20;
 
 #[inline]
 fn pack(ev: Ev, index: u32) -> u64 {
@@ -119,6 +128,18 @@ pub(crate) struct Path {
     pub series: IoSeries,
 }
 
+/// A device under host-level flow control: its window, its worlds' shares, and what it measured
+/// in the current period.
+pub(crate) struct DeviceFlow {
+    pub state: WindowState,
+    pub volume: usize,
+    pub world_shares: Vec<u32>,
+    /// Worlds that sent or completed a request in this period (the others are idle: no β).
+    pub world_busy: Vec<bool>,
+    pub period_latency_ns_sum: u128,
+    pub period_ios: u64,
+}
+
 pub(crate) struct Device {
     pub name: String,
     pub host: usize,
@@ -143,6 +164,9 @@ pub(crate) struct Device {
     pub kernel_ns_sum: u128,
     pub device_ns_sum: u128,
     pub qfull_seen: u64,
+    pub flow: Option<DeviceFlow>,
+    /// When the scheduler holds requests back (mClock limits): the wake-up already armed.
+    pub wake_armed_ns: Option<SimTime>,
 }
 
 pub(crate) struct Host {
@@ -154,13 +178,26 @@ pub(crate) struct Host {
     pub adapter_max_io_size_bytes: u64,
     /// Wait before resending a command refused with QUEUE FULL.
     pub qfull_retry_ns: u64,
+    /// VM-observed figures of every VM on the host.
+    pub stats: IoStats,
+    pub series: IoSeries,
+    /// With flow control: (window, latency estimate) series and the window's measured statistics.
+    pub flow: Option<HostFlow>,
+}
+
+pub(crate) struct HostFlow {
+    /// window, latency_estimate_ms, beta.
+    pub series: [SeriesId; 3],
+    pub window_sum: f64,
+    pub window_samples: u64,
+    pub window_min: f64,
+    pub window_max: f64,
 }
 
 pub(crate) struct Array {
     pub name: String,
-    pub media: Box<dyn crate::array::Media>,
+    pub backend: Backend,
     pub rng: RngStream,
-    pub centre: ServiceCentre,
     pub stats: IoStats,
     pub received: u64,
     pub completed: u64,
@@ -181,6 +218,8 @@ pub(crate) struct Volume {
     pub name: String,
     pub replication: Option<usize>,
     pub qos: Option<QosState>,
+    /// Host-level flow control of the hosts' devices for this volume: its kind and law.
+    pub flow: Option<(&'static str, WindowLaw)>,
 }
 
 pub struct World {
@@ -199,6 +238,8 @@ pub struct World {
     pub(crate) warmup_ns: SimTime,
     pub(crate) sample_ns: SimTime,
     pub(crate) last_sample_ns: SimTime,
+    /// Reused buffer for what a disk group asks of the engine.
+    disk_out: DiskOut,
 }
 
 impl World {
@@ -207,10 +248,13 @@ impl World {
     pub fn new(t: Topology) -> Result<Self, String> {
         let seed = t.run.seed;
         let mut series = TimeSeries::default();
-        let hosts = t
+        let hosts: Vec<Host> = t
             .hosts
             .into_iter()
             .map(|h| Host {
+                series: IoSeries::new(&mut series, &format!("host/{}", h.name)),
+                stats: IoStats::new(),
+                flow: None,
                 name: h.name,
                 adapter_q: SlotQueue::new(h.adapter_queue_depth),
                 disk_max_io_size_bytes: h.disk_max_io_size_bytes,
@@ -222,7 +266,6 @@ impl World {
             .arrays
             .into_iter()
             .map(|a| {
-                let servers = a.media.servers();
                 let core_series = a.cores.as_ref().map_or(vec![], |c| {
                     (0..c.centres.len()).map(|k| ["iops", "util"].map(|m| series.series(&format!("core/{}/{}", a.name, c.name(k)), m))).collect()
                 });
@@ -237,8 +280,7 @@ impl World {
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
                     series: IoSeries::new(&mut series, &format!("array/{}", a.name)),
                     name: a.name,
-                    media: a.media,
-                    centre: ServiceCentre::new(servers),
+                    backend: *a.backend,
                     stats: IoStats::new(),
                     received: 0,
                     completed: 0,
@@ -276,7 +318,37 @@ impl World {
                 kernel_ns_sum: 0,
                 device_ns_sum: 0,
                 qfull_seen: 0,
+                flow: None,
+                wake_armed_ns: None,
             });
+        }
+        let volumes: Vec<Volume> = t
+            .volumes
+            .into_iter()
+            .map(|v| Volume { flow: v.flow_control.map(|f| (f.kind(), *f.law())), name: v.name, replication: v.replication, qos: v.qos.map(QosState::new) })
+            .collect();
+        // A device of a volume with flow control runs the law for its host; its VMs' shares make β.
+        let mut hosts: Vec<Host> = hosts;
+        for v in &t.vms {
+            let Some((_, law)) = volumes[v.volume].flow else { continue };
+            let dev = &mut devices[v.device];
+            let flow = dev.flow.get_or_insert_with(|| DeviceFlow { state: WindowState::new(law), volume: v.volume, world_shares: vec![], world_busy: vec![], period_latency_ns_sum: 0, period_ios: 0 });
+            let world = v.world as usize;
+            if flow.world_shares.len() <= world {
+                flow.world_shares.resize(world + 1, 0);
+                flow.world_busy.resize(world + 1, false);
+            }
+            flow.world_shares[world] = v.shares;
+            let host = &mut hosts[v.host];
+            if host.flow.is_none() {
+                let entity = format!("host/{}", host.name);
+                host.flow = Some(HostFlow { series: ["window", "latency_estimate_ms", "beta"].map(|m| series.series(&entity, m)), window_sum: 0.0, window_samples: 0, window_min: f64::INFINITY, window_max: 0.0 });
+            }
+        }
+        for d in &mut devices {
+            if let Some(f) = &d.flow {
+                d.q.set_window(0, f.state.depth());
+            }
         }
         let vms = t
             .vms
@@ -334,13 +406,14 @@ impl World {
             devices,
             links: t.links,
             arrays,
-            volumes: t.volumes.into_iter().map(|v| Volume { name: v.name, replication: v.replication, qos: v.qos.map(QosState::new) }).collect(),
+            volumes,
             replications: t.replications,
             series,
             end_ns,
             warmup_ns: t.run.warmup_ns.min(end_ns),
             sample_ns: t.run.sample_interval_ns,
             last_sample_ns: 0,
+            disk_out: DiskOut::default(),
         })
     }
 
@@ -358,6 +431,11 @@ impl World {
         }
         if self.sample_ns > 0 {
             self.q.schedule_at(self.sample_ns.min(self.end_ns), pack(Ev::Sample, 0));
+        }
+        for (v, volume) in self.volumes.iter().enumerate() {
+            if let Some((_, law)) = volume.flow {
+                self.q.schedule_at(law.period_ns, pack(Ev::FlowPeriod, v as u32));
+            }
         }
         while let Some(p) = self.q.pop_until(self.end_ns) {
             let (ev, i) = unpack(p);
@@ -377,6 +455,15 @@ impl World {
                 Ev::CacheHitDone => self.array_step_done(i),
                 Ev::QfullAtHost => self.qfull_at_host(i),
                 Ev::Retry => self.enter_adapter(i),
+                Ev::DiskDone => self.disk_done(i),
+                Ev::FlowPeriod => self.flow_period(i as usize),
+                Ev::DeviceWake => {
+                    let d = i as usize;
+                    if self.devices[d].wake_armed_ns == Some(self.q.now()) {
+                        self.devices[d].wake_armed_ns = None;
+                    }
+                    self.pump_device(d);
+                }
                 Ev::Sample => {
                     self.sample();
                     if let Some(c) = control {
@@ -513,6 +600,9 @@ impl World {
         r.t_device = now;
         let waiting = Waiting { io, world: r.world, size_bytes: r.size_bytes, offset_bytes: r.offset_bytes };
         self.devices[d].issued += 1;
+        if let Some(flow) = self.devices[d].flow.as_mut() {
+            flow.world_busy[waiting.world as usize] = true;
+        }
         match self.devices[d].q.arrive(now, waiting) {
             Some(w) => self.dispatch(w.io),
             // Queued; a world-capped device may still let another world's request through.
@@ -525,6 +615,14 @@ impl World {
         let now = self.q.now();
         while let Some(w) = self.devices[d].q.next(now) {
             self.dispatch(w.io);
+        }
+        // A scheduler holding requests back (mClock limits) says when the next may go.
+        if let Some(at) = self.devices[d].q.wake_at() {
+            let dev = &mut self.devices[d];
+            if dev.wake_armed_ns.is_none_or(|armed| at < armed) {
+                dev.wake_armed_ns = Some(at);
+                self.q.schedule_at(at, pack(Ev::DeviceWake, d as u32));
+            }
         }
     }
 
@@ -714,10 +812,19 @@ impl World {
 
     fn start_media(&mut self, a: usize, io: u32, peer: bool) {
         let now = self.q.now();
-        // Volumes running below their QoS minimum are served first when the media is contended.
-        let priority = !peer && self.volumes[self.ios.get(io).volume as usize].qos.as_ref().is_some_and(QosState::below_min);
-        if self.arrays[a].centre.arrive(now, token(io, peer), priority) {
-            self.schedule_media_done(a, io, peer);
+        let r = *self.ios.get(io);
+        match &mut self.arrays[a].backend {
+            Backend::Servers { centre, .. } => {
+                // Volumes running below their QoS minimum are served first when the media is contended.
+                let priority = !peer && self.volumes[r.volume as usize].qos.as_ref().is_some_and(QosState::below_min);
+                if centre.arrive(now, token(io, peer), priority) {
+                    self.schedule_media_done(a, io, peer);
+                }
+            }
+            Backend::Disks(group) => {
+                group.submit(now, token(io, peer), r.op, r.offset_bytes, r.size_bytes, &mut self.disk_out);
+                self.apply_disk_out(a);
+            }
         }
     }
 
@@ -725,9 +832,31 @@ impl World {
         let r = self.ios.get(io);
         let (op, size) = (r.op, r.size_bytes);
         let arr = &mut self.arrays[a];
-        let service = arr.media.service_ns(op, size, &mut arr.rng);
+        let Backend::Servers { media, .. } = &mut arr.backend else { unreachable!("only service centres time requests themselves") };
+        let service = media.service_ns(op, size, &mut arr.rng);
         let ev = if peer { Ev::PeerMediaDone } else { Ev::MediaDone };
         self.q.schedule_in(service, pack(ev, io));
+    }
+
+    /// A disk of array `a` finished an operation.
+    fn disk_done(&mut self, index: u32) {
+        let (a, disk) = ((index >> DISK_BITS) as usize, index & ((1 << DISK_BITS) - 1));
+        let Backend::Disks(group) = &mut self.arrays[a].backend else { unreachable!("disk events come from disk groups") };
+        group.disk_done(self.q.now(), disk, &mut self.disk_out);
+        self.apply_disk_out(a);
+    }
+
+    /// Arms the disk group's timers and schedules the requests it finished.
+    fn apply_disk_out(&mut self, a: usize) {
+        for &(at, disk) in &self.disk_out.timers {
+            self.q.schedule_at(at, pack(Ev::DiskDone, ((a as u32) << DISK_BITS) | disk));
+        }
+        for &(at, t) in &self.disk_out.done {
+            let (io, peer) = untoken(t);
+            self.q.schedule_at(at, pack(if peer { Ev::PeerMediaDone } else { Ev::MediaDone }, io));
+        }
+        self.disk_out.timers.clear();
+        self.disk_out.done.clear();
     }
 
     /// For a request to a replicated volume: the replication pair, the receiving array's peer,
@@ -748,9 +877,11 @@ impl World {
         let r = *self.ios.get(io);
         let replica = if peer { self.peer(&r) } else { None };
         let a = replica.map_or(r.array as usize, |(_, p, _)| p);
-        if let Some(next) = self.arrays[a].centre.depart(now) {
-            let (io, peer) = untoken(next);
-            self.schedule_media_done(a, io, peer);
+        if let Backend::Servers { centre, .. } = &mut self.arrays[a].backend {
+            if let Some(next) = centre.depart(now) {
+                let (io, peer) = untoken(next);
+                self.schedule_media_done(a, io, peer);
+            }
         }
         if let Some((rep, _, dir_to_peer)) = replica {
             self.arrays[a].replicated_ios += 1;
@@ -835,6 +966,11 @@ impl World {
             dev.kernel_ns_sum += u128::from(r.t_dispatch - r.t_device);
             dev.device_ns_sum += u128::from(now - r.t_dispatch);
         }
+        if let Some(flow) = dev.flow.as_mut() {
+            flow.world_busy[r.world as usize] = true;
+            flow.period_latency_ns_sum += u128::from(now - r.t_dispatch);
+            flow.period_ios += 1;
+        }
         dev.q.done(now, r.world);
         self.pump_device(d);
         if r.parent == NONE {
@@ -868,6 +1004,7 @@ impl World {
         let v = &mut self.vms[vm];
         v.completed += 1;
         v.stats.record(latency, bytes, measured);
+        self.hosts[v.host].stats.record(latency, bytes, measured);
         let job = &mut self.jobs[j];
         job.outstanding -= 1;
         job.completed += 1;
@@ -907,6 +1044,35 @@ impl World {
         }
     }
 
+    // ---- host-level flow control ---------------------------------------------------------
+
+    /// End of a flow-control period of volume `v`: every host's device for it publishes its mean
+    /// device latency and I/O count, reads the I/O-weighted average of all of them (PARDA's
+    /// shared file), and updates its window.
+    fn flow_period(&mut self, v: usize) {
+        let now = self.q.now();
+        let of_volume = |d: &Device| d.flow.as_ref().is_some_and(|f| f.volume == v);
+        let (sum_ns, ios) = self.devices.iter().filter(|d| of_volume(d)).filter_map(|d| d.flow.as_ref()).fold((0u128, 0u64), |(s, n), f| (s + f.period_latency_ns_sum, n + f.period_ios));
+        for d in 0..self.devices.len() {
+            if !of_volume(&self.devices[d]) {
+                continue;
+            }
+            let dev = &mut self.devices[d];
+            let flow = dev.flow.as_mut().expect("controlled device");
+            if ios > 0 {
+                let busy_shares: u32 = flow.world_shares.iter().zip(&flow.world_busy).filter(|(_, busy)| **busy).map(|(shares, _)| shares).sum();
+                flow.state.update(sum_ns as f64 / ios as f64, f64::from(busy_shares));
+                dev.q.set_window(now, flow.state.depth());
+            }
+            flow.period_latency_ns_sum = 0;
+            flow.period_ios = 0;
+            flow.world_busy.fill(false);
+            self.pump_device(d);
+        }
+        let (_, law) = self.volumes[v].flow.expect("volume with flow control");
+        self.q.schedule_in(law.period_ns, pack(Ev::FlowPeriod, v as u32));
+    }
+
     // ---- time series ---------------------------------------------------------------------
 
     fn sample(&mut self) {
@@ -914,10 +1080,30 @@ impl World {
         let window = now - self.last_sample_ns;
         self.last_sample_ns = now;
         let secs = window as f64 / 1e9;
-        let Self { series, vms, devices, arrays, .. } = self;
+        let measured = now > self.warmup_ns;
+        let Self { series, vms, devices, arrays, hosts, .. } = self;
         series.begin_sample(now);
         for v in vms.iter_mut() {
             v.series.sample(series, &mut v.stats, secs);
+        }
+        for (h, host) in hosts.iter_mut().enumerate() {
+            host.series.sample(series, &mut host.stats, secs);
+            if let Some(flow) = host.flow.as_mut() {
+                // A host with several controlled devices: their windows add up; L is the first one's.
+                let controlled = || devices.iter().filter(|d| d.host == h).filter_map(|d| d.flow.as_ref());
+                let window: f64 = controlled().map(|f| f64::from(f.state.depth())).sum();
+                let estimate_ms = controlled().next().map_or(0.0, |f| f.state.latency_estimate_ns / 1e6);
+                let beta: f64 = controlled().map(|f| f.state.beta).sum();
+                series.push(flow.series[0], window);
+                series.push(flow.series[1], estimate_ms);
+                series.push(flow.series[2], beta);
+                if measured {
+                    flow.window_sum += window;
+                    flow.window_samples += 1;
+                    flow.window_min = flow.window_min.min(window);
+                    flow.window_max = flow.window_max.max(window);
+                }
+            }
         }
         for a in arrays.iter_mut() {
             a.series.sample(series, &mut a.stats, secs);

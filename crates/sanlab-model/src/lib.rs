@@ -24,6 +24,7 @@ pub use engine::World;
 pub fn all_kinds() -> Vec<spec::KindDoc> {
     let mut out = workload::kinds();
     out.extend(host::scheduler::kinds());
+    out.extend(host::flow_control::kinds());
     out.extend(multipath::kinds());
     out.extend(array::kinds());
     out

@@ -40,6 +40,41 @@ pub struct JobReport {
     pub write: DirectionReport,
 }
 
+/// A host: what its VMs saw, what its devices saw, and its flow control when it has one.
+#[derive(Serialize)]
+pub struct HostReport {
+    pub name: String,
+    pub vms: u32,
+    pub iops: f64,
+    pub mbps: f64,
+    /// VM-observed latency of all the host's VMs.
+    pub lat_ms: LatencyMs,
+    /// Mean time from dispatch to completion of the host's device requests (its DAVG).
+    pub device_lat_ms: f64,
+    pub flow_control: Option<FlowControlReport>,
+    pub window: Option<WindowReport>,
+}
+
+#[derive(Serialize)]
+pub struct FlowControlReport {
+    pub kind: &'static str,
+    pub latency_threshold_ms: f64,
+    /// β at the end of the run (Σ shares of busy VMs / share_unit).
+    pub beta: f64,
+    /// L(t) at the end of the run.
+    pub latency_estimate_ms: f64,
+}
+
+/// The host's window (sum over its controlled devices), over the measured samples.
+#[derive(Serialize)]
+pub struct WindowReport {
+    #[serde(rename = "final")]
+    pub last: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
 #[derive(Serialize)]
 pub struct PathReport {
     pub name: String,
@@ -123,6 +158,8 @@ pub struct ArrayReport {
     pub replicated_ios: u64,
     pub utilisation: f64,
     pub lat_ms: LatencyMs,
+    /// Disk-group back end: back-end operations, stripe writes, cache, per-disk utilisation.
+    pub disk_group: Option<crate::array::disk_group::DiskGroupStats>,
 }
 
 #[derive(Serialize)]
@@ -154,6 +191,7 @@ pub struct RunReport {
     pub measured_s: f64,
     pub events: u64,
     pub ios: u64,
+    pub hosts: Vec<HostReport>,
     pub vms: Vec<VmReport>,
     pub jobs: Vec<JobReport>,
     pub paths: Vec<PathReport>,
@@ -310,16 +348,22 @@ impl World {
                 mbps: mbps(&a.stats),
                 host_ios: a.completed,
                 replicated_ios: a.replicated_ios,
-                utilisation: a.centre.utilisation(now),
+                utilisation: a.backend.utilisation(now),
                 lat_ms: a.stats.latency_ms(),
+                disk_group: match &mut a.backend {
+                    crate::array::Backend::Disks(g) => Some(g.stats(now)),
+                    crate::array::Backend::Servers { .. } => None,
+                },
             })
             .collect::<Vec<ArrayReport>>();
         let arrays = arrays.into_iter().map(with_controllers).collect();
+        let hosts = self.host_reports(per_s, mbps);
         RunReport {
             sim_time_s: now as f64 / 1e9,
             measured_s,
             events: self.q.events_processed(),
             ios: self.vms.iter().map(|v| v.completed).sum(),
+            hosts,
             vms,
             jobs,
             paths,
@@ -330,6 +374,40 @@ impl World {
             conservation,
             timeseries: std::mem::take(&mut self.series),
         }
+    }
+
+    fn host_reports(&self, per_s: impl Fn(u64) -> f64, mbps: impl Fn(&IoStats) -> f64) -> Vec<HostReport> {
+        self.hosts
+            .iter()
+            .enumerate()
+            .map(|(h, host)| {
+                let devices: Vec<_> = self.devices.iter().filter(|d| d.host == h).collect();
+                let (device_ns, device_ios) = devices.iter().fold((0u128, 0u64), |(ns, n), d| (ns + d.device_ns_sum, n + d.stats.ios()));
+                let controlled: Vec<_> = devices.iter().filter_map(|d| d.flow.as_ref()).collect();
+                let flow_control = controlled.first().map(|f| FlowControlReport {
+                    kind: self.volumes[f.volume].flow.expect("a controlled device's volume has flow control").0,
+                    latency_threshold_ms: f.state.law.threshold_ns / 1e6,
+                    beta: controlled.iter().map(|f| f.state.beta).sum(),
+                    latency_estimate_ms: f.state.latency_estimate_ns / 1e6,
+                });
+                let window = host.flow.as_ref().filter(|f| f.window_samples > 0).map(|f| WindowReport {
+                    last: controlled.iter().map(|f| f64::from(f.state.depth())).sum(),
+                    mean: f.window_sum / f.window_samples as f64,
+                    min: f.window_min,
+                    max: f.window_max,
+                });
+                HostReport {
+                    name: host.name.clone(),
+                    vms: self.vms.iter().filter(|v| v.host == h).count() as u32,
+                    iops: per_s(host.stats.ios()),
+                    mbps: mbps(&host.stats),
+                    lat_ms: host.stats.latency_ms(),
+                    device_lat_ms: if device_ios == 0 { 0.0 } else { device_ns as f64 / device_ios as f64 / 1e6 },
+                    flow_control,
+                    window,
+                }
+            })
+            .collect()
     }
 
     /// Counts what each component holds by walking the live requests, independently of the

@@ -1,7 +1,8 @@
 //! The built system a run simulates: every component resolved to indices, every parameter
 //! validated. The scenario crate builds it from a file; tests can build it directly.
 
-use crate::array::{cache::ReadCache, cores::Cores, qos::QosParams, replication::Replication, Media};
+use crate::array::{cache::ReadCache, cores::Cores, qos::QosParams, replication::Replication, Backend};
+use crate::host::flow_control::FlowControl;
 use crate::host::device_queue::DeviceQueue;
 use crate::fabric::Link;
 use crate::multipath::{Alua, PathSelector};
@@ -26,7 +27,7 @@ pub struct HostConfig {
 
 pub struct ArrayConfig {
     pub name: String,
-    pub media: Box<dyn Media>,
+    pub backend: Box<Backend>,
     pub cores: Option<Cores>,
     pub cache: Option<ReadCache>,
     pub max_outstanding: Option<u32>,
@@ -37,6 +38,8 @@ pub struct VolumeConfig {
     /// Index into `Topology::replications` when the volume is replicated active-active.
     pub replication: Option<usize>,
     pub qos: Option<QosParams>,
+    /// Host-level flow control (PARDA, SIOC) of every host's device for this volume.
+    pub flow_control: Option<Box<dyn FlowControl>>,
 }
 
 pub struct PathConfig {
@@ -64,6 +67,8 @@ pub struct VmConfig {
     pub volume: usize,
     /// The VM's world number on its device's queue.
     pub world: u32,
+    /// Disk shares (they make the host's β under flow control).
+    pub shares: u32,
     pub disk_queue_depth: u32,
     pub adapter_queue_depth: u32,
 }

@@ -9,6 +9,7 @@ use sanlab_model::array::cores::Cores;
 use sanlab_model::array::qos::QosParams;
 use sanlab_model::host::adapters::{DISK_MAX_IO_SIZE_BYTES, HOST_ADAPTERS, VIRTUAL_ADAPTERS};
 use sanlab_model::host::device_queue::{DeviceQueue, QfullRules};
+use sanlab_model::host::flow_control::REGISTRY as FLOW_CONTROLS;
 use sanlab_model::host::scheduler::REGISTRY as SCHEDULERS;
 use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
 use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
@@ -78,7 +79,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             return Err(a.error("pe", format!("protocol endpoint `{pe}` is already array `{}`'s: a PE belongs to one array node; give this one another name", array_names[other])));
         }
         pes.push(pe);
-        let media = build_kind(&a.table("media", "media model")?, MEDIA, Some("flash"))?;
+        let backend = build_kind(&a.table("media", "back end: flash, or a disk group")?, MEDIA, Some("flash"))?;
         let cores = if a.has("cores") { Some(Cores::from_spec(a.table("cores", "controllers and cores owning address segments")?)?) } else {
             a.table("cores", "controllers and cores owning address segments")?;
             None
@@ -90,7 +91,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let max_outstanding = a.int("max_outstanding", Some(0), 0, 1 << 24, "target queue: host commands held at once before QUEUE FULL; 0 = unlimited")?;
         a.finish()?;
         array_names.push(name.clone());
-        arrays.push(ArrayConfig { name, media, cores, cache, max_outstanding: (max_outstanding > 0).then_some(max_outstanding as u32) });
+        arrays.push(ArrayConfig { name, backend, cores, cache, max_outstanding: (max_outstanding > 0).then_some(max_outstanding as u32) });
     }
     if arrays.is_empty() {
         return Err(SpecError::new("array", "at least one [[array]] is required"));
@@ -141,11 +142,19 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         if qos.is_some() && replication.is_some() {
             return Err(v.error("qos", "QoS on a replicated volume is not modelled: give QoS to single-array volumes"));
         }
+        const FLOW_DOC: &str = "host-level flow control of every host using this volume: kind = \"parda\" or \"sioc\"";
+        let flow_control = if v.has("flow_control") { Some(build_kind(&v.table("flow_control", FLOW_DOC)?, FLOW_CONTROLS, None)?) } else {
+            v.table("flow_control", FLOW_DOC)?;
+            None
+        };
+        if flow_control.is_some() && vvol {
+            return Err(v.error("flow_control", "flow control runs per VMFS datastore: a vVol shares its protocol endpoint's device with other vVols; use type = \"vmfs\""));
+        }
         v.finish()?;
         volume_names.push(name.clone());
         volume_arrays.push(idx);
         volume_is_vvol.push(vvol);
-        volumes.push(VolumeConfig { name, replication, qos });
+        volumes.push(VolumeConfig { name, replication, qos, flow_control });
     }
 
     // Hosts.
@@ -250,6 +259,11 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let adapter_q = ad.int("queue_depth", Some(i64::from(va.adapter_queue.0)), 1, i64::from(va.adapter_queue.1), "virtual adapter queue depth")?;
         ad.finish()?;
         let shares = v.int("shares", Some(1000), 100, 10_000, "disk shares (Disk.SharesLow/Normal/High: 500/1000/2000)")?;
+        let reservation_iops = v.float("reservation", 0.0, 0.0, 10_000_000.0, "IOPS guaranteed under contention, I/Os in the scheduler's cost units (mclock scheduler; 0 = none)")?;
+        let limit_iops = v.float("limit", 0.0, 0.0, 10_000_000.0, "IOPS cap, I/Os in the scheduler's cost units (mclock scheduler; 0 = unlimited)")?;
+        if limit_iops > 0.0 && limit_iops < reservation_iops {
+            return Err(v.error("limit", format!("{limit_iops} IOPS is a limit below the reservation ({reservation_iops} IOPS): expected limit >= reservation, or 0 for none (nearest valid: {reservation_iops})")));
+        }
         // A VMFS volume is its own device; vVols are reached through their array node's PE.
         let (key, label) = if volume_is_vvol[volume] {
             let pe = &pes[volume_arrays[volume][0]];
@@ -277,7 +291,13 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
                 devices.len() - 1
             }
         };
-        let world = devices[device].queue.add_world(shares as u32);
+        // Only mclock enforces reservations and limits; the other disciplines would ignore them.
+        for (key, iops) in [("reservation", reservation_iops), ("limit", limit_iops)] {
+            if iops > 0.0 && !devices[device].queue.honours_qos() {
+                return Err(v.error(key, format!("an IOPS {key} needs the mclock scheduler: set {}.kind = \"mclock\"", host_sched_specs[host].location())));
+            }
+        }
+        let world = devices[device].queue.add_world(sanlab_model::host::scheduler::WorldQos { shares: shares as u32, reservation_iops, limit_iops });
         let job_specs = v.tables("job", "workloads this VM runs")?;
         if job_specs.is_empty() {
             return Err(v.error("job", "a VM needs at least one [[vm.job]], e.g. kind = \"fio\", rw = \"randread\""));
@@ -293,7 +313,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
         v.finish()?;
         vm_names.push(name.clone());
-        vms.push(VmConfig { name, host, device, volume, world, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
+        vms.push(VmConfig { name, host, device, volume, world, shares: shares as u32, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
     }
     if vms.is_empty() {
         return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));

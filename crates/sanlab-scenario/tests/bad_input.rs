@@ -137,6 +137,16 @@ fn queue_depths_qos_and_protocol_endpoints() {
 }
 
 #[test]
+fn reservations_and_limits_need_mclock_and_a_limit_above_the_reservation() {
+    let e = error_for(BASE, &["host[0].scheduler.kind=mclock", "vm[0].reservation=700", "vm[0].limit=500"]);
+    assert_eq!(e, "FILE: vm[0].limit: 500 IOPS is a limit below the reservation (700 IOPS): expected limit >= reservation, or 0 for none (nearest valid: 700)");
+    let e = error_for(BASE, &["host[0].scheduler.kind=fifo", "vm[0].limit=500"]);
+    assert_eq!(e, "FILE: vm[0].limit: an IOPS limit needs the mclock scheduler: set host[0].scheduler.kind = \"mclock\"");
+    let e = error_for(BASE, &["vm[0].reservation=100"]);
+    assert!(e.contains("vm[0].reservation: an IOPS reservation needs the mclock scheduler"), "{e}");
+}
+
+#[test]
 fn every_shipped_scenario_is_valid() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let mut checked = 0;

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sanlab.fio import sorted_percentiles
-from sanlab.results import Document
+from sanlab.results import Document, entities
 from sanlab.tables import format_count, format_ms, tail_iops
 
 PALETTE = (
@@ -511,13 +511,14 @@ def _time_lines(
     *,
     kind: str,
     panels: Sequence[tuple[str, str]],
-    reference_lines: Mapping[str, Sequence[tuple[float, str]]] | None = None,
+    reference_lines: Mapping[str, Sequence[tuple[str, float, str]]] | None = None,
 ) -> Figure | None:
     """Line plots of `kind` entities over time, one row per (metric, axis title) panel.
 
     With one entity per variant the variants share each panel, coloured as everywhere else;
     with several, each variant gets a column and the entities take the colours.
-    `reference_lines` adds dashed horizontal lines (value, label) per variant to the first panel.
+    `reference_lines` adds dashed horizontal lines (metric, value, label) per variant to the panel
+    of that metric; variants sharing a panel share a line they have in common.
     """
     metrics = [metric for metric, _ in panels]
     frame = series[(series["kind"] == kind) & (series["metric"].isin(metrics))]
@@ -564,16 +565,21 @@ def _time_lines(
                     col=column,
                 )
                 shown_in_legend.add(legend)
+    drawn: set[tuple[int, int, float, str]] = set()
     for column_index, variant in enumerate(variants, start=1):
-        for value, label in (reference_lines or {}).get(variant, ()):
+        for metric, value, label in (reference_lines or {}).get(variant, ()):
+            row, column = metrics.index(metric) + 1, 1 if overlay else column_index
+            if (row, column, value, label) in drawn:
+                continue
+            drawn.add((row, column, value, label))
             fig.add_hline(
                 y=value,
                 line={"color": "#6e7781", "dash": "dash", "width": 1},
                 annotation_text=label,
                 annotation_position="top left",
                 annotation_font={"size": 11, "color": "#6e7781"},
-                row=1,
-                col=1 if overlay else column_index,
+                row=row,
+                col=column,
             )
     for row_index, (_, axis_title) in enumerate(panels, start=1):
         fig.update_yaxes(title_text=axis_title, rangemode="tozero", row=row_index, col=1)
@@ -645,13 +651,13 @@ def vm_latency_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, 
 def device_queue_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
     """ACTV (I/Os issued to the paths) and QUED (I/Os waiting in the host) of every device over time."""
     several = any(len(variant["devices"]) > 1 for variant in doc["variants"])
-    depths: dict[str, list[tuple[float, str]]] = {}
+    depths: dict[str, list[tuple[str, float, str]]] = {}
     for variant in doc["variants"]:
         by_depth: dict[int, list[str]] = {}
         for device in variant["devices"]:
             by_depth.setdefault(device["queue_depth"], []).append(device["name"])
         depths[variant["name"]] = [
-            (float(depth), f"{_names(names) + ' ' if several else ''}queue depth {depth}")
+            ("actv", float(depth), f"{_names(names) + ' ' if several else ''}queue depth {depth}")
             for depth, names in sorted(by_depth.items())
         ]
     pinned = [
@@ -678,6 +684,55 @@ def device_queue_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str
         kind="device",
         panels=[("actv", "ACTV, I/Os"), ("qued", "QUED, I/Os")],
         reference_lines=depths,
+    )
+
+
+def _span_ms(values: Iterable[float]) -> str:
+    """`30.0 ms` when the latencies print alike, `29.8–31.2 ms` when not."""
+    texts = list(dict.fromkeys(format_ms(value) for value in sorted(values)))
+    return f"{texts[0]} ms" if len(texts) == 1 else f"{texts[0]}–{texts[-1]} ms"
+
+
+def _flow_control_finding(variant: str, controlled: Sequence[Mapping[str, Any]]) -> str:
+    """Where L and the windows of a variant's flow-controlled hosts ended, against the threshold."""
+    estimate = _span_ms(host["flow_control"]["latency_estimate_ms"] for host in controlled)
+    threshold = _span_ms(host["flow_control"]["latency_threshold_ms"] for host in controlled)
+    finals = {host["name"]: format_count(host["window"]["final"]) for host in controlled if host["window"]}
+    if len(finals) > 1 and len(set(finals.values())) == 1:
+        windows = f" and every window at {next(iter(finals.values()))}"
+    elif finals:
+        windows = " and the windows at " + ", ".join(f"{name} {final}" for name, final in finals.items())
+    else:
+        windows = ""
+    return f"In {variant}, L ends at {estimate} (threshold {threshold}){windows}."
+
+
+def host_flow_control_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
+    """Window and latency estimate of every flow-controlled host over time, the threshold dashed:
+    the convergence plots of the PARDA paper (Gulati et al., FAST '09)."""
+    thresholds: dict[str, list[tuple[str, float, str]]] = {}
+    findings = []
+    for variant in doc["variants"]:
+        controlled = [host for host in entities(variant, "hosts") if host["flow_control"]]
+        if controlled:
+            limits = sorted({host["flow_control"]["latency_threshold_ms"] for host in controlled})
+            thresholds[variant["name"]] = [
+                ("latency_estimate_ms", limit, f"threshold {format_ms(limit)} ms") for limit in limits
+            ]
+            findings.append(_flow_control_finding(variant["name"], controlled))
+    return _time_lines(
+        "host-flow-control",
+        "Host flow control: window and latency estimate",
+        "Each host sets its window (its device queue depth) from L, its estimate of the cluster-wide "
+        "latency: the window grows while L is below the dashed threshold and shrinks above it, so L "
+        "settles near the threshold and the windows divide the array in proportion to β. "
+        + " ".join(findings),
+        doc,
+        series,
+        colors,
+        kind="host",
+        panels=[("window", "window, I/Os"), ("latency_estimate_ms", "latency estimate L, ms")],
+        reference_lines=thresholds,
     )
 
 

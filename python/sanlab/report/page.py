@@ -12,8 +12,20 @@ from plotly.offline import get_plotlyjs
 
 from sanlab.report import figures
 from sanlab.report.figures import Figure
-from sanlab.results import Document
-from sanlab.tables import compact_names, format_count, format_ms, tail_iops
+from sanlab.results import Document, entities
+from sanlab.tables import (
+    FLOW_CONTROL_COLUMNS,
+    HOST_COLUMNS,
+    HOST_TEXT_COLUMNS,
+    HOSTS_CAPTION,
+    compact_names,
+    flow_controlled,
+    format_count,
+    format_ms,
+    host_cells,
+    shows_hosts,
+    tail_iops,
+)
 
 PLOT_CONFIG: Mapping[str, Any] = {
     "displaylogo": False,
@@ -68,6 +80,17 @@ def _plot_html(figure: Figure) -> str:
     )
 
 
+def _variant_cell(name: str, color: str) -> str:
+    return f'<td><span class="swatch" style="background:{color}"></span>{_esc(name)}</td>'
+
+
+def _iops_cell(iops: float, top_iops: float, color: str) -> str:
+    """An IOPS cell shaded, in the variant's colour, to its share of the best (`top_iops`, in bold)."""
+    width = 100.0 * iops / top_iops
+    bar = f"background:linear-gradient(90deg,{color}40 {width:.1f}%,transparent {width:.1f}%)"
+    return f'<td class="num{" best" if iops == top_iops else ""}" style="{bar}">{format_count(iops)}</td>'
+
+
 def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
     """Variants × VMs: IOPS (with a bar scaled to the best), tail IOPS, MB/s and latency percentiles."""
     rows = [(variant, vm) for variant in doc["variants"] for vm in variant["vms"]]
@@ -96,18 +119,13 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
     for variant, vm in rows:
         lat = vm["lat_ms"]
         tail = tail_iops(variant, vm["name"])
-        width = 100.0 * vm["iops"] / top_iops
         color = colors[variant["name"]]
-        bar = f"background:linear-gradient(90deg,{color}40 {width:.1f}%,transparent {width:.1f}%)"
         best = ' class="num best"' if lat["mean"] == best_mean else ' class="num"'
         body.append(
-            "<tr>"
-            f'<td><span class="swatch" style="background:{color}"></span>{_esc(variant["name"])}</td>'
-            f"<td>{_esc(vm['name'])}</td>"
+            "<tr>" + _variant_cell(variant["name"], color) + f"<td>{_esc(vm['name'])}</td>"
             f'<td class="desc">{_esc(variant["description"])}</td>'
-            f'<td class="num{" best" if vm["iops"] == top_iops else ""}" style="{bar}">'
-            f"{format_count(vm['iops'])}</td>"
-            f'<td class="num">{"–" if tail is None else format_count(tail)}</td>'
+            + _iops_cell(vm["iops"], top_iops, color)
+            + f'<td class="num">{"–" if tail is None else format_count(tail)}</td>'
             f'<td class="num">{vm["mbps"]:,.1f}</td>'
             f"<td{best}>{format_ms(lat['mean'])}</td>"
             f'<td class="num">{format_ms(lat["p50"])}</td>'
@@ -124,6 +142,36 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
         + '<p class="note">Tail IOPS: the mean over the last quarter of the run (at most 60 s), '
         "where a policy "
         "that changes its mind has settled. Bold: the most IOPS and the lowest mean latency.</p>"
+    )
+
+
+def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
+    """Variants × hosts as `sanlab run` prints them: IOPS (with a bar scaled to the best), VM and
+    device latency and, with flow control, its settings and state; empty when `shows_hosts` is not."""
+    if not shows_hosts(doc):
+        return ""
+    flow_control = flow_controlled(doc)
+    headers = HOST_COLUMNS + FLOW_CONTROL_COLUMNS if flow_control else HOST_COLUMNS
+    classes = ["" if header in HOST_TEXT_COLUMNS else " class=num" for header in headers]
+    rows = [(variant, host) for variant in doc["variants"] for host in entities(variant, "hosts")]
+    top_iops = max(host["iops"] for _, host in rows) or 1.0
+    # The terminal's two-line headers ("VM mean\nms") take one line here.
+    head = "<th>variant</th>" + "".join(
+        f"<th{css}>{_esc(' '.join(header.split()))}</th>"
+        for header, css in zip(headers, classes, strict=True)
+    )
+    body = []
+    for variant, host in rows:
+        color = colors[variant["name"]]
+        cells = [
+            _iops_cell(host["iops"], top_iops, color) if header == "IOPS" else f"<td{css}>{_esc(text)}</td>"
+            for header, css, text in zip(headers, classes, host_cells(host, flow_control), strict=True)
+        ]
+        body.append("<tr>" + _variant_cell(variant["name"], color) + "".join(cells) + "</tr>")
+    note = f'<p class="note">{_esc(HOSTS_CAPTION)}.</p>' if flow_control else ""
+    return (
+        f'<table class="data" id="hosts"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        + note
     )
 
 
@@ -214,7 +262,11 @@ def render_report(runs: Sequence[ReportRun]) -> str:
         _section(
             "overview",
             "Variants side by side",
-            [_figure_html(figures.overview_figure(doc, colors)), _comparison_table(doc, colors)],
+            [
+                _figure_html(figures.overview_figure(doc, colors)),
+                _comparison_table(doc, colors),
+                _hosts_table(doc, colors),
+            ],
         ),
         _section(
             "paths",
@@ -234,6 +286,11 @@ def render_report(runs: Sequence[ReportRun]) -> str:
         ),
         _section("latency", "Latency distribution", [_figure_html(figures.latency_cdf_figure(doc, colors))]),
         _section("queues", "Queues", [_figure_html(figures.device_queue_figure(doc, series, colors))]),
+        _section(
+            "flow-control",
+            "Host flow control",
+            [_figure_html(figures.host_flow_control_figure(doc, series, colors))],
+        ),
         _section("cores", "Array cores", [_figure_html(figures.core_util_figure(doc, series))]),
         _section("events", "Path selection events", [_events_table(doc)]),
     ]

@@ -2,34 +2,33 @@
 //! from flash (`read_latency`); both plus `size / bandwidth` when a bandwidth is given. Service
 //! times are fixed or exponentially distributed around those means (for M/D/1 and M/M/1 checks).
 
-use super::Media;
+use super::{Backend, Media, ServiceCentre};
 use crate::io::Op;
 use crate::spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
-pub const KIND: Kind<dyn Media> = Kind { name: "flash", summary: "NVRAM write ack, flash read service", build };
+pub const KIND: Kind<Backend> = Kind { name: "flash", summary: "NVRAM write ack, flash read service", build };
 
 struct Flash {
     read_ns: f64,
     write_ns: f64,
     ns_per_byte: f64,
     exponential: bool,
-    servers: u32,
 }
 
-fn build(spec: &Spec) -> SpecResult<Box<dyn Media>> {
+fn build(spec: &Spec) -> SpecResult<Box<Backend>> {
     let read = spec.duration_ns("read_latency", Some((150_000, "150us")), "mean flash read service time")?;
     let write = spec.duration_ns("write_latency", Some((20_000, "20us")), "mean NVRAM write acknowledgement time")?;
     let bandwidth = spec.bandwidth_bps("bandwidth", Some((0.0, "unlimited")), "per-request transfer rate inside the array")?;
     let distribution = spec.choice("distribution", &["fixed", "exponential"], Some("fixed"), "service time distribution")?;
     let servers = spec.int("servers", Some(64), 1, 1_000_000, "requests in service at once")?;
-    Ok(Box::new(Flash {
+    let media = Flash {
         read_ns: read as f64,
         write_ns: write as f64,
         ns_per_byte: if bandwidth > 0.0 { 8e9 / bandwidth } else { 0.0 },
         exponential: distribution == "exponential",
-        servers: servers as u32,
-    }))
+    };
+    Ok(Box::new(Backend::Servers { media: Box::new(media), centre: ServiceCentre::new(servers as u32) }))
 }
 
 impl Media for Flash {
@@ -42,9 +41,5 @@ impl Media for Flash {
         let mean = base + self.ns_per_byte * f64::from(size_bytes);
         let t = if self.exponential { rng.exponential(mean) } else { mean };
         t.round() as u64
-    }
-
-    fn servers(&self) -> u32 {
-        self.servers
     }
 }

@@ -1,10 +1,12 @@
-//! Storage arrays: front-end ports receive commands from the fabric; the media model serves reads
+//! Storage arrays: front-end ports receive commands from the fabric; the back end serves reads
 //! and acknowledges writes; a replicated volume's writes are mirrored to the peer array
-//! (`replication.rs`). Each array is a service centre with `servers` parallel slots and a FIFO
-//! queue in front of them.
+//! (`replication.rs`). The back end is a kind (`media = { kind = ... }`): `flash`, a service centre
+//! with `servers` parallel slots and a FIFO queue in front of them, or `disk_group`, spinning disks
+//! in a RAID group behind a write-back cache (`disk_group.rs`).
 
 pub mod cache;
 pub mod cores;
+pub mod disk_group;
 mod flash;
 pub mod qos;
 pub mod replication;
@@ -15,14 +17,36 @@ use sanlab_des::RngStream;
 use sanlab_metrics::TimeWeighted;
 use std::collections::VecDeque;
 
-/// How long the media takes to serve one request.
+/// How long a server of a service-centre back end takes to serve one request.
 pub trait Media {
     fn service_ns(&mut self, op: Op, size_bytes: u32, rng: &mut RngStream) -> u64;
-    /// Requests served at once.
-    fn servers(&self) -> u32;
 }
 
-pub static MEDIA: &[Kind<dyn Media>] = &[flash::KIND];
+/// What serves the requests that pass the array's cores and read cache.
+pub enum Backend {
+    /// Parallel servers with a FIFO queue; each request's time comes from the media model.
+    Servers { media: Box<dyn Media>, centre: ServiceCentre },
+    /// Disks in a RAID group behind a write-back cache; they schedule their own operations.
+    Disks(Box<disk_group::DiskGroup>),
+}
+
+impl Backend {
+    /// Mean fraction of the servers (or disks) busy over `[0, now]`.
+    pub fn utilisation(&mut self, now: u64) -> f64 {
+        match self {
+            Backend::Servers { centre, .. } => centre.utilisation(now),
+            Backend::Disks(g) => g.utilisation(now),
+        }
+    }
+}
+
+const DISK_GROUP: Kind<Backend> = Kind {
+    name: "disk_group",
+    summary: "spinning disks in RAID-5 (or RAID-0) behind a write-back cache: seek, rotation, per-disk queues",
+    build: |spec| Ok(Box::new(Backend::Disks(Box::new(disk_group::DiskGroup::from_spec(spec)?)))),
+};
+
+pub static MEDIA: &[Kind<Backend>] = &[flash::KIND, DISK_GROUP];
 
 pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("media", MEDIA)

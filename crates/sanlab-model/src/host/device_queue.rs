@@ -1,7 +1,7 @@
 //! The host device queue (one per LUN or protocol endpoint): a depth that follows ESXi's DSNRO
 //! rules, per-world counts, the dispatch discipline, and esxtop's figures (DQLEN, ACTV, QUED).
 
-use super::scheduler::{DepthRules, Discipline, DsnroScope, Waiting};
+use super::scheduler::{DepthRules, Discipline, DsnroScope, Waiting, WorldQos};
 use sanlab_metrics::TimeWeighted;
 
 /// Adaptive queue depth on QUEUE FULL (Disk.QFullSampleSize, Disk.QFullThreshold); off when
@@ -16,6 +16,8 @@ pub struct DeviceQueue {
     lun_depth: u32,
     /// The LUN depth after QFULL throttling (equal to `lun_depth` when not throttled).
     throttled_depth: u32,
+    /// Host-level flow control's window (PARDA, SIOC); u32::MAX when uncontrolled.
+    window: u32,
     qfull: QfullRules,
     qfull_seen: u32,
     good_seen: u32,
@@ -27,6 +29,8 @@ pub struct DeviceQueue {
     switches: u32,
     consecutive: u32,
     last_world: Option<u32>,
+    /// The time of the latest `next` call, for `wake_at`.
+    now_ns: u64,
     /// (DQLEN, ACTV, QUED) over time.
     occupancy: TimeWeighted<3>,
 }
@@ -37,6 +41,7 @@ impl DeviceQueue {
         Self {
             lun_depth,
             throttled_depth: lun_depth,
+            window: u32::MAX,
             qfull,
             qfull_seen: 0,
             good_seen: 0,
@@ -48,20 +53,28 @@ impl DeviceQueue {
             switches: 0,
             consecutive: 0,
             last_world: None,
+            now_ns: 0,
             occupancy: TimeWeighted::default(),
         }
     }
 
     /// Registers a world (a VM disk on this device); returns its number.
-    pub fn add_world(&mut self, shares: u32) -> u32 {
-        self.discipline.add_world(shares);
+    pub fn add_world(&mut self, q: WorldQos) -> u32 {
+        self.discipline.add_world(q);
         self.per_world.push(0);
         (self.per_world.len() - 1) as u32
     }
 
     /// Current device queue depth (esxtop DQLEN).
     pub fn depth(&self) -> u32 {
-        if self.clamped && self.rules.scope == DsnroScope::Device { self.throttled_depth.min(self.rules.dsnro) } else { self.throttled_depth }
+        let depth = self.throttled_depth.min(self.window);
+        if self.clamped && self.rules.scope == DsnroScope::Device { depth.min(self.rules.dsnro) } else { depth }
+    }
+
+    /// Flow control sets the window; requests already dispatched beyond it finish normally.
+    pub fn set_window(&mut self, now: u64, window: u32) {
+        self.account(now);
+        self.window = window;
     }
 
     /// The array answered QUEUE FULL: with adaptive throttling on, every `sample_size` of them
@@ -103,34 +116,51 @@ impl DeviceQueue {
 
     /// A request arrives. When nothing waits and a slot is free it is dispatched at once
     /// (returned); otherwise the discipline queues it. The discipline only orders requests that
-    /// wait — there is nothing to order otherwise.
+    /// wait — there is nothing to order otherwise — unless it honours reservations and limits:
+    /// then every request is queued (its tags count the world's service) and `next` dispatches it.
     pub fn arrive(&mut self, now: u64, w: Waiting) -> Option<Waiting> {
         self.account(now);
         let world_free = !(self.clamped && self.rules.scope == DsnroScope::World) || self.per_world[w.world as usize] < self.rules.dsnro;
-        if self.discipline.queued() == 0 && self.active < self.depth() && world_free {
+        if self.discipline.queued() == 0 && self.active < self.depth() && world_free && !self.discipline.honours_qos() {
             self.active += 1;
             self.per_world[w.world as usize] += 1;
             self.note_dispatch(w.world);
             return Some(w);
         }
-        self.discipline.enqueue(w);
+        self.discipline.enqueue(now, w);
         None
     }
 
     /// The next request to dispatch, if a slot is free and the discipline has one.
     pub fn next(&mut self, now: u64) -> Option<Waiting> {
+        self.now_ns = now;
         // Called after every arrival and completion: most of the time nothing waits.
         if self.discipline.queued() == 0 || self.active >= self.depth() {
             return None;
         }
         let world_cap = (self.clamped && self.rules.scope == DsnroScope::World).then_some(self.rules.dsnro);
         let per_world = &self.per_world;
-        let w = self.discipline.dequeue(&|world| world_cap.is_none_or(|cap| per_world[world as usize] < cap))?;
+        let w = self.discipline.dequeue(now, &|world| world_cap.is_none_or(|cap| per_world[world as usize] < cap))?;
         self.account(now);
         self.active += 1;
         self.per_world[w.world as usize] += 1;
         self.note_dispatch(w.world);
         Some(w)
+    }
+
+    /// After `next` found nothing to dispatch with a slot free: when the discipline holds the
+    /// waiting requests back (limits), the time one may go. The engine calls `next` again then;
+    /// nothing else would, if no request arrives or completes meanwhile.
+    pub fn wake_at(&self) -> Option<u64> {
+        if self.discipline.queued() == 0 || self.active >= self.depth() {
+            return None;
+        }
+        self.discipline.next_eligible_ns(self.now_ns)
+    }
+
+    /// Whether the discipline enforces reservations and limits (only `mclock` does).
+    pub fn honours_qos(&self) -> bool {
+        self.discipline.honours_qos()
     }
 
     /// ESXi's rules: clamp to DSNRO after `vm_switches` switches between worlds; restore full
@@ -177,14 +207,14 @@ impl DeviceQueue {
 
 #[cfg(test)]
 mod tests {
-    use super::super::scheduler::test_util::{build, req};
+    use super::super::scheduler::test_util::{build, req, shares};
     use super::*;
 
     #[test]
     fn clamps_to_dsnro_when_worlds_compete_and_recovers() {
         let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 4\nqcontrol_vm_switches = 2\nqcontrol_seq_reqs = 8"), QfullRules::default());
-        q.add_world(1000);
-        q.add_world(1000);
+        q.add_world(shares(1000));
+        q.add_world(shares(1000));
         assert_eq!(q.depth(), 64);
         // Alternate worlds: two switches clamp the device to 4.
         for (io, w) in [(0, 0), (1, 1), (2, 0)] {
@@ -209,7 +239,7 @@ mod tests {
     #[test]
     fn qfull_halves_the_depth_and_good_completions_restore_it() {
         let mut q = DeviceQueue::new(64, build("fifo", ""), QfullRules { sample_size: 2, threshold: 3 });
-        q.add_world(1000);
+        q.add_world(shares(1000));
         q.note_qfull(0);
         assert_eq!(q.depth(), 64);
         q.note_qfull(0);
@@ -224,13 +254,43 @@ mod tests {
     #[test]
     fn world_scope_caps_each_world_not_the_device() {
         let mut q = DeviceQueue::new(64, build("fifo", "dsnro = 2\nqcontrol_vm_switches = 1\ndsnro_scope = \"world\""), QfullRules::default());
-        q.add_world(1000);
-        q.add_world(1000);
+        q.add_world(shares(1000));
+        q.add_world(shares(1000));
         assert!(q.arrive(0, req(0, 1)).is_some());
         let mut got: Vec<u32> = (1..6).filter_map(|io| q.arrive(0, req(io, 0)).map(|w| w.io)).collect();
         got.extend(q.arrive(0, req(9, 1)).map(|w| w.io));
         got.extend(std::iter::from_fn(|| q.next(0).map(|w| w.io)));
         assert_eq!(got, vec![1, 2, 9], "world 0 capped at 2, world 1 passes");
         assert_eq!(q.depth(), 64);
+    }
+
+    #[test]
+    fn a_limited_world_waits_with_slots_free_until_wake_at() {
+        let mut q = DeviceQueue::new(64, build("mclock", ""), QfullRules::default());
+        q.add_world(WorldQos { shares: 1000, reservation_iops: 0.0, limit_iops: 100.0 });
+        for io in 0..3 {
+            assert!(q.arrive(0, req(io, 0)).is_none(), "no fast path past the limit");
+        }
+        assert_eq!(q.next(0).map(|w| w.io), Some(0));
+        assert!(q.next(0).is_none(), "held by the limit with 63 slots free");
+        assert_eq!(q.wake_at(), Some(10_000_000), "100 IOPS: the next one 10 ms later");
+        assert!(q.next(9_999_999).is_none());
+        assert_eq!(q.next(10_000_000).map(|w| w.io), Some(1));
+        assert!(q.next(10_000_000).is_none());
+        assert_eq!(q.wake_at(), Some(20_000_000));
+    }
+
+    #[test]
+    fn other_disciplines_keep_the_fast_path_and_never_wake() {
+        for kind in ["fifo", "fair_share", "esxi"] {
+            let mut q = DeviceQueue::new(1, build(kind, ""), QfullRules::default());
+            q.add_world(shares(1000));
+            assert!(q.arrive(0, req(0, 0)).is_some(), "{kind}");
+            assert!(q.arrive(0, req(1, 0)).is_none());
+            assert_eq!(q.wake_at(), None, "{kind}: no slot free");
+            q.done(5, 0);
+            assert_eq!(q.next(5).map(|w| w.io), Some(1));
+            assert_eq!(q.wake_at(), None, "{kind}: nothing waits");
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! The host side: VM virtual disk and adapter queues, the host device queue (LUN queue depth),
-//! the host adapter queue, and splitting at the adapter's max I/O size.
+//! the host adapter queue, splitting at the adapter's max I/O size, and host-level flow control
+//! (PARDA, SIOC) that sizes the device queue.
 
 pub mod adapters;
 pub mod device_queue;
+pub mod flow_control;
 pub mod scheduler;
 
 use sanlab_metrics::TimeWeighted;

@@ -73,6 +73,7 @@ static OPTIONS: &[FioOption] = &[
     opt("number_ios", &[], "integer", "0", "stop after this many requests; 0 = no limit"),
     opt("loops", &[], "integer", "1", "passes over io_size, unless time_based"),
     opt("offset", &[], "size", "0", "start of the region"),
+    opt("percentage_random", &[], "integer", "100", "with randread/randwrite/randrw: percent of requests at a random offset; the others continue from where the direction's previous request ended; \"100,0\" per direction; sequential modes ignore it"),
     opt("random_distribution", &[], "string", "random", "random, zipf:theta[:centre], pareto:h[:centre], normal:dev[:centre], zoned:access/range%:..., zoned_abs:access/size:... (zoned per direction with a comma)"),
     opt("thinktime", &[], "duration", "0", "pause after every thinktime_blocks requests, once they completed (microseconds without a unit)"),
     opt("thinktime_blocks", &[], "integer", "1", "requests between pauses; it caps the queue depth as in fio"),
@@ -154,7 +155,6 @@ static UNMODELLED: &[(&str, &str)] = &[
     ("rate", "bandwidth caps are not modelled: use rate_iops"),
     ("rate_min", "minimum rates are not modelled"),
     ("rate_iops_min", "minimum rates are not modelled"),
-    ("percentage_random", "mixes of random and sequential offsets are not modelled"),
     ("verify", "verification reads are not modelled"),
     ("do_verify", "verification reads are not modelled"),
     ("fsync", "flushes are not modelled"),
@@ -442,12 +442,33 @@ struct Direction {
     seq_left: u32,
 }
 
+/// Passes over the region of a job that is not time_based and mixes sequential continuations
+/// into random offsets (`percentage_random` below 100): fio ends a pass (a loop) when a
+/// sequential continuation runs off the region's end (io_u.c `get_next_offset`: "offset >=
+/// io_size"; HOWTO `size`, item 5), or after `io_size` bytes, and starts the next pass at the
+/// region's start (`fio_file_reset`).
+#[derive(Clone, Debug)]
+struct Passes {
+    /// Bytes per pass (fio `io_size`).
+    bytes: u64,
+    /// Passes left after this one.
+    left: u64,
+    /// `issued_bytes` when this pass began.
+    start_bytes: u64,
+}
+
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
 #[derive(Clone, Debug)]
 pub(super) struct FioJob {
     dirs: [Direction; 2],
     read_pct: f64,
     random: bool,
+    /// fio `percentage_random` per direction (random modes only): at each new random offset, the
+    /// request goes to a random block with this probability, else continues sequentially.
+    perc_random: [u64; 2],
+    /// Set only with `perc_random` below 100 and without time_based; it then replaces
+    /// `limit_bytes`.
+    passes: Option<Passes>,
     /// rw suffix: requests per random offset, or bytes of hole between sequential requests.
     rw_nr: u64,
     depth: u32,
@@ -634,11 +655,30 @@ impl FioJob {
         let start_ns = time_of("startdelay", 1_000_000_000)?;
         let ramp_ns = time_of("ramp_time", 1_000_000_000)?;
         let runtime = time_of("runtime", 1_000_000_000)?;
+        // percentage_random per direction (HOWTO: "as described in blocksize"), 0..=100 as fio's
+        // `maxval` allows. Only random modes consult it (io_u.c `get_next_block` calls
+        // `should_do_random` under `td_random`); sequential modes accept and ignore it.
+        let mut perc_random = [100u64; 2];
+        if let Some(text) = v.get("percentage_random") {
+            for (d, s) in per_direction(text).iter().enumerate() {
+                if let Some(s) = s {
+                    perc_random[d] = parse_int("percentage_random", s, 0, 100)? as u64;
+                }
+            }
+        }
+        let in_use = [read_pct > 0.0, read_pct < 100.0];
+        let mixes_sequential = random && (0..2).any(|d| in_use[d] && perc_random[d] < 100);
+        // fio wraps a sequential continuation to the region's start when time_based, or for a
+        // mixed job whose io_size exceeds size (io_u.c `get_next_seq_offset`); otherwise it ends
+        // the pass.
+        let wraps = time_based || (mode == "randrw" && io_bytes > size_bytes);
+        let passes = (mixes_sequential && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| o.effect != Effect::Ignored)).map(|(n, s)| (n.to_string(), s.clone())).collect();
         Ok(FioJob {
             dirs,
             read_pct,
             random,
+            perc_random,
             rw_nr,
             depth,
             numjobs: int_of("numjobs", 1, 1, 4_096)? as u32,
@@ -649,7 +689,8 @@ impl FioJob {
             ramp_ns,
             // fio: ramp_time is lead-in, so it lengthens a given runtime.
             runtime_ns: (runtime > 0).then_some(start_ns + ramp_ns + runtime),
-            limit_bytes: (!time_based).then_some(io_bytes.saturating_mul(loops)),
+            limit_bytes: (!time_based && passes.is_none()).then_some(io_bytes.saturating_mul(loops)),
+            passes,
             limit_ios: (number_ios > 0).then_some(number_ios),
             think_ns,
             think_blocks,
@@ -662,30 +703,55 @@ impl FioJob {
         })
     }
 
-    /// The next offset in `d`, relative to the region's start.
-    fn offset(&mut self, d: usize, size: u64, rng: &mut RngStream) -> u64 {
+    /// The next offset in `d`, relative to the region's start; None when a sequential
+    /// continuation runs off the region's end and that ends the pass (see [`Passes`]).
+    fn offset(&mut self, d: usize, size: u64, rng: &mut RngStream) -> Option<u64> {
         let size_bytes = self.size_bytes;
         let dir = &mut self.dirs[d];
-        let random_now = self.random && dir.seq_left == 0;
-        let offset = if random_now {
+        let mut random_now = self.random && dir.seq_left == 0;
+        if random_now {
             dir.seq_left = self.rw_nr.saturating_sub(1) as u32;
-            dir.offsets.block(rng) * dir.align_bytes
-        } else {
-            if self.random {
-                dir.seq_left -= 1;
+            // fio `should_do_random`: random when a draw in 1..=100 is at most the percentage;
+            // at 100 there is no draw, so fully random jobs draw exactly as before.
+            let pct = self.perc_random[d];
+            if pct < 100 && rng.below(100) >= pct {
+                random_now = false;
             }
-            dir.next_seq_bytes
-        };
+        } else if self.random {
+            dir.seq_left -= 1;
+        }
+        // Sequential: from where this direction's previous request ended (fio `last_pos[ddir]`,
+        // set by random and sequential requests alike).
+        let offset = if random_now { dir.offsets.block(rng) * dir.align_bytes } else { dir.next_seq_bytes };
         // A request that would run past the end wraps to the start (sequential) or is pulled back
         // inside the region (the last random block of a larger request).
         let offset = if offset + size > size_bytes {
-            if random_now { (size_bytes - size) / dir.align_bytes * dir.align_bytes } else { 0 }
+            if random_now {
+                (size_bytes - size) / dir.align_bytes * dir.align_bytes
+            } else if self.passes.is_some() {
+                return None;
+            } else {
+                0
+            }
         } else {
             offset
         };
         let hole = if self.random { 0 } else { self.rw_nr };
         dir.next_seq_bytes = offset + size + hole;
-        offset
+        Some(offset)
+    }
+
+    /// Starts the next pass over the region (fio's next loop), or returns false after the last.
+    fn next_pass(&mut self) -> bool {
+        let Some(p) = self.passes.as_mut().filter(|p| p.left > 0) else {
+            return false;
+        };
+        p.left -= 1;
+        p.start_bytes = self.issued_bytes;
+        for dir in &mut self.dirs {
+            dir.next_seq_bytes = 0;
+        }
+        true
     }
 }
 
@@ -708,10 +774,20 @@ impl Workload for FioJob {
         if self.limit_bytes.is_some_and(|l| self.issued_bytes >= l) || self.limit_ios.is_some_and(|l| self.issued_ios >= l) {
             return None;
         }
-        let op = if self.read_pct >= 100.0 || (self.read_pct > 0.0 && rng.uniform() * 100.0 < self.read_pct) { Op::Read } else { Op::Write };
-        let d = usize::from(op == Op::Write);
-        let size_bytes = self.dirs[d].sizes.draw(rng);
-        let offset = self.offset(d, u64::from(size_bytes), rng);
+        if self.passes.as_ref().is_some_and(|p| self.issued_bytes - p.start_bytes >= p.bytes) && !self.next_pass() {
+            return None;
+        }
+        let (op, size_bytes, offset) = loop {
+            let op = if self.read_pct >= 100.0 || (self.read_pct > 0.0 && rng.uniform() * 100.0 < self.read_pct) { Op::Read } else { Op::Write };
+            let d = usize::from(op == Op::Write);
+            let size_bytes = self.dirs[d].sizes.draw(rng);
+            match self.offset(d, u64::from(size_bytes), rng) {
+                Some(offset) => break (op, size_bytes, offset),
+                // The pass ended; fio draws the next request afresh in the next loop.
+                None if self.next_pass() => continue,
+                None => return None,
+            }
+        };
         self.issued_bytes += u64::from(size_bytes);
         self.issued_ios += 1;
         self.issued_since_think += 1;
@@ -885,6 +961,86 @@ mod tests {
         assert_eq!(inst.iter().map(|i| i.suffix.clone().unwrap()).collect::<Vec<_>>(), ["0", "1", "2"]);
         let mut third = inst.into_iter().nth(2).unwrap().workload;
         assert!(draw(&mut third, 100).iter().all(|r| (2 << 20..3 << 20).contains(&r.offset_bytes)));
+    }
+
+    /// Requests (after the first) that start where the previous one ended.
+    fn continuations(reqs: &[Request]) -> usize {
+        reqs.windows(2).filter(|w| w[1].offset_bytes == w[0].offset_bytes + u64::from(w[0].size_bytes)).count()
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_continuations() {
+        // 0: fully sequential, wrapping at the region's end (time_based, the scenario default).
+        let mut j = job("rw = \"randread\"\nsize = \"64k\"\npercentage_random = 0").unwrap();
+        let offs: Vec<u64> = draw(&mut j, 40).iter().map(|r| r.offset_bytes).collect();
+        assert_eq!(offs, (0..40).map(|i| i * 4096 % 65536).collect::<Vec<u64>>());
+        // 70: about 30 % of requests continue from the previous one (a random block lands there
+        // by chance once in 262,144).
+        let mut j = job("rw = \"randread\"\npercentage_random = 70").unwrap();
+        let seq = continuations(&draw(&mut j, 10_001));
+        assert!((2_800..=3_200).contains(&seq), "{seq}");
+        // 100 (the default) draws nothing more: the same requests as without the option.
+        let mut a = job("rw = \"randrw\"\nbsrange = \"4k-16k\"\nrandom_distribution = \"zipf:1.2\"").unwrap();
+        let mut b = job("rw = \"randrw\"\nbsrange = \"4k-16k\"\nrandom_distribution = \"zipf:1.2\"\npercentage_random = 100").unwrap();
+        assert_eq!(draw(&mut a, 1_000), draw(&mut b, 1_000));
+        // Sequential modes ignore it, as fio does.
+        let mut a = job("rw = \"rw\"").unwrap();
+        let mut b = job("rw = \"rw\"\npercentage_random = 30").unwrap();
+        assert_eq!(draw(&mut a, 1_000), draw(&mut b, 1_000));
+    }
+
+    #[test]
+    fn percentage_random_per_direction() {
+        // Reads fully random, writes fully sequential; each direction continues from its own last request.
+        let mut j = job("rw = \"randrw\"\npercentage_random = \"100,0\"").unwrap();
+        let reqs = draw(&mut j, 4_000);
+        let (reads, writes): (Vec<Request>, Vec<Request>) = reqs.into_iter().partition(|r| r.op == Op::Read);
+        assert_eq!(writes.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), (0..writes.len() as u64).map(|i| i * 4096).collect::<Vec<_>>());
+        assert!(continuations(&reads) < 5, "{}", continuations(&reads));
+        // A single value applies to both directions; "0," leaves writes at the default 100.
+        let mut j = job("rw = \"randrw\"\npercentage_random = 0").unwrap();
+        let reqs = draw(&mut j, 1_000);
+        assert!(reqs.iter().filter(|r| r.op == Op::Read).collect::<Vec<_>>().windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 4096));
+        let mut j = job("rw = \"randrw\"\npercentage_random = \"0,\"").unwrap();
+        let writes: Vec<Request> = draw(&mut j, 2_000).into_iter().filter(|r| r.op == Op::Write).collect();
+        assert!(continuations(&writes) < 5);
+    }
+
+    #[test]
+    fn percentage_random_without_time_based_ends_the_pass_at_the_region_end() {
+        // fio stops a pass when a sequential continuation runs off the end, even before io_size...
+        let mut j = job("rw = \"randread\"\ntime_based = false\nsize = \"64k\"\nio_size = \"1MiB\"\npercentage_random = 0").unwrap();
+        assert_eq!(draw(&mut j, 1_000).len(), 16);
+        // ...starts the next loop at the region's start...
+        let mut j = job("rw = \"randread\"\ntime_based = false\nsize = \"64k\"\nio_size = \"1MiB\"\nloops = 2\npercentage_random = 0").unwrap();
+        let offs: Vec<u64> = draw(&mut j, 1_000).iter().map(|r| r.offset_bytes).collect();
+        assert_eq!(offs, (0..32).map(|i| i % 16 * 4096).collect::<Vec<u64>>());
+        // ...and wraps instead for a randrw job whose io_size exceeds size.
+        let mut j = job("rw = \"randrw\"\ntime_based = false\nsize = \"64k\"\nio_size = \"1MiB\"\npercentage_random = 0").unwrap();
+        assert_eq!(draw(&mut j, 1_000).len(), 256);
+        // A mix still stops after io_size bytes at most.
+        let mut j = job("rw = \"randread\"\ntime_based = false\nsize = \"1MiB\"\npercentage_random = 50").unwrap();
+        assert!(draw(&mut j, 1_000).len() <= 256);
+    }
+
+    #[test]
+    fn percentage_random_errors_and_job_files() {
+        let e = job("rw = \"randread\"\npercentage_random = 120").err().unwrap();
+        assert_eq!(e.location, "vm[0].job[0].percentage_random");
+        assert!(e.message.contains("120 is out of range: expected 0..=100 (nearest valid: 100)"), "{}", e.message);
+        let e = job("percentage_random = \"50,-5\"").err().unwrap();
+        assert!(e.message.contains("-5 is out of range: expected 0..=100 (nearest valid: 0)"), "{}", e.message);
+        assert!(job("percentage_random = \"half\"").err().unwrap().message.contains("`half` is not a whole number"));
+        // Job files read the same option table.
+        assert!(lookup("percentage_random").is_some_and(|o| o.effect == Effect::Model));
+        let mut v = OptionValues::default();
+        v.set("rw", "randwrite".into());
+        v.set("size", "64k".into());
+        v.set("percentage_random", "50,0".into());
+        let mut j: Box<dyn Workload> = Box::new(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 }).unwrap());
+        assert_eq!(draw(&mut j, 100).iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), (0..16).map(|i| i * 4096).collect::<Vec<u64>>());
+        v.set("percentage_random", "101".into());
+        assert_eq!(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 }).err().unwrap().option, "percentage_random");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Disk.SchedQuantum consecutive requests before another world gets its turn (VMware, "Advanced
 //! VMkernel settings for disk storage", 2012). For random I/O it behaves as `fair_share`.
 
-use super::{DepthRules, Discipline, Sfq, Waiting};
+use super::{DepthRules, Discipline, Sfq, Waiting, WorldQos};
 use crate::spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<dyn Discipline> = Kind {
@@ -31,15 +31,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Discipline>> {
 }
 
 impl Discipline for Esxi {
-    fn add_world(&mut self, shares: u32) {
-        self.sfq.add_world(shares);
+    fn add_world(&mut self, q: WorldQos) {
+        self.sfq.add_world(q.shares);
     }
 
-    fn enqueue(&mut self, w: Waiting) {
+    fn enqueue(&mut self, _now: u64, w: Waiting) {
         self.sfq.enqueue(w);
     }
 
-    fn dequeue(&mut self, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting> {
+    fn dequeue(&mut self, _now: u64, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting> {
         // Stay with the current world while its quantum lasts and its stream is sequential.
         let stay = self.current.filter(|&(world, count, end)| count < self.quantum && allowed(world as u32) && self.sequential(world, end));
         let world = match stay {
@@ -78,12 +78,12 @@ mod tests {
     #[test]
     fn a_sequential_stream_keeps_its_quantum() {
         let mut d = build("esxi", "quantum = 4");
-        d.add_world(1000);
-        d.add_world(1000);
+        d.add_world(shares(1000));
+        d.add_world(shares(1000));
         // World 0 streams sequentially; world 1 is random.
         for k in 0..8u32 {
-            d.enqueue(Waiting { io: k, world: 0, size_bytes: 4096, offset_bytes: u64::from(k) * 4096 });
-            d.enqueue(Waiting { io: 100 + k, world: 1, size_bytes: 4096, offset_bytes: u64::from(k) * 10_000_000 });
+            d.enqueue(0, Waiting { io: k, world: 0, size_bytes: 4096, offset_bytes: u64::from(k) * 4096 });
+            d.enqueue(0, Waiting { io: 100 + k, world: 1, size_bytes: 4096, offset_bytes: u64::from(k) * 10_000_000 });
         }
         let order = drain(d.as_mut());
         assert_eq!(order[..6], [0, 1, 2, 3, 100, 101]);

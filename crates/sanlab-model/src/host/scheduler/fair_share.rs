@@ -1,6 +1,6 @@
 //! Proportional share between worlds by their shares (start-time fair queuing).
 
-use super::{DepthRules, Discipline, Sfq, Waiting};
+use super::{DepthRules, Discipline, Sfq, Waiting, WorldQos};
 use crate::spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<dyn Discipline> = Kind { name: "fair_share", summary: "start-time fair queuing between VMs by their shares", build };
@@ -15,15 +15,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Discipline>> {
 }
 
 impl Discipline for FairShare {
-    fn add_world(&mut self, shares: u32) {
-        self.sfq.add_world(shares);
+    fn add_world(&mut self, q: WorldQos) {
+        self.sfq.add_world(q.shares);
     }
 
-    fn enqueue(&mut self, w: Waiting) {
+    fn enqueue(&mut self, _now: u64, w: Waiting) {
         self.sfq.enqueue(w);
     }
 
-    fn dequeue(&mut self, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting> {
+    fn dequeue(&mut self, _now: u64, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting> {
         let world = self.sfq.best_world(allowed)?;
         self.sfq.pop_from(world)
     }
@@ -44,12 +44,12 @@ mod tests {
     #[test]
     fn a_newcomer_does_not_wait_behind_a_backlog() {
         let mut d = build("fair_share", "");
-        d.add_world(1000);
-        d.add_world(1000);
+        d.add_world(shares(1000));
+        d.add_world(shares(1000));
         for io in 0..10 {
-            d.enqueue(req(io, 0));
+            d.enqueue(0, req(io, 0));
         }
-        d.enqueue(req(100, 1));
+        d.enqueue(0, req(100, 1));
         let order = drain(d.as_mut());
         assert_eq!(order[..2], [0, 100]);
     }
@@ -57,10 +57,10 @@ mod tests {
     #[test]
     fn service_follows_shares() {
         let mut d = build("fair_share", "");
-        d.add_world(2000);
-        d.add_world(1000);
+        d.add_world(shares(2000));
+        d.add_world(shares(1000));
         for io in 0..300 {
-            d.enqueue(req(io, (io % 2) as u32));
+            d.enqueue(0, req(io, (io % 2) as u32));
         }
         let first: Vec<u32> = drain(d.as_mut()).into_iter().take(90).collect();
         let heavy = first.iter().filter(|io| *io % 2 == 0).count();

@@ -1,6 +1,6 @@
 //! First come, first served across all worlds: no fairness at all.
 
-use super::{DepthRules, Discipline, Waiting};
+use super::{DepthRules, Discipline, Waiting, WorldQos};
 use crate::spec::{Kind, Spec, SpecResult};
 use std::collections::VecDeque;
 
@@ -16,13 +16,13 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Discipline>> {
 }
 
 impl Discipline for Fifo {
-    fn add_world(&mut self, _shares: u32) {}
+    fn add_world(&mut self, _q: WorldQos) {}
 
-    fn enqueue(&mut self, w: Waiting) {
+    fn enqueue(&mut self, _now: u64, w: Waiting) {
         self.waiting.push_back(w);
     }
 
-    fn dequeue(&mut self, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting> {
+    fn dequeue(&mut self, _now: u64, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting> {
         let i = self.waiting.iter().position(|w| allowed(w.world))?;
         self.waiting.remove(i)
     }
@@ -44,7 +44,7 @@ mod tests {
     fn arrival_order() {
         let mut d = build("fifo", "");
         for (io, w) in [(1, 0), (2, 0), (3, 1), (4, 0)] {
-            d.enqueue(req(io, w));
+            d.enqueue(0, req(io, w));
         }
         assert_eq!(drain(d.as_mut()), vec![1, 2, 3, 4]);
     }

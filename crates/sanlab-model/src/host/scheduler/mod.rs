@@ -5,12 +5,15 @@
 //! LUN queue depth while one world uses it, and is clamped to `dsnro`
 //! (Disk.SchedNumReqOutstanding) once worlds compete — after `qcontrol_vm_switches` switches
 //! between worlds; full depth returns after `qcontrol_seq_reqs` consecutive requests from one world.
-//! The discipline is a kind: `fifo`, `fair_share` (start-time fair queuing by shares) or `esxi`
-//! (fair share plus the scheduler quantum for sequential streams).
+//! The discipline is a kind: `fifo`, `fair_share` (start-time fair queuing by shares), `esxi`
+//! (fair share plus the scheduler quantum for sequential streams) or `mclock` (reservations,
+//! limits and shares: the ESXi scheduler since 5.5). Only `mclock` honours a world's reservation
+//! and limit; the scenario builder rejects them with the other kinds.
 
 mod esxi;
 mod fair_share;
 mod fifo;
+mod mclock;
 
 use crate::spec::{Kind, KindDoc, Spec, SpecResult};
 
@@ -23,13 +26,32 @@ pub struct Waiting {
     pub offset_bytes: u64,
 }
 
-/// Orders the requests waiting for a device slot.
+/// A world's I/O controls (VM disk shares, reservation and limit). Reservation and limit are in
+/// IOPS, each I/O counted in the discipline's cost units; 0.0 means not set.
+#[derive(Clone, Copy, Debug)]
+pub struct WorldQos {
+    pub shares: u32,
+    pub reservation_iops: f64,
+    pub limit_iops: f64,
+}
+
+/// Orders the requests waiting for a device slot. `now` is simulated time in ns.
 pub trait Discipline {
-    /// Registers a world with its shares; worlds are numbered from 0 in call order.
-    fn add_world(&mut self, shares: u32);
-    fn enqueue(&mut self, w: Waiting);
-    /// The next request to dispatch among those whose world `allowed` accepts.
-    fn dequeue(&mut self, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting>;
+    /// Registers a world with its controls; worlds are numbered from 0 in call order.
+    fn add_world(&mut self, q: WorldQos);
+    fn enqueue(&mut self, now: u64, w: Waiting);
+    /// The next request to dispatch at `now` among those whose world `allowed` accepts.
+    fn dequeue(&mut self, now: u64, allowed: &dyn Fn(u32) -> bool) -> Option<Waiting>;
+    /// When queued requests are held back at `now` (over their limit): the earliest later time
+    /// one of them may go. Disciplines that never hold a request back have none.
+    fn next_eligible_ns(&self, _now: u64) -> Option<u64> {
+        None
+    }
+    /// Whether reservations and limits are enforced. Such a discipline sees every request — none
+    /// may skip it through the device queue's fast path — because its tags count all service.
+    fn honours_qos(&self) -> bool {
+        false
+    }
     fn queued(&self) -> usize;
     /// The depth rules this discipline was configured with.
     fn depth_rules(&self) -> DepthRules;
@@ -68,7 +90,7 @@ impl DepthRules {
     }
 }
 
-pub static REGISTRY: &[Kind<dyn Discipline>] = &[fifo::KIND, fair_share::KIND, esxi::KIND];
+pub static REGISTRY: &[Kind<dyn Discipline>] = &[fifo::KIND, fair_share::KIND, esxi::KIND, mclock::KIND];
 
 pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("scheduler", REGISTRY)
@@ -153,7 +175,12 @@ pub(crate) mod test_util {
         Waiting { io, world, size_bytes: 4096, offset_bytes: u64::from(io) * 1_000_000 }
     }
 
+    /// Shares only: no reservation, no limit.
+    pub fn shares(shares: u32) -> WorldQos {
+        WorldQos { shares, reservation_iops: 0.0, limit_iops: 0.0 }
+    }
+
     pub fn drain(d: &mut dyn Discipline) -> Vec<u32> {
-        std::iter::from_fn(|| d.dequeue(&|_| true).map(|w| w.io)).collect()
+        std::iter::from_fn(|| d.dequeue(0, &|_| true).map(|w| w.io)).collect()
     }
 }

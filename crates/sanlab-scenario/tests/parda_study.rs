@@ -1,0 +1,161 @@
+//! Seed 003: PARDA's experiments (FAST '09 Figs. 6-9, 12-13, Tables 2-4, 6) as tolerances.
+mod common;
+use common::run;
+use sanlab_model::report::{HostReport, RunReport};
+use sanlab_scenario::{Overrides, VariantResult};
+
+fn variant<'a>(r: &'a [VariantResult], name: &str) -> &'a RunReport {
+    &r.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no variant {name}")).report
+}
+
+fn host<'a>(r: &'a RunReport, name: &str) -> &'a HostReport {
+    r.hosts.iter().find(|h| h.name == name).unwrap_or_else(|| panic!("no host {name}"))
+}
+
+fn total_iops(r: &RunReport) -> f64 {
+    r.hosts.iter().map(|h| h.iops).sum()
+}
+
+/// I/O-weighted mean of the hosts' VM-observed latency.
+fn overall_ms(r: &RunReport) -> f64 {
+    r.hosts.iter().map(|h| h.iops * h.lat_ms.mean).sum::<f64>() / total_iops(r)
+}
+
+/// I/O-weighted mean of the hosts' device latency: the paper's "overall average latency at each host".
+fn device_ms(r: &RunReport) -> f64 {
+    r.hosts.iter().map(|h| h.iops * h.device_lat_ms).sum::<f64>() / total_iops(r)
+}
+
+fn threshold_ms(r: &RunReport) -> f64 {
+    r.hosts[0].flow_control.as_ref().expect("controlled").latency_threshold_ms
+}
+
+/// Mean of a host's series over `[from_s, to_s)`.
+fn series_mean(r: &RunReport, host: &str, metric: &str, from_s: f64, to_s: f64) -> f64 {
+    let points = r.timeseries.get(&format!("host/{host}"), metric).unwrap_or_else(|| panic!("no {metric} series for {host}"));
+    let inside: Vec<f64> = points.iter().filter(|(t, _)| (from_s..to_s).contains(t)).map(|(_, v)| *v).collect();
+    assert!(!inside.is_empty(), "{host} {metric}: no samples in {from_s}..{to_s}");
+    inside.iter().sum::<f64>() / inside.len() as f64
+}
+
+#[test]
+fn fig6_latency_rises_with_hosts_while_throughput_does_not() {
+    let r = run("scenarios/studies/parda_load.toml", &[], Overrides::default());
+    let iops: Vec<f64> = (1..=5).map(|n| total_iops(variant(&r.variants, &format!("hosts_{n}")))).collect();
+    let lat: Vec<f64> = (1..=5).map(|n| overall_ms(variant(&r.variants, &format!("hosts_{n}")))).collect();
+    for n in 1..5 {
+        assert!(lat[n] > lat[n - 1] * 1.15, "latency keeps rising: {lat:?}");
+    }
+    // Not the paper's rise: one host's 32 requests already keep our disks busy on a short-stroked
+    // 16 GB region, and each host added spreads the seeks wider (docs/studies/parda.md).
+    assert!(iops[4] < iops[0], "throughput does not grow with hosts in our model: {iops:?}");
+    assert!(iops[4] > 0.4 * iops[0], "nor does it collapse: {iops:?}");
+}
+
+#[test]
+fn fig7_static_windows_follow_littles_law() {
+    let r = run("scenarios/studies/parda_static.toml", &[], Overrides::default());
+    let (all, thr) = (variant(&r.variants, "all_32"), variant(&r.variants, "throttled_16"));
+    let mean = |rep: &RunReport, hosts: &[&str], f: fn(&HostReport) -> f64| hosts.iter().map(|h| f(host(rep, h))).sum::<f64>() / hosts.len() as f64;
+    let (free, throttled) = (["host1", "host2", "host3", "host4"], ["host5", "host6", "host7"]);
+    let iops_ratio = mean(thr, &throttled, |h| h.iops) / mean(thr, &free, |h| h.iops);
+    assert!((0.42..=0.58).contains(&iops_ratio), "throttled hosts get {iops_ratio:.3} of the others' IOPS (seed: ~42 vs ~85)");
+    let lat_ratio = mean(thr, &throttled, |h| h.lat_ms.mean) / mean(thr, &free, |h| h.lat_ms.mean);
+    assert!((1.8..=2.6).contains(&lat_ratio), "throttled VMs see {lat_ratio:.2}x the latency (seed: ~780 vs ~360 ms)");
+    for rep in [all, thr] {
+        let device: Vec<f64> = rep.hosts.iter().map(|h| h.device_lat_ms).collect();
+        let (lo, hi) = (device.iter().cloned().fold(f64::MAX, f64::min), device.iter().cloned().fold(0.0, f64::max));
+        assert!(hi / lo < 1.15, "device latency alike across hosts: {device:?}");
+    }
+    let fall = 1.0 - device_ms(thr) / device_ms(all);
+    assert!((0.12..=0.28).contains(&fall), "overall latency falls by {:.1} % (seed: 470 -> 375 ms, 20 %)", fall * 100.0);
+}
+
+#[test]
+fn table2_throughput_follows_queue_length_and_preference_survives() {
+    let r = run("scenarios/studies/parda_phases.toml", &[], Overrides::default());
+    let (p1, p2) = (variant(&r.variants, "phase1"), variant(&r.variants, "phase2"));
+    // Hosts 3 and 4 go from 32 to 16 in phase 2: each loses, together about in proportion.
+    for h in ["host3", "host4"] {
+        let ratio = host(p2, h).iops / host(p1, h).iops;
+        assert!(ratio < 0.8, "{h}: throughput at 16 is {ratio:.2} of that at 32");
+    }
+    let pair = |rep: &RunReport| host(rep, "host3").iops + host(rep, "host4").iops;
+    let ratio = pair(p2) / pair(p1);
+    assert!((0.4..=0.7).contains(&ratio), "hosts 3 and 4 together: {ratio:.2} of their phase-1 throughput");
+    let favoured_at_32 = host(p1, "host3").iops > host(p1, "host4").iops;
+    let favoured_at_16 = host(p2, "host3").iops > host(p2, "host4").iops;
+    assert_eq!(favoured_at_32, favoured_at_16, "the array's preference survives the smaller queue");
+    assert!(total_iops(p2) < total_iops(p1), "less queued, less throughput");
+}
+
+#[test]
+fn table3_fig8_throughput_follows_beta_near_the_threshold() {
+    let r = run("scenarios/studies/parda_fairness.toml", &[], Overrides::default());
+    let uncontrolled = total_iops(variant(&r.variants, "uncontrolled"));
+    for (name, betas) in [("beta_1111", [1.0, 1.0, 1.0, 1.0]), ("beta_1122", [1.0, 1.0, 2.0, 2.0])] {
+        let rep = variant(&r.variants, name);
+        let threshold_ms = threshold_ms(rep);
+        let window_per_beta = |k: usize| rep.hosts[k].window.as_ref().unwrap().mean / betas[k];
+        let iops_per_beta = |k: usize| rep.hosts[k].iops / betas[k];
+        for k in 1..4 {
+            let ratio = window_per_beta(k) / window_per_beta(0);
+            assert!((0.95..=1.05).contains(&ratio), "{name}: host{} window per beta {ratio:.3} of host1's", k + 1);
+        }
+        // Throughput per beta: the array favours some hosts at equal windows, as the paper saw
+        // (730 vs 930 IOPS), and our disks serve a deeper window more than proportionally.
+        let pair = |i: usize, j: usize| iops_per_beta(i) + iops_per_beta(j);
+        let ratio = pair(2, 3) / pair(0, 1);
+        assert!((0.75..=1.3).contains(&ratio), "{name}: hosts 3-4 get {ratio:.3} of hosts 1-2's IOPS per beta");
+        for h in &rep.hosts {
+            let l = h.flow_control.as_ref().expect("controlled").latency_estimate_ms;
+            assert!((l - threshold_ms).abs() <= 0.2 * threshold_ms, "{name}: {} latency estimate {l:.1} ms vs {threshold_ms}", h.name);
+        }
+        let device = device_ms(rep);
+        assert!((device - threshold_ms).abs() <= 0.2 * threshold_ms, "{name}: device latency {device:.1} ms vs {threshold_ms}");
+        // The paper lost nothing (3350 vs 3360); our disks lose throughput with shorter queues.
+        let aggregate = total_iops(rep);
+        assert!((0.7..1.0).contains(&(aggregate / uncontrolled)), "{name}: aggregate {aggregate:.0} vs uncontrolled {uncontrolled:.0}");
+    }
+}
+
+#[test]
+fn table4_fig9_six_hosts_and_leaving_vms() {
+    let r = run("scenarios/studies/parda_six_hosts.toml", &[], Overrides::default());
+    let (unc, parda, leave) = (variant(&r.variants, "uncontrolled"), variant(&r.variants, "parda"), variant(&r.variants, "vms_leave"));
+    let l = threshold_ms(parda);
+    assert!(device_ms(unc) > 1.5 * l, "uncontrolled: {:.1} ms, twice the threshold as in the paper (60 vs 30 ms)", device_ms(unc));
+    assert!((device_ms(parda) - l).abs() < 0.2 * l, "PARDA holds latency near {l} ms: {:.1}", device_ms(parda));
+    let kept = total_iops(parda) / total_iops(unc);
+    assert!((0.65..1.0).contains(&kept), "aggregate {:.0} vs {:.0} uncontrolled (paper: the same)", total_iops(parda), total_iops(unc));
+    // As VMs leave, the remaining hosts' windows grow and latency stays near the threshold.
+    let before = series_mean(leave, "host1", "window", 100.0, 144.0);
+    let after = series_mean(leave, "host1", "window", 350.0, 400.1);
+    assert!(after > 1.5 * before, "host1's window grows from {before:.1} to {after:.1}");
+    let late = series_mean(leave, "host1", "latency_estimate_ms", 350.0, 400.1);
+    assert!((late - l).abs() < 0.2 * l, "latency near {l} ms after VMs leave: {late:.1}");
+}
+
+#[test]
+fn table6_fig13_vm_iops_follow_shares_and_idle_vms_lower_beta() {
+    let r = run("scenarios/studies/parda_end_to_end.toml", &[], Overrides::default());
+    let shares = variant(&r.variants, "shares");
+    let vm = |rep: &RunReport, name: &str| rep.vms.iter().find(|v| v.name == name).unwrap().iops;
+    let within = |x: f64, want: f64| (x / want - 1.0).abs() <= 0.2;
+    assert!(within(vm(shares, "oltp1") / vm(shares, "oltp2"), 2.0), "host1 VMs 20:10 -> {:.2}", vm(shares, "oltp1") / vm(shares, "oltp2"));
+    assert!(within(vm(shares, "oltp3") / vm(shares, "oltp4"), 1.0), "host2 VMs 10:10");
+    // Across hosts the array's favour adds to beta's (the paper: 740 vs 400 for beta 4:2).
+    let micro = vm(shares, "micro3") / vm(shares, "micro4");
+    assert!((1.6..=2.8).contains(&micro), "hosts 3:4 beta 4:2 -> {micro:.2}");
+    let betas: Vec<f64> = shares.hosts.iter().map(|h| h.flow_control.as_ref().unwrap().beta).collect();
+    assert_eq!(betas, [6.0, 4.0, 4.0, 2.0]);
+    let windows: Vec<f64> = shares.hosts.iter().map(|h| h.window.as_ref().unwrap().mean).collect();
+    assert!(within(windows[0] / windows[3], 3.0) && within(windows[1] / windows[3], 2.0), "windows follow beta 6:4:4:2: {windows:?}");
+
+    let idle = variant(&r.variants, "idle_vm");
+    assert_eq!(series_mean(idle, "host1", "beta", 200.0, 300.0), 4.0, "beta while oltp2 idles");
+    assert_eq!(series_mean(idle, "host1", "beta", 330.0, 400.1), 6.0, "beta after it returns");
+    let w_busy = series_mean(idle, "host1", "window", 100.0, 140.0) / series_mean(idle, "host4", "window", 100.0, 140.0);
+    let w_idle = series_mean(idle, "host1", "window", 220.0, 300.0) / series_mean(idle, "host4", "window", 220.0, 300.0);
+    assert!(w_idle < 0.8 * w_busy, "host1's window follows its beta down: {w_busy:.2} -> {w_idle:.2} of host4's");
+}
