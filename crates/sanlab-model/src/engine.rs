@@ -248,7 +248,7 @@ impl World {
     pub fn new(t: Topology) -> Result<Self, String> {
         let seed = t.run.seed;
         let mut series = TimeSeries::default();
-        let hosts: Vec<Host> = t
+        let mut hosts: Vec<Host> = t
             .hosts
             .into_iter()
             .map(|h| Host {
@@ -328,7 +328,6 @@ impl World {
             .map(|v| Volume { flow: v.flow_control.map(|f| (f.kind(), *f.law())), name: v.name, replication: v.replication, qos: v.qos.map(QosState::new) })
             .collect();
         // A device of a volume with flow control runs the law for its host; its VMs' shares make β.
-        let mut hosts: Vec<Host> = hosts;
         for v in &t.vms {
             let Some((_, law)) = volumes[v.volume].flow else { continue };
             let dev = &mut devices[v.device];

@@ -70,13 +70,13 @@ pub fn kinds() -> Vec<KindDoc> {
 }
 
 /// The parameters both kinds read; `threshold` is read by each kind (its range differs).
-fn read_law(spec: &Spec, threshold_ns: u64, w_max_default: i64, share_unit_default: f64) -> SpecResult<WindowLaw> {
+fn read_law(spec: &Spec, threshold_ns: u64, w_max_default: i64) -> SpecResult<WindowLaw> {
     let alpha = spec.float("alpha", 0.002, 0.0, 1.0, "weight of the past in the latency EWMA (Eq. 1; the paper used 0.002)")?;
     let gamma = spec.float("gamma", 0.8, 0.0, 1.0, "smoothing of the window law (Eq. 2; the paper used 0.8)")?;
     let period_ns = spec.duration_ns("period", Some((2_000_000_000, "2s")), "how often hosts exchange latencies and update their windows (the paper: 2 s)")?;
     let w_min = spec.int("w_min", Some(4), 1, 4096, "smallest window (ours: the paper gives no value)")?;
     let w_max = spec.int("w_max", Some(w_max_default), 1, 4096, "largest window (the paper's Table 6 used 64)")?;
-    let share_unit = spec.float("share_unit", share_unit_default, 1e-9, 1e9, "VM shares per unit of β: β = Σ shares of a host's busy VMs / share_unit")?;
+    let share_unit = spec.float("share_unit", 1000.0, 1e-9, 1e9, "VM shares per unit of β: β = Σ shares of a host's busy VMs / share_unit")?;
     if period_ns == 0 {
         return Err(spec.error("period", "must be positive, e.g. \"2s\""));
     }
@@ -96,10 +96,10 @@ fn read_law(spec: &Spec, threshold_ns: u64, w_max_default: i64, share_unit_defau
 
 fn build_parda(spec: &Spec) -> SpecResult<Box<dyn FlowControl>> {
     let threshold_ns = spec.duration_ns("latency_threshold", Some((30_000_000, "30ms")), "𝓛: the cluster-wide device latency the hosts aim at")?;
-    if threshold_ns == 0 && !spec.is_describing() {
+    if threshold_ns == 0 {
         return Err(spec.error("latency_threshold", "must be positive, e.g. \"30ms\""));
     }
-    let law = read_law(spec, threshold_ns, 64, 1000.0)?;
+    let law = read_law(spec, threshold_ns, 64)?;
     Ok(Box::new(Controller { kind: "parda", law }))
 }
 
@@ -109,9 +109,6 @@ const SIOC_THRESHOLD_NS: (u64, u64) = (5_000_000, 100_000_000);
 fn build_sioc(spec: &Spec) -> SpecResult<Box<dyn FlowControl>> {
     let mode = spec.choice("threshold_mode", &["manual", "automatic"], Some("manual"), "congestionThresholdMode; only manual is modelled so far")?;
     let threshold_ns = spec.duration_ns("congestion_threshold", Some((30_000_000, "30ms")), "manual congestion threshold, 5-100 ms (vSphere default 30 ms)")?;
-    if spec.is_describing() {
-        return Ok(Box::new(Controller { kind: "sioc", law: read_law(spec, threshold_ns, 4096, 1000.0)? }));
-    }
     if mode == "automatic" {
         // vSphere 5.1+ finds the latency at a percent of the datastore's peak throughput by
         // injecting load; that injector is not modelled yet.
@@ -123,7 +120,7 @@ fn build_sioc(spec: &Spec) -> SpecResult<Box<dyn FlowControl>> {
         return Err(spec.error("congestion_threshold", format!("{} ms is out of range: expected 5ms..=100ms (nearest valid: {nearest})", threshold_ns as f64 / 1e6)));
     }
     // SIOC lets a host's window grow to the device's own queue depth (the LUN depth caps it).
-    let law = read_law(spec, threshold_ns, 4096, 1000.0)?;
+    let law = read_law(spec, threshold_ns, 4096)?;
     Ok(Box::new(Controller { kind: "sioc", law }))
 }
 
