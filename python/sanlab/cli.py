@@ -38,6 +38,7 @@ from sanlab.tables import (
     cores_table,
     devices_table,
     hosts_table,
+    injector_table,
     kinds_tables,
     paths_tables,
     psp_events_table,
@@ -267,10 +268,10 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console = _console()
         console.print(variants_table(doc))
         console.print()
-        hosts = hosts_table(doc)
-        if hosts is not None:
-            console.print(hosts)
-            console.print()
+        for table in (hosts_table(doc), injector_table(doc)):
+            if table is not None:
+                console.print(table)
+                console.print()
         for table in paths_tables(doc):
             console.print(table)
             console.print()

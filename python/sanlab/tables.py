@@ -166,6 +166,29 @@ def hosts_table(doc: Document) -> Table | None:
     return table
 
 
+def injector_table(doc: Document) -> Table | None:
+    """SIOC's automatic threshold: per variant and volume, the injector's throughput and device
+    latency at each outstanding-I/O level, then the threshold at the percent of the peak. None
+    when no variant measured one."""
+    measured = [(variant["name"], found) for variant in doc["variants"] for found in variant.get("injector", [])]
+    if not measured:
+        return None
+    table = _table("SIOC injector: the automatic threshold")
+    table.caption = "random reads to the idle datastore before the run; the threshold is the latency at the percent of peak"
+    table.caption_justify = "left"
+    for header in ("variant", "volume", "outstanding", "IOPS", "DAVG\nms"):
+        table.add_column(header, justify="left" if header in ("variant", "volume") else "right", no_wrap=True)
+    for name, found in measured:
+        rows = [
+            [found["volume"], str(point["outstanding"]), format_count(point["iops"]), format_ms(point["latency_ms"])]
+            for point in found["points"]
+        ]
+        target = found["peak_iops"] * found["percent_of_peak"] / 100
+        rows.append([found["volume"], f"{found['percent_of_peak']:g} % of peak", format_count(target), format_ms(found["threshold_ms"])])
+        _add_variant_rows(table, name, rows, grouped=True)
+    return table
+
+
 ALUA_MARKS = {"ANO": "*", "standby": " s", "unavailable": " u"}
 
 

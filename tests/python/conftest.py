@@ -253,3 +253,24 @@ def with_hosts(doc: dict[str, Any], controlled: tuple[str, ...] = ("rr", "latenc
                     series["metric"].append(metric)
                     series["value"].append(value)
     return doc
+
+
+def with_injector(doc: dict[str, Any], variant_name: str = "latency") -> dict[str, Any]:
+    """The document with an SIOC injector measurement in `variant_name`: a curve peaking at 2,000
+    IOPS and a 90 % threshold of 12.5 ms, halfway between the 16 and 32 outstanding levels."""
+    points = [(1, 300.0, 3.0), (16, 1600.0, 10.0), (32, 2000.0, 15.0), (64, 2000.0, 15.0)]
+    for variant in doc["variants"]:
+        if variant["name"] == variant_name:
+            variant["injector"] = [
+                {
+                    "volume": "ds",
+                    "host": "esx1",
+                    "io_size_bytes": 8192,
+                    "span_bytes": 1 << 30,
+                    "points": [{"outstanding": o, "iops": i, "latency_ms": l} for o, i, l in points],
+                    "peak_iops": 2000.0,
+                    "percent_of_peak": 90.0,
+                    "threshold_ms": 12.5,
+                }
+            ]
+    return doc

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from conftest import PARDA_THRESHOLD_MS, with_cores, with_hosts
+from conftest import PARDA_THRESHOLD_MS, with_cores, with_hosts, with_injector
 from sanlab.cli import main
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.report.figures import (
     core_util_figure,
     host_flow_control_figure,
+    injector_figure,
     latency_cdf_figure,
     overview_figure,
     paths_figure,
@@ -221,3 +222,16 @@ def test_flow_control_caption_names_equal_windows_once(doc: dict[str, Any]) -> N
     figure = host_flow_control_figure(doc, series_frame(doc), variant_colors(doc))
     assert figure is not None
     assert figure.caption.endswith("L ends at 31.2 ms (threshold 30.0 ms) and every window at 64.")
+
+
+def test_injector_figure_marks_the_threshold_on_the_curve(doc: dict[str, Any]) -> None:
+    assert injector_figure(doc, variant_colors(doc)) is None
+    doc = with_injector(doc)
+    figure = injector_figure(doc, variant_colors(doc))
+    assert figure is not None
+    curve, mark = figure.plot.data
+    assert list(curve.y) == [3.0, 10.0, 15.0, 15.0]
+    assert (list(mark.x), list(mark.y)) == ([1800.0], [12.5])
+    assert "the peak is 2,000 IOPS and the threshold 12.5 ms (90 % of peak, 8 KiB reads)" in figure.caption
+    page = _page(doc)
+    assert 'data-figure="sioc-injector"' in page

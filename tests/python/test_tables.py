@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from conftest import with_hosts
+from conftest import with_hosts, with_injector
 from sanlab.tables import (
     compact_names,
     cores_table,
@@ -18,6 +18,7 @@ from sanlab.tables import (
     format_count,
     format_ms,
     hosts_table,
+    injector_table,
     kinds_tables,
     paths_table,
     paths_tables,
@@ -203,3 +204,12 @@ def test_no_hosts_table_for_one_host_without_flow_control(doc: dict[str, Any]) -
     }  # fmt: skip
     lines = _render(hosts_table(doc))
     assert next(line for line in lines if "sioc" in line).split()[-3:] == ["-", "-", "12.0"]
+
+
+def test_injector_table_lists_the_curve_then_the_threshold(doc: dict[str, Any]) -> None:
+    assert injector_table(doc) is None
+    lines = _render(injector_table(with_injector(doc)))
+    rows = [line.split() for line in lines if " ds " in line]
+    assert rows[0][:5] == ["latency", "ds", "1", "300", "3.00"]
+    assert [row[-3:] for row in rows[1:4]] == [["16", "1,600", "10.0"], ["32", "2,000", "15.0"], ["64", "2,000", "15.0"]]
+    assert rows[-1][-4:] == ["of", "peak", "1,800", "12.5"]

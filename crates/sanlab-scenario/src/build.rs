@@ -38,6 +38,21 @@ fn unique_name(spec: &Spec, what: &str, names: &[String]) -> SpecResult<String> 
     Ok(name)
 }
 
+/// A VM disk's shares: ESXi's names (Disk.SharesLow/Normal/High) or a custom number.
+fn read_shares(v: &Spec) -> SpecResult<u32> {
+    const NAMED: [(&str, u32); 3] = [("low", 500), ("normal", 1000), ("high", 2000)];
+    const RANGE: std::ops::RangeInclusive<u32> = 100..=10_000;
+    let text = v.scalar_text("shares", "shares", "normal", "disk shares: low (500), normal (1000), high (2000) or a number 100..=10000")?.unwrap_or_else(|| "normal".into());
+    if let Some((_, n)) = NAMED.iter().find(|(name, _)| *name == text) {
+        return Ok(*n);
+    }
+    match text.parse::<u32>() {
+        Ok(n) if RANGE.contains(&n) => Ok(n),
+        Ok(n) => Err(v.error("shares", format!("{n} is out of range: expected low, normal, high or 100..=10000 (nearest valid: {})", n.clamp(*RANGE.start(), *RANGE.end())))),
+        Err(_) => Err(v.error("shares", format!("`{text}`: expected low, normal, high or a number 100..=10000{}", did_you_mean(&text, NAMED.iter().map(|(n, _)| *n))))),
+    }
+}
+
 /// `base_dir` is the scenario file's folder; job files and traces named in it are relative to it.
 pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let top = Spec::new(root, "").with_base_dir(base_dir);
@@ -258,7 +273,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let disk_q = ad.int("disk_queue_depth", Some(i64::from(va.disk_queue.0)), 1, i64::from(va.disk_queue.1), "virtual disk queue depth")?;
         let adapter_q = ad.int("queue_depth", Some(i64::from(va.adapter_queue.0)), 1, i64::from(va.adapter_queue.1), "virtual adapter queue depth")?;
         ad.finish()?;
-        let shares = v.int("shares", Some(1000), 100, 10_000, "disk shares (Disk.SharesLow/Normal/High: 500/1000/2000)")?;
+        let shares = read_shares(&v)?;
         let reservation_iops = v.float("reservation", 0.0, 0.0, 10_000_000.0, "IOPS guaranteed under contention, I/Os in the scheduler's cost units (mclock scheduler; 0 = none)")?;
         let limit_iops = v.float("limit", 0.0, 0.0, 10_000_000.0, "IOPS cap, I/Os in the scheduler's cost units (mclock scheduler; 0 = unlimited)")?;
         if limit_iops > 0.0 && limit_iops < reservation_iops {
@@ -297,7 +312,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
                 return Err(v.error(key, format!("an IOPS {key} needs the mclock scheduler: set {}.kind = \"mclock\"", host_sched_specs[host].location())));
             }
         }
-        let world = devices[device].queue.add_world(sanlab_model::host::scheduler::WorldQos { shares: shares as u32, reservation_iops, limit_iops });
+        let world = devices[device].queue.add_world(sanlab_model::host::scheduler::WorldQos { shares, reservation_iops, limit_iops });
         let job_specs = v.tables("job", "workloads this VM runs")?;
         if job_specs.is_empty() {
             return Err(v.error("job", "a VM needs at least one [[vm.job]], e.g. kind = \"fio\", rw = \"randread\""));
@@ -313,7 +328,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
         v.finish()?;
         vm_names.push(name.clone());
-        vms.push(VmConfig { name, host, device, volume, world, shares: shares as u32, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
+        vms.push(VmConfig { name, host, device, volume, world, shares, disk_queue_depth: disk_q as u32, adapter_queue_depth: adapter_q as u32 });
     }
     if vms.is_empty() {
         return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));

@@ -3,6 +3,7 @@
 //! location inside it and what was expected.
 
 mod build;
+mod injector;
 pub mod overrides;
 
 use sanlab_model::report::RunReport;
@@ -15,6 +16,7 @@ use std::path::Path;
 use toml::{Table, Value};
 
 pub use build::SCHEMA_VERSION;
+pub use injector::{InjectorPoint, InjectorReport};
 
 /// One clear message for the user: file, location, problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,25 +193,30 @@ impl Scenario {
     pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<(), ScenarioError> {
         for v in self.select(requested)? {
             let table = self.resolve(v, o)?;
-            self.build_world(&table, v)?;
+            self.build_world(&table, v, false)?;
         }
         Ok(())
     }
 
-    fn build_world(&self, table: &Table, v: Option<&Variant>) -> Result<World, ScenarioError> {
+    /// With `measure`, thresholds that SIOC finds by injecting load are measured first (their
+    /// runs are skipped when only validating).
+    fn build_world(&self, table: &Table, v: Option<&Variant>, measure: bool) -> Result<(World, Vec<InjectorReport>), ScenarioError> {
         let in_variant = |e: ScenarioError| match v {
             Some(v) => ScenarioError(format!("{} (in variant `{}`)", e.0, v.name)),
             None => e,
         };
         let base_dir = Path::new(&self.file).parent().unwrap_or(Path::new("."));
-        let topology = build::build(table, base_dir).map_err(|e| in_variant(located(&self.file, e)))?;
-        World::new(topology).map_err(|m| in_variant(ScenarioError(format!("{}: {m}", self.file))))
+        let located_here = |e| in_variant(located(&self.file, e));
+        let mut topology = build::build(table, base_dir).map_err(located_here)?;
+        let injected = if measure { injector::measure(table, &mut topology, base_dir).map_err(located_here)? } else { vec![] };
+        let world = World::new(topology).map_err(|m| in_variant(ScenarioError(format!("{}: {m}", self.file))))?;
+        Ok((world, injected))
     }
 
     /// Runs one variant; `None` when `control` stopped it before the end.
     pub fn run(&self, v: Option<&Variant>, o: &Overrides, control: Option<&RunControl>) -> Result<Option<VariantResult>, ScenarioError> {
         let table = self.resolve(v, o)?;
-        let mut world = self.build_world(&table, v)?;
+        let (mut world, injector) = self.build_world(&table, v, true)?;
         let seed = table.get("run").and_then(|r| r.get("seed")).and_then(Value::as_integer).unwrap_or(1) as u64;
         let start = std::time::Instant::now();
         if !world.run(control) {
@@ -223,6 +230,7 @@ impl Scenario {
             seed,
             wall_s,
             resolved_toml: toml::to_string(&table).unwrap_or_default(),
+            injector,
             report,
         }))
     }
@@ -236,6 +244,9 @@ pub struct VariantResult {
     /// Engine run time only (no parsing, no reporting).
     pub wall_s: f64,
     pub resolved_toml: String,
+    /// SIOC automatic thresholds measured before the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub injector: Vec<InjectorReport>,
     #[serde(flatten)]
     pub report: RunReport,
 }
@@ -259,7 +270,7 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
     // Validate every selected variant before spending time on any run.
     for v in &selected {
         let table = s.resolve(*v, o)?;
-        s.build_world(&table, *v)?;
+        s.build_world(&table, *v, false)?;
     }
     let mut results = vec![];
     let mut cancelled = false;

@@ -147,6 +147,22 @@ fn reservations_and_limits_need_mclock_and_a_limit_above_the_reservation() {
 }
 
 #[test]
+fn shares_are_named_or_numbered() {
+    let e = error_for(BASE, &["vm[0].shares=\"hihg\""]);
+    assert_eq!(e, "FILE: vm[0].shares: `hihg`: expected low, normal, high or a number 100..=10000; did you mean `high`?");
+    let e = error_for(BASE, &["vm[0].shares=50"]);
+    assert!(e.contains("vm[0].shares: 50 is out of range: expected low, normal, high or 100..=10000 (nearest valid: 100)"), "{e}");
+}
+
+#[test]
+fn sioc_automatic_parameters_are_checked() {
+    let e = error_for(BASE, &["volume[0].flow_control={kind=\"sioc\", threshold_mode=\"automatic\", percent_of_peak=101}"]);
+    assert!(e.contains("volume[0].flow_control.percent_of_peak: 101 is out of range: expected 50..=100"), "{e}");
+    let e = error_for(BASE, &["volume[0].flow_control={kind=\"sioc\", threshold_mode=\"automatic\", injector_io_size=\"1000\"}"]);
+    assert!(e.contains("injector_io_size: 1000 bytes: expected a positive multiple of 512 (nearest valid: 512)"), "{e}");
+}
+
+#[test]
 fn every_shipped_scenario_is_valid() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let mut checked = 0;

@@ -159,3 +159,49 @@ fn table6_fig13_vm_iops_follow_shares_and_idle_vms_lower_beta() {
     let w_idle = series_mean(idle, "host1", "window", 220.0, 300.0) / series_mean(idle, "host4", "window", 220.0, 300.0);
     assert!(w_idle < 0.8 * w_busy, "host1's window follows its beta down: {w_busy:.2} -> {w_idle:.2} of host4's");
 }
+
+#[test]
+fn sioc_and_mclock_on_the_fig7_platform() {
+    let r = run("scenarios/studies/sioc_vs_parda.toml", &[], Overrides::default());
+    let (favoured, throttled) = (["host1", "host2", "host3", "host4"], ["host5", "host6", "host7"]);
+    let mean = |rep: &RunReport, hosts: &[&str], f: fn(&HostReport) -> f64| hosts.iter().map(|h| f(host(rep, h))).sum::<f64>() / hosts.len() as f64;
+    let uncontrolled = total_iops(variant(&r.variants, "uncontrolled"));
+
+    // Manual 30 ms, shares 2000 vs 1000: IOPS 2:1 and L settles at 𝓛 + Σβ/X (the window law's
+    // fixed point w = βL/(L − 𝓛) summed over hosts, with Little's law Σw = L·X).
+    let manual = variant(&r.variants, "sioc_manual");
+    let ratio = mean(manual, &favoured, |h| h.iops) / mean(manual, &throttled, |h| h.iops);
+    assert!((1.7..=2.3).contains(&ratio), "sioc_manual: favoured/throttled IOPS {ratio:.2}, shares 2:1");
+    let beta_sum: f64 = manual.hosts.iter().map(|h| h.flow_control.as_ref().unwrap().beta).sum();
+    assert_eq!(beta_sum, 11.0, "β: four hosts at 2, three at 1");
+    let fixed_point_ms = 30.0 + beta_sum / (total_iops(manual) / 1000.0);
+    let l = manual.hosts[0].flow_control.as_ref().unwrap().latency_estimate_ms;
+    assert!((l / fixed_point_ms - 1.0).abs() < 0.1, "sioc_manual: L {l:.1} ms vs 𝓛 + Σβ/X = {fixed_point_ms:.1} ms");
+    assert!(total_iops(manual) > 0.9 * uncontrolled, "sioc_manual keeps the array busy");
+
+    // Automatic: the injector's curve rises to a peak; the threshold is the latency at 90 % of it.
+    let auto = r.variants.iter().find(|v| v.name == "sioc_automatic").unwrap();
+    let inj = &auto.injector[0];
+    let (first, peak_point) = (&inj.points[0], inj.points.iter().max_by(|a, b| a.iops.total_cmp(&b.iops)).unwrap());
+    assert!(peak_point.iops > 3.0 * first.iops, "the injector finds a peak well above one outstanding read: {:?}", inj.points);
+    assert!(inj.threshold_ms > first.latency_ms && inj.threshold_ms < peak_point.latency_ms, "threshold {:.2} ms inside the curve", inj.threshold_ms);
+    assert_eq!(threshold_ms(&auto.report), inj.threshold_ms);
+    // Measured on 8 KiB reads, it sits below any latency the 32 KiB mixed load can reach with
+    // seven hosts at the smallest window: every window pins at w_min and shares stop mattering.
+    for h in &auto.report.hosts {
+        assert_eq!(h.window.as_ref().unwrap().last, 4.0, "{} pinned at w_min", h.name);
+    }
+    let ratio = mean(&auto.report, &favoured, |h| h.iops) / mean(&auto.report, &throttled, |h| h.iops);
+    assert!((0.9..=1.15).contains(&ratio), "sioc_automatic: favoured/throttled IOPS {ratio:.2}");
+
+    // mClock on each host: limits hold exactly; reservations are per host, so a reservation the
+    // other hosts' load leaves no room for is not met.
+    let limits = variant(&r.variants, "mclock");
+    for h in throttled {
+        let iops = host(limits, h).iops;
+        assert!((iops / 100.0 - 1.0).abs() < 0.03, "mclock: {h} limited to 100 IOPS, got {iops:.1}");
+    }
+    let reserved = variant(&r.variants, "mclock_reservations");
+    let got = mean(reserved, &favoured, |h| h.iops);
+    assert!(got < 0.7 * 300.0, "per-host mClock cannot hold 300 IOPS against other hosts: {got:.0}");
+}

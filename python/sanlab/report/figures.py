@@ -736,6 +736,52 @@ def host_flow_control_figure(doc: Document, series: pd.DataFrame, colors: Mappin
     )
 
 
+def injector_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
+    """SIOC's injector curve: device latency against throughput at each outstanding-I/O level,
+    with the automatic threshold at its percent of the peak marked."""
+    curves = [(variant["name"], found) for variant in doc["variants"] for found in variant.get("injector", [])]
+    if not curves:
+        return None
+    fig = go.Figure()
+    findings = []
+    for variant, found in curves:
+        points = found["points"]
+        label = variant if len({v for v, _ in curves}) == len(curves) else f"{variant} · {found['volume']}"
+        fig.add_scatter(
+            x=[point["iops"] for point in points],
+            y=[point["latency_ms"] for point in points],
+            customdata=[point["outstanding"] for point in points],
+            mode="lines+markers",
+            line={"color": colors[variant], "width": 2},
+            name=label,
+            hovertemplate=f"{label}<br>%{{customdata}} outstanding: %{{x:.4~g}} IOPS, %{{y:.4~g}} ms<extra></extra>",
+        )
+        target = found["peak_iops"] * found["percent_of_peak"] / 100
+        fig.add_scatter(
+            x=[target],
+            y=[found["threshold_ms"]],
+            mode="markers",
+            marker={"color": colors[variant], "size": 12, "symbol": "x"},
+            name=f"{label}: threshold",
+            hovertemplate=f"{label}<br>threshold %{{y:.4~g}} ms at %{{x:.4~g}} IOPS<extra></extra>",
+        )
+        findings.append(
+            f"In {variant}, the peak is {format_count(found['peak_iops'])} IOPS and the threshold "
+            f"{format_ms(found['threshold_ms'])} ms ({found['percent_of_peak']:g} % of peak, "
+            f"{format_count(found['io_size_bytes'] / 1024)} KiB reads)."
+        )
+    fig.update_xaxes(title_text="injector throughput, IOPS")
+    fig.update_yaxes(title_text="device latency (DAVG), ms")
+    title = "SIOC injector: the automatic threshold"
+    _layout(fig, title, 420)
+    caption = (
+        "Before the run, random reads at 1 to 64 outstanding I/Os measure the idle datastore; the "
+        "threshold (×) is the latency where throughput first reaches the percent of the peak. "
+        + " ".join(findings)
+    )
+    return Figure("sioc-injector", title, caption, fig)
+
+
 def _nines(percentile: float) -> float:
     """The CDF's y position of a percentile: 90 → 1, 99 → 2, 99.9 → 3 (the tail gets room)."""
     return -math.log10(1.0 - percentile / 100.0)

@@ -289,7 +289,10 @@ def render_report(runs: Sequence[ReportRun]) -> str:
         _section(
             "flow-control",
             "Host flow control",
-            [_figure_html(figures.host_flow_control_figure(doc, series, colors))],
+            [
+                _figure_html(figures.host_flow_control_figure(doc, series, colors)),
+                _figure_html(figures.injector_figure(doc, colors)),
+            ],
         ),
         _section("cores", "Array cores", [_figure_html(figures.core_util_figure(doc, series))]),
         _section("events", "Path selection events", [_events_table(doc)]),

@@ -36,15 +36,39 @@ pub struct WindowLaw {
     pub share_unit: f64,
 }
 
+/// SIOC's automatic threshold (vSphere 5.1+): before the run, an injector issues random reads at
+/// rising outstanding-I/O levels to the idle datastore; the threshold is the latency at which the
+/// throughput reaches `percent_of_peak` % of the peak it found.
+#[derive(Clone, Copy, Debug)]
+pub struct Injector {
+    pub percent_of_peak: f64,
+    pub io_size_bytes: u64,
+    /// The datastore span the injector reads over; None: the region the volume's VMs address.
+    pub span_bytes: Option<u64>,
+}
+
+/// Outstanding-I/O levels the injector steps through (ours: the product does not publish its own).
+pub const INJECTOR_OUTSTANDING: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// The injector's whole cycle: "about 30 seconds" (VMware Storage DRS white paper, quoted by
+/// Cormac Hogan, "Storage I/O Control – Workload Injector Behaviour", 2013).
+pub const INJECTOR_CYCLE_NS: u64 = 30_000_000_000;
+
 /// A volume's flow control, run by each host on its device for the volume.
 pub trait FlowControl {
     fn kind(&self) -> &'static str;
     fn law(&self) -> &WindowLaw;
+    /// Set when the threshold is to be measured by injecting load before the run.
+    fn injector(&self) -> Option<&Injector> {
+        None
+    }
+    /// The threshold the injector found.
+    fn set_threshold_ns(&mut self, threshold_ns: f64);
 }
 
 struct Controller {
     kind: &'static str,
     law: WindowLaw,
+    injector: Option<Injector>,
 }
 
 impl FlowControl for Controller {
@@ -54,6 +78,14 @@ impl FlowControl for Controller {
 
     fn law(&self) -> &WindowLaw {
         &self.law
+    }
+
+    fn injector(&self) -> Option<&Injector> {
+        self.injector.as_ref()
+    }
+
+    fn set_threshold_ns(&mut self, threshold_ns: f64) {
+        self.law.threshold_ns = threshold_ns;
     }
 }
 
@@ -100,19 +132,29 @@ fn build_parda(spec: &Spec) -> SpecResult<Box<dyn FlowControl>> {
         return Err(spec.error("latency_threshold", "must be positive, e.g. \"30ms\""));
     }
     let law = read_law(spec, threshold_ns, 64)?;
-    Ok(Box::new(Controller { kind: "parda", law }))
+    Ok(Box::new(Controller { kind: "parda", law, injector: None }))
 }
 
 /// SIOC's congestion threshold range (vSphere API `StorageIORMInfo.congestionThreshold`, ms).
 const SIOC_THRESHOLD_NS: (u64, u64) = (5_000_000, 100_000_000);
 
 fn build_sioc(spec: &Spec) -> SpecResult<Box<dyn FlowControl>> {
-    let mode = spec.choice("threshold_mode", &["manual", "automatic"], Some("manual"), "congestionThresholdMode; only manual is modelled so far")?;
+    let mode = spec.choice("threshold_mode", &["manual", "automatic"], Some("manual"), "congestionThresholdMode: manual, or automatic (measured by injecting load before the run)")?;
     let threshold_ns = spec.duration_ns("congestion_threshold", Some((30_000_000, "30ms")), "manual congestion threshold, 5-100 ms (vSphere default 30 ms)")?;
-    if mode == "automatic" {
-        // vSphere 5.1+ finds the latency at a percent of the datastore's peak throughput by
-        // injecting load; that injector is not modelled yet.
-        return Err(spec.error("threshold_mode", "automatic mode (the latency at a percent of peak throughput, found by injecting load) is not modelled yet: set threshold_mode = \"manual\" and a congestion_threshold"));
+    let percent_of_peak = spec.float("percent_of_peak", 90.0, 50.0, 100.0, "automatic mode: the threshold is the latency at this percent of peak throughput (vSphere: 50-100, default 90)")?;
+    let io_size_bytes = spec.size_bytes("injector_io_size", Some((8192, "8KiB")), "automatic mode: size of the injector's random reads (ours: VMware does not publish it)")?;
+    let span_bytes = spec.size_bytes("injector_span", Some((0, "the VMs' region")), "automatic mode: bytes of the volume the injector reads over; default the region its VMs address")?;
+    let automatic = mode == "automatic";
+    for (key, set) in [("congestion_threshold", !automatic), ("percent_of_peak", automatic), ("injector_io_size", automatic), ("injector_span", automatic)] {
+        if spec.has(key) && !set {
+            return Err(spec.error(key, format!("has no effect with threshold_mode = \"{mode}\": remove it, or set threshold_mode = \"{}\"", if automatic { "manual" } else { "automatic" })));
+        }
+    }
+    if io_size_bytes == 0 || io_size_bytes % 512 != 0 {
+        return Err(spec.error("injector_io_size", format!("{io_size_bytes} bytes: expected a positive multiple of 512 (nearest valid: {})", (io_size_bytes / 512).max(1) * 512)));
+    }
+    if spec.has("injector_span") && span_bytes < io_size_bytes {
+        return Err(spec.error("injector_span", format!("smaller than one injector read ({io_size_bytes} bytes)")));
     }
     let (lo, hi) = SIOC_THRESHOLD_NS;
     if !(lo..=hi).contains(&threshold_ns) {
@@ -120,8 +162,12 @@ fn build_sioc(spec: &Spec) -> SpecResult<Box<dyn FlowControl>> {
         return Err(spec.error("congestion_threshold", format!("{} ms is out of range: expected 5ms..=100ms (nearest valid: {nearest})", threshold_ns as f64 / 1e6)));
     }
     // SIOC lets a host's window grow to the device's own queue depth (the LUN depth caps it).
-    let law = read_law(spec, threshold_ns, 4096)?;
-    Ok(Box::new(Controller { kind: "sioc", law }))
+    let mut law = read_law(spec, threshold_ns, 4096)?;
+    let injector = automatic.then_some(Injector { percent_of_peak, io_size_bytes, span_bytes: (span_bytes > 0).then_some(span_bytes) });
+    if automatic {
+        law.threshold_ns = f64::NAN; // measured before the run
+    }
+    Ok(Box::new(Controller { kind: "sioc", law, injector }))
 }
 
 /// The running state of one controlled device.
@@ -230,7 +276,11 @@ mod tests {
         assert!(e("parda", "period = \"0s\"").message.contains("must be positive"));
         let x = e("sioc", "congestion_threshold = \"2ms\"");
         assert!(x.message.contains("nearest valid: 5ms"), "{}", x.message);
-        assert!(e("sioc", "threshold_mode = \"automatic\"").message.contains("not modelled yet"));
+        let auto = build("sioc", "threshold_mode = \"automatic\"").unwrap();
+        assert_eq!(auto.injector().map(|i| i.percent_of_peak), Some(90.0));
+        assert!(e("sioc", "threshold_mode = \"automatic\"\ncongestion_threshold = \"20ms\"").message.contains("has no effect"));
+        assert!(e("sioc", "percent_of_peak = 80").message.contains("set threshold_mode = \"automatic\""));
+        assert!(e("sioc", "threshold_mode = \"automatic\"\npercent_of_peak = 40").message.contains("expected 50..=100"));
         assert!(build("sioc", "congestion_threshold = \"100ms\"").is_ok());
     }
 }

@@ -794,6 +794,10 @@ impl Workload for FioJob {
         Some(Request { op, size_bytes, offset_bytes: self.offset_bytes + offset })
     }
 
+    fn region_bytes(&self) -> Option<std::ops::Range<u64>> {
+        Some(self.offset_bytes..self.offset_bytes + self.size_bytes)
+    }
+
     fn pacing(&self) -> Pacing {
         match self.rate_iops {
             None => Pacing::Closed { depth: self.depth },

@@ -69,6 +69,10 @@ pub trait Workload {
     fn think_ns(&mut self, _issued_ns: u64, _now_ns: u64) -> Option<u64> {
         None
     }
+    /// The byte range of the disk the job addresses, when it is fixed (fio's offset and size).
+    fn region_bytes(&self) -> Option<std::ops::Range<u64>> {
+        None
+    }
     /// The job instances to run: fio's `numjobs` clones, or every job of a job file.
     fn instances(&self) -> Vec<Instance>;
     /// With [`Pacing::Timed`]: absolute time of the next arrival at or after `now_ns`, or None

@@ -12,9 +12,11 @@
 //!    `dmclock_server.h` `reduce_reservation_tags`), so R tags count reservation-phase service only
 //!    and service won by shares does not push a world's reservation into the future.
 //!
-//! A world whose queue was empty starts its P tags at the lowest P tag among the worlds with
-//! waiting requests (the paper's tag adjustment for idle clients; dmclock's `prop_delta`): it
-//! brings no credit from its idle time and does not start behind either. Limits are not
+//! A world whose queue was empty starts its P tags no lower than the lowest P tag among the worlds
+//! with waiting requests (the paper's tag adjustment for idle clients; dmclock's `prop_delta`): it
+//! brings no credit from its idle time. It never moves below its own last tag either: a world
+//! whose requests are all at the device has an empty queue without being idle, and jumping back
+//! to the others' tags would win it every tie. Limits are not
 //! work-conserving: a request over its limit waits with slots free, and `next_eligible_ns` says
 //! until when.
 //!
@@ -131,7 +133,7 @@ impl Discipline for MClock {
         let next = |last: f64, step: Option<f64>, unset: f64| step.map_or(unset, |s| (last + cost * s).max(t));
         let tags = Tags {
             reservation: next(world.last.reservation, world.reservation_step_ns, f64::INFINITY),
-            proportion: joins_at.unwrap_or_else(|| (world.last.proportion + cost * world.proportion_step_ns).max(t)),
+            proportion: (world.last.proportion + cost * world.proportion_step_ns).max(joins_at.unwrap_or(t)),
             limit: next(world.last.limit, world.limit_step_ns, f64::NEG_INFINITY),
         };
         world.last = tags;
@@ -293,6 +295,24 @@ mod tests {
         assert!((490..=510).contains(&newcomer), "newcomer got {newcomer} of {}", after.len());
         let longest_run = after.chunk_by(|a, b| a == b).filter(|run| run[0] == 1).map(<[u32]>::len).max();
         assert!(longest_run <= Some(2), "no burst: {longest_run:?}");
+    }
+
+    #[test]
+    fn a_world_whose_requests_are_at_the_device_is_not_idle() {
+        let mut d = build("mclock", "");
+        d.add_world(shares(1000));
+        d.add_world(shares(1000));
+        // Each world keeps one request queued and replaces a dispatched one at once, so the
+        // dispatching world's queue is empty when its next request arrives.
+        let arrive = |d: &mut dyn Discipline, now, world| d.enqueue(now, Waiting { io: 0, world, size_bytes: 4096, offset_bytes: 0 });
+        (0..2).for_each(|world| arrive(d.as_mut(), 0, world));
+        let mut order = vec![];
+        for k in 0..1000 {
+            let world = d.dequeue(k * MS, &|_| true).expect("both backlogged").world;
+            order.push(world);
+            arrive(d.as_mut(), k * MS, world);
+        }
+        assert_eq!(count(&order, 1), 500, "equal shares alternate");
     }
 
     #[test]

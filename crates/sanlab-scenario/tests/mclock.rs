@@ -1,0 +1,64 @@
+//! mClock end to end (qos.md §2): limits cap a VM, reservations hold against a busier neighbour
+//! on the same host, shares divide the rest.
+mod common;
+use common::{run, write_scenario};
+use sanlab_scenario::Overrides;
+
+/// One host, one device queue of 32 in front of a 5-disk RAID-5 group whose small write cache
+/// destages from the start, three VMs with 32 outstanding each.
+fn scenario(vm_qos: [&str; 3]) -> String {
+    let mut s = String::from(
+        r#"schema_version = 1
+name = "mclock"
+[run]
+duration = "40s"
+warmup = "10s"
+[[array]]
+name = "a"
+media = { kind = "disk_group", disks = 5, raid = "raid5", write_cache = "64MiB" }
+[[volume]]
+name = "ds"
+arrays = ["a"]
+[[host]]
+name = "h"
+adapter = { kind = "fc", lun_queue_depth = 32 }
+scheduler = { kind = "mclock", dsnro = 32 }
+[[path]]
+host = "h"
+array = "a"
+"#,
+    );
+    for (i, qos) in vm_qos.iter().enumerate() {
+        s += &format!("[[vm]]\nname = \"vm{i}\"\nhost = \"h\"\nvolume = \"ds\"\n{qos}\n[[vm.job]]\nrw = \"randrw\"\nrwmixread = 67\nbs = \"32k\"\niodepth = 32\noffset = \"{}GiB\"\nsize = \"8GiB\"\n", 8 * i);
+    }
+    s
+}
+
+fn vm_iops(text: &str) -> Vec<f64> {
+    let path = write_scenario(text);
+    let r = run(path.to_str().unwrap(), &[], Overrides::default());
+    r.variants[0].report.vms.iter().map(|v| v.iops).collect()
+}
+
+#[test]
+fn limits_cap_each_vm() {
+    let iops = vm_iops(&scenario(["limit = 300", "limit = 200", "limit = 100"]));
+    for (got, want) in iops.iter().zip([300.0, 200.0, 100.0]) {
+        assert!((got / want - 1.0).abs() < 0.03, "limit {want}: {got:.1} IOPS ({iops:?})");
+    }
+}
+
+#[test]
+fn a_reservation_holds_and_shares_divide_the_rest() {
+    let free = vm_iops(&scenario(["", "", ""]));
+    let total: f64 = free.iter().sum();
+    for x in &free {
+        assert!((x / (total / 3.0) - 1.0).abs() < 0.1, "equal shares: {free:?}");
+    }
+    // vm0 reserves 60 % of what the device gave all three; the others split the rest 2:1.
+    let reservation = (0.6 * total).round();
+    let iops = vm_iops(&scenario([&format!("reservation = {reservation}"), "shares = \"high\"", "shares = \"normal\""]));
+    assert!(iops[0] >= 0.95 * reservation, "reservation {reservation}: {:.0} IOPS ({iops:?})", iops[0]);
+    let ratio = iops[1] / iops[2];
+    assert!((1.7..=2.3).contains(&ratio), "shares high:normal -> {ratio:.2} ({iops:?})");
+}
