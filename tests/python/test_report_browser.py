@@ -285,3 +285,16 @@ def test_core_utilisation_and_compare_render(chromium: Chromium, doc: dict[str, 
     _assert_rendered(figures, keys)
     overview = next(figure for figure in figures if figure["key"] == "overview")
     assert overview["traces"] >= 3
+
+
+@pytest.mark.e2e
+def test_flow_control_and_injector_render(chromium: Chromium, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    study = METRO_STUDY.parent / "sioc_vs_parda.toml"
+    _sanlab(
+        "run", str(study), "--variant", "sioc_manual", "--variant", "sioc_automatic",
+        "--duration", "30s", "--set", "run.warmup=10s", "--quiet", "--out", str(out),
+    )  # fmt: skip
+    figures = load_report(chromium, out / "report.html", ARTIFACTS / "report-sioc.png")
+    wanted = {"host-flow-control", "sioc-injector"}
+    _assert_rendered([figure for figure in figures if figure["key"] in wanted], wanted)
