@@ -218,14 +218,14 @@ impl World {
             .map(|v| VmReport {
                 name: v.name.clone(),
                 host: self.hosts[v.host].name.clone(),
-                issued: v.issued,
-                completed: v.completed,
-                in_flight: v.issued - v.completed,
-                iops: per_s(v.stats.ios()),
-                mbps: mbps(&v.stats),
+                issued: v.tally.issued,
+                completed: v.tally.completed,
+                in_flight: v.tally.issued - v.tally.completed,
+                iops: per_s(v.tally.stats.ios()),
+                mbps: mbps(&v.tally.stats),
                 read_iops: per_s(v.reads),
                 write_iops: per_s(v.writes),
-                lat_ms: v.stats.latency_ms(),
+                lat_ms: v.tally.stats.latency_ms(),
             })
             .collect();
         // A job is measured from its own start (run warm-up, fio ramp_time or startdelay) to
@@ -256,11 +256,11 @@ impl World {
         let mut devices = vec![];
         let mut psp_events = vec![];
         for d in &self.devices {
-            let total: u64 = d.paths.iter().map(|p| p.stats.ios()).sum();
+            let total: u64 = d.paths.iter().map(|p| p.tally.stats.ios()).sum();
             for (p, st) in d.paths.iter().zip(&d.states) {
                 let state = if !st.up {
                     "dead"
-                } else if p.stats.ios() > 0 {
+                } else if p.tally.stats.ios() > 0 {
                     "active (I/O)"
                 } else if matches!(st.alua, crate::multipath::Alua::Standby) {
                     "standby"
@@ -274,23 +274,23 @@ impl World {
                     device: d.name.clone(),
                     alua: st.alua.name(),
                     state,
-                    ios: p.stats.ios(),
-                    iops: per_s(p.stats.ios()),
-                    share: if total == 0 { 0.0 } else { p.stats.ios() as f64 / total as f64 },
-                    mbps: mbps(&p.stats),
-                    lat_ms: p.stats.latency_ms(),
+                    ios: p.tally.stats.ios(),
+                    iops: per_s(p.tally.stats.ios()),
+                    share: if total == 0 { 0.0 } else { p.tally.stats.ios() as f64 / total as f64 },
+                    mbps: mbps(&p.tally.stats),
+                    lat_ms: p.tally.stats.latency_ms(),
                 });
             }
             let mean = |sum: f64| if d.windows == 0 { 0.0 } else { sum / d.windows as f64 };
-            let per_io_ms = |sum: u128| if d.stats.ios() == 0 { 0.0 } else { sum as f64 / d.stats.ios() as f64 / 1e6 };
+            let per_io_ms = |sum: u128| if d.tally.stats.ios() == 0 { 0.0 } else { sum as f64 / d.tally.stats.ios() as f64 / 1e6 };
             devices.push(DeviceReport {
                 name: d.name.clone(),
                 host: self.hosts[d.host].name.clone(),
                 volume: d.label.clone(),
                 queue_depth: d.q.lun_depth(),
-                ios: d.stats.ios(),
-                iops: per_s(d.stats.ios()),
-                lat_ms: d.stats.latency_ms(),
+                ios: d.tally.stats.ios(),
+                iops: per_s(d.tally.stats.ios()),
+                lat_ms: d.tally.stats.latency_ms(),
                 dqlen_mean: mean(d.dqlen_sum),
                 actv_mean: mean(d.actv_sum),
                 qued_mean: mean(d.qued_sum),
@@ -344,12 +344,12 @@ impl World {
                 qfull_sent: a.qfull_sent,
                 cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
                 name: a.name.clone(),
-                iops: per_s(a.stats.ios()),
-                mbps: mbps(&a.stats),
-                host_ios: a.completed,
+                iops: per_s(a.tally.stats.ios()),
+                mbps: mbps(&a.tally.stats),
+                host_ios: a.tally.completed,
                 replicated_ios: a.replicated_ios,
                 utilisation: a.backend.utilisation(now),
-                lat_ms: a.stats.latency_ms(),
+                lat_ms: a.tally.stats.latency_ms(),
                 disk_group: match &mut a.backend {
                     crate::array::Backend::Disks(g) => Some(g.stats(now)),
                     crate::array::Backend::Servers { .. } => None,
@@ -362,7 +362,7 @@ impl World {
             sim_time_s: now as f64 / 1e9,
             measured_s,
             events: self.q.events_processed(),
-            ios: self.vms.iter().map(|v| v.completed).sum(),
+            ios: self.vms.iter().map(|v| v.tally.completed).sum(),
             hosts,
             vms,
             jobs,
@@ -382,7 +382,7 @@ impl World {
             .enumerate()
             .map(|(h, host)| {
                 let devices: Vec<_> = self.devices.iter().filter(|d| d.host == h).collect();
-                let (device_ns, device_ios) = devices.iter().fold((0u128, 0u64), |(ns, n), d| (ns + d.device_ns_sum, n + d.stats.ios()));
+                let (device_ns, device_ios) = devices.iter().fold((0u128, 0u64), |(ns, n), d| (ns + d.device_ns_sum, n + d.tally.stats.ios()));
                 let controlled: Vec<_> = devices.iter().filter_map(|d| d.flow.as_ref()).collect();
                 let flow_control = controlled.first().map(|f| FlowControlReport {
                     kind: self.volumes[f.volume].flow.expect("a controlled device's volume has flow control").0,
@@ -439,20 +439,20 @@ impl World {
         }
         let mut out = vec![];
         for (v, live) in self.vms.iter().zip(vm_live) {
-            out.push(Conservation { component: format!("vm/{}", v.name), issued: v.issued, completed: v.completed, in_flight: live });
+            out.push(v.tally.conservation(format!("vm/{}", v.name), live));
         }
         for (j, job) in self.jobs.iter().enumerate() {
             let live = self.ios.live().filter(|io| io.job as usize == j && io.parent == crate::io::NONE).count() as u64;
             out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, in_flight: live });
         }
         for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {
-            out.push(Conservation { component: format!("device/{}", d.name), issued: d.issued, completed: d.completed, in_flight: live });
+            out.push(d.tally.conservation(format!("device/{}", d.name), live));
             for (p, live) in d.paths.iter().zip(paths_live) {
-                out.push(Conservation { component: format!("path/{}", p.name), issued: p.issued, completed: p.completed, in_flight: live });
+                out.push(p.tally.conservation(format!("path/{}", p.name), live));
             }
         }
         for (a, live) in self.arrays.iter().zip(array_live) {
-            out.push(Conservation { component: format!("array/{}", a.name), issued: a.received, completed: a.completed, in_flight: live });
+            out.push(a.tally.conservation(format!("array/{}", a.name), live));
         }
         out
     }

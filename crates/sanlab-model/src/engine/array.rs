@@ -1,0 +1,156 @@
+//! The array's front end: target queue (QUEUE FULL), volume QoS, transfer-ready for writes,
+//! then its cores and cache; the status goes back once every step it waits for is done.
+
+use super::{pack, token, untoken, Ev, World};
+use crate::fabric::INBOUND;
+use crate::io::{Op, NONE};
+
+impl World {
+    pub(super) fn cmd_at_array(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = self.devices[r.device as usize].paths[r.path as usize].array;
+        let arr = &mut self.arrays[a];
+        if arr.max_outstanding.is_some_and(|m| arr.tally.issued - arr.tally.completed >= u64::from(m)) {
+            // Target queue full: the command is refused with QUEUE FULL status.
+            arr.qfull_sent += 1;
+            return self.over_link(io, INBOUND, 0, Ev::QfullAtHost);
+        }
+        arr.tally.issued += 1;
+        let rm = self.ios.get_mut(io);
+        rm.array = a as u32;
+        rm.t_array = now;
+        let v = r.volume as usize;
+        if let Some(qos) = self.volumes[v].qos.as_mut() {
+            if !qos.arrive(now, io, u64::from(r.size_bytes)) {
+                self.arm_qos_timer(v);
+                return;
+            }
+        }
+        self.serve_at_array(io);
+    }
+
+    /// A QoS-held request may go on.
+    pub(super) fn qos_release(&mut self, v: usize) {
+        let now = self.q.now();
+        let Self { volumes, ios, .. } = self;
+        let qos = volumes[v].qos.as_mut().expect("QoS timer of a volume with QoS");
+        qos.timer_pending = false;
+        if let Some(io) = qos.release(now, |i| u64::from(ios.get(i).size_bytes)) {
+            qos.held_ns_sum += u128::from(now - ios.get(io).t_array);
+            self.serve_at_array(io);
+        }
+        self.arm_qos_timer(v);
+    }
+
+    fn arm_qos_timer(&mut self, v: usize) {
+        let qos = self.volumes[v].qos.as_mut().expect("volume with QoS");
+        if let (false, Some(at)) = (qos.timer_pending, qos.next_release_ns()) {
+            qos.timer_pending = true;
+            self.q.schedule_at(at, pack(Ev::QosRelease, v as u32));
+        }
+    }
+
+    /// The array takes the command on: a read goes to the media, a write asks for its data.
+    fn serve_at_array(&mut self, io: u32) {
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
+        match r.op {
+            Op::Read => {
+                self.ios.get_mut(io).array_pending = 1;
+                self.array_work(a, io);
+            }
+            Op::Write => {
+                self.over_link(io, INBOUND, 0, Ev::XferRdyAtHost);
+            }
+        }
+    }
+
+    pub(super) fn data_at_array(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
+        let mut pending = 1;
+        if let Some((rep, _, dir)) = self.peer(&r) {
+            let at = self.replications[rep].link.dirs[dir].send(now, u64::from(r.size_bytes));
+            self.q.schedule_at(at, pack(Ev::ReplAtPeer, io));
+            pending += 1;
+        }
+        self.ios.get_mut(io).array_pending = pending;
+        self.array_work(a, io);
+    }
+
+    /// The receiving array's own work on a request: its cores (when modelled), then the cache or
+    /// the media.
+    fn array_work(&mut self, a: usize, io: u32) {
+        let Some(cores) = self.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
+        let owner = cores.owner(self.ios.get(io).offset_bytes);
+        cores.owned[owner] += 1;
+        self.core_arrive(a, owner, io, false);
+    }
+
+    /// Core tokens: request index and stage (owner or data).
+    fn core_arrive(&mut self, a: usize, core: usize, io: u32, data_stage: bool) {
+        let now = self.q.now();
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        if cores.centres[core].arrive(now, token(io, data_stage), false) {
+            self.schedule_core_done(a, io, data_stage);
+        }
+    }
+
+    fn schedule_core_done(&mut self, a: usize, io: u32, data_stage: bool) {
+        let cores = self.arrays[a].cores.as_ref().expect("cores");
+        let (time, ev) = if data_stage { (cores.data_time_ns, Ev::DataCoreDone) } else { (cores.owner_time_ns, Ev::OwnerCoreDone) };
+        self.q.schedule_in(time, pack(ev, io));
+    }
+
+    pub(super) fn core_done(&mut self, io: u32, data_stage: bool) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let a = r.array as usize;
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let core = if data_stage { cores.data_core(r.offset_bytes) } else { cores.owner(r.offset_bytes) };
+        let has_data_stage = cores.data_time_ns > 0;
+        if let Some(next) = cores.centres[core].depart(now) {
+            let (io, data_stage) = untoken(next);
+            self.schedule_core_done(a, io, data_stage);
+        }
+        if !data_stage && has_data_stage {
+            let data_core = self.arrays[a].cores.as_ref().expect("cores").data_core(r.offset_bytes);
+            self.core_arrive(a, data_core, io, true);
+        } else {
+            self.after_cores(a, io);
+        }
+    }
+
+    /// A read that hits the cache is served from it; everything else goes to the media.
+    fn after_cores(&mut self, a: usize, io: u32) {
+        let r = *self.ios.get(io);
+        if let Some(cache) = self.arrays[a].cache.as_mut() {
+            let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
+            if hit && r.op == Op::Read {
+                let hit_ns = cache.hit_ns;
+                self.q.schedule_in(hit_ns, pack(Ev::CacheHitDone, io));
+                return;
+            }
+        }
+        self.start_media(a, io, false);
+    }
+
+    /// One of the steps the array waits for (local store, peer ack) is done; send status when all are.
+    pub(super) fn array_step_done(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = self.ios.get_mut(io);
+        r.array_pending -= 1;
+        if r.array_pending > 0 {
+            return;
+        }
+        let r = *r;
+        let a = r.array as usize;
+        let measured = now >= self.warmup_ns;
+        self.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
+        self.ios.get_mut(io).array = NONE;
+        let bytes = if r.op == Op::Read { u64::from(r.size_bytes) } else { 0 };
+        self.over_link(io, INBOUND, bytes, Ev::StatusAtHost);
+    }
+}

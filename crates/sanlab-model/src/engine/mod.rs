@@ -1,0 +1,180 @@
+//! The event loop: carries each request along the I/O path and back.
+//!
+//! ```text
+//! job → VM disk queue → VM adapter queue → split → device queue → PSP → host adapter queue
+//!     → link (command) → array → [write: transfer-ready ← , data → , replicate ⇄ peer] → media
+//!     ← link (status / read data) ← … completion travels back the same way
+//! ```
+//! Events are a kind and a request index packed into a `u64`; the state lives in arenas indexed by
+//! plain integers, so the loop neither allocates (once warm) nor calls back into Python.
+//!
+//! One file per stretch of the path: `workload` (arrivals, issue), `host` (VM and device queues,
+//! split, PSP, adapter, flow control), `fabric` (links), `array` (front end, QoS, cores, cache),
+//! `media` (back end, replication), `completion` (the way back), `sampling` (time series);
+//! `entities` holds the state they share and builds it from a topology.
+
+mod array;
+mod completion;
+mod entities;
+mod fabric;
+mod host;
+mod media;
+mod sampling;
+mod workload;
+
+use entities::{Array, Device, Host, Job, Vm, Volume};
+
+use crate::array::disk_group::DiskOut;
+use crate::io::Slab;
+use crate::workload::Pacing;
+use sanlab_des::{EventQueue, RunControl, SimTime};
+use sanlab_metrics::TimeSeries;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Ev {
+    JobArrival,
+    CmdAtArray,
+    XferRdyAtHost,
+    DataAtArray,
+    MediaDone,
+    ReplAtPeer,
+    PeerMediaDone,
+    ReplAckAtOrigin,
+    StatusAtHost,
+    Sample,
+    QosRelease,
+    OwnerCoreDone,
+    DataCoreDone,
+    CacheHitDone,
+    QfullAtHost,
+    Retry,
+    DiskDone,
+    FlowPeriod,
+    DeviceWake,
+}
+
+const EVENTS: [Ev; 19] = [
+    Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
+    Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
+    Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry, Ev::DiskDone,
+    Ev::FlowPeriod, Ev::DeviceWake,
+];
+
+/// A disk of an array, as one event index: array in the high bits.
+const DISK_BITS: u32 = 20;
+
+#[inline]
+fn pack(ev: Ev, index: u32) -> u64 {
+    (u64::from(index) << 8) | ev as u64
+}
+
+#[inline]
+fn unpack(p: u64) -> (Ev, u32) {
+    (EVENTS[(p & 0xff) as usize], (p >> 8) as u32)
+}
+
+/// A service-centre token: the request and one flag (the peer's copy of a replicated write at
+/// the media; the data stage at the cores).
+#[inline]
+fn token(io: u32, flag: bool) -> u64 {
+    (u64::from(io) << 1) | u64::from(flag)
+}
+
+#[inline]
+fn untoken(t: u64) -> (u32, bool) {
+    ((t >> 1) as u32, t & 1 == 1)
+}
+
+pub struct World {
+    pub(crate) q: EventQueue,
+    pub(crate) ios: Slab,
+    pub(crate) jobs: Vec<Job>,
+    pub(crate) vms: Vec<Vm>,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) devices: Vec<Device>,
+    pub(crate) links: Vec<crate::fabric::Link>,
+    pub(crate) arrays: Vec<Array>,
+    pub(crate) volumes: Vec<Volume>,
+    pub(crate) replications: Vec<crate::array::replication::Replication>,
+    pub(crate) series: TimeSeries,
+    pub(crate) end_ns: SimTime,
+    pub(crate) warmup_ns: SimTime,
+    pub(crate) sample_ns: SimTime,
+    pub(crate) last_sample_ns: SimTime,
+    /// Reused buffer for what a disk group asks of the engine.
+    disk_out: DiskOut,
+}
+
+impl World {
+    /// Runs to the end of the scenario's duration, or until `control` asks to stop (checked at
+    /// each sample). Requests still in flight at the end stay counted as in flight. Returns false
+    /// when stopped early.
+    pub fn run(&mut self, control: Option<&RunControl>) -> bool {
+        for j in 0..self.jobs.len() {
+            let start = self.jobs[j].workload.start_ns();
+            match self.jobs[j].workload.pacing() {
+                Pacing::Closed { .. } if start == 0 => self.fill(j),
+                Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
+                Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
+            }
+        }
+        if self.sample_ns > 0 {
+            self.q.schedule_at(self.sample_ns.min(self.end_ns), pack(Ev::Sample, 0));
+        }
+        for (v, volume) in self.volumes.iter().enumerate() {
+            if let Some((_, law)) = volume.flow {
+                self.q.schedule_at(law.period_ns, pack(Ev::FlowPeriod, v as u32));
+            }
+        }
+        while let Some(p) = self.q.pop_until(self.end_ns) {
+            let (ev, i) = unpack(p);
+            match ev {
+                Ev::JobArrival => self.job_arrival(i as usize),
+                Ev::CmdAtArray => self.cmd_at_array(i),
+                Ev::XferRdyAtHost => self.xfer_rdy_at_host(i),
+                Ev::DataAtArray => self.data_at_array(i),
+                Ev::MediaDone => self.media_done(i, false),
+                Ev::ReplAtPeer => self.repl_at_peer(i),
+                Ev::PeerMediaDone => self.media_done(i, true),
+                Ev::ReplAckAtOrigin => self.array_step_done(i),
+                Ev::StatusAtHost => self.status_at_host(i),
+                Ev::QosRelease => self.qos_release(i as usize),
+                Ev::OwnerCoreDone => self.core_done(i, false),
+                Ev::DataCoreDone => self.core_done(i, true),
+                Ev::CacheHitDone => self.array_step_done(i),
+                Ev::QfullAtHost => self.qfull_at_host(i),
+                Ev::Retry => self.enter_adapter(i),
+                Ev::DiskDone => self.disk_done(i),
+                Ev::FlowPeriod => self.flow_period(i as usize),
+                Ev::DeviceWake => {
+                    let d = i as usize;
+                    if self.devices[d].wake_armed_ns == Some(self.q.now()) {
+                        self.devices[d].wake_armed_ns = None;
+                    }
+                    self.pump_device(d);
+                }
+                Ev::Sample => {
+                    self.sample();
+                    if let Some(c) = control {
+                        c.publish(self.q.now(), self.end_ns);
+                        if c.cancelled() {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        self.q.advance_to(self.end_ns);
+        true
+    }
+
+    pub fn events(&self) -> u64 {
+        self.q.events_processed()
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+}
