@@ -261,6 +261,7 @@ impl World {
         for v in &t.vms {
             let Some((_, law)) = volumes[v.volume].flow else { continue };
             let dev = &mut devices[v.device];
+            let law = law.within_depth(dev.q.lun_depth());
             let flow = dev.flow.get_or_insert_with(|| DeviceFlow { state: WindowState::new(law), volume: v.volume, world_shares: vec![], world_busy: vec![], period_latency_ns_sum: 0, period_ios: 0 });
             let world = v.world as usize;
             if flow.world_shares.len() <= world {

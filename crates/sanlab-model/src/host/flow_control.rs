@@ -19,7 +19,8 @@
 //! Ours where the paper is silent: the hosts update in step at the end of each period; a VM counts
 //! as idle for a period in which it sent nothing to the device and had nothing outstanding; a period
 //! without any I/O leaves L and w unchanged; the window applied to the device queue is w rounded to
-//! the nearest integer (at least 1); w starts at w_max.
+//! the nearest integer (at least 1); w starts at w_max, and w_max is at most the device's LUN
+//! queue depth.
 
 use crate::spec::{Kind, KindDoc, Spec, SpecResult};
 
@@ -52,6 +53,16 @@ pub const INJECTOR_OUTSTANDING: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 /// The injector's whole cycle: "about 30 seconds" (VMware Storage DRS white paper, quoted by
 /// Cormac Hogan, "Storage I/O Control – Workload Injector Behaviour", 2013).
 pub const INJECTOR_CYCLE_NS: u64 = 30_000_000_000;
+
+impl WindowLaw {
+    /// The law on a device whose LUN queue depth is `depth`: the queue depth is min(LUN depth,
+    /// window), so a window above the LUN depth would not bind and would only delay control.
+    pub fn within_depth(mut self, depth: u32) -> Self {
+        self.w_max = self.w_max.min(f64::from(depth));
+        self.w_min = self.w_min.min(self.w_max);
+        self
+    }
+}
 
 /// A volume's flow control, run by each host on its device for the volume.
 pub trait FlowControl {
