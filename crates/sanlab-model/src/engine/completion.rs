@@ -44,6 +44,8 @@ impl World {
         let p = r.path as usize;
         let dev = &mut self.devices[d];
         dev.states[p].outstanding -= 1;
+        dev.states[p].outstanding_bytes -= u64::from(r.size_bytes);
+        self.link_outstanding[dev.paths[p].link] -= 1;
         dev.paths[p].tally.done(now - r.t_dispatch, r.size_bytes, measured);
         dev.psp.on_complete(now, p, now - r.t_dispatch, r.size_bytes);
         dev.tally.done(now - r.t_device, r.size_bytes, measured);

@@ -227,7 +227,7 @@ impl World {
             let mut psp = d.psp;
             psp.attach(&names).map_err(|e| format!("device `{}`: {e}", d.name))?;
             devices.push(Device {
-                states: d.paths.iter().map(|p| PathState { alua: p.alua, up: true, outstanding: 0 }).collect(),
+                states: d.paths.iter().map(|p| PathState::new(p.alua)).collect(),
                 paths: d
                     .paths
                     .into_iter()
@@ -331,6 +331,7 @@ impl World {
             vms,
             hosts,
             devices,
+            link_outstanding: vec![0; t.links.len()],
             links: t.links,
             arrays,
             volumes,

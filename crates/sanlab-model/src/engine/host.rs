@@ -101,8 +101,13 @@ impl World {
         let d = self.ios.get(io).device as usize;
         let size = self.ios.get(io).size_bytes;
         let dev = &mut self.devices[d];
+        for (state, path) in dev.states.iter_mut().zip(&dev.paths) {
+            state.controller_outstanding = self.link_outstanding[path.link];
+        }
         let p = dev.psp.select(now, size, &dev.states, &mut dev.psp_log).expect("scenario validation guarantees a usable path");
         dev.states[p].outstanding += 1;
+        dev.states[p].outstanding_bytes += u64::from(size);
+        self.link_outstanding[dev.paths[p].link] += 1;
         dev.paths[p].tally.issued += 1;
         let host = dev.host;
         let r = self.ios.get_mut(io);

@@ -94,6 +94,8 @@ pub struct World {
     pub(crate) hosts: Vec<Host>,
     pub(crate) devices: Vec<Device>,
     pub(crate) links: Vec<crate::fabric::Link>,
+    /// I/Os in flight per link, over every device's paths on it.
+    pub(crate) link_outstanding: Vec<u32>,
     pub(crate) arrays: Vec<Array>,
     pub(crate) volumes: Vec<Volume>,
     pub(crate) replications: Vec<crate::array::replication::Replication>,

@@ -4,10 +4,21 @@
 //! A device (one LUN seen by one host) has a list of paths. Before every I/O the device asks its
 //! PSP to pick one of the usable paths; on every completion the PSP hears the path's latency.
 
+mod dm_groups;
+mod dm_historical_service_time;
+mod dm_queue_length;
+mod dm_round_robin;
+mod dm_service_time;
 mod fixed;
+mod mpio_least;
+mod mpio_round_robin;
 mod mru;
+mod nvme_numa;
+mod nvme_queue_depth;
+mod nvme_round_robin;
 mod rr;
 mod rr_latency;
+mod significant_latency;
 
 use crate::spec::{Kind, KindDoc};
 use sanlab_des::SimTime;
@@ -41,6 +52,17 @@ pub struct PathState {
     pub up: bool,
     /// I/Os sent down this path and not yet completed.
     pub outstanding: u32,
+    /// Their bytes (dm-multipath service-time, Windows MPIO least blocks).
+    pub outstanding_bytes: u64,
+    /// I/Os in flight on the path's link for every device that uses it: an NVMe controller's
+    /// count, shared by all its namespaces (`nr_active`, Linux `nvme_mpath_start_request`).
+    pub controller_outstanding: u32,
+}
+
+impl PathState {
+    pub fn new(alua: Alua) -> Self {
+        Self { alua, up: true, outstanding: 0, outstanding_bytes: 0, controller_outstanding: 0 }
+    }
 }
 
 impl PathState {
@@ -96,7 +118,32 @@ pub trait PathSelector {
     fn on_complete(&mut self, _now: SimTime, _path: usize, _latency_ns: u64, _size_bytes: u32) {}
 }
 
-pub static REGISTRY: &[Kind<dyn PathSelector>] = &[fixed::KIND, mru::KIND, rr::KIND, rr_latency::KIND];
+pub static REGISTRY: &[Kind<dyn PathSelector>] = &[
+    // ESXi NMP and HPP
+    fixed::KIND,
+    mru::KIND,
+    rr::KIND,
+    rr_latency::KIND,
+    rr_latency::HPP_KIND,
+    // Linux dm-multipath
+    dm_round_robin::KIND,
+    dm_queue_length::KIND,
+    dm_service_time::KIND,
+    dm_historical_service_time::KIND,
+    // Linux NVMe native multipath
+    nvme_numa::KIND,
+    nvme_round_robin::KIND,
+    nvme_queue_depth::KIND,
+    // Windows MPIO
+    mru::FAILOVER_ONLY_KIND,
+    mpio_round_robin::KIND,
+    mpio_round_robin::SUBSET_KIND,
+    mpio_least::QUEUE_DEPTH_KIND,
+    mpio_least::BLOCKS_KIND,
+    mpio_least::WEIGHTED_KIND,
+    // sanlab's
+    significant_latency::KIND,
+];
 
 pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("psp", REGISTRY)
@@ -107,7 +154,7 @@ pub(crate) mod test_util {
     use super::*;
 
     pub fn paths(states: &[(Alua, bool)]) -> Vec<PathState> {
-        states.iter().map(|&(alua, up)| PathState { alua, up, outstanding: 0 }).collect()
+        states.iter().map(|&(alua, up)| PathState { up, ..PathState::new(alua) }).collect()
     }
 
     pub fn build(kind: &str, params: &str) -> Box<dyn PathSelector> {

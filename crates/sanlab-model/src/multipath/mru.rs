@@ -1,5 +1,8 @@
 //! VMW_PSP_MRU: stays on the path it uses until that path fails; no fail-back. With ALUA it moves
 //! from a non-optimized path to an optimized one when one appears.
+//!
+//! Windows MPIO's Failover Only is the same policy: one active path, the others stand by, and "a
+//! failed path on return goes back to the standby role" (Microsoft DSM documentation).
 
 use super::{Eligible, PathSelector, PathState, PspEvent};
 use crate::spec::{Kind, Spec, SpecResult};
@@ -8,6 +11,11 @@ use sanlab_des::SimTime;
 pub const KIND: Kind<dyn PathSelector> = Kind {
     name: "mru",
     summary: "VMW_PSP_MRU: most recently used path, no fail-back",
+    build,
+};
+pub const FAILOVER_ONLY_KIND: Kind<dyn PathSelector> = Kind {
+    name: "mpio_failover_only",
+    summary: "Windows MPIO Failover Only: one active path, the others standby, no fail-back (as MRU)",
     build,
 };
 

@@ -24,6 +24,14 @@ pub const KIND: Kind<dyn PathSelector> = Kind {
     summary: "VMW_PSP_RR type=latency: sample paths, keep the low-latency ones (keep rule is sanlab's)",
     build,
 };
+/// ESXi HPP's LB-Latency scheme: the same sampling with its own defaults and ranges
+/// (vSphere API `HppLogicalUnitPolicy`: `latencyEvalTime` 30 s, 10-300 s; `samplingIosPerPath`
+/// 16, 16-160).
+pub const HPP_KIND: Kind<dyn PathSelector> = Kind {
+    name: "hpp_lb_latency",
+    summary: "ESXi HPP LB-Latency: as rr_latency, evaluated every 30 s by default",
+    build: build_hpp,
+};
 
 struct Sample {
     ios: u32,
@@ -46,12 +54,27 @@ struct LatencyRr {
     evaluated: bool,
 }
 
+/// Defaults and ranges of the sampling parameters, per product.
+struct Ranges {
+    sampling_ios: (i64, i64),
+    eval_ms: (u64, u64, u64),
+}
+
 fn build(spec: &Spec) -> SpecResult<Box<dyn PathSelector>> {
-    let sampling_ios = spec.int("num_sampling_cycles", Some(16), 16, 2_147_483_647, "I/Os sampled per path at each evaluation (esxcli -S)")?;
-    let eval = spec.duration_ns("latency_eval_time", Some((180_000 * NS_PER_MS, "180s")), "time between evaluations (esxcli -T, 30000..2147483647 ms)")?;
-    if !spec.is_describing() && !(30_000 * NS_PER_MS..=2_147_483_647 * NS_PER_MS).contains(&eval) {
-        let nearest = if eval < 30_000 * NS_PER_MS { "30s" } else { "2147483647ms" };
-        return Err(spec.error("latency_eval_time", format!("{} ms is out of range: expected 30000..=2147483647 ms (nearest valid: \"{nearest}\")", eval / NS_PER_MS)));
+    read(spec, Ranges { sampling_ios: (16, 2_147_483_647), eval_ms: (180_000, 30_000, 2_147_483_647) })
+}
+
+fn build_hpp(spec: &Spec) -> SpecResult<Box<dyn PathSelector>> {
+    read(spec, Ranges { sampling_ios: (16, 160), eval_ms: (30_000, 10_000, 300_000) })
+}
+
+fn read(spec: &Spec, r: Ranges) -> SpecResult<Box<dyn PathSelector>> {
+    let sampling_ios = spec.int("num_sampling_cycles", Some(16), r.sampling_ios.0, r.sampling_ios.1, "I/Os sampled per path at each evaluation (esxcli -S)")?;
+    let (default_ms, lo_ms, hi_ms) = r.eval_ms;
+    let eval = spec.duration_ns("latency_eval_time", Some((default_ms * NS_PER_MS, if default_ms == 180_000 { "180s" } else { "30s" })), "time between evaluations (esxcli -T)")?;
+    if !spec.is_describing() && !(lo_ms * NS_PER_MS..=hi_ms * NS_PER_MS).contains(&eval) {
+        let nearest = if eval < lo_ms * NS_PER_MS { lo_ms } else { hi_ms };
+        return Err(spec.error("latency_eval_time", format!("{} ms is out of range: expected {lo_ms}..={hi_ms} ms (nearest valid: \"{nearest}ms\")", eval / NS_PER_MS)));
     }
     let use_ano = spec.boolean("use_ano", false, "also sample and use active-non-optimized paths")?;
     let tolerance = spec.float("tolerance", 0.5, 0.0, 100.0, "sanlab's keep rule: keep paths within reference × (1 + tolerance)")?;
@@ -212,7 +235,10 @@ mod tests {
     fn eval_time_range_is_checked() {
         let t: toml::Table = "kind = \"rr_latency\"\nlatency_eval_time = \"10s\"".parse().unwrap();
         let e = crate::spec::build_kind(&crate::spec::Spec::new(&t, "psp"), super::super::REGISTRY, None).err().unwrap();
-        assert!(e.message.contains("nearest valid: \"30s\""), "{}", e.message);
+        assert!(e.message.contains("expected 30000..=2147483647 ms (nearest valid: \"30000ms\")"), "{}", e.message);
         assert_eq!(e.location, "psp.latency_eval_time");
+        let t: toml::Table = "kind = \"hpp_lb_latency\"\nlatency_eval_time = \"400s\"".parse().unwrap();
+        let e = crate::spec::build_kind(&crate::spec::Spec::new(&t, "psp"), super::super::REGISTRY, None).err().unwrap();
+        assert!(e.message.contains("expected 10000..=300000 ms (nearest valid: \"300000ms\")"), "{}", e.message);
     }
 }
