@@ -162,3 +162,36 @@ fn every_shipped_scenario_is_valid() {
     }
     assert!(checked >= 10, "{checked} scenarios");
 }
+
+/// Asserts that each `--set` is rejected with a message containing the text given.
+fn assert_rejected(cases: &[(&str, &str)]) {
+    for (set, expected) in cases {
+        let e = error_for(BASE, &[set]);
+        assert!(e.contains(expected), "{set}: {e}");
+        assert!(!e.contains('\n'), "{set}: one line: {e}");
+    }
+}
+
+#[test]
+fn overflow_nan_and_infinity_are_errors_where_written() {
+    assert_rejected(&[
+        ("run.duration=99999999999999999999999h", "run.duration: `99999999999999999999999h` is beyond the largest duration sanlab accepts, 365 days"),
+        ("array[0].media={kind=\"flash\", read_latency=\"99999999999999999999999h\"}", "array[0].media.read_latency: `99999999999999999999999h` is beyond the largest duration"),
+        ("vm[0].job[0].size=\"99999999999999999999GiB\"", "vm[0].job[0].size: `99999999999999999999GiB` is beyond the largest size sanlab accepts, 1 EiB"),
+        ("vm[0].job[0].rate_iops=\"1e-300\"", "vm[0].job[0].rate_iops: rate `1e-300` is out of range: expected 0 or 3.171e-8..=1e9 IOPS"),
+        ("vm[0].job[0].rate_iops=nan", "rate_iops: `NaN` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"zipf:nan\"", "random_distribution: zipf: parameter `nan` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"pareto:nan\"", "random_distribution: pareto: parameter `nan` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"normal:inf\"", "random_distribution: normal: parameter `inf` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"zoned:100/nan\"", "zoned zone `100/nan`: range percent `nan` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"zoned:4294967196/10:100/90\"", "zoned zone `4294967196/10`: access percent 4294967196 is out of range: expected 0..=100"),
+        ("vm[0].job[0].random_distribution=\"zoned_abs:50/1000000000GiB:50/1000000000GiB\"", "zoned_abs zones cover 2147483648000000000 bytes, more than the job's region"),
+        ("vm[0].job[0].offset=\"18446744073709551615\"", "vm[0].job[0].offset: `18446744073709551615` is beyond the largest size sanlab accepts, 1 EiB"),
+        ("vm[0].job[0]={offset=\"1073741000GiB\", size=\"1000GiB\"}", "vm[0].job[0].offset: the job's region would end beyond 1 EiB"),
+        ("vm[0].job[0]={numjobs=4, offset_increment=\"1000000000GiB\"}", "vm[0].job[0].offset_increment: the job's region would end beyond 1 EiB"),
+        ("vm[0].job[0].thinktime=\"99999999999999999999999\"", "vm[0].job[0].thinktime: `99999999999999999999999` is beyond the largest duration"),
+        ("vm[0].job[0].runtime=\"999999999999\"", "vm[0].job[0].runtime: `999999999999` is beyond the largest duration"),
+    ]);
+    let e = error_for(BASE, &[&format!("run.duration=1{}s", "0".repeat(400))]);
+    assert!(e.contains("run.duration: `1000") && e.ends_with("is not a finite number"), "{e}");
+}
