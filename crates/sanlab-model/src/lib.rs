@@ -14,6 +14,7 @@ pub mod fabric;
 pub mod host;
 pub mod io;
 pub mod multipath;
+pub mod names;
 pub mod number;
 pub mod report;
 pub mod spec;

@@ -195,3 +195,29 @@ fn overflow_nan_and_infinity_are_errors_where_written() {
     let e = error_for(BASE, &[&format!("run.duration=1{}s", "0".repeat(400))]);
     assert!(e.contains("run.duration: `1000") && e.ends_with("is not a finite number"), "{e}");
 }
+
+#[test]
+fn names_that_become_file_names_are_checked_where_written() {
+    let two_jobs = |a: &str, b: &str| BASE.replace("[[vm.job]]\nrw = \"randread\"", &format!("[[vm.job]]\nname = \"{a}\"\n[[vm.job]]\nname = \"{b}\""));
+    let e = error_for(&two_jobs("a b", "a_b"), &[]);
+    assert_eq!(e, "FILE: vm[0].job[1].name: jobs `a b` and `a_b` would share the file name `a_b`: rename one");
+    let e = error_for(&two_jobs("x", ".."), &[]);
+    assert_eq!(e, "FILE: vm[0].job[1].name: name `..` gives no file name: use letters, digits, `.`, `_` or `-`");
+    let e = error_for(&two_jobs("a\\tb", "a\\nb"), &[]);
+    assert_eq!(e, "FILE: vm[0].job[1].name: jobs `a\\tb` and `a\\nb` would share the file name `a_b`: rename one", "names shown escaped, on one line");
+    let e = error_for(&BASE.replace("name = \"t\"", &format!("name = \"{}\"", "n".repeat(300))), &[]);
+    assert!(e.starts_with("FILE: name: name `nnnnnnnnnnnnnnnnnnnn…` is 300 characters long: at most 120"), "{e}");
+}
+
+#[test]
+fn resource_limits_are_checked_before_the_run() {
+    let e = error_for(BASE, &["run.sample_interval=1ns"]);
+    assert_eq!(e, "FILE: run.sample_interval: 1000000000 samples of 6 entities make about 152.0 GB of time series, above the limit of 1.1 GB: use a sample_interval of at least 1us");
+    let e = error_for(BASE, &["vm[0].job[0]={numjobs=4096, iodepth=65536}"]);
+    assert_eq!(e, "FILE: vm[0]: with job `vm-0.64`, the jobs would keep 268435456 requests outstanding (iodepth x numjobs, summed), above the limit of 4194304: lower iodepth or numjobs");
+    // 1024 paths: no histogram is allocated before the run, so this validates at once.
+    let wide = BASE.replace("count = 2", "count = 1024");
+    let start = std::time::Instant::now();
+    Scenario::load(&write_scenario(&wide)).unwrap().validate(&[], &Overrides::default()).unwrap();
+    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+}

@@ -12,7 +12,7 @@ use crate::number::{DURATION, SIZE};
 use crate::spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text", build };
@@ -191,7 +191,7 @@ fn blkparse(text: &str, wanted: char) -> Result<Line, String> {
 }
 
 fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
-    let file = std::fs::File::open(path)?;
+    let file = super::open_input(path, super::MAX_TRACE_FILE_BYTES)?;
     Ok(if path.extension().is_some_and(|e| e == "gz") {
         Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
     } else {
@@ -215,8 +215,11 @@ impl Reader {
     /// The next line's content, or None at the end. Errors carry the line number.
     fn next_line(&mut self) -> Option<Result<Line, (usize, String)>> {
         self.buf.clear();
-        match self.input.read_line(&mut self.buf) {
+        match (&mut self.input).take(super::MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
             Ok(0) => None,
+            Ok(n) if n as u64 == super::MAX_TRACE_LINE_BYTES && !self.buf.ends_with('\n') => {
+                Some(Err((self.line + 1, format!("line longer than {} bytes: is this a trace?", super::MAX_TRACE_LINE_BYTES))))
+            }
             Ok(_) => {
                 self.line += 1;
                 Some(self.parser.line(self.line, &self.buf).map_err(|e| (self.line, e)))
