@@ -17,7 +17,7 @@ REQUIREMENTS := import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); 
 	print(*p["build-system"]["requires"], *p["project"]["dependencies"], \
 	*p["project"]["optional-dependencies"]["test"], sep="\n")
 
-.PHONY: help venv build demo test bench
+.PHONY: help venv build demo test bench fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
@@ -51,6 +51,13 @@ $(CHROMIUM):
 test: build $(CHROMIUM) ## Rust tests (release) and Python tests (installs Debian's chromium when missing)
 	cargo test --release --workspace --exclude sanlab-py
 	$(VENV)/bin/pytest -q
+
+FUZZ_SECONDS ?= 600
+FUZZ_EXAMPLES ?= 2000
+
+fuzz: build ## fuzz the parsers for FUZZ_SECONDS (Rust) and FUZZ_EXAMPLES inputs (CLI); failures land in tests/data/fuzz/
+	FUZZ_SECONDS=$(FUZZ_SECONDS) cargo test --release -p sanlab-scenario --test fuzz fuzz_corpora -- --nocapture
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q tests/python/test_fuzz.py
 
 bench: build ## speed and memory benchmark of the metro study against SimPy (docs/performance.md)
 	$(PYTHON) benches/metro_bench.py

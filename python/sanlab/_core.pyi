@@ -5,6 +5,9 @@ __version__: str
 class ScenarioError(Exception):
     """A user-input error; the message names the file, the location and the fix."""
 
+class InternalError(Exception):
+    """A bug in sanlab (a Rust panic); the message gives the panic's place. Please report it."""
+
 class Progress:
     """Watches a run from another thread; `cancel()` stops it at its next sample."""
 
@@ -32,3 +35,6 @@ def validate(path: str, sets: list[str] = ..., variants: list[str] | None = ...)
 
 def kinds() -> str:
     """Returns every component kind and its parameters as JSON."""
+
+def file_name(name: str) -> str:
+    """The file name `name` becomes in a run folder; raises ScenarioError when it gives none or is too long."""

@@ -1,8 +1,9 @@
 """The `sanlab` command: run, report, compare, sweep, validate, kinds.
 
 Exit codes: 0 success, 1 a file could not be written or some sweep runs failed, 2 invalid input
-(scenario, override, command line, run folder, or a non-empty --out folder), 130 interrupted
-(Ctrl-C; what finished is kept).
+(scenario, override, command line, run folder, or a non-empty --out folder), 3 an internal error
+(a bug in sanlab: please report it), 130 interrupted (Ctrl-C; what finished is kept). Every
+error is one line on stderr.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -22,13 +24,14 @@ from rich.console import Console
 import sanlab
 from sanlab import _core
 from sanlab.progress import REFRESH_S, RunProgress, SweepProgress, wanted
-from sanlab.report import REPORT_FILE, ReportRun, merge_runs, render_report
+from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.results import JSON_OMITTED_KEYS, Document, json_summary
 from sanlab.runfolder import (
     RunFolderError,
     new_default_out_dir,
     prepare_out_dir,
     read_run_folder,
+    render_folders,
     safe_name,
     utc_stamp,
     write_run_folder,
@@ -298,7 +301,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     doc, manifest = read_run_folder(args.run_dir)
     path = args.run_dir / REPORT_FILE
-    path.write_text(render_report([ReportRun(args.run_dir.name, doc, manifest)]), encoding="utf-8")
+    path.write_text(render_folders([ReportRun(args.run_dir.name, doc, manifest)]), encoding="utf-8")
     print(f"report: {path}")
     return 0
 
@@ -318,7 +321,7 @@ def _cmd_compare(args: argparse.Namespace, argv: Sequence[str]) -> int:
         ReportRun(label, *read_run_folder(run_dir))
         for label, run_dir in zip(_labels(args.run_dirs), args.run_dirs, strict=True)
     ]
-    page = render_report(runs)
+    page = render_folders(runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(page, encoding="utf-8")
     _console().print(variants_table(merge_runs(runs)))
@@ -402,8 +405,16 @@ def _console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=120)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _one_line(message: str) -> str:
+    """`message` with control characters (a newline in a name, say) escaped: one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+
+
 def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr, flush=True)
+    print(f"error: {_one_line(message)}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -415,6 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (sanlab.ScenarioError, RunFolderError, SweepError) as exc:
         _error(str(exc))
         return 2
+    except _core.InternalError as exc:
+        _error(f"internal error in sanlab, please report: {exc}")
+        return 3
     except BrokenPipeError:
         # stdout was closed early (e.g. `| head`): silence the failing final flush.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sanlab import _core
 from sanlab.fio import fio_document
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.results import Document, json_summary, summary_table, timeseries_table
@@ -33,15 +34,11 @@ RESULTS_FILE = "results.json"
 MANIFEST_FILE = "manifest.json"
 TIMESERIES_FILE = "timeseries.parquet"
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
 def safe_name(name: str) -> str:
-    """A file name for a variant, job or scenario name: runs of other characters become `_`."""
-    cleaned = _UNSAFE.sub("_", name).strip(".")
-    if not cleaned:
-        raise ValueError(f"cannot make a file name from {name!r}")
-    return cleaned
+    """A file name for a variant, job or scenario name, by the engine's one rule (runs of other
+    characters than letters, digits, `.`, `_`, `-` become `_`); the engine checked at parse time
+    that the names of a run give distinct ones."""
+    return _core.file_name(name)
 
 
 def utc_stamp(started: datetime) -> str:
@@ -71,16 +68,6 @@ def new_default_out_dir(root: Path, scenario: str, started: datetime) -> Path:
             candidate = root / f"{base}-{suffix}"
 
 
-def _check_unique(names: Sequence[str], what: str) -> None:
-    """Refuses names that would share a file once made safe (e.g. `a b` and `a_b`)."""
-    seen: dict[str, str] = {}
-    for name in names:
-        key = safe_name(name)
-        if key in seen:
-            raise ValueError(f"{what} names {seen[key]!r} and {name!r} share the file name {key!r}")
-        seen[key] = name
-
-
 def _write_json(path: Path, document: Any) -> None:
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
@@ -105,9 +92,7 @@ def write_run_folder(
     def record(path: Path) -> None:
         files.append(path.relative_to(out_dir).as_posix())
 
-    _check_unique([variant["name"] for variant in doc["variants"]], "variant")
     for variant in doc["variants"]:
-        _check_unique([job["name"] for job in variant["jobs"]], f"variant {variant['name']!r}: job")
         variant_dir = out_dir / safe_name(variant["name"])
         fio_dir = variant_dir / "fio"
         fio_dir.mkdir(parents=True, exist_ok=True)
@@ -165,11 +150,58 @@ class RunFolderError(Exception):
     """A folder that is not a complete run folder, or one written by an older sanlab."""
 
 
-def _read_json(path: Path) -> Any:
+def render_folders(runs: Sequence[ReportRun]) -> str:
+    """The report page of run folders read back; a document that lacks what the report reads
+    (a damaged or hand-edited results.json) is a RunFolderError naming the folders."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return render_report(list(runs))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        names = ", ".join(run.label for run in runs)
+        raise RunFolderError(
+            f"{names}: {RESULTS_FILE} lacks what the report reads ({type(exc).__name__}: {exc}); the file is damaged"
+        ) from None
+
+
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`, or RunFolderError saying what is wrong with the file."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RunFolderError(f"{path}: not UTF-8 text (byte {exc.start}); the file is damaged") from None
     except json.JSONDecodeError as exc:
         raise RunFolderError(f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise RunFolderError(f"{path}: cannot read ({exc.strerror})") from None
+    if not isinstance(document, dict):
+        found = _JSON_TYPES.get(type(document), "null")
+        raise RunFolderError(f"{path}: expected a JSON object, found {found}; the file is damaged")
+    return document
+
+
+def _check_variants(path: Path, doc: dict[str, Any]) -> None:
+    """The engine document's outline: a list of variants, each an object with a name and lists."""
+    variants = doc.get("variants")
+    if not isinstance(variants, list) or not all(isinstance(v, dict) for v in variants):
+        raise RunFolderError(f"{path}: expected `variants`, a list of objects; the file is damaged")
+    for index, variant in enumerate(variants):
+        if not isinstance(variant.get("name"), str):
+            raise RunFolderError(f"{path}: variants[{index}] has no name; the file is damaged")
+        for key in ("vms", "jobs", "paths", "devices", "arrays", "psp_events"):
+            if not isinstance(variant.get(key), list):
+                raise RunFolderError(f"{path}: variants[{index}].{key}: expected a list; the file is damaged")
+
+
+def _read_timeseries(path: Path) -> dict[str, list[Any]]:
+    columns = ["variant", "t_s", "entity", "metric", "value"]
+    try:
+        return pq.read_table(path, columns=columns).to_pydict()
+    except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+        raise RunFolderError(
+            f"{path}: not a Parquet table with columns {', '.join(columns)} ({exc}); the file is damaged"
+        ) from None
 
 
 def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
@@ -187,9 +219,10 @@ def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
             raise RunFolderError(
                 f"{str(run_dir)!r} has no {name}: it was written by an older sanlab; run the scenario again"
             )
-    manifest: dict[str, Any] = _read_json(run_dir / MANIFEST_FILE)
+    manifest = _read_json(run_dir / MANIFEST_FILE)
     doc: Document = _read_json(run_dir / RESULTS_FILE)
-    series = pq.read_table(run_dir / TIMESERIES_FILE).to_pydict()
+    _check_variants(run_dir / RESULTS_FILE, doc)
+    series = _read_timeseries(run_dir / TIMESERIES_FILE)
     by_variant: dict[str, dict[str, list[Any]]] = {
         variant["name"]: {"t_s": [], "entity": [], "metric": [], "value": []} for variant in doc["variants"]
     }

@@ -11,6 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import sanlab
+
 from conftest import with_hosts
 from sanlab.runfolder import (
     new_default_out_dir,
@@ -130,18 +132,14 @@ def test_timeseries_columns_of_different_length_are_refused(doc: dict[str, Any],
         _write(doc, tmp_path / "run")
 
 
-def test_names_sharing_a_file_are_refused(doc: dict[str, Any], tmp_path: Path) -> None:
-    doc["variants"][1]["name"] = "r/r"
-    doc["variants"][0]["name"] = "r_r"
-    with pytest.raises(ValueError, match="share the file name"):
-        _write(doc, tmp_path / "run")
-
-
-def test_safe_name() -> None:
+def test_safe_name_is_the_engines_rule() -> None:
     assert safe_name("metro_cluster_psp") == "metro_cluster_psp"
     assert safe_name("job 1/a") == "job_1_a"
-    with pytest.raises(ValueError):
+    assert safe_name("a_ b") == "a__b"
+    with pytest.raises(sanlab.ScenarioError, match="gives no file name"):
         safe_name("..")
+    with pytest.raises(sanlab.ScenarioError, match="300 characters long"):
+        safe_name("x" * 300)
 
 
 def test_prepare_out_dir_refuses_a_folder_with_files(tmp_path: Path) -> None:

@@ -157,10 +157,11 @@ impl EventQueue {
         }
     }
 
-    /// Schedules `payload` after `delay_ns`.
+    /// Schedules `payload` after `delay_ns`; a time past the end of `SimTime` saturates there,
+    /// beyond any run's end, instead of wrapping into the past.
     #[inline]
     pub fn schedule_in(&mut self, delay_ns: u64, payload: u64) {
-        self.schedule_at(self.now + delay_ns, payload);
+        self.schedule_at(self.now.saturating_add(delay_ns), payload);
     }
 
     /// Bucket number of the first non-empty bucket at or after the cursor, if any.
@@ -300,5 +301,16 @@ mod tests {
         assert_eq!(q.pending(), 1);
         q.advance_to(10);
         assert_eq!(q.now(), 10);
+    }
+
+    #[test]
+    fn a_delay_past_the_end_of_time_saturates_instead_of_wrapping() {
+        let mut q = EventQueue::new();
+        q.advance_to(10);
+        q.schedule_in(u64::MAX, 1);
+        q.schedule_in(5, 2);
+        assert_eq!(q.pop_until(1_000), Some(2));
+        assert_eq!(q.pop_until(u64::MAX - 1), None, "a wrapped time would come before the horizon");
+        assert_eq!(q.pop_until(u64::MAX), Some(1));
     }
 }

@@ -1,8 +1,10 @@
 //! Metrics: per-entity latency histograms and throughput counters, interval counters that feed the
 //! time series, and the time series itself (long format: time, entity, metric, value).
 //!
-//! Memory is fixed per entity (HDR histograms with a fixed range) except the time series, which
-//! grows by one row per entity and metric per sample interval.
+//! Memory is fixed per entity except the time series, which grows by one row per entity and
+//! metric per sample interval. An entity's HDR histogram (fixed range, [`HISTOGRAM_BYTES`]) is
+//! created with its first measured I/O, so entities that carry none (idle paths, say) cost a few
+//! bytes, and building a large topology costs nothing before the run.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -11,6 +13,8 @@ use serde::Serialize;
 const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 /// Three significant digits: 0.1 % relative error, finer than fio's own ~0.8 % buckets.
 const SIGNIFICANT_DIGITS: u8 = 3;
+/// Memory of one histogram over that range at that precision: 33,792 counts of 8 bytes.
+pub const HISTOGRAM_BYTES: u64 = 33_792 * 8;
 
 /// fio's default `percentile_list`, so the fio-compatible output carries the same keys.
 pub const FIO_PERCENTILES: [f64; 17] =
@@ -18,7 +22,8 @@ pub const FIO_PERCENTILES: [f64; 17] =
 
 /// Latency and throughput of one entity (a VM, a job direction, a path, a device, an array).
 pub struct IoStats {
-    hist: Histogram<u64>,
+    /// None until the first measured I/O.
+    hist: Option<Histogram<u64>>,
     ios: u64,
     bytes: u64,
     latency_sum_ns: u128,
@@ -72,7 +77,7 @@ impl Default for IoStats {
 impl IoStats {
     pub fn new() -> Self {
         Self {
-            hist: Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds"),
+            hist: None,
             ios: 0,
             bytes: 0,
             latency_sum_ns: 0,
@@ -91,7 +96,8 @@ impl IoStats {
             self.ios += 1;
             self.bytes += size_bytes;
             self.latency_sum_ns += u128::from(latency_ns);
-            self.hist.saturating_record(latency_ns.clamp(1, MAX_TRACKABLE_NS));
+            let hist = self.hist.get_or_insert_with(|| Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds"));
+            hist.saturating_record(latency_ns.clamp(1, MAX_TRACKABLE_NS));
         }
     }
 
@@ -112,7 +118,7 @@ impl IoStats {
     }
 
     fn quantile_ns(&self, q: f64) -> u64 {
-        if self.ios == 0 { 0 } else { self.hist.value_at_quantile(q) }
+        self.hist.as_ref().map_or(0, |h| h.value_at_quantile(q))
     }
 
     pub fn latency_ms(&self) -> LatencyMs {
@@ -123,7 +129,7 @@ impl IoStats {
             p95: ms(self.quantile_ns(0.95)),
             p99: ms(self.quantile_ns(0.99)),
             p999: ms(self.quantile_ns(0.999)),
-            max: if self.ios == 0 { 0.0 } else { ms(self.hist.max()) },
+            max: self.hist.as_ref().map_or(0.0, |h| ms(h.max())),
         }
     }
 
@@ -133,10 +139,10 @@ impl IoStats {
             .map(|p| (format!("{p:.6}"), self.quantile_ns(p / 100.0)))
             .collect();
         LatencyNs {
-            min: if self.ios == 0 { 0 } else { self.hist.min() },
-            max: if self.ios == 0 { 0 } else { self.hist.max() },
+            min: self.hist.as_ref().map_or(0, Histogram::min),
+            max: self.hist.as_ref().map_or(0, Histogram::max),
             mean: self.mean_ns(),
-            stddev: if self.ios == 0 { 0.0 } else { self.hist.stdev() },
+            stddev: self.hist.as_ref().map_or(0.0, Histogram::stdev),
             n: self.ios,
             percentile,
         }
@@ -310,6 +316,17 @@ mod tests {
         assert!(ns.percentile.contains_key("99.990000"));
         assert_eq!(s.interval_mut().take().ios, 1001);
         assert_eq!(s.interval_mut().ios, 0);
+    }
+
+    #[test]
+    fn histograms_are_allocated_by_the_first_measured_io() {
+        let mut s = IoStats::new();
+        assert!(s.hist.is_none(), "an idle entity holds no histogram");
+        assert_eq!((s.latency_ms().p99, s.latency_ns().max), (0.0, 0));
+        s.record(1_000, 4096, false);
+        assert!(s.hist.is_none(), "warm-up I/Os are not in the summary");
+        s.record(1_000, 4096, true);
+        assert_eq!(s.hist.as_ref().unwrap().distinct_values() as u64 * 8, HISTOGRAM_BYTES);
     }
 
     #[test]

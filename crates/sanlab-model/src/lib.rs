@@ -5,7 +5,8 @@
 //!          → fabric (links) → array (media, replication)
 //! ```
 //! `engine` carries requests along that chain; `report` turns a finished run into results;
-//! `spec` is the strict parameter reader every kind builds itself with.
+//! `spec` is the strict parameter reader every kind builds itself with; `number` the checked
+//! number reader under every parser.
 
 pub mod array;
 pub mod engine;
@@ -13,6 +14,8 @@ pub mod fabric;
 pub mod host;
 pub mod io;
 pub mod multipath;
+pub mod names;
+pub mod number;
 pub mod report;
 pub mod spec;
 pub mod topology;

@@ -5,6 +5,7 @@
 //! default and doc line, which is what `sanlab kinds` prints. A parameter is therefore declared in
 //! exactly one place.
 
+use crate::number::{checked, finite, DURATION, SIZE};
 use serde::Serialize;
 use std::cell::RefCell;
 use toml::{Table, Value};
@@ -310,6 +311,7 @@ impl<'a> Spec<'a> {
                 match pair.as_slice() {
                     [Value::Integer(size), value] if *size > 0 => {
                         let x = value.as_float().or_else(|| value.as_integer().map(|n| n as f64)).ok_or_else(bad)?;
+                        let x = checked(&value.to_string(), x).map_err(|e| SpecError::new(format!("{}[{i}]", self.at(key)), e))?;
                         Ok((*size as u64, x))
                     }
                     _ => Err(bad()),
@@ -355,8 +357,10 @@ fn split_number(s: &str) -> Result<(f64, &str), String> {
     let s = s.trim();
     let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
-    let num: f64 = num.replace('_', "").parse().map_err(|_| format!("`{s}` does not start with a number"))?;
-    Ok((num, unit.trim()))
+    if num.is_empty() {
+        return Err(format!("`{s}` does not start with a number"));
+    }
+    Ok((finite(&num.replace('_', ""))?, unit.trim()))
 }
 
 fn unit_error(s: &str, unit: &str, units: &[&str], example: &str) -> String {
@@ -369,7 +373,7 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
         return Err(unit_error(s, unit, &UNITS.map(|u| u.0), "50us"));
     };
-    Ok((n * scale).round() as u64)
+    DURATION.whole(s, n * scale)
 }
 
 pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
@@ -383,7 +387,7 @@ pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
     let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
         return Err(unit_error(s, unit, &["B", "k", "KiB", "KB", "m", "MiB", "MB", "g", "GiB", "GB"], "32KiB"));
     };
-    Ok((n * scale).round() as u64)
+    SIZE.whole(s, n * scale)
 }
 
 pub fn parse_bandwidth_bps(s: &str) -> Result<f64, String> {
@@ -397,7 +401,7 @@ pub fn parse_bandwidth_bps(s: &str) -> Result<f64, String> {
     if n <= 0.0 {
         return Err(format!("`{s}`: a bandwidth must be positive"));
     }
-    Ok(n * scale)
+    checked(s, n * scale)
 }
 
 /// One entry of a registry: a kind's name, summary and builder.

@@ -91,3 +91,49 @@ pub struct Topology {
     pub vms: Vec<VmConfig>,
     pub jobs: Vec<JobConfig>,
 }
+
+/// Most requests all jobs together may keep outstanding (the engine holds each in its request
+/// slab): 4 Mi, about 600 MB.
+pub const MAX_OUTSTANDING: u64 = 1 << 22;
+/// Largest time series a run may record: 1 GiB.
+pub const MAX_SERIES_BYTES: u64 = 1 << 30;
+/// Series per entity, at most (a device has six: IOPS, MB/s, latency, DQLEN, ACTV, QUED).
+const MAX_SERIES_PER_ENTITY: u64 = 6;
+/// Bytes per sample of one series (`f32`), and per sample of the shared time column.
+const SERIES_SAMPLE_BYTES: u64 = 4;
+const TIME_SAMPLE_BYTES: u64 = 8;
+/// Bytes an outstanding request holds in the engine, about.
+const REQUEST_BYTES: u64 = 160;
+
+/// What a run will hold in memory, estimated before it starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    /// Entities with statistics: hosts, arrays, array cores, paths, devices, VMs.
+    pub entities: u64,
+    pub samples: u64,
+    pub series_bytes: u64,
+    pub outstanding: u64,
+    /// Time series, request slab and one latency histogram per entity and job direction.
+    pub peak_bytes: u64,
+}
+
+impl Topology {
+    /// The run's memory, estimated from its size: what the limits above are checked against.
+    pub fn cost(&self) -> Cost {
+        let cores: usize = self.arrays.iter().filter_map(|a| a.cores.as_ref()).map(|c| c.centres.len()).sum();
+        let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
+        let entities = (self.hosts.len() + self.arrays.len() + cores + paths + self.devices.len() + self.vms.len()) as u64;
+        let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
+        let series_bytes = samples.saturating_mul(entities.saturating_mul(MAX_SERIES_PER_ENTITY * SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
+        let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
+        let histograms = entities + 2 * self.jobs.len() as u64;
+        let peak_bytes = series_bytes.saturating_add(outstanding * REQUEST_BYTES).saturating_add(histograms * sanlab_metrics::HISTOGRAM_BYTES);
+        Cost { entities, samples, series_bytes, outstanding, peak_bytes }
+    }
+}
+
+/// `bytes` for messages: "6.3 GB".
+pub fn human_bytes(bytes: u64) -> String {
+    let (value, unit) = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")].into_iter().find(|(scale, _)| bytes as f64 >= *scale).unwrap_or((1.0, "bytes"));
+    format!("{:.1} {unit}", bytes as f64 / value)
+}

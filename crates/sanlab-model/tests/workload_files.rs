@@ -329,3 +329,60 @@ fn closed_replay_and_bad_traces() {
     assert!(error("kind = \"trace\"\nfile = \"traces/v2.iolog\"\nformat = \"fio_iolog\"\naction = \"D\"").contains("applies to format = \"blkparse\" only"));
     assert!(error("kind = \"trace\"\nfile = \"traces/nothere.csv\"\nformat = \"msr_csv\"").contains("cannot read trace DATA/traces/nothere.csv"));
 }
+
+// ---- numbers out of range ------------------------------------------------------------------
+
+#[test]
+fn overflowing_non_finite_and_zero_values_in_files_are_errors() {
+    let e = |f: &str, format: &str| error(&format!("kind = \"trace\"\nfile = \"traces/bad/{f}\"\nformat = \"{format}\""));
+    assert!(e("huge_timestamp.iolog", "fio_iolog").ends_with("huge_timestamp.iolog:3: timestamp `18446744073709552` is out of range"), "{}", e("huge_timestamp.iolog", "fio_iolog"));
+    assert!(e("far_apart.csv", "msr_csv").ends_with("far_apart.csv:2: this record replays more than 365 days after the first one, the longest duration sanlab simulates"));
+    assert!(e("huge_sector.txt", "blkparse").ends_with("huge_sector.txt:1: sector `36028797018963968` is out of range"));
+    assert!(error(&fio("bad/long_section.fio")).ends_with("long_section.fio:4: section name `jjjjjjjjjjjjjjjjjjjj…` is 300 characters long: at most 120, as it becomes a file name"), "{}", error(&fio("bad/long_section.fio")));
+    let v = |f: &str| error(&vdb(&format!("bad/{f}")));
+    assert!(v("non_ascii_wildcard.vdb").ends_with("non_ascii_wildcard.vdb:3: rd=rd1: wd=*a matches no workload definition (defined: wdé)"), "{}", v("non_ascii_wildcard.vdb"));
+    assert!(v("half_byte_xfersize.vdb").ends_with("half_byte_xfersize.vdb:2: wd=wd1: xfersize 0.5 bytes: a transfer size is a positive multiple of 512 bytes"));
+    let inline = |key: &str, value: &str| error(&format!("kind = \"vdbench\"\n{key} = \"{value}\""));
+    for (key, value, expected) in [
+        ("elapsed", "nan", "vm[0].job[0].elapsed: elapsed=`nan` is not a finite number"),
+        ("interval", "inf", "vm[0].job[0].interval: interval=`inf` is not a finite number"),
+        ("hitarea", "nan", "vm[0].job[0].hitarea: hitarea=`nan` is not a finite number"),
+        ("hitarea", "1e300", "vm[0].job[0].hitarea: hitarea=`1e300` is beyond the largest size sanlab accepts, 1 EiB"),
+        ("warmup", "inf", "vm[0].job[0].warmup: warmup=`inf` is not a finite number"),
+        ("warmup", "-1", "vm[0].job[0].warmup: warmup=-1 must be 0 or positive"),
+        ("elapsed", "1e12", "vm[0].job[0].elapsed: elapsed=`1e12` is beyond the largest duration sanlab accepts, 365 days"),
+        ("iorate", "1e-300", "vm[0].job[0].iorate: rate `1e-300` is out of range: expected 0 or 3.171e-8..=1e9 IOPS (a lower rate spaces arrivals more than 365 days apart)"),
+        ("range", "(-10,50)", "vm[0].job[0].range: range=`(-10,50)`: the beginning must not be negative"),
+        ("xfersize", "1e400k", "vm[0].job[0].xfersize: xfersize=`1e400k` is not a vdbench number (k, m, g, t are powers of 1024, e.g. 4k, 1m)"),
+    ] {
+        assert_eq!(inline(key, value), expected);
+    }
+}
+
+#[test]
+fn input_files_are_regular_files_of_bounded_size() {
+    let dir = std::env::temp_dir().join(format!("sanlab-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let huge = dir.join("huge.fio");
+    std::fs::File::create(&huge).unwrap().set_len(17 << 20).unwrap();
+    let include = dir.join("include_zero.fio");
+    std::fs::write(&include, "[job]\ninclude /dev/zero\n").unwrap();
+    let long = dir.join("long.csv");
+    std::fs::write(&long, "1".repeat(70_000)).unwrap();
+    let cases = [
+        (format!("kind = \"trace\"\nfile = \"{}\"\nformat = \"msr_csv\"", long.display()), format!("{}:1: line longer than 65536 bytes: is this a trace?", long.display())),
+        (format!("kind = \"trace\"\nfile = \"/dev/zero\"\nformat = \"msr_csv\""), "cannot read trace /dev/zero: not a regular file (a device, a FIFO or a folder): expected a file".to_string()),
+        (format!("kind = \"fio_file\"\nfile = \"{}\"", fifo.display()), format!("cannot read fio job file {}: not a regular file", fifo.display())),
+        (format!("kind = \"vdbench\"\nfile = \"/dev/urandom\""), "cannot read vdbench parameter file /dev/urandom: not a regular file".to_string()),
+        (format!("kind = \"fio_file\"\nfile = \"{}\"", include.display()), format!("{}:2: include `/dev/zero`: cannot read /dev/zero: not a regular file", include.display())),
+        (format!("kind = \"fio_file\"\nfile = \"{}\"", huge.display()), "17825792 bytes, above the limit of 16777216 bytes for this kind of file".to_string()),
+    ];
+    for (src, expected) in cases {
+        let e = error(&src);
+        assert!(e.contains(&expected), "{e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -5,14 +5,42 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use sanlab_des::RunControl;
+use sanlab_model::names::{self, claim_file_name};
 use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 create_exception!(_core, ScenarioError_, PyException, "A scenario or its overrides are invalid; the message says where and why.");
 
+create_exception!(_core, InternalError, PyException, "A bug in sanlab (a Rust panic): the message says where; please report it with the input.");
+
 fn to_py(e: ScenarioError) -> PyErr {
     ScenarioError_::new_err(e.0)
+}
+
+thread_local! {
+    /// Where and why the last panic on this thread happened, recorded by the panic hook.
+    static PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`; a panic becomes InternalError with the panic's place and message on one line (the
+/// last line of defence: panics on user input are bugs to fix, and the fuzz tests fail on them).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        let what = PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic".to_string());
+        Err(InternalError::new_err(what.replace('\n', " ")))
+    })
+}
+
+/// Loads a scenario and checks its variant names, each of which names a folder of the run.
+// TODO(lib.rs owner): `Scenario::from_text` should make this check, naming `variant[i].name`.
+fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+    let s = Scenario::load(path)?;
+    let mut taken = vec![];
+    for (i, v) in s.variants.iter().enumerate() {
+        claim_file_name(&v.name, "variants", &mut taken).map_err(|e| ScenarioError(format!("{}: variant[{i}].name: {e}", s.file)))?;
+    }
+    Ok(s)
 }
 
 /// Watches a run from another thread: simulated time, variants done, and a way to stop it.
@@ -66,7 +94,8 @@ fn run(
     let o = Overrides { sets, seed, duration };
     let variants = variants.unwrap_or_default();
     let control = progress.map(|p| Arc::clone(&p.get().0));
-    let result = py.detach(|| run_file(&path, &variants, &o, control.as_deref())).map_err(to_py)?;
+    load(&path).map_err(to_py)?;
+    let result = py.detach(|| guarded(|| run_file(&path, &variants, &o, control.as_deref()).map_err(to_py)))?;
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
 
@@ -74,12 +103,21 @@ fn run(
 #[pyfunction]
 #[pyo3(signature = (path, sets=vec![], variants=None))]
 fn validate(path: PathBuf, sets: Vec<String>, variants: Option<Vec<String>>) -> PyResult<String> {
-    let s = Scenario::load(&path).map_err(to_py)?;
-    let o = Overrides { sets, ..Overrides::default() };
-    let requested = variants.unwrap_or_default();
-    s.validate(&requested, &o).map_err(to_py)?;
-    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
-    Ok(serde_json::json!({"scenario": s.name, "variants": names}).to_string())
+    guarded(|| {
+        let s = load(&path).map_err(to_py)?;
+        let o = Overrides { sets, ..Overrides::default() };
+        let requested = variants.unwrap_or_default();
+        s.validate(&requested, &o).map_err(to_py)?;
+        let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+        Ok(serde_json::json!({"scenario": s.name, "variants": names}).to_string())
+    })
+}
+
+/// The file name a variant, job or scenario name becomes in a run folder (one rule for Rust and
+/// Python); a name that gives none, or a too long one, raises ScenarioError.
+#[pyfunction]
+fn file_name(name: &str) -> PyResult<String> {
+    names::file_name(name).map_err(ScenarioError_::new_err)
 }
 
 /// Every model kind with its parameters, as JSON.
@@ -93,8 +131,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(file_name, m)?)?;
     m.add_class::<Progress>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError_>())?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    // A panic is reported once, by `guarded`, as InternalError (PyO3 reports the others).
+    std::panic::set_hook(Box::new(|info| {
+        let _ = PANIC.try_with(|p| *p.borrow_mut() = Some(info.to_string()));
+    }));
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

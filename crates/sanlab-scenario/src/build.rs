@@ -12,6 +12,7 @@ use sanlab_model::host::device_queue::{DeviceQueue, QfullRules};
 use sanlab_model::host::flow_control::REGISTRY as FLOW_CONTROLS;
 use sanlab_model::host::scheduler::REGISTRY as SCHEDULERS;
 use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
+use sanlab_model::names::{claim_file_name, escaped, file_name};
 use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
 use sanlab_model::topology::*;
 use sanlab_model::workload::REGISTRY as WORKLOADS;
@@ -60,7 +61,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     if version != SCHEMA_VERSION {
         return Err(top.error("schema_version", format!("version {version} is not supported: this sanlab reads schema_version = {SCHEMA_VERSION}")));
     }
-    top.string("name", None, "scenario name")?;
+    file_name(&top.string("name", None, "scenario name")?).map_err(|e| top.error("name", e))?;
     top.opt_string("description", "what the scenario shows")?;
     top.tables("variant", "named overrides, each a `set` table of path = value")?;
 
@@ -259,6 +260,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let mut vms = vec![];
     let mut vm_names: Vec<String> = vec![];
     let mut jobs = vec![];
+    let mut job_files = vec![];
     let multi_host = hosts.len() > 1;
     for v in top.tables("vm", "virtual machines")? {
         let name = unique_name(&v, "vm", &vm_names)?;
@@ -323,6 +325,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             let workload = build_kind(&j, WORKLOADS, Some("fio"))?;
             for instance in workload.instances() {
                 let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));
+                // Each job writes <variant>/fio/<job>.json.
+                claim_file_name(&n, "jobs", &mut job_files).map_err(|e| j.error("name", e))?;
                 jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload });
             }
         }
@@ -356,7 +360,39 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
     }
     top.finish()?;
-    Ok(Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs })
+    let topology = Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs };
+    check_limits(&topology)?;
+    Ok(topology)
+}
+
+/// Refuses a run whose time series or request slab would exceed its limit, before it starts.
+fn check_limits(t: &Topology) -> SpecResult<()> {
+    let cost = t.cost();
+    if cost.series_bytes > MAX_SERIES_BYTES {
+        let per_sample = cost.series_bytes / cost.samples.max(1);
+        let min_interval_us = (u128::from(t.run.duration_ns) * u128::from(per_sample)).div_ceil(u128::from(MAX_SERIES_BYTES) * 1_000);
+        return Err(SpecError::new(
+            "run.sample_interval",
+            format!(
+                "{} samples of {} entities make about {} of time series, above the limit of {}: use a sample_interval of at least {min_interval_us}us",
+                cost.samples,
+                cost.entities,
+                human_bytes(cost.series_bytes),
+                human_bytes(MAX_SERIES_BYTES)
+            ),
+        ));
+    }
+    let mut outstanding = 0;
+    for job in &t.jobs {
+        outstanding += u64::from(job.workload.pacing().depth());
+        if outstanding > MAX_OUTSTANDING {
+            return Err(SpecError::new(
+                format!("vm[{}]", job.vm),
+                format!("with job `{}`, the jobs would keep {} requests outstanding (iodepth x numjobs, summed), above the limit of {MAX_OUTSTANDING}: lower iodepth or numjobs", escaped(&job.name), cost.outstanding),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The paths of a device of `host` on `arrays`: every path from the host to one of them, with its

@@ -178,3 +178,62 @@ fn every_shipped_scenario_is_valid() {
     }
     assert!(checked >= 10, "{checked} scenarios");
 }
+
+/// Asserts that each `--set` is rejected with a message containing the text given.
+fn assert_rejected(cases: &[(&str, &str)]) {
+    for (set, expected) in cases {
+        let e = error_for(BASE, &[set]);
+        assert!(e.contains(expected), "{set}: {e}");
+        assert!(!e.contains('\n'), "{set}: one line: {e}");
+    }
+}
+
+#[test]
+fn overflow_nan_and_infinity_are_errors_where_written() {
+    assert_rejected(&[
+        ("run.duration=99999999999999999999999h", "run.duration: `99999999999999999999999h` is beyond the largest duration sanlab accepts, 365 days"),
+        ("array[0].media={kind=\"flash\", read_latency=\"99999999999999999999999h\"}", "array[0].media.read_latency: `99999999999999999999999h` is beyond the largest duration"),
+        ("vm[0].job[0].size=\"99999999999999999999GiB\"", "vm[0].job[0].size: `99999999999999999999GiB` is beyond the largest size sanlab accepts, 1 EiB"),
+        ("vm[0].job[0].rate_iops=\"1e-300\"", "vm[0].job[0].rate_iops: rate `1e-300` is out of range: expected 0 or 3.171e-8..=1e9 IOPS"),
+        ("vm[0].job[0].rate_iops=nan", "rate_iops: `NaN` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"zipf:nan\"", "random_distribution: zipf: parameter `nan` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"pareto:nan\"", "random_distribution: pareto: parameter `nan` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"normal:inf\"", "random_distribution: normal: parameter `inf` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"zoned:100/nan\"", "zoned zone `100/nan`: range percent `nan` is not a finite number"),
+        ("vm[0].job[0].random_distribution=\"zoned:4294967196/10:100/90\"", "zoned zone `4294967196/10`: access percent 4294967196 is out of range: expected 0..=100"),
+        ("vm[0].job[0].random_distribution=\"zoned_abs:50/1000000000GiB:50/1000000000GiB\"", "zoned_abs zones cover 2147483648000000000 bytes, more than the job's region"),
+        ("vm[0].job[0].offset=\"18446744073709551615\"", "vm[0].job[0].offset: `18446744073709551615` is beyond the largest size sanlab accepts, 1 EiB"),
+        ("vm[0].job[0]={offset=\"1073741000GiB\", size=\"1000GiB\"}", "vm[0].job[0].offset: the job's region would end beyond 1 EiB"),
+        ("vm[0].job[0]={numjobs=4, offset_increment=\"1000000000GiB\"}", "vm[0].job[0].offset_increment: the job's region would end beyond 1 EiB"),
+        ("vm[0].job[0].thinktime=\"99999999999999999999999\"", "vm[0].job[0].thinktime: `99999999999999999999999` is beyond the largest duration"),
+        ("vm[0].job[0].runtime=\"999999999999\"", "vm[0].job[0].runtime: `999999999999` is beyond the largest duration"),
+    ]);
+    let e = error_for(BASE, &[&format!("run.duration=1{}s", "0".repeat(400))]);
+    assert!(e.contains("run.duration: `1000") && e.ends_with("is not a finite number"), "{e}");
+}
+
+#[test]
+fn names_that_become_file_names_are_checked_where_written() {
+    let two_jobs = |a: &str, b: &str| BASE.replace("[[vm.job]]\nrw = \"randread\"", &format!("[[vm.job]]\nname = \"{a}\"\n[[vm.job]]\nname = \"{b}\""));
+    let e = error_for(&two_jobs("a b", "a_b"), &[]);
+    assert_eq!(e, "FILE: vm[0].job[1].name: jobs `a b` and `a_b` would share the file name `a_b`: rename one");
+    let e = error_for(&two_jobs("x", ".."), &[]);
+    assert_eq!(e, "FILE: vm[0].job[1].name: name `..` gives no file name: use letters, digits, `.`, `_` or `-`");
+    let e = error_for(&two_jobs("a\\tb", "a\\nb"), &[]);
+    assert_eq!(e, "FILE: vm[0].job[1].name: jobs `a\\tb` and `a\\nb` would share the file name `a_b`: rename one", "names shown escaped, on one line");
+    let e = error_for(&BASE.replace("name = \"t\"", &format!("name = \"{}\"", "n".repeat(300))), &[]);
+    assert!(e.starts_with("FILE: name: name `nnnnnnnnnnnnnnnnnnnn…` is 300 characters long: at most 120"), "{e}");
+}
+
+#[test]
+fn resource_limits_are_checked_before_the_run() {
+    let e = error_for(BASE, &["run.sample_interval=1ns"]);
+    assert_eq!(e, "FILE: run.sample_interval: 1000000000 samples of 6 entities make about 152.0 GB of time series, above the limit of 1.1 GB: use a sample_interval of at least 1us");
+    let e = error_for(BASE, &["vm[0].job[0]={numjobs=4096, iodepth=65536}"]);
+    assert_eq!(e, "FILE: vm[0]: with job `vm-0.64`, the jobs would keep 268435456 requests outstanding (iodepth x numjobs, summed), above the limit of 4194304: lower iodepth or numjobs");
+    // 1024 paths: no histogram is allocated before the run, so this validates at once.
+    let wide = BASE.replace("count = 2", "count = 1024");
+    let start = std::time::Instant::now();
+    Scenario::load(&write_scenario(&wide)).unwrap().validate(&[], &Overrides::default()).unwrap();
+    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+}

@@ -6,6 +6,7 @@
 //! the given) centre. So their hot blocks are spread over the region, as in fio, not packed at its
 //! start. Zoned distributions send a share of requests to each zone, uniformly inside it.
 
+use crate::number::{finite, whole_percent};
 use sanlab_des::RngStream;
 
 /// fio caps the zeta sum at 10M terms (lib/zipf.c `ZIPF_MAX_GEN`): precision drops slightly
@@ -34,7 +35,7 @@ pub enum DistributionSpec {
 
 /// Splits "name:a:b" parameters of zipf, pareto and normal into a value and an optional centre.
 fn value_and_center(name: &str, params: &[&str], default: f64) -> Result<(f64, Option<f64>), String> {
-    let num = |s: &str, what: &str| s.trim().parse::<f64>().map_err(|_| format!("{name}: {what} `{s}` is not a number"));
+    let num = |s: &str, what: &str| finite(s).map_err(|e| format!("{name}: {what} {e}"));
     let value = match params.first() {
         Some(s) if !s.trim().is_empty() => num(s, "parameter")?,
         _ => default,
@@ -64,7 +65,7 @@ fn zones<T: Copy>(name: &str, list: &str, size: impl Fn(&str) -> Result<Option<T
         let (a, s) = entry.split_once('/').ok_or_else(|| format!("{name} zone `{entry}`: expected access%/range, e.g. \"60/10\""))?;
         access.push(match a.trim() {
             "" => None,
-            a => Some(a.parse().map_err(|_| format!("{name} zone `{entry}`: access percent `{a}` is not a whole number"))?),
+            a => Some(whole_percent(a).map_err(|e| format!("{name} zone `{entry}`: access {e}"))?),
         });
         sizes.push(size(s.trim()).map_err(|e| format!("{name} zone `{entry}`: {e}"))?);
     }
@@ -119,7 +120,11 @@ impl DistributionSpec {
                     rest,
                     |p| match p {
                         "" => Ok(None),
-                        p => p.parse::<f64>().map(Some).map_err(|_| format!("range percent `{p}` is not a number")),
+                        p => match finite(p) {
+                            Ok(r) if (0.0..=100.0).contains(&r) => Ok(Some(r)),
+                            Ok(r) => Err(format!("range percent {r} is out of range: expected 0..=100")),
+                            Err(e) => Err(format!("range percent {e}")),
+                        },
                     },
                     |sizes| {
                         let given: f64 = sizes.iter().flatten().sum();
@@ -181,10 +186,12 @@ impl DistributionSpec {
                     cum += access;
                     let len = size / block_bytes.max(1);
                     out.push(Zone { cum_access: cum, start_block: start, blocks: len.max(1) });
+                    // Each zone is at most 1 EiB: checked zone by zone, the sum cannot overflow.
                     start += len;
-                }
-                if start > blocks {
-                    return Err(format!("zoned_abs zones cover {} bytes, more than the job's region of {} bytes (fio: \"zoned_abs sizes exceed file size\")", start * block_bytes, blocks * block_bytes));
+                    if start > blocks {
+                        let covered: u128 = z.iter().map(|&(_, size)| u128::from(size / block_bytes.max(1) * block_bytes)).sum();
+                        return Err(format!("zoned_abs zones cover {covered} bytes, more than the job's region of {} bytes (fio: \"zoned_abs sizes exceed file size\")", blocks * block_bytes));
+                    }
                 }
                 Distribution::Zoned(out)
             }

@@ -10,6 +10,7 @@
 use super::distribution::{Distribution, DistributionSpec};
 use super::{Instance, Pacing, Request, Workload};
 use crate::io::Op;
+use crate::number::{self, finite, whole_percent, DURATION, SIZE};
 use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
@@ -264,7 +265,7 @@ fn parse_fio_size(s: &str, kb_base: u64) -> Result<FioSize, String> {
     if num.is_empty() {
         return Err(format!("`{s}` does not start with a number"));
     }
-    let n: f64 = if radix == 16 { u64::from_str_radix(num, 16).map(|v| v as f64).map_err(|_| format!("`{s}` is not a number"))? } else { num.parse().map_err(|_| format!("`{s}` is not a number"))? };
+    let n: f64 = if radix == 16 { u64::from_str_radix(num, 16).map(|v| v as f64).map_err(|_| format!("`{s}` is not a number"))? } else { finite(num)? };
     let unit = unit.trim().to_ascii_lowercase();
     if unit == "%" {
         if !(0.0..=100.0).contains(&n) {
@@ -290,7 +291,7 @@ fn parse_fio_size(s: &str, kb_base: u64) -> Result<FioSize, String> {
             return Err(format!("`{s}` has an unknown size suffix `{unit}`: expected one of {} (e.g. \"4k\"){}", UNITS.join(", "), did_you_mean(&unit, UNITS)));
         }
     };
-    Ok(FioSize::Bytes((n * (base as f64).powi(power)).round() as u64))
+    Ok(FioSize::Bytes(SIZE.whole(s, n * (base as f64).powi(power))?))
 }
 
 /// A duration; a bare number is in `bare_unit_ns` (fio: seconds, microseconds for thinktime).
@@ -299,7 +300,10 @@ fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
     let t = s.trim();
     let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(end);
-    let n: f64 = num.parse().map_err(|_| format!("`{s}` does not start with a number"))?;
+    if num.is_empty() {
+        return Err(format!("`{s}` does not start with a number"));
+    }
+    let n = finite(num)?;
     const UNITS: [(&str, f64); 13] = [
         ("ns", 1.0), ("us", 1e3), ("usec", 1e3), ("µs", 1e3), ("ms", 1e6), ("msec", 1e6), ("s", 1e9), ("sec", 1e9),
         ("m", 60e9), ("min", 60e9), ("h", 3600e9), ("d", 86_400e9), ("", 0.0),
@@ -313,7 +317,7 @@ fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
             return Err(format!("`{s}` has an unknown time unit `{unit}`: expected one of {}{}", names.join(", "), did_you_mean(&unit, names.iter().copied())));
         }
     };
-    Ok((n * scale).round() as u64)
+    DURATION.whole(s, n * scale)
 }
 
 fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
@@ -394,7 +398,7 @@ fn parse_bssplit(s: &str, units: &Units) -> Result<BlockSizes, String> {
         let size = units.block_size(size).map_err(|e| format!("bssplit entry `{part}`: {e}"))?;
         let pct: Option<u32> = match pct.trim() {
             "" => None,
-            p => Some(p.parse().map_err(|_| format!("bssplit entry `{part}`: percent `{p}` is not a whole number"))?),
+            p => Some(whole_percent(p).map_err(|e| format!("bssplit entry `{part}`: {e}"))?),
         };
         entries.push((size, pct));
     }
@@ -623,7 +627,7 @@ impl FioJob {
             let mut rates = [0.0; 2];
             for (d, s) in per_direction(text).iter().enumerate() {
                 if let Some(s) = s {
-                    rates[d] = s.parse::<f64>().ok().filter(|r| (0.0..=1e9).contains(r)).ok_or_else(|| err("rate_iops", format!("`{s}` is not a rate: expected 0..=1e9 IOPS")))?;
+                    rates[d] = finite(s).and_then(|r| number::rate_iops(s, r)).map_err(|e| err("rate_iops", e))?;
                 }
             }
             let [r, w] = rates;
@@ -674,6 +678,14 @@ impl FioJob {
         let wraps = time_based || (mode == "randrw" && io_bytes > size_bytes);
         let passes = (mixes_sequential && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| o.effect != Effect::Ignored)).map(|(n, s)| (n.to_string(), s.clone())).collect();
+        let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
+        let offset_increment_bytes = size_of("offset_increment", 0)?;
+        // The last clone's region must end within the largest size (no offset wraps around).
+        let last_end = offset_increment_bytes.checked_mul(numjobs - 1).and_then(|o| o.checked_add(offset_bytes)).and_then(|o| o.checked_add(size_bytes));
+        if last_end.is_none_or(|e| e > SIZE.max()) {
+            let option = if numjobs > 1 && offset_increment_bytes > 0 { "offset_increment" } else { "offset" };
+            return Err(err(option, format!("the job's region would end beyond {}: offset + (numjobs - 1) x offset_increment + size must stay within it", SIZE.max_text())));
+        }
         Ok(FioJob {
             dirs,
             read_pct,
@@ -681,8 +693,8 @@ impl FioJob {
             perc_random,
             rw_nr,
             depth,
-            numjobs: int_of("numjobs", 1, 1, 4_096)? as u32,
-            offset_increment_bytes: size_of("offset_increment", 0)?,
+            numjobs: numjobs as u32,
+            offset_increment_bytes,
             rate_iops,
             poisson,
             start_ns,

@@ -9,6 +9,7 @@
 
 use super::fio::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
 use super::{at_line, JobSet, Workload};
+use crate::names::file_name;
 use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
 
@@ -98,7 +99,7 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         // Relative names are relative to the including file, as fio falls back to.
         let dir = files.0[file].parent().unwrap_or(Path::new(".")).to_path_buf();
         let path = dir.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
+        let text = super::read_text(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
         let included = files.add(path);
         return read_options(&text, included, files, depth + 1, sink);
     }
@@ -131,7 +132,7 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
 /// Reads a job file into its job sections.
 fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
     let mut files = Files::default();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
+    let text = super::read_text(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
     let file = files.add(path.to_path_buf());
     let mut globals: Vec<Entry> = vec![];
     let mut jobs: Vec<JobSection> = vec![];
@@ -149,6 +150,8 @@ fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
             if name.is_empty() {
                 return Err(files.at(file, n + 1, "empty section name `[]`"));
             }
+            // The section names a job, and so a file of the run folder.
+            file_name(name).map_err(|e| files.at(file, n + 1, format!("section {e}")))?;
             // fio takes any section whose name starts with "global" as global (strncmp(name, "global", 6)).
             if name.starts_with("global") {
                 current = Some(None);

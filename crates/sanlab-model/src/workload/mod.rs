@@ -38,6 +38,15 @@ pub enum Pacing {
     Timed { depth: u32 },
 }
 
+impl Pacing {
+    /// Requests the job keeps outstanding at most.
+    pub fn depth(&self) -> u32 {
+        match *self {
+            Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } => depth,
+        }
+    }
+}
+
 /// One job instance a workload expands into: its name suffix (None keeps the job's name) and state.
 pub struct Instance {
     pub suffix: Option<String>,
@@ -88,6 +97,35 @@ pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbenc
 
 pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("workload", REGISTRY)
+}
+
+/// Largest job or parameter file, each read whole: 16 MiB.
+const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
+/// Largest trace, read line by line: 64 GiB.
+const MAX_TRACE_FILE_BYTES: u64 = 64 << 30;
+/// Longest line of a trace: 64 KiB.
+const MAX_TRACE_LINE_BYTES: u64 = 64 << 10;
+
+/// Opens an input file: a regular file (not a device such as /dev/zero, a FIFO or a folder) of
+/// at most `max_bytes`. Checked before opening, which would wait forever on a FIFO.
+fn open_input(path: &std::path::Path, max_bytes: u64) -> std::io::Result<std::fs::File> {
+    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(invalid("not a regular file (a device, a FIFO or a folder): expected a file".into()));
+    }
+    if meta.len() > max_bytes {
+        return Err(invalid(format!("{} bytes, above the limit of {max_bytes} bytes for this kind of file", meta.len())));
+    }
+    std::fs::File::open(path)
+}
+
+/// A job or parameter file's text (see [`open_input`]).
+fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    open_input(path, MAX_TEXT_FILE_BYTES)?.take(MAX_TEXT_FILE_BYTES).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// "path:line: message", the way every file-format error names its place.

@@ -8,10 +8,11 @@
 
 use super::{at_line, Instance, Pacing, Request, Workload};
 use crate::io::Op;
+use crate::number::{DURATION, SIZE};
 use crate::spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text", build };
@@ -52,11 +53,19 @@ struct LineParser {
 }
 
 fn num<T: std::str::FromStr>(field: &str, what: &str) -> Result<T, String> {
-    field.trim().parse().map_err(|_| format!("{what} `{field}` is not a number"))
+    field.trim().parse().map_err(|_| format!("{what} `{field}` is not a whole number in range"))
+}
+
+/// `field` (a whole number) times `unit`, if the product fits.
+fn num_times(field: &str, what: &str, unit: u64) -> Result<u64, String> {
+    num::<u64>(field, what)?.checked_mul(unit).ok_or_else(|| format!("{what} `{}` is out of range", field.trim()))
 }
 
 fn request(op: Op, offset_bytes: u64, size: u64) -> Result<Request, String> {
     let size_bytes = u32::try_from(size).ok().filter(|s| *s > 0).ok_or_else(|| format!("request size {size} bytes is out of range: expected 1..=4 GiB"))?;
+    if offset_bytes > SIZE.max() {
+        return Err(format!("offset {offset_bytes} bytes is beyond the largest size sanlab accepts, {}", SIZE.max_text()));
+    }
     Ok(Request { op, size_bytes, offset_bytes })
 }
 
@@ -92,7 +101,7 @@ impl LineParser {
         let fields: Vec<&str> = text.split_whitespace().collect();
         let (at_ns, rest) = if version == 3 {
             let (ts, rest) = fields.split_first().expect("non-empty line");
-            (num::<u64>(ts, "timestamp")? * 1_000, rest)
+            (num_times(ts, "timestamp", 1_000)?, rest)
         } else {
             (self.wait_ns, &fields[..])
         };
@@ -105,7 +114,7 @@ impl LineParser {
                     "write" => Ok(Line::Io { at_ns, req: request(Op::Write, offset, length)? }),
                     "wait" if version == 2 => {
                         if offset >= MIN_WAIT_US {
-                            self.wait_ns += offset * 1_000;
+                            self.wait_ns = offset.checked_mul(1_000).and_then(|w| w.checked_add(self.wait_ns)).ok_or_else(|| format!("wait `{offset}` takes the log's time out of range"))?;
                         }
                         Ok(Line::Other)
                     }
@@ -135,7 +144,7 @@ fn msr(number: usize, text: &str) -> Result<Line, String> {
     if f.len() != 7 {
         return Err(format!("expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found {}", f.len()));
     }
-    let at_ns = num::<u64>(f[0], "Timestamp")?.checked_mul(FILETIME_TICK_NS).ok_or_else(|| format!("Timestamp `{}` is out of range for FILETIME", f[0]))?;
+    let at_ns = num_times(f[0], "Timestamp", FILETIME_TICK_NS)?;
     let op = match f[3].trim().to_ascii_lowercase().as_str() {
         "read" => Op::Read,
         "write" => Op::Write,
@@ -163,7 +172,7 @@ fn blkparse(text: &str, wanted: char) -> Result<Line, String> {
     if frac.len() > 9 {
         return Err(format!("time `{}`: expected seconds.nanoseconds", f[3]));
     }
-    let at_ns = num::<u64>(sec, "time")? * 1_000_000_000 + num::<u64>(frac, "time")? * 10u64.pow(9 - frac.len() as u32);
+    let at_ns = num_times(sec, "time", 1_000_000_000)?.checked_add(num_times(frac, "time", 10u64.pow(9 - frac.len() as u32))?).ok_or_else(|| format!("time `{}` is out of range", f[3]))?;
     // RWBS: the first of R, W, D (discard), F (flush) says what the request is.
     let op = match f[6].chars().find(|c| matches!(c, 'R' | 'W' | 'D' | 'F')) {
         Some('R') => Op::Read,
@@ -174,15 +183,15 @@ fn blkparse(text: &str, wanted: char) -> Result<Line, String> {
     let [sector, "+", sectors, ..] = f[7..] else {
         return Err(format!("expected `sector + nsectors` after RWBS `{}`", f[6]));
     };
-    let (sector, sectors): (u64, u64) = (num(sector, "sector")?, num(sectors, "nsectors")?);
-    if sectors == 0 {
+    let offset_bytes = num_times(sector, "sector", SECTOR_BYTES)?;
+    if num::<u64>(sectors, "nsectors")? == 0 {
         return Ok(Line::Skipped("empty"));
     }
-    Ok(Line::Io { at_ns, req: request(op, sector * SECTOR_BYTES, sectors * SECTOR_BYTES)? })
+    Ok(Line::Io { at_ns, req: request(op, offset_bytes, num_times(sectors, "nsectors", SECTOR_BYTES)?)? })
 }
 
 fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
-    let file = std::fs::File::open(path)?;
+    let file = super::open_input(path, super::MAX_TRACE_FILE_BYTES)?;
     Ok(if path.extension().is_some_and(|e| e == "gz") {
         Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
     } else {
@@ -206,8 +215,11 @@ impl Reader {
     /// The next line's content, or None at the end. Errors carry the line number.
     fn next_line(&mut self) -> Option<Result<Line, (usize, String)>> {
         self.buf.clear();
-        match self.input.read_line(&mut self.buf) {
+        match (&mut self.input).take(super::MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
             Ok(0) => None,
+            Ok(n) if n as u64 == super::MAX_TRACE_LINE_BYTES && !self.buf.ends_with('\n') => {
+                Some(Err((self.line + 1, format!("line longer than {} bytes: is this a trace?", super::MAX_TRACE_LINE_BYTES))))
+            }
             Ok(_) => {
                 self.line += 1;
                 Some(self.parser.line(self.line, &self.buf).map_err(|e| (self.line, e)))
@@ -237,7 +249,9 @@ struct Summary {
     skipped: Vec<(&'static str, u64)>,
 }
 
-fn scan(path: &Path, format: Format) -> Result<Summary, String> {
+/// Checks every line and counts the records. Replayed times (after the first record, times
+/// `time_scale`) must stay within the longest duration.
+fn scan(path: &Path, format: Format, time_scale: f64) -> Result<Summary, String> {
     let mut r = Reader::new(path, format).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     let mut s = Summary { records: 0, first_ns: 0, last_ns: 0, skipped: vec![] };
     while let Some(line) = r.next_line() {
@@ -245,6 +259,9 @@ fn scan(path: &Path, format: Format) -> Result<Summary, String> {
             Line::Io { at_ns, .. } => {
                 if s.records == 0 {
                     s.first_ns = at_ns;
+                }
+                if at_ns.saturating_sub(s.first_ns) as f64 * time_scale > DURATION.max() as f64 {
+                    return Err(at_line(path, r.line, format!("this record replays more than {} after the first one, the longest duration sanlab simulates", DURATION.max_text())));
                 }
                 s.last_ns = s.last_ns.max(at_ns);
                 s.records += 1;
@@ -294,7 +311,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     if spec.has("action") && !matches!(format, Format::Blkparse { .. }) {
         return Err(spec.error("action", "applies to format = \"blkparse\" only"));
     }
-    let s = scan(&path, format).map_err(|e| spec.error("file", e))?;
+    let s = scan(&path, format, time_scale).map_err(|e| spec.error("file", e))?;
     let mut options = vec![
         ("file".to_string(), path.display().to_string()),
         ("records".to_string(), s.records.to_string()),

@@ -12,6 +12,7 @@
 use super::vdbench_file::{read_items, values, Files, Item};
 use super::{Instance, JobSet, Pacing, Request, Workload};
 use crate::io::Op;
+use crate::number::{checked, finite, rate_iops, DURATION, SIZE};
 use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
@@ -48,9 +49,12 @@ fn unmodelled(keyword: &str, why: &str) -> String {
 /// A vdbench number (Vdb_scan.not_numeric): k, m, g, t are powers of 1024, a trailing b is
 /// allowed (kb, mb), h is hours; for elapsed, interval, pause and warmup m means minutes.
 fn number(keyword: &str, s: &str) -> Result<f64, String> {
-    if let Ok(n) = s.parse::<f64>() {
-        return Ok(n);
-    }
+    let n = if s.parse::<f64>().is_ok() { finite(s) } else { suffixed(keyword, s) };
+    n.map_err(|e| format!("{keyword}={e}"))
+}
+
+/// A number with one of vdbench's suffixes.
+fn suffixed(keyword: &str, s: &str) -> Result<f64, String> {
     let lower = s.to_ascii_lowercase();
     let body = if lower.len() > 2 { lower.strip_suffix('b').unwrap_or(&lower) } else { &lower };
     let minutes = ["el", "in", "pa", "wa"].iter().any(|p| keyword.starts_with(p));
@@ -63,7 +67,8 @@ fn number(keyword: &str, s: &str) -> Result<f64, String> {
         Some('h') => (&body[..body.len() - 1], 3600.0),
         _ => ("", 0.0),
     };
-    front.parse::<f64>().map(|n| n * mult).map_err(|_| format!("{keyword}=`{s}` is not a vdbench number (k, m, g, t are powers of 1024, e.g. 4k, 1m)"))
+    let n = finite(front).map_err(|_| format!("`{s}` is not a vdbench number (k, m, g, t are powers of 1024, e.g. 4k, 1m)"))?;
+    checked(s, n * mult)
 }
 
 fn single<'a>(keyword: &str, value: &'a str) -> Result<&'a str, String> {
@@ -83,23 +88,29 @@ fn percent(keyword: &str, value: &str) -> Result<f64, String> {
 
 fn bytes(keyword: &str, value: &str) -> Result<u64, String> {
     let b = number(keyword, single(keyword, value)?)?;
-    if b < 0.0 {
-        return Err(format!("{keyword}={value} must not be negative"));
-    }
-    Ok(b as u64)
+    // vdbench truncates a fractional byte count.
+    SIZE.whole(value, b.trunc()).map_err(|e| format!("{keyword}={e}"))
 }
 
-fn seconds(keyword: &str, value: &str) -> Result<f64, String> {
+/// Seconds, 0 (when `zero_ok`) or positive, at most the longest duration.
+fn seconds(keyword: &str, value: &str, zero_ok: bool) -> Result<f64, String> {
     let s = number(keyword, single(keyword, value)?)?;
-    if s <= 0.0 {
-        return Err(format!("{keyword}={value} must be positive"));
+    if s < 0.0 || (s == 0.0 && !zero_ok) {
+        return Err(format!("{keyword}={value} must be {}", if zero_ok { "0 or positive" } else { "positive" }));
     }
+    DURATION.whole(value, s * 1e9).map_err(|e| format!("{keyword}={e}"))?;
     Ok(s)
 }
 
 fn pair(keyword: &str, value: &str) -> Result<(f64, f64), String> {
     match values(value)[..] {
-        [a, b] => Ok((number(keyword, a)?, number(keyword, b)?)),
+        [a, b] => {
+            let (lo, hi) = (number(keyword, a)?, number(keyword, b)?);
+            if lo < 0.0 {
+                return Err(format!("{keyword}=`{value}`: the beginning must not be negative"));
+            }
+            Ok((lo, hi))
+        }
         _ => Err(format!("{keyword}=`{value}`: expected a beginning and an ending, e.g. {keyword}=(10,20)")),
     }
 }
@@ -157,7 +168,8 @@ impl Xfer {
     fn parse(value: &str) -> Result<Xfer, String> {
         let nums = values(value).iter().map(|v| number("xfersize", v)).collect::<Result<Vec<f64>, String>>()?;
         let size = |b: f64| -> Result<u32, String> {
-            if b <= 0.0 || b > f64::from(u32::MAX) || !(b as u64).is_multiple_of(SECTOR_BYTES) {
+            // Checked on the whole bytes vdbench keeps: 0.5 truncates to 0, which is no size.
+            if b < 1.0 || b > f64::from(u32::MAX) || !(b as u64).is_multiple_of(SECTOR_BYTES) {
                 return Err(format!("xfersize {b} bytes: a transfer size is a positive multiple of 512 bytes"));
             }
             Ok(b as u32)
@@ -258,7 +270,7 @@ impl Wd {
                     };
                 }
             }
-            "iorate" => self.iorate = number(keyword, single(keyword, value)?)?,
+            "iorate" => self.iorate = rate_iops(value, number(keyword, single(keyword, value)?)?)?,
             "rhpct" => self.rhpct = percent(keyword, value)?,
             "whpct" => self.whpct = percent(keyword, value)?,
             "host" | "hd" | "openflags" => {}
@@ -306,13 +318,13 @@ impl Rd {
                 self.iorate = Some(match values(value)[..] {
                     [v] if v.eq_ignore_ascii_case("max") => IoRate::Max,
                     [v] if v.eq_ignore_ascii_case("curve") => return Err(unmodelled(keyword, "iorate=curve is a series of runs; give max or one rate")),
-                    [v] => IoRate::Rate(number(keyword, v).ok().filter(|r| *r > 0.0).ok_or_else(|| format!("iorate=`{v}`: expected max or a positive rate"))?),
+                    [v] => IoRate::Rate(number(keyword, v).and_then(|r| if r > 0.0 { rate_iops(v, r) } else { Err(format!("iorate=`{v}`: expected max or a positive rate")) })?),
                     _ => return Err(unmodelled(keyword, "several iorates make several runs; give one (sanlab runs one rd)")),
                 })
             }
-            "elapsed" => self.elapsed_s = seconds(keyword, value)?,
-            "interval" => self.interval_s = seconds(keyword, value)?,
-            "warmup" => self.warmup_s = Some(number(keyword, single(keyword, value)?)?.max(0.0)),
+            "elapsed" => self.elapsed_s = seconds(keyword, value, false)?,
+            "interval" => self.interval_s = seconds(keyword, value, false)?,
+            "warmup" => self.warmup_s = Some(seconds(keyword, value, true)?),
             "distribution" => {
                 let v = single(keyword, value)?.to_ascii_lowercase();
                 self.arrivals = if "exponential".starts_with(&v) {
@@ -454,7 +466,8 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
 fn matches(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == name,
-        Some((head, tail)) => name.starts_with(head) && (0..=name.len() - head.len()).any(|i| matches(tail, &name[head.len() + i..])),
+        // Every suffix after `head`, cut at character boundaries (names need not be ASCII).
+        Some((head, tail)) => name.strip_prefix(head).is_some_and(|rest| rest.char_indices().map(|(i, _)| i).chain([rest.len()]).any(|i| matches(tail, &rest[i..]))),
     }
 }
 
@@ -745,7 +758,7 @@ fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(A
         let rate_iops = match iorate {
             IoRate::Max => None,
             IoRate::Rate(_) if total <= 0.0 => return Err(at_rd(format!("its iorate leaves no I/O for sd={}", sd.name))),
-            IoRate::Rate(_) => Some(total),
+            IoRate::Rate(_) => Some(rate_iops(&total.to_string(), total).map_err(|e| at_rd(format!("the share of sd={}: {e}", sd.name)))?),
         };
         let options = vec![
             ("rd".to_string(), rd.name.clone()),

@@ -1,0 +1,253 @@
+//! Fuzzing the parsers: the scenarios under scenarios/examples and the job files, parameter files
+//! and traces under tests/data, mutated (bytes cut, repeated or replaced by tokens that broke
+//! parsers before: NaN, huge numbers, non-ASCII, separators), must each give Ok or one error
+//! line, never a panic, within a bounded time.
+//!
+//! `cargo test` runs a fixed budget (`FUZZ_CASES` inputs per corpus, 150 by default); `make fuzz`
+//! runs for `FUZZ_SECONDS`. A failing input is saved under tests/data/fuzz/ (`<corpus>-<hash>`),
+//! and `fuzz_regressions_stay_fixed` replays every saved input.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use sanlab_des::RngStream;
+use sanlab_model::spec::{build_kind, Spec};
+use sanlab_model::workload::REGISTRY;
+use sanlab_scenario::{Overrides, Scenario};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Tokens spliced into inputs: each broke a parser once, or sits at a boundary.
+const TOKENS: &[&str] = &[
+    "nan", "inf", "-1", "0", "0.5", "1e400", "1e-300", "18446744073709551616", "4294967296", "99999999999999999999999h", "1ns", "65536",
+    "é", "*", "\n", "[", "]", "=", ",", ":", "/", "%", "(", ")", "\"", "", "global", "include ", "${X}", "0x", "zipf:", "zoned:",
+];
+/// Longest time one input may take (parse, validate and a short run).
+const MAX_INPUT_TIME: Duration = Duration::from_secs(20);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One corpus: its seed files and how an input is checked.
+struct Corpus {
+    name: &'static str,
+    files: Vec<PathBuf>,
+    check: fn(&Path, &[u8]) -> Result<(), String>,
+}
+
+fn files(dir: &str, ext: &[&str]) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut stack = vec![repo().join(dir)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if ext.iter().any(|x| p.to_string_lossy().ends_with(x)) && !p.file_name().unwrap().to_string_lossy().starts_with('.') {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn corpora() -> Vec<Corpus> {
+    vec![
+        Corpus { name: "scenario", files: files("scenarios/examples", &[".toml"]), check: check_scenario },
+        Corpus { name: "fio", files: files("tests/data/fio", &[".fio"]), check: |p, b| check_workload(p, b, "kind = \"fio_file\"") },
+        Corpus { name: "vdbench", files: files("tests/data/vdbench", &[".vdb"]), check: |p, b| check_workload(p, b, "kind = \"vdbench\"") },
+        Corpus { name: "trace", files: files("tests/data/traces", &[".iolog", ".csv", ".txt"]), check: check_trace },
+    ]
+}
+
+/// An error must be one line.
+fn one_line(e: &str) -> Result<(), String> {
+    if e.contains('\n') || e.is_empty() { Err(format!("error message not one line: {e:?}")) } else { Ok(()) }
+}
+
+/// A mutated scenario, written beside its original (job files and traces are relative to it):
+/// validated, and when valid run for 5 ms of simulated time.
+fn check_scenario(original: &Path, bytes: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(bytes);
+    let file = original.display().to_string();
+    let s = match Scenario::from_text(&file, &text) {
+        Ok(s) => s,
+        Err(e) => return one_line(&e.0),
+    };
+    let short = Overrides { duration: Some("5ms".into()), ..Overrides::default() };
+    if let Err(e) = s.validate(&[], &short) {
+        return one_line(&e.0);
+    }
+    for v in s.select(&[]).map_err(|e| e.0)? {
+        if let Err(e) = s.run(v, &short, None) {
+            one_line(&e.0)?;
+        }
+    }
+    Ok(())
+}
+
+/// A mutated job or parameter file, written to a temporary file: built, and a few requests
+/// drawn from each job.
+fn check_workload(original: &Path, bytes: &[u8], kind: &str) -> Result<(), String> {
+    let path = temp_copy(original, bytes);
+    let t: toml::Table = format!("{kind}\nfile = \"{}\"", path.display()).parse().unwrap();
+    let built = build_kind(&Spec::new(&t, "job"), REGISTRY, None);
+    let result = match built {
+        Err(e) => one_line(&e.message),
+        Ok(w) => {
+            for mut i in w.instances() {
+                let mut rng = RngStream::new(1, "fuzz");
+                for _ in 0..200 {
+                    // Timed workloads queue a request with each arrival; the others ignore it.
+                    let _ = i.workload.next_arrival_ns(0, &mut rng);
+                    if i.workload.next(&mut rng).is_none() {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        }
+    };
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
+fn check_trace(original: &Path, bytes: &[u8]) -> Result<(), String> {
+    let format = match original.extension().and_then(|e| e.to_str()) {
+        Some("csv") => "msr_csv",
+        Some("txt") => "blkparse",
+        _ => "fio_iolog",
+    };
+    check_workload(original, bytes, &format!("kind = \"trace\"\nformat = \"{format}\""))
+}
+
+fn temp_copy(original: &Path, bytes: &[u8]) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let name = original.file_name().unwrap().to_string_lossy();
+    let p = std::env::temp_dir().join(format!("sanlab-fuzz-{}-{}-{name}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// One edit of an input: at a position (a fraction of its length), cut a span, repeat it, or
+/// replace it with a token.
+#[derive(Clone, Debug)]
+enum Edit {
+    Cut { at: f64, len: usize },
+    Repeat { at: f64, len: usize },
+    Token { at: f64, len: usize, token: usize },
+    Byte { at: f64, byte: u8 },
+}
+
+fn edit_strategy() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (0.0..1.0f64, 0..16usize).prop_map(|(at, len)| Edit::Cut { at, len }),
+        (0.0..1.0f64, 1..64usize).prop_map(|(at, len)| Edit::Repeat { at, len }),
+        (0.0..1.0f64, 0..6usize, 0..TOKENS.len()).prop_map(|(at, len, token)| Edit::Token { at, len, token }),
+        (0.0..1.0f64, any::<u8>()).prop_map(|(at, byte)| Edit::Byte { at, byte }),
+    ]
+}
+
+fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+    for e in edits {
+        let pos = |at: f64, len: usize| ((at * len as f64) as usize).min(len);
+        match *e {
+            Edit::Cut { at, len } => {
+                let p = pos(at, bytes.len());
+                bytes.drain(p..(p + len).min(bytes.len()));
+            }
+            Edit::Repeat { at, len } => {
+                let p = pos(at, bytes.len());
+                let span = bytes[p..(p + len).min(bytes.len())].to_vec();
+                bytes.splice(p..p, span);
+            }
+            Edit::Token { at, len, token } => {
+                let p = pos(at, bytes.len());
+                bytes.splice(p..(p + len).min(bytes.len()), TOKENS[token].bytes());
+            }
+            Edit::Byte { at, byte } => {
+                let p = pos(at, bytes.len());
+                bytes.insert(p, byte);
+            }
+        }
+    }
+    bytes
+}
+
+/// Checks one input; a panic, a message of several lines or a slow input is a failure, and the
+/// input is saved under tests/data/fuzz/.
+fn run_one(corpus: &Corpus, original: &Path, bytes: &[u8]) -> Result<(), String> {
+    let start = Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(|| (corpus.check)(original, bytes))).unwrap_or_else(|p| {
+        let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        Err(format!("panic: {what}"))
+    });
+    let outcome = outcome.and_then(|()| if start.elapsed() > MAX_INPUT_TIME { Err(format!("took {:?}", start.elapsed())) } else { Ok(()) });
+    outcome.map_err(|e| {
+        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
+        let ext = original.extension().map_or(String::new(), |x| format!(".{}", x.to_string_lossy()));
+        let stem = original.file_stem().unwrap().to_string_lossy();
+        let saved = repo().join(format!("tests/data/fuzz/{}-{stem}-{hash:016x}{ext}", corpus.name));
+        std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
+        std::fs::write(&saved, bytes).unwrap();
+        format!("{e} (input saved as {})", saved.display())
+    })
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn fuzz_corpora() {
+    let budget = env_u64("FUZZ_SECONDS").map(Duration::from_secs);
+    let cases = env_u64("FUZZ_CASES").unwrap_or(150) as u32;
+    let start = Instant::now();
+    let mut total = 0u64;
+    let mut round = 0u64;
+    loop {
+        for corpus in corpora() {
+            let seed: [u8; 32] = std::array::from_fn(|i| (round as u8).wrapping_add(i as u8).wrapping_mul(corpus.name.len() as u8 | 1));
+            let config = Config { cases, failure_persistence: None, max_shrink_iters: 0, ..Config::default() };
+            let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+            let inputs = (0..corpus.files.len(), proptest::collection::vec(edit_strategy(), 1..6));
+            let result = runner.run(&inputs, |(f, edits)| {
+                let original = &corpus.files[f];
+                let bytes = apply(std::fs::read(original).unwrap(), &edits);
+                run_one(&corpus, original, &bytes).map_err(TestCaseError::fail)
+            });
+            total += u64::from(cases);
+            if let Err(e) = result {
+                panic!("{} corpus: {e}", corpus.name);
+            }
+        }
+        round += 1;
+        if budget.is_none_or(|b| start.elapsed() >= b) {
+            break;
+        }
+    }
+    eprintln!("fuzzed {total} inputs in {:.0?}", start.elapsed());
+}
+
+#[test]
+fn fuzz_regressions_stay_fixed() {
+    let dir = repo().join("tests/data/fuzz");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let corpora = corpora();
+    for entry in entries {
+        let saved = entry.unwrap().path();
+        let name = saved.file_name().unwrap().to_string_lossy().to_string();
+        let Some(corpus) = corpora.iter().find(|c| name.starts_with(&format!("{}-", c.name))) else { continue };
+        // The original's name (for its extension and folder) is the saved name between the
+        // corpus and the hash.
+        let stem = name[corpus.name.len() + 1..].rsplit_once('-').map_or("", |(s, _)| s);
+        let original = corpus.files.iter().find(|f| f.file_stem().is_some_and(|s| s == stem)).unwrap_or(&corpus.files[0]);
+        let bytes = std::fs::read(&saved).unwrap();
+        let start = Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| (corpus.check)(original, &bytes))).map_err(|_| "panic".to_string()).and_then(|r| r);
+        assert!(outcome.is_ok() && start.elapsed() < MAX_INPUT_TIME, "{name}: {outcome:?}");
+    }
+}

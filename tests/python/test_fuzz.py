@@ -1,0 +1,82 @@
+"""Fuzzing the CLI with Hypothesis: mutated scenarios (`sanlab validate`) and damaged run folders
+(`sanlab report`) give exit 0, or exit 2 with one `error:` line; never a traceback.
+
+`FUZZ_EXAMPLES` sets the inputs per test (25 by default; `make fuzz` raises it)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sanlab import cli as sanlab_cli
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "scenarios" / "examples").glob("*.toml"))
+TOKENS = [b"nan", b"inf", b"-1", b"1e400", b"18446744073709551616", b"\xff", b"\n", b"null", b"[", b"{", b'"', b"", b"1ns"]
+FUZZ = settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+edits = st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 12), st.sampled_from(TOKENS)), min_size=1, max_size=5
+)
+
+
+def _mutate(data: bytes, changes: list[tuple[float, int, bytes]]) -> bytes:
+    for at, cut, token in changes:
+        pos = int(at * len(data))
+        data = data[:pos] + token + data[pos + cut :]
+    return data
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = sanlab_cli.main(list(args))
+    return code, err.getvalue()
+
+
+def _assert_clean(code: int, err: str) -> None:
+    assert code in (0, 2), err
+    if code == 2:
+        assert err.count("\n") == 1 and err.startswith("error: "), err
+
+
+@FUZZ
+@given(example=st.sampled_from(EXAMPLES), changes=edits)
+def test_mutated_scenarios_validate_or_fail_in_one_line(example: Path, changes: list[tuple[float, int, bytes]]) -> None:
+    # Beside the original, so the job files and traces it names resolve.
+    mutated = example.with_name(f".fuzz-{os.getpid()}-{example.name}")
+    try:
+        mutated.write_bytes(_mutate(example.read_bytes(), changes))
+        _assert_clean(*_cli("validate", str(mutated)))
+    finally:
+        mutated.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("fuzz") / "run"
+    assert _cli("run", str(REPO / "scenarios/examples/ioping.toml"), "--duration", "2s", "--out", str(out), "--quiet")[0] == 0
+    return out
+
+
+@FUZZ
+@given(file=st.sampled_from(["manifest.json", "results.json", "timeseries.parquet"]), changes=edits)
+def test_damaged_run_folders_report_or_fail_in_one_line(
+    run_folder: Path, tmp_path: Path, file: str, changes: list[tuple[float, int, bytes]]
+) -> None:
+    damaged = tmp_path / f"damaged-{abs(hash((file, tuple(changes))))}"
+    shutil.copytree(run_folder, damaged)
+    (damaged / file).write_bytes(_mutate((damaged / file).read_bytes(), changes))
+    _assert_clean(*_cli("report", str(damaged)))
+    shutil.rmtree(damaged)
