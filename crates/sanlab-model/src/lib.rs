@@ -5,7 +5,8 @@
 //!          → fabric (links) → array (media, replication)
 //! ```
 //! `engine` carries requests along that chain; `report` turns a finished run into results;
-//! `spec` is the strict parameter reader every kind builds itself with.
+//! `spec` is the strict parameter reader every kind builds itself with; `noise` gives latency
+//! parameters their distributions.
 
 pub mod array;
 pub mod engine;
@@ -13,6 +14,7 @@ pub mod fabric;
 pub mod host;
 pub mod io;
 pub mod multipath;
+pub mod noise;
 pub mod report;
 pub mod spec;
 pub mod topology;
@@ -27,5 +29,6 @@ pub fn all_kinds() -> Vec<spec::KindDoc> {
     out.extend(host::flow_control::kinds());
     out.extend(multipath::kinds());
     out.extend(array::kinds());
+    out.extend(noise::kinds());
     out
 }
