@@ -6,7 +6,7 @@
 //! ```
 //! `engine` carries requests along that chain; `report` turns a finished run into results;
 //! `spec` is the strict parameter reader every kind builds itself with; `number` the checked
-//! number reader under every parser.
+//! number reader under every parser; `noise` gives latency parameters their distributions.
 
 pub mod array;
 pub mod engine;
@@ -15,6 +15,7 @@ pub mod host;
 pub mod io;
 pub mod multipath;
 pub mod names;
+pub mod noise;
 pub mod number;
 pub mod report;
 pub mod spec;
@@ -30,5 +31,6 @@ pub fn all_kinds() -> Vec<spec::KindDoc> {
     out.extend(host::flow_control::kinds());
     out.extend(multipath::kinds());
     out.extend(array::kinds());
+    out.extend(noise::kinds());
     out
 }

@@ -5,6 +5,7 @@
 //! default and doc line, which is what `sanlab kinds` prints. A parameter is therefore declared in
 //! exactly one place.
 
+use crate::noise::{Delay, DelayParam, DISTRIBUTIONS};
 use crate::number::{checked, finite, DURATION, SIZE};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -73,11 +74,20 @@ pub struct Spec<'a> {
     describe: Option<RefCell<Vec<ParamDoc>>>,
     /// Folder that relative file names (job files, traces) are resolved against.
     base_dir: std::path::PathBuf,
+    /// Run seed and entity (`array/a`) that random parameters derive their streams from.
+    streams: (u64, String),
 }
 
 impl<'a> Spec<'a> {
     pub fn new(table: &'a Table, location: impl Into<String>) -> Self {
-        Self { table, location: location.into(), used: RefCell::new(vec![]), describe: None, base_dir: ".".into() }
+        let location = location.into();
+        Self { table, streams: (0, location.clone()), location, used: RefCell::new(vec![]), describe: None, base_dir: ".".into() }
+    }
+
+    /// Random parameters read here and in sub-tables draw from streams of `entity` under `run_seed`.
+    pub fn with_streams(mut self, run_seed: u64, entity: impl Into<String>) -> Self {
+        self.streams = (run_seed, entity.into());
+        self
     }
 
     /// Resolves relative file names against `dir` (the scenario file's folder).
@@ -92,12 +102,12 @@ impl<'a> Spec<'a> {
     }
 
     fn child(&self, table: &'a Table, location: String) -> Spec<'a> {
-        Spec { table, location, used: RefCell::new(vec![]), describe: None, base_dir: self.base_dir.clone() }
+        Spec { table, location, used: RefCell::new(vec![]), describe: None, base_dir: self.base_dir.clone(), streams: self.streams.clone() }
     }
 
     /// A reader that returns defaults and records what is asked of it.
     pub fn describing() -> Spec<'static> {
-        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])), base_dir: ".".into() }
+        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])), base_dir: ".".into(), streams: (0, String::new()) }
     }
 
     pub fn is_describing(&self) -> bool {
@@ -180,8 +190,11 @@ impl<'a> Spec<'a> {
             Value::Integer(i) => *i as f64,
             _ => return Err(self.mistyped(key, "a number", v)),
         };
+        if x.is_nan() {
+            return Err(self.error(key, format!("NaN is not a number: expected {min}..={max}")));
+        }
         if !(min..=max).contains(&x) {
-            return Err(self.error(key, format!("{x} is out of range: expected {min}..={max}")));
+            return Err(self.error(key, format!("{x} is out of range: expected {min}..={max} (nearest valid: {})", x.clamp(min, max))));
         }
         Ok(x)
     }
@@ -257,6 +270,29 @@ impl<'a> Spec<'a> {
     /// A duration with a unit, e.g. "50us", "1.5ms", "3min".
     pub fn duration_ns(&self, key: &str, default: Option<(u64, &str)>, doc: &'static str) -> SpecResult<u64> {
         self.unit_value(key, "duration", default, doc, parse_duration_ns)
+    }
+
+    /// A latency or service time: a duration ("50us", fixed: no random draws) or a distribution
+    /// table (`{ kind = "lognormal", mean = "50us", cv = 0.5 }`, see `noise`).
+    pub fn delay_param(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<DelayParam> {
+        const TYPE: &str = "duration or distribution";
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            Some(Value::Table(t)) => {
+                self.note(key, TYPE, default.1.to_string(), doc);
+                Ok(DelayParam::Random(build_kind(&self.child(t, self.at(key)), DISTRIBUTIONS, None)?.into()))
+            }
+            Some(v) if !v.is_str() => {
+                self.note(key, TYPE, default.1.to_string(), doc);
+                Err(self.mistyped(key, "a duration as a string (\"50us\") or a distribution table ({ kind = \"lognormal\", mean = \"50us\", cv = 0.5 })", v))
+            }
+            _ => self.duration_ns(key, Some(default), doc).map(DelayParam::Fixed),
+        }
+    }
+
+    /// [`Spec::delay_param`] of this table's entity, with its stream `<entity>/<key>`.
+    pub fn delay(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
+        let (seed, entity) = &self.streams;
+        Ok(self.delay_param(key, default, doc)?.stream(*seed, &format!("{entity}/{key}")))
     }
 
     /// A size with a unit, e.g. "32KiB", "4k", "1MiB".

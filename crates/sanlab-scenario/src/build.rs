@@ -89,6 +89,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let mut pes: Vec<String> = vec![];
     for a in top.tables("array", "storage arrays")? {
         let name = unique_name(&a, "array", &array_names)?;
+        let a = a.with_streams(seed, format!("array/{name}"));
         preferred.push(a.strings("preferred_hosts", "ALUA preferred array: these hosts see this array's paths as active-optimized, others' as non-optimized")?);
         let pe = a.opt_string("pe", "name of this array node's vVol protocol endpoint; default <array>-pe")?.unwrap_or_else(|| format!("{name}-pe"));
         if let Some(other) = pes.iter().position(|p| *p == pe) {
@@ -122,7 +123,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
         let a = resolve(&r, "arrays", &names[0], "array", &array_names)?;
         let b = resolve(&r, "arrays", &names[1], "array", &array_names)?;
-        let link = Link::new(format!("{}<->{}", names[0], names[1]), LinkParams::from_spec(r.table("link", "inter-array link")?)?);
+        let link = Link::new(format!("{}<->{}", names[0], names[1]), &LinkParams::from_spec(r.table("link", "inter-array link")?)?, seed);
         r.finish()?;
         replications.push(Replication { arrays: [a, b], link });
     }
@@ -249,7 +250,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             if links.iter().any(|l: &Link| l.name == name) {
                 return Err(p.error("name", format!("path `{name}` is defined twice")));
             }
-            links.push(Link::new(name, link));
+            links.push(Link::new(name, &link, seed));
             link_ends.push((host, array, alua));
         }
         p.finish()?;

@@ -237,3 +237,20 @@ fn resource_limits_are_checked_before_the_run() {
     Scenario::load(&write_scenario(&wide)).unwrap().validate(&[], &Overrides::default()).unwrap();
     assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
 }
+
+#[test]
+fn distributions_are_checked() {
+    let e = error_for(BASE, &["path[0].link.latency={kind=\"lognormal\", mean=\"50us\", cv=-0.5}"]);
+    assert_eq!(e, "FILE: path[0].link.latency.cv: -0.5 is out of range: expected 0..=100 (nearest valid: 0)");
+    let e = error_for(BASE, &["path[0].link.latency={kind=\"lognormal\", mean=\"50us\", cv=nan}"]);
+    assert_eq!(e, "FILE: path[0].link.latency.cv: NaN is not a number: expected 0..=100");
+    let e = error_for(BASE, &["path[0].link.latency={kind=\"uniform\", min=\"80us\", max=\"50us\"}"]);
+    assert_eq!(e, "FILE: path[0].link.latency.min: 80000 ns is above max (50000 ns): expected min <= max (nearest valid: 50000 ns)");
+    let e = error_for(BASE, &["path[0].link.latency={kind=\"gaussian\", mean=\"50us\"}"]);
+    assert!(e.contains("path[0].link.latency.kind: unknown kind `gaussian`: expected one of fixed, exponential, lognormal, uniform, empirical"), "{e}");
+    let e = error_for(BASE, &["path[0].link.latency=5"]);
+    assert!(e.contains("path[0].link.latency: expected a duration as a string (\"50us\") or a distribution table"), "{e}");
+    let cdf = write_scenario("10us,0.5\n5us,0.7\n20us,1\n");
+    let e = error_for(BASE, &[&format!("array[0].media.read_latency={{kind=\"empirical\", file={:?}}}", cdf.display().to_string())]);
+    assert!(e.contains("array[0].media.read_latency.file: `") && e.ends_with("` is not a CDF: line 2: values and probabilities never decrease in a CDF"), "{e}");
+}

@@ -3,6 +3,7 @@
 //! land in NVRAM and DRAM). A request hits only when all of its blocks are cached. Sizes and
 //! latency are parameters; hit ≈ 10–50 µs of controller time (arrays.md §4.3).
 
+use crate::noise::Delay;
 use crate::spec::{Spec, SpecResult};
 use std::collections::HashMap;
 
@@ -11,7 +12,7 @@ const NIL: u32 = u32::MAX;
 pub struct ReadCache {
     block_bytes: u64,
     capacity_blocks: usize,
-    pub hit_ns: u64,
+    pub hit: Delay,
     /// block → slot; slots form a doubly linked LRU list (head = most recent).
     index: HashMap<u64, u32>,
     blocks: Vec<(u64, u32, u32)>,
@@ -25,13 +26,13 @@ impl ReadCache {
     pub fn from_spec(spec: Spec) -> SpecResult<Self> {
         let size = spec.size_bytes("size", Some((8 << 30, "8GiB")), "cache capacity")?;
         let block = spec.size_bytes("block", Some((64 << 10, "64KiB")), "cache block")?;
-        let hit = spec.duration_ns("hit_latency", Some((30_000, "30us")), "service time of a read hit")?;
+        let hit = spec.delay("hit_latency", (30_000, "30us"), "service time of a read hit, or its distribution")?;
         spec.finish()?;
         if block == 0 || size < block {
             return Err(spec.error("size", format!("{size} bytes holds no {block}-byte block")));
         }
         let capacity_blocks = usize::try_from(size / block).unwrap_or(usize::MAX).min(1 << 26);
-        Ok(Self { block_bytes: block, capacity_blocks, hit_ns: hit, index: HashMap::new(), blocks: vec![], head: NIL, tail: NIL, hits: 0, misses: 0 })
+        Ok(Self { block_bytes: block, capacity_blocks, hit, index: HashMap::new(), blocks: vec![], head: NIL, tail: NIL, hits: 0, misses: 0 })
     }
 
     fn unlink(&mut self, s: u32) {

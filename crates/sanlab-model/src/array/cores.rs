@@ -12,6 +12,7 @@
 //! balancing of one part of the XtremIO request".
 
 use super::ServiceCentre;
+use crate::noise::Delay;
 use crate::spec::{Spec, SpecResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,8 +27,9 @@ pub struct Cores {
     pub per_controller: u32,
     segment_bytes: u64,
     order: Order,
-    pub owner_time_ns: u64,
-    pub data_time_ns: u64,
+    pub owner_time: Delay,
+    /// Zero: requests skip the data stage.
+    pub data_time: Delay,
     pub centres: Vec<ServiceCentre>,
     /// Requests whose segment each core owns.
     pub owned: Vec<u64>,
@@ -49,8 +51,8 @@ impl Cores {
         let per_controller = spec.int("cores_per_controller", Some(2), 1, 1024, "cores per controller that own address segments")?;
         let segment = spec.size_bytes("segment", Some((1 << 20, "1MiB")), "address segment each core owns in turn (XtremIO: 1 MiB)")?;
         let order = spec.choice("order", &["controller_major", "core_major", "fingerprint"], Some("controller_major"), "how segments map to cores")?;
-        let owner_time = spec.duration_ns("owner_time", Some((10_000, "10us")), "work on the segment's owner core per request")?;
-        let data_time = spec.duration_ns("data_time", Some((10_000, "10us")), "work on the fingerprint-selected core per request")?;
+        let owner_time = spec.delay("owner_time", (10_000, "10us"), "work on the segment's owner core per request, or its distribution")?;
+        let data_time = spec.delay("data_time", (10_000, "10us"), "work on the fingerprint-selected core per request, or its distribution")?;
         spec.finish()?;
         if segment == 0 {
             return Err(spec.error("segment", "must be positive, e.g. \"1MiB\""));
@@ -66,8 +68,8 @@ impl Cores {
             per_controller: per_controller as u32,
             segment_bytes: segment,
             order,
-            owner_time_ns: owner_time,
-            data_time_ns: data_time,
+            owner_time,
+            data_time,
             centres: (0..n).map(|_| ServiceCentre::new(1)).collect(),
             owned: vec![0; n],
         })

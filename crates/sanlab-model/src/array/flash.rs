@@ -1,30 +1,32 @@
 //! All-flash media: writes are acknowledged once in NVRAM (`write_latency`), reads are served
 //! from flash (`read_latency`); both plus `size / bandwidth` when a bandwidth is given. Service
 //! times are fixed or exponentially distributed around those means (for M/D/1 and M/M/1 checks).
+//! Either latency may itself be a distribution (`noise`): SSD garbage collection, NVRAM mirroring.
 
 use super::{Backend, Media, ServiceCentre};
 use crate::io::Op;
+use crate::noise::Delay;
 use crate::spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<Backend> = Kind { name: "flash", summary: "NVRAM write ack, flash read service", build };
 
 struct Flash {
-    read_ns: f64,
-    write_ns: f64,
+    read: Delay,
+    write: Delay,
     ns_per_byte: f64,
     exponential: bool,
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<Backend>> {
-    let read = spec.duration_ns("read_latency", Some((150_000, "150us")), "mean flash read service time")?;
-    let write = spec.duration_ns("write_latency", Some((20_000, "20us")), "mean NVRAM write acknowledgement time")?;
+    let read = spec.delay("read_latency", (150_000, "150us"), "mean flash read service time, or its distribution")?;
+    let write = spec.delay("write_latency", (20_000, "20us"), "mean NVRAM write acknowledgement time, or its distribution")?;
     let bandwidth = spec.bandwidth_bps("bandwidth", Some((0.0, "unlimited")), "per-request transfer rate inside the array")?;
     let distribution = spec.choice("distribution", &["fixed", "exponential"], Some("fixed"), "service time distribution")?;
     let servers = spec.int("servers", Some(64), 1, 1_000_000, "requests in service at once")?;
     let media = Flash {
-        read_ns: read as f64,
-        write_ns: write as f64,
+        read,
+        write,
         ns_per_byte: if bandwidth > 0.0 { 8e9 / bandwidth } else { 0.0 },
         exponential: distribution == "exponential",
     };
@@ -35,9 +37,9 @@ impl Media for Flash {
     #[inline]
     fn service_ns(&mut self, op: Op, size_bytes: u32, rng: &mut RngStream) -> u64 {
         let base = match op {
-            Op::Read => self.read_ns,
-            Op::Write => self.write_ns,
-        };
+            Op::Read => self.read.draw_ns(),
+            Op::Write => self.write.draw_ns(),
+        } as f64;
         let mean = base + self.ns_per_byte * f64::from(size_bytes);
         let t = if self.exponential { rng.exponential(mean) } else { mean };
         t.round() as u64

@@ -99,8 +99,8 @@ impl World {
     }
 
     fn schedule_core_done(&mut self, a: usize, io: u32, data_stage: bool) {
-        let cores = self.arrays[a].cores.as_ref().expect("cores");
-        let (time, ev) = if data_stage { (cores.data_time_ns, Ev::DataCoreDone) } else { (cores.owner_time_ns, Ev::OwnerCoreDone) };
+        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let (time, ev) = if data_stage { (cores.data_time.draw_ns(), Ev::DataCoreDone) } else { (cores.owner_time.draw_ns(), Ev::OwnerCoreDone) };
         self.q.schedule_in(time, pack(ev, io));
     }
 
@@ -110,7 +110,7 @@ impl World {
         let a = r.array as usize;
         let cores = self.arrays[a].cores.as_mut().expect("cores");
         let core = if data_stage { cores.data_core(r.offset_bytes) } else { cores.owner(r.offset_bytes) };
-        let has_data_stage = cores.data_time_ns > 0;
+        let has_data_stage = !cores.data_time.is_zero();
         if let Some(next) = cores.centres[core].depart(now) {
             let (io, data_stage) = untoken(next);
             self.schedule_core_done(a, io, data_stage);
@@ -129,7 +129,7 @@ impl World {
         if let Some(cache) = self.arrays[a].cache.as_mut() {
             let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
             if hit && r.op == Op::Read {
-                let hit_ns = cache.hit_ns;
+                let hit_ns = cache.hit.draw_ns();
                 self.q.schedule_in(hit_ns, pack(Ev::CacheHitDone, io));
                 return;
             }

@@ -5,7 +5,11 @@
 //! Control frames (command, transfer-ready, status, replication ack) are treated as 0 bytes: at
 //! 8–32 Gb/s their serialisation is tens of nanoseconds, below what any study here resolves. They
 //! still wait behind a data frame that is being sent.
+//!
+//! A noisy latency (a distribution, see `noise`) is drawn per frame from the direction's own
+//! stream; frames may then arrive out of order, as a jittery path delivers them.
 
+use crate::noise::{Delay, DelayParam};
 use crate::spec::{Spec, SpecResult};
 use sanlab_des::SimTime;
 
@@ -13,9 +17,9 @@ use sanlab_des::SimTime;
 pub const NS_PER_KM_FIBRE: f64 = 4_900.0;
 
 /// One direction of a link.
-#[derive(Clone, Debug)]
 pub struct Direction {
-    pub latency_ns: u64,
+    latency: Delay,
+    fibre_ns: u64,
     /// Picoseconds per byte; 0 = unlimited bandwidth.
     ps_per_byte: u64,
     busy_until: SimTime,
@@ -24,16 +28,17 @@ pub struct Direction {
 }
 
 impl Direction {
-    fn new(latency_ns: u64, bandwidth_bps: Option<f64>) -> Self {
+    fn new(latency: Delay, fibre_ns: u64, bandwidth_bps: Option<f64>) -> Self {
         let ps_per_byte = bandwidth_bps.map_or(0, |bps| (8e12 / bps).round() as u64);
-        Self { latency_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0 }
+        Self { latency, fibre_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0 }
     }
 
     /// Sends `bytes` at `now`; returns the time the frame arrives at the far end.
     #[inline]
     pub fn send(&mut self, now: SimTime, bytes: u64) -> SimTime {
+        let latency_ns = self.latency.draw_ns() + self.fibre_ns;
         if self.ps_per_byte == 0 {
-            return now + self.latency_ns;
+            return now + latency_ns;
         }
         // A control frame (0 bytes) still waits for the frame ahead of it to leave.
         let tx_ns = (bytes * self.ps_per_byte).div_ceil(1000);
@@ -41,7 +46,7 @@ impl Direction {
         self.busy_until = start + tx_ns;
         self.bytes += bytes;
         self.busy_ns += tx_ns;
-        self.busy_until + self.latency_ns
+        self.busy_until + latency_ns
     }
 
     /// Fraction of `elapsed_ns` the transmitter was busy.
@@ -51,7 +56,6 @@ impl Direction {
 }
 
 /// A full-duplex link. `dirs[0]` goes away from the initiator (host → array, or array → peer).
-#[derive(Clone, Debug)]
 pub struct Link {
     pub name: String,
     pub dirs: [Direction; 2],
@@ -61,26 +65,30 @@ pub const OUTBOUND: usize = 0;
 pub const INBOUND: usize = 1;
 
 /// What a `link` table says; several links can be made from one (a `[[path]]` with `count`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone)]
 pub struct LinkParams {
-    pub latency_ns: u64,
+    pub latency: DelayParam,
+    pub fibre_ns: u64,
     pub bandwidth_bps: Option<f64>,
 }
 
 impl LinkParams {
     /// Reads `latency` (plus `distance_km` of fibre) and `bandwidth`.
     pub fn from_spec(spec: Spec) -> SpecResult<Self> {
-        let latency = spec.duration_ns("latency", Some((0, "0us")), "one-way propagation latency")?;
+        let latency = spec.delay_param("latency", (0, "0us"), "one-way latency: a duration, or a distribution (switch queueing, WAN jitter)")?;
         let distance_km = spec.float("distance_km", 0.0, 0.0, 40_000.0, "fibre length; adds 4.9 us per km one way")?;
         let bandwidth = spec.bandwidth_bps("bandwidth", Some((0.0, "unlimited")), "per direction, e.g. \"16Gb/s\" (FC) or \"25Gb/s\" (Ethernet)")?;
         spec.finish()?;
-        Ok(Self { latency_ns: latency + (distance_km * NS_PER_KM_FIBRE).round() as u64, bandwidth_bps: (bandwidth > 0.0).then_some(bandwidth) })
+        Ok(Self { latency, fibre_ns: (distance_km * NS_PER_KM_FIBRE).round() as u64, bandwidth_bps: (bandwidth > 0.0).then_some(bandwidth) })
     }
 }
 
 impl Link {
-    pub fn new(name: String, p: LinkParams) -> Self {
-        Self { name, dirs: [Direction::new(p.latency_ns, p.bandwidth_bps), Direction::new(p.latency_ns, p.bandwidth_bps)] }
+    /// Each direction draws a noisy latency from its own stream, `link/<name>/<out|in>/latency`.
+    pub fn new(name: String, p: &LinkParams, run_seed: u64) -> Self {
+        let dir = |d: &str| Direction::new(p.latency.stream(run_seed, &format!("link/{name}/{d}/latency")), p.fibre_ns, p.bandwidth_bps);
+        let dirs = [dir("out"), dir("in")];
+        Self { name, dirs }
     }
 }
 
@@ -90,7 +98,7 @@ mod tests {
 
     #[test]
     fn serialisation_is_fifo_and_adds_latency() {
-        let mut d = Direction::new(1_000, Some(8e9)); // 1 byte per ns
+        let mut d = Direction::new(Delay::Fixed(1_000), 0, Some(8e9)); // 1 byte per ns
         assert_eq!(d.send(0, 500), 1_500);
         // Second frame waits for the first to leave the transmitter.
         assert_eq!(d.send(100, 500), 2_000);
@@ -101,7 +109,7 @@ mod tests {
     #[test]
     fn distance_adds_fibre_delay() {
         let t: toml::Table = "distance_km = 100\nbandwidth = \"16Gb/s\"".parse().unwrap();
-        let l = Link::new("x".into(), LinkParams::from_spec(Spec::new(&t, "link")).unwrap());
-        assert_eq!(l.dirs[0].latency_ns, 490_000);
+        let mut l = Link::new("x".into(), &LinkParams::from_spec(Spec::new(&t, "link")).unwrap(), 1);
+        assert_eq!(l.dirs[0].send(0, 0), 490_000);
     }
 }
