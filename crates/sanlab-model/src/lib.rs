@@ -11,6 +11,7 @@
 pub mod array;
 pub mod engine;
 pub mod fabric;
+pub mod fault;
 pub mod host;
 pub mod io;
 pub mod multipath;
@@ -32,5 +33,6 @@ pub fn all_kinds() -> Vec<spec::KindDoc> {
     out.extend(multipath::kinds());
     out.extend(array::kinds());
     out.extend(noise::kinds());
+    out.extend(fault::kinds());
     out
 }

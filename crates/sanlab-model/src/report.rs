@@ -88,6 +88,8 @@ pub struct PathReport {
     pub share: f64,
     pub mbps: f64,
     pub lat_ms: LatencyMs,
+    /// Requests moved to another path after this one died.
+    pub failed_over: u64,
 }
 
 /// A device with esxtop's figures: DQLEN, ACTV, QUED (time averages), and KAVG, DAVG, GAVG
@@ -110,6 +112,8 @@ pub struct DeviceReport {
     /// QUEUE FULL answers received, and the device depth at the end (after QFULL throttling).
     pub qfull: u64,
     pub depth_end: u32,
+    /// Commands aborted on a dead path and sent again.
+    pub retried: u64,
 }
 
 /// A volume's array-side figures; the QoS fields are present when it has QoS.
@@ -170,18 +174,20 @@ pub struct PspEventReport {
     pub paths: Vec<String>,
 }
 
-/// issued = completed + in flight, with in flight counted from the requests actually alive.
+/// issued = completed + failed + in flight, with in flight counted from the requests actually alive.
 #[derive(Serialize, Debug)]
 pub struct Conservation {
     pub component: String,
     pub issued: u64,
     pub completed: u64,
+    /// Given up here: moved off a dead path, or an exchange the array dropped.
+    pub failed: u64,
     pub in_flight: u64,
 }
 
 impl Conservation {
     pub fn holds(&self) -> bool {
-        self.issued == self.completed + self.in_flight
+        self.issued == self.completed + self.failed + self.in_flight
     }
 }
 
@@ -279,6 +285,7 @@ impl World {
                     share: if total == 0 { 0.0 } else { p.tally.stats.ios() as f64 / total as f64 },
                     mbps: mbps(&p.tally.stats),
                     lat_ms: p.tally.stats.latency_ms(),
+                    failed_over: p.tally.failed,
                 });
             }
             let mean = |sum: f64| if d.windows == 0 { 0.0 } else { sum / d.windows as f64 };
@@ -299,6 +306,7 @@ impl World {
                 gavg_ms: per_io_ms(d.kernel_ns_sum + d.device_ns_sum),
                 qfull: d.qfull_seen,
                 depth_end: d.q.depth(),
+                retried: d.retried,
             });
             for e in &d.psp_log {
                 psp_events.push(PspEventReport {
@@ -443,7 +451,7 @@ impl World {
         }
         for (j, job) in self.jobs.iter().enumerate() {
             let live = self.ios.live().filter(|io| io.job as usize == j && io.parent == crate::io::NONE).count() as u64;
-            out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, in_flight: live });
+            out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, failed: 0, in_flight: live });
         }
         for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {
             out.push(d.tally.conservation(format!("device/{}", d.name), live));

@@ -23,6 +23,7 @@ pub struct HostConfig {
     /// The adapter's own limit (iSCSI MaxIoSizeKB): split below the device queue.
     pub adapter_max_io_size_bytes: u64,
     pub qfull_retry_ns: u64,
+    pub failover: crate::host::failover::Failover,
 }
 
 pub struct ArrayConfig {
@@ -90,6 +91,14 @@ pub struct Topology {
     pub devices: Vec<DeviceConfig>,
     pub vms: Vec<VmConfig>,
     pub jobs: Vec<JobConfig>,
+    pub faults: Vec<FaultConfig>,
+}
+
+/// An `[[event]]` on the link of a `[[path]]` of `host`.
+pub struct FaultConfig {
+    pub link: usize,
+    pub host: usize,
+    pub fault: crate::fault::Fault,
 }
 
 /// Most requests all jobs together may keep outstanding (the engine holds each in its request

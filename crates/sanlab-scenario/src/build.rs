@@ -4,6 +4,8 @@
 use sanlab_des::NS_PER_S;
 use sanlab_model::array::{replication::Replication, MEDIA};
 use sanlab_model::fabric::{Link, LinkParams};
+use sanlab_model::fault::{Fault, EVENTS};
+use sanlab_model::host::failover::Failover;
 use sanlab_model::array::cache::ReadCache;
 use sanlab_model::array::cores::Cores;
 use sanlab_model::array::qos::QosParams;
@@ -207,13 +209,14 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         if !(disk_min..=disk_max).contains(&disk_max_io) {
             return Err(h.error("disk_max_io_size", format!("{disk_max_io} bytes is out of range: expected 32KiB..=32767KiB")));
         }
+        let failover = Failover::from_spec(h.table("failover", "how the host reacts to a failing path: notice, command_timeout, path_check")?)?;
         host_psp_specs.push(h.table("multipath", "multipathing of this host's devices")?);
         host_sched_specs.push(h.table("scheduler", "host I/O scheduler: dispatch discipline and DSNRO rules")?);
         h.finish()?;
         host_names.push(name.clone());
         lun_depths.push(lun as u32);
         host_qfull.push(qfull);
-        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, disk_max_io_size_bytes: disk_max_io, adapter_max_io_size_bytes: max_io, qfull_retry_ns: qfull_retry });
+        hosts.push(HostConfig { name, adapter_queue_depth: aq as u32, disk_max_io_size_bytes: disk_max_io, adapter_max_io_size_bytes: max_io, qfull_retry_ns: qfull_retry, failover });
     }
 
     for (a, hosts_listed) in preferred.iter().enumerate() {
@@ -360,8 +363,9 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             }
         }
     }
+    let faults = read_faults(&top, &links, &link_ends, duration_ns)?;
     top.finish()?;
-    let topology = Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs };
+    let topology = Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs, faults };
     check_limits(&topology)?;
     Ok(topology)
 }
@@ -394,6 +398,28 @@ fn check_limits(t: &Topology) -> SpecResult<()> {
         }
     }
     Ok(())
+}
+
+/// The `[[event]]` timeline: each event on an existing path, within the run, and not overlapping
+/// another event of its kind on the same path.
+fn read_faults(top: &Spec, links: &[Link], ends: &[(usize, usize, Option<Alua>)], duration_ns: u64) -> SpecResult<Vec<FaultConfig>> {
+    let names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
+    let mut faults: Vec<FaultConfig> = vec![];
+    for e in top.tables("event", "faults at set times: a path down and back, a link's latency")? {
+        let fault = *build_kind(&e, EVENTS, None)?;
+        let link = resolve(&e, "path", &fault.path, "path", &names)?;
+        let s = |ns: u64| format!("{}s", ns as f64 / 1e9);
+        if fault.at_ns >= duration_ns {
+            return Err(e.error("at", format!("{} is beyond the run ({}): expected a time within it", s(fault.at_ns), s(duration_ns))));
+        }
+        let end = |f: &Fault| f.until_ns.unwrap_or(u64::MAX);
+        let same_kind = |f: &Fault| std::mem::discriminant(&f.action) == std::mem::discriminant(&fault.action);
+        if let Some(other) = faults.iter().find(|o| o.link == link && same_kind(&o.fault) && o.fault.at_ns < end(&fault) && fault.at_ns < end(&o.fault)) {
+            return Err(e.error("at", format!("overlaps an event of the same kind on path `{}` (from {}): expected one at a time per path", fault.path, s(other.fault.at_ns))));
+        }
+        faults.push(FaultConfig { link, host: ends[link].0, fault });
+    }
+    Ok(faults)
 }
 
 /// The paths of a device of `host` on `arrays`: every path from the host to one of them, with its

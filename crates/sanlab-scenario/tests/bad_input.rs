@@ -1,7 +1,7 @@
 //! Every kind of bad input gets one message naming the file, the location and the fix.
 use sanlab_scenario::{run_file, Overrides, Scenario};
 mod common;
-use common::write_scenario;
+use common::{with_sets, write_scenario};
 
 const BASE: &str = r#"
 schema_version = 1
@@ -30,8 +30,7 @@ rw = "randread"
 
 fn error_for(text: &str, sets: &[&str]) -> String {
     let path = write_scenario(text);
-    let o = Overrides { sets: sets.iter().map(|s| s.to_string()).collect(), ..Overrides::default() };
-    match run_file(&path, &[], &o, None) {
+    match run_file(&path, &[], &with_sets(sets), None) {
         Ok(_) => panic!("expected an error for {sets:?}"),
         Err(e) => e.0.replace(&path.display().to_string(), "FILE"),
     }
@@ -253,4 +252,22 @@ fn distributions_are_checked() {
     let cdf = write_scenario("10us,0.5\n5us,0.7\n20us,1\n");
     let e = error_for(BASE, &[&format!("array[0].media.read_latency={{kind=\"empirical\", file={:?}}}", cdf.display().to_string())]);
     assert!(e.contains("array[0].media.read_latency.file: `") && e.ends_with("` is not a CDF: line 2: values and probabilities never decrease in a CDF"), "{e}");
+}
+
+#[test]
+fn events_name_existing_paths_within_the_run() {
+    let ev = |body: &str| format!("{BASE}\n[[event]]\n{body}\n");
+    let e = error_for(&ev("kind = \"path_down\"\npath = \"h-a-7\"\nat = \"0.5s\""), &[]);
+    assert!(e.contains("event[0].path: no path named `h-a-7` (defined: h-a-0, h-a-1); did you mean `h-a-0`?"), "{e}");
+    let e = error_for(&ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"5s\""), &[]);
+    assert_eq!(e, "FILE: event[0].at: 5s is beyond the run (1s): expected a time within it");
+    let e = error_for(&ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.5s\"\nuntil = \"0.2s\""), &[]);
+    assert_eq!(e, "FILE: event[0].until: 0.2s is not after `at` (0.5s): expected until > at");
+    let two = format!("{}[[event]]\nkind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.6s\"\n", ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.5s\"\nuntil = \"0.8s\""));
+    let e = error_for(&two, &[]);
+    assert!(e.contains("event[1].at: overlaps an event of the same kind on path `h-a-0` (from 0.5s)"), "{e}");
+    let e = error_for(&ev("kind = \"link_latency\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
+    assert!(e.contains("event[0].latency: is required"), "{e}");
+    let e = error_for(&ev("kind = \"path_flap\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
+    assert!(e.contains("event[0].kind: unknown kind `path_flap`: expected one of path_down, link_latency"), "{e}");
 }

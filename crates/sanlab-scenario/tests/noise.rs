@@ -1,7 +1,7 @@
 //! Noise: latency parameters drawn from distributions, each entity on its own random stream.
 mod common;
-use common::{assert_conserved, write_scenario};
-use sanlab_scenario::{run_file, Overrides, RunResult};
+use common::run_text as run;
+use sanlab_scenario::VariantResult;
 
 /// Two independent sites (host, path, array, VM), both links noisy.
 const TWO_SITES: &str = r#"
@@ -45,16 +45,9 @@ volume = "vb"
 rw = "randread"
 "#;
 
-fn run(text: &str, sets: &[&str]) -> RunResult {
-    let o = Overrides { sets: sets.iter().map(|s| s.to_string()).collect(), ..Overrides::default() };
-    let r = run_file(&write_scenario(text), &[], &o, None).unwrap_or_else(|e| panic!("{e}"));
-    assert_conserved(&r.variants[0]);
-    r
-}
-
 /// The report of one path and of the VM behind it, as JSON text.
-fn figures(r: &RunResult, path: &str, vm: &str) -> String {
-    let rep = &r.variants[0].report;
+fn figures(r: &VariantResult, path: &str, vm: &str) -> String {
+    let rep = &r.report;
     let p = rep.paths.iter().find(|p| p.name == path).unwrap();
     let v = rep.vms.iter().find(|v| v.name == vm).unwrap();
     format!("{}\n{}", serde_json::to_string(p).unwrap(), serde_json::to_string(v).unwrap())
@@ -71,7 +64,7 @@ fn noise_on_one_link_leaves_the_other_site_identical() {
 #[test]
 fn a_noisy_path_has_a_tail() {
     let r = run(TWO_SITES, &[]);
-    let p = r.variants[0].report.paths.iter().find(|p| p.name == "ha-a").unwrap();
+    let p = r.report.paths.iter().find(|p| p.name == "ha-a").unwrap();
     assert!(p.lat_ms.p99 > 2.0 * p.lat_ms.p50, "p50 {} ms, p99 {} ms", p.lat_ms.p50, p.lat_ms.p99);
 }
 
@@ -81,7 +74,7 @@ fn a_fixed_distribution_is_a_plain_duration() {
     let plain = ["path[0].link.latency=100us", "path[1].link.latency=100us"];
     let (a, b) = (run(TWO_SITES, &fixed), run(TWO_SITES, &plain));
     assert_eq!(figures(&a, "ha-a", "vma"), figures(&b, "ha-a", "vma"));
-    let p = a.variants[0].report.paths.iter().find(|p| p.name == "ha-a").unwrap();
+    let p = a.report.paths.iter().find(|p| p.name == "ha-a").unwrap();
     assert_eq!(p.lat_ms.p50, p.lat_ms.p99, "no noise, no tail");
 }
 
@@ -93,6 +86,6 @@ fn media_cores_and_cache_take_distributions() {
         "array[0].cache={hit_latency={kind=\"lognormal\", mean=\"30us\", cv=0.3}}",
     ];
     let r = run(TWO_SITES, &sets);
-    let a = r.variants[0].report.arrays.iter().find(|a| a.name == "a").unwrap();
+    let a = r.report.arrays.iter().find(|a| a.name == "a").unwrap();
     assert!(a.lat_ms.p99 > 1.2 * a.lat_ms.p50, "p50 {} ms, p99 {} ms", a.lat_ms.p50, a.lat_ms.p99);
 }

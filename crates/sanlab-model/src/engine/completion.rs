@@ -43,9 +43,7 @@ impl World {
         let d = r.device as usize;
         let p = r.path as usize;
         let dev = &mut self.devices[d];
-        dev.states[p].outstanding -= 1;
-        dev.states[p].outstanding_bytes -= u64::from(r.size_bytes);
-        self.link_outstanding[dev.paths[p].link] -= 1;
+        dev.carry(p, r.size_bytes, &mut self.link_outstanding, false);
         dev.paths[p].tally.done(now - r.t_dispatch, r.size_bytes, measured);
         dev.psp.on_complete(now, p, now - r.t_dispatch, r.size_bytes);
         dev.tally.done(now - r.t_device, r.size_bytes, measured);

@@ -1,12 +1,15 @@
 //! The runtime entities along the path, and the world built from a topology.
 
+use super::failover::{Change, FaultRun, LinkHealth};
 use super::World;
 use crate::array::cache::ReadCache;
 use crate::array::cores::Cores;
 use crate::array::disk_group::DiskOut;
 use crate::array::qos::QosState;
 use crate::array::Backend;
+use crate::fault::Action;
 use crate::host::device_queue::DeviceQueue;
+use crate::host::failover::Failover;
 use crate::host::flow_control::{WindowLaw, WindowState};
 use crate::host::SlotQueue;
 use crate::io::Slab;
@@ -17,18 +20,20 @@ use crate::workload::{Pacing, Workload};
 use sanlab_des::{EventQueue, RngStream, SimTime};
 use sanlab_metrics::{IoSeries, IoStats, SeriesId, TimeSeries};
 
-/// What every entity that requests pass through counts: requests taken on and finished, their
-/// latency and throughput, and its IOPS/MB/s/latency series.
+/// What every entity that requests pass through counts: requests taken on, finished, and given
+/// up (moved off a dead path, an exchange the array dropped), their latency and throughput, and
+/// its IOPS/MB/s/latency series.
 pub(crate) struct Tally {
     pub issued: u64,
     pub completed: u64,
+    pub failed: u64,
     pub stats: IoStats,
     pub series: IoSeries,
 }
 
 impl Tally {
     fn new(series: &mut TimeSeries, entity: &str) -> Self {
-        Self { issued: 0, completed: 0, stats: IoStats::new(), series: IoSeries::new(series, entity) }
+        Self { issued: 0, completed: 0, failed: 0, stats: IoStats::new(), series: IoSeries::new(series, entity) }
     }
 
     #[inline]
@@ -44,7 +49,7 @@ impl Tally {
 
     /// Checks the counters against `in_flight`, the requests actually alive in the component.
     pub fn conservation(&self, component: String, in_flight: u64) -> Conservation {
-        Conservation { component, issued: self.issued, completed: self.completed, in_flight }
+        Conservation { component, issued: self.issued, completed: self.completed, failed: self.failed, in_flight }
     }
 }
 
@@ -122,9 +127,28 @@ pub(crate) struct Device {
     pub kernel_ns_sum: u128,
     pub device_ns_sum: u128,
     pub qfull_seen: u64,
+    /// Commands aborted on a dead path and sent again.
+    pub retried: u64,
     pub flow: Option<DeviceFlow>,
     /// When the scheduler holds requests back (mClock limits): the wake-up already armed.
     pub wake_armed_ns: Option<SimTime>,
+}
+
+impl Device {
+    /// A device-level request of `size_bytes` goes onto path `p` (`on`) or leaves it: the counts
+    /// the path selectors read, per path and per link (`link_outstanding`).
+    pub fn carry(&mut self, p: usize, size_bytes: u32, link_outstanding: &mut [u32], on: bool) {
+        let (state, link) = (&mut self.states[p], &mut link_outstanding[self.paths[p].link]);
+        if on {
+            state.outstanding += 1;
+            state.outstanding_bytes += u64::from(size_bytes);
+            *link += 1;
+        } else {
+            state.outstanding -= 1;
+            state.outstanding_bytes -= u64::from(size_bytes);
+            *link -= 1;
+        }
+    }
 }
 
 pub(crate) struct Host {
@@ -136,6 +160,7 @@ pub(crate) struct Host {
     pub adapter_max_io_size_bytes: u64,
     /// Wait before resending a command refused with QUEUE FULL.
     pub qfull_retry_ns: u64,
+    pub failover: Failover,
     /// VM-observed figures of every VM on the host.
     pub stats: IoStats,
     pub series: IoSeries,
@@ -196,6 +221,7 @@ impl World {
                 disk_max_io_size_bytes: h.disk_max_io_size_bytes,
                 adapter_max_io_size_bytes: h.adapter_max_io_size_bytes,
                 qfull_retry_ns: h.qfull_retry_ns,
+                failover: h.failover,
             })
             .collect();
         let arrays = t
@@ -248,6 +274,7 @@ impl World {
                 kernel_ns_sum: 0,
                 device_ns_sum: 0,
                 qfull_seen: 0,
+                retried: 0,
                 flow: None,
                 wake_armed_ns: None,
             });
@@ -297,6 +324,21 @@ impl World {
             })
             .collect();
         let end_ns = t.run.duration_ns;
+        let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { up: true, notice: false, down_ns: 0, checking: false, host: 0 }).collect();
+        let faults = t
+            .faults
+            .into_iter()
+            .enumerate()
+            .map(|(k, f)| {
+                health[f.link].host = f.host;
+                let name = &t.links[f.link].name;
+                let change = match f.fault.action {
+                    Action::Down { notice } => Change::Down { notice },
+                    Action::Latency(p) => Change::Latency(["out", "in"].map(|d| p.stream(seed, &format!("link/{name}/{d}/latency/event{k}")))),
+                };
+                FaultRun { link: f.link, at_ns: f.fault.at_ns, until_ns: f.fault.until_ns, change }
+            })
+            .collect();
         let jobs = t
             .jobs
             .into_iter()
@@ -342,6 +384,8 @@ impl World {
             sample_ns: t.run.sample_interval_ns,
             last_sample_ns: 0,
             disk_out: DiskOut::default(),
+            faults,
+            health,
         })
     }
 }

@@ -94,26 +94,13 @@ impl World {
         }
     }
 
-    /// The device has a slot for `io`: the PSP picks its path; the request is cut at the adapter's
+    /// The device has a slot for `io`: the PSP picks its path (`place`); the request is cut at the adapter's
     /// max I/O size and each piece waits for the host adapter.
-    fn dispatch(&mut self, io: u32) {
-        let now = self.q.now();
-        let d = self.ios.get(io).device as usize;
-        let size = self.ios.get(io).size_bytes;
-        let dev = &mut self.devices[d];
-        for (state, path) in dev.states.iter_mut().zip(&dev.paths) {
-            state.controller_outstanding = self.link_outstanding[path.link];
+    pub(super) fn dispatch(&mut self, io: u32) {
+        if !self.place(io) {
+            return;
         }
-        let p = dev.psp.select(now, size, &dev.states, &mut dev.psp_log).expect("scenario validation guarantees a usable path");
-        dev.states[p].outstanding += 1;
-        dev.states[p].outstanding_bytes += u64::from(size);
-        self.link_outstanding[dev.paths[p].link] += 1;
-        dev.paths[p].tally.issued += 1;
-        let host = dev.host;
-        let r = self.ios.get_mut(io);
-        r.path = p as u32;
-        r.stage = Stage::Path;
-        r.t_dispatch = now;
+        let host = self.devices[self.ios.get(io).device as usize].host;
         let max = self.hosts[host].adapter_max_io_size_bytes;
         self.cut(io, max, true, Self::enter_adapter);
     }

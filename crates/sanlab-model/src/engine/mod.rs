@@ -17,6 +17,7 @@ mod array;
 mod completion;
 mod entities;
 mod fabric;
+mod failover;
 mod host;
 mod media;
 mod sampling;
@@ -52,13 +53,20 @@ enum Ev {
     DiskDone,
     FlowPeriod,
     DeviceWake,
+    FaultStart,
+    FaultEnd,
+    LinkNotice,
+    PathCheck,
+    Abort,
+    Redispatch,
 }
 
-const EVENTS: [Ev; 19] = [
+const EVENTS: [Ev; 25] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
     Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
     Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry, Ev::DiskDone,
-    Ev::FlowPeriod, Ev::DeviceWake,
+    Ev::FlowPeriod, Ev::DeviceWake, Ev::FaultStart, Ev::FaultEnd, Ev::LinkNotice, Ev::PathCheck, Ev::Abort,
+    Ev::Redispatch,
 ];
 
 /// A disk of an array, as one event index: array in the high bits.
@@ -106,6 +114,9 @@ pub struct World {
     pub(crate) last_sample_ns: SimTime,
     /// Reused buffer for what a disk group asks of the engine.
     disk_out: DiskOut,
+    faults: Vec<failover::FaultRun>,
+    /// Per link.
+    health: Vec<failover::LinkHealth>,
 }
 
 impl World {
@@ -129,6 +140,12 @@ impl World {
                 self.q.schedule_at(law.period_ns, pack(Ev::FlowPeriod, v as u32));
             }
         }
+        for (k, f) in self.faults.iter().enumerate() {
+            self.q.schedule_at(f.at_ns, pack(Ev::FaultStart, k as u32));
+            if let Some(until) = f.until_ns {
+                self.q.schedule_at(until, pack(Ev::FaultEnd, k as u32));
+            }
+        }
         while let Some(p) = self.q.pop_until(self.end_ns) {
             let (ev, i) = unpack(p);
             match ev {
@@ -149,6 +166,12 @@ impl World {
                 Ev::Retry => self.enter_adapter(i),
                 Ev::DiskDone => self.disk_done(i),
                 Ev::FlowPeriod => self.flow_period(i as usize),
+                Ev::FaultStart => self.fault_edge(i as usize, true),
+                Ev::FaultEnd => self.fault_edge(i as usize, false),
+                Ev::LinkNotice => self.link_notice(i as usize),
+                Ev::PathCheck => self.path_check(i as usize),
+                Ev::Abort => self.abort(i),
+                Ev::Redispatch => self.redispatch(i),
                 Ev::DeviceWake => {
                     let d = i as usize;
                     if self.devices[d].wake_armed_ns == Some(self.q.now()) {

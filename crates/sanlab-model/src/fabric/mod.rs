@@ -18,7 +18,8 @@ pub const NS_PER_KM_FIBRE: f64 = 4_900.0;
 
 /// One direction of a link.
 pub struct Direction {
-    latency: Delay,
+    /// Swapped by a fault that degrades the link.
+    pub latency: Delay,
     fibre_ns: u64,
     /// Picoseconds per byte; 0 = unlimited bandwidth.
     ps_per_byte: u64,

@@ -4,6 +4,7 @@
 
 pub mod adapters;
 pub mod device_queue;
+pub mod failover;
 pub mod flow_control;
 pub mod scheduler;
 

@@ -24,6 +24,20 @@ pub fn assert_conserved(v: &VariantResult) {
     }
 }
 
+/// Overrides applying `--set` assignments.
+pub fn with_sets(sets: &[&str]) -> Overrides {
+    Overrides { sets: sets.iter().map(|s| s.to_string()).collect(), ..Overrides::default() }
+}
+
+/// Runs the only variant of a scenario given as text, with `--set` assignments; checks that no
+/// I/O is lost.
+pub fn run_text(text: &str, sets: &[&str]) -> VariantResult {
+    let r = run_file(&write_scenario(text), &[], &with_sets(sets), None).unwrap_or_else(|e| panic!("{e}"));
+    let v = r.variants.into_iter().next().expect("one variant");
+    assert_conserved(&v);
+    v
+}
+
 /// Writes `text` to a fresh scenario file in the temp folder and returns its path.
 pub fn write_scenario(text: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
