@@ -37,3 +37,31 @@ fn every_selector_runs_and_the_aware_ones_stay_local() {
         assert!((share(name) - rr).abs() < 0.02, "{name} spreads like ESXi's rr: {shares:?}");
     }
 }
+
+/// Seconds after `from_s` until path `bad` carries under 5 % of the device's I/O in a 1 s sample
+/// (None: not by the end of the run).
+fn reaction_s(report: &sanlab_model::report::RunReport, bad: &str, from_s: f64) -> Option<f64> {
+    let iops = |path: &str| report.timeseries.get(&format!("path/{path}"), "iops").unwrap_or_else(|| panic!("no series for {path}"));
+    let bad_series = iops(bad);
+    let all: Vec<_> = report.paths.iter().map(|p| iops(&p.name)).collect();
+    bad_series.iter().enumerate().filter(|(_, (t, _))| *t > from_s).find_map(|(k, (t, x))| {
+        let total: f64 = all.iter().map(|s| s[k].1).sum();
+        (total > 0.0 && x / total < 0.05).then_some(t - from_s)
+    })
+}
+
+#[test]
+fn a_degrading_local_path_is_left_in_seconds_by_ours_and_at_the_next_evaluation_by_esxi() {
+    let degrade = "event=[{kind=\"link_latency\", path=\"local-0\", at=\"20s\", latency=\"2ms\"}]";
+    let run_with = |kind: &str| {
+        // One I/O at a time: the queue-aware part of a policy cannot route around the slow path.
+        let sets = vec![format!("host[0].multipath.psp={{kind=\"{kind}\"}}"), degrade.to_string(), "run.warmup=0s".into(), "vm[0].job[0].iodepth=1".into()];
+        run("scenarios/studies/metro_cluster_psp.toml", &["base"], Overrides { sets, duration: Some("200s".into()), ..Overrides::default() })
+    };
+    let ours = run_with("significant_latency");
+    let esxi = run_with("rr_latency");
+    let ours_s = reaction_s(&ours.variants[0].report, "local-0", 20.0).expect("ours reacts");
+    let esxi_s = reaction_s(&esxi.variants[0].report, "local-0", 20.0).expect("the latency PSP reacts at its next evaluation");
+    assert!(ours_s <= 2.0, "ours left the degraded path after {ours_s} s");
+    assert!(esxi_s >= 10.0 * ours_s, "rr_latency after {esxi_s} s, ours after {ours_s} s");
+}
