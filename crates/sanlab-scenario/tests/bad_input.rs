@@ -113,6 +113,22 @@ fn psp_parameters_follow_esxi_ranges() {
 }
 
 #[test]
+fn other_platforms_selector_parameters_are_checked() {
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"dm_historical_service_time\", base_weight=1024}"]);
+    assert!(e.contains("host[0].multipath.psp.base_weight: 1024 is out of range: expected 0..=1023 (nearest valid: 1023)"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"dm_service_time\", relative_throughput={h-a-0=101}}"]);
+    assert!(e.contains("host[0].multipath.psp.relative_throughput.h-a-0: 101 is out of range: expected 0..=100 (nearest valid: 100)"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"mpio_weighted_paths\", weights={h-a-0=-1}}"]);
+    assert!(e.contains("host[0].multipath.psp.weights.h-a-0: -1 is out of range: expected 0..=1000000 (nearest valid: 0)"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"mpio_weighted_paths\", weights={h-a-9=1}}"]);
+    assert!(e.contains("weights names `h-a-9`, which is not a path of this device; did you mean `h-a-0`?"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"dm_queue_lenght\"}"]);
+    assert!(e.contains("host[0].multipath.psp.kind: unknown kind `dm_queue_lenght`") && e.contains("did you mean `dm_queue_length`?"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"significant_latency\", probe_interval=\"0s\"}"]);
+    assert!(e.contains("host[0].multipath.psp.probe_interval: must be positive"), "{e}");
+}
+
+#[test]
 fn queue_depths_qos_and_protocol_endpoints() {
     let e = error_for(BASE, &["host[0].adapter.lun_queue_depth=0"]);
     assert_eq!(e, "FILE: host[0].adapter.lun_queue_depth: 0 is out of range: expected 1..=4096 (nearest valid: 1)");
