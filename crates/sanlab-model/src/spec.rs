@@ -259,6 +259,16 @@ impl<'a> Spec<'a> {
         self.unit_value(key, "duration", default, doc, parse_duration_ns)
     }
 
+    /// A service time: a positive duration. An array that answers in no time would let a
+    /// closed loop issue and complete forever at one instant, the clock never moving.
+    pub fn service_ns(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<u64> {
+        let ns = self.duration_ns(key, Some(default), doc)?;
+        if ns == 0 && !self.is_describing() {
+            return Err(self.error(key, "must be positive: a service that takes no time lets a closed loop run forever at one instant (nearest valid: \"1ns\")"));
+        }
+        Ok(ns)
+    }
+
     /// A size with a unit, e.g. "32KiB", "4k", "1MiB".
     pub fn size_bytes(&self, key: &str, default: Option<(u64, &str)>, doc: &'static str) -> SpecResult<u64> {
         self.unit_value(key, "size", default, doc, parse_size_bytes)

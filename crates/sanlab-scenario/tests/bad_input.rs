@@ -221,3 +221,11 @@ fn resource_limits_are_checked_before_the_run() {
     Scenario::load(&write_scenario(&wide)).unwrap().validate(&[], &Overrides::default()).unwrap();
     assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_service_that_takes_no_time_is_refused_as_it_would_never_end() {
+    assert_rejected(&[
+        ("array[0].media={kind=\"flash\", read_latency=\"0ns\"}", "array[0].media.read_latency: must be positive: a service that takes no time lets a closed loop run forever at one instant (nearest valid: \"1ns\")"),
+        ("array[0].cache={hit_latency=\"0us\"}", "array[0].cache.hit_latency: must be positive"),
+    ]);
+}

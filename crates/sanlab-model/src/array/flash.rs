@@ -17,8 +17,8 @@ struct Flash {
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<Backend>> {
-    let read = spec.duration_ns("read_latency", Some((150_000, "150us")), "mean flash read service time")?;
-    let write = spec.duration_ns("write_latency", Some((20_000, "20us")), "mean NVRAM write acknowledgement time")?;
+    let read = spec.service_ns("read_latency", (150_000, "150us"), "mean flash read service time")?;
+    let write = spec.service_ns("write_latency", (20_000, "20us"), "mean NVRAM write acknowledgement time")?;
     let bandwidth = spec.bandwidth_bps("bandwidth", Some((0.0, "unlimited")), "per-request transfer rate inside the array")?;
     let distribution = spec.choice("distribution", &["fixed", "exponential"], Some("fixed"), "service time distribution")?;
     let servers = spec.int("servers", Some(64), 1, 1_000_000, "requests in service at once")?;
