@@ -3,6 +3,7 @@ panic is an internal error, exit 3."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -114,3 +115,14 @@ def test_control_characters_in_messages_are_escaped(capsys: pytest.CaptureFixtur
     assert sanlab_cli.main(["validate", "no\nsuch\tfile.toml"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no\\nsuch\\tfile.toml" in err
+
+
+@pytest.mark.parametrize("scenario", ["/dev/zero", "fifo"])
+def test_a_scenario_that_is_not_a_regular_file_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, scenario: str
+) -> None:
+    if scenario == "fifo":
+        scenario = str(tmp_path / "fifo.toml")
+        os.mkfifo(scenario)
+    for command in ("validate", "run"):
+        assert "cannot read the scenario: not a regular file" in _main_error_line(capsys, command, scenario)

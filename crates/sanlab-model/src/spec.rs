@@ -291,8 +291,36 @@ impl<'a> Spec<'a> {
 
     /// [`Spec::delay_param`] of this table's entity, with its stream `<entity>/<key>`.
     pub fn delay(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
+        let param = self.delay_param(key, default, doc)?;
+        Ok(self.streamed(key, param))
+    }
+
+    /// A service time: a positive duration, or a distribution. An array that answers in no time
+    /// would let a closed loop issue and complete forever at one instant, the clock never moving.
+    pub fn service(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
+        let param = self.delay_param(key, default, doc)?;
+        if matches!(param, DelayParam::Fixed(0)) && !self.is_describing() {
+            return Err(self.takes_no_time(key));
+        }
+        Ok(self.streamed(key, param))
+    }
+
+    /// A service time without a distribution: a positive duration (see [`Spec::service`]).
+    pub fn service_ns(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<u64> {
+        let ns = self.duration_ns(key, Some(default), doc)?;
+        if ns == 0 && !self.is_describing() {
+            return Err(self.takes_no_time(key));
+        }
+        Ok(ns)
+    }
+
+    fn takes_no_time(&self, key: &str) -> SpecError {
+        self.error(key, "must be positive: a service that takes no time lets a closed loop run forever at one instant (nearest valid: \"1ns\")")
+    }
+
+    fn streamed(&self, key: &str, param: DelayParam) -> Delay {
         let (seed, entity) = &self.streams;
-        Ok(self.delay_param(key, default, doc)?.stream(*seed, &format!("{entity}/{key}")))
+        param.stream(*seed, &format!("{entity}/{key}"))
     }
 
     /// A size with a unit, e.g. "32KiB", "4k", "1MiB".

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use sanlab_des::RunControl;
 use sanlab_model::names::{self, claim_file_name};
+use sanlab_model::workload::{open_input, MAX_TEXT_FILE_BYTES};
 use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,9 +33,16 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     })
 }
 
-/// Loads a scenario and checks its variant names, each of which names a folder of the run.
+/// Loads a scenario (a regular file of bounded size) and checks its variant names, each of
+/// which names a folder of the run.
 // TODO(lib.rs owner): `Scenario::from_text` should make this check, naming `variant[i].name`.
+// TODO(lib.rs owner): `Scenario::load` (and `base =` files) should check the file the same way.
 fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+    match open_input(path, MAX_TEXT_FILE_BYTES) {
+        // `Scenario::load` explains a missing file.
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(ScenarioError(format!("{}: cannot read the scenario: {e}", path.display()))),
+        _ => {}
+    }
     let s = Scenario::load(path)?;
     let mut taken = vec![];
     for (i, v) in s.variants.iter().enumerate() {

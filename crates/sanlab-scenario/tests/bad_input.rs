@@ -287,3 +287,11 @@ fn events_name_existing_paths_within_the_run() {
     let e = error_for(&ev("kind = \"path_flap\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
     assert!(e.contains("event[0].kind: unknown kind `path_flap`: expected one of path_down, link_latency"), "{e}");
 }
+
+#[test]
+fn a_service_that_takes_no_time_is_refused_as_it_would_never_end() {
+    assert_rejected(&[
+        ("array[0].media={kind=\"flash\", read_latency=\"0ns\"}", "array[0].media.read_latency: must be positive: a service that takes no time lets a closed loop run forever at one instant (nearest valid: \"1ns\")"),
+        ("array[0].cache={hit_latency=\"0us\"}", "array[0].cache.hit_latency: must be positive"),
+    ]);
+}

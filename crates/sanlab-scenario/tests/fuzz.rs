@@ -1,7 +1,7 @@
 //! Fuzzing the parsers: the scenarios under scenarios/examples and the job files, parameter files
 //! and traces under tests/data, mutated (bytes cut, repeated or replaced by tokens that broke
 //! parsers before: NaN, huge numbers, non-ASCII, separators), must each give Ok or one error
-//! line, never a panic, within a bounded time.
+//! line, never a panic, within a bounded time (a watchdog thread catches hangs).
 //!
 //! `cargo test` runs a fixed budget (`FUZZ_CASES` inputs per corpus, 150 by default); `make fuzz`
 //! runs for `FUZZ_SECONDS`. A failing input is saved under tests/data/fuzz/ (`<corpus>-<hash>`),
@@ -15,6 +15,7 @@ use sanlab_model::workload::REGISTRY;
 use sanlab_scenario::{Overrides, Scenario};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 /// Tokens spliced into inputs: each broke a parser once, or sits at a boundary.
@@ -22,7 +23,8 @@ const TOKENS: &[&str] = &[
     "nan", "inf", "-1", "0", "0.5", "1e400", "1e-300", "18446744073709551616", "4294967296", "99999999999999999999999h", "1ns", "65536",
     "é", "*", "\n", "[", "]", "=", ",", ":", "/", "%", "(", ")", "\"", "", "global", "include ", "${X}", "0x", "zipf:", "zoned:",
 ];
-/// Longest time one input may take (parse, validate and a short run).
+/// Longest time one input may take (parse, validate and a short run); the watchdog saves a
+/// slower one and ends the process.
 const MAX_INPUT_TIME: Duration = Duration::from_secs(20);
 
 fn repo() -> PathBuf {
@@ -177,24 +179,49 @@ fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
     bytes
 }
 
-/// Checks one input; a panic, a message of several lines or a slow input is a failure, and the
-/// input is saved under tests/data/fuzz/.
+/// Saves a failing input as tests/data/fuzz/<corpus>-<original's stem>-<hash>.<original's extension>.
+fn save(corpus: &str, original: &Path, bytes: &[u8]) -> PathBuf {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
+    let ext = original.extension().map_or(String::new(), |x| format!(".{}", x.to_string_lossy()));
+    let stem = original.file_stem().unwrap().to_string_lossy();
+    let saved = repo().join(format!("tests/data/fuzz/{corpus}-{stem}-{hash:016x}{ext}"));
+    std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
+    std::fs::write(&saved, bytes).unwrap();
+    saved
+}
+
+/// The input being checked (corpus, original, bytes, start), watched for hangs.
+type Current = Option<(&'static str, PathBuf, Vec<u8>, Instant)>;
+static CURRENT: Mutex<Current> = Mutex::new(None);
+
+/// Starts, once, a thread that saves the input being checked and ends the process when that
+/// input takes longer than [`MAX_INPUT_TIME`]: a hang is a failure too.
+fn watch_for_hangs() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| loop {
+            std::thread::sleep(Duration::from_secs(1));
+            if let Some((corpus, original, bytes, start)) = &*CURRENT.lock().unwrap_or_else(|e| e.into_inner()) {
+                if start.elapsed() > MAX_INPUT_TIME {
+                    eprintln!("{corpus} corpus: an input took longer than {MAX_INPUT_TIME:?}; saved as {}", save(corpus, original, bytes).display());
+                    std::process::exit(1);
+                }
+            }
+        });
+    });
+}
+
+/// Checks one input; a panic, a message of several lines or a hang is a failure, and the input
+/// is saved under tests/data/fuzz/.
 fn run_one(corpus: &Corpus, original: &Path, bytes: &[u8]) -> Result<(), String> {
-    let start = Instant::now();
+    watch_for_hangs();
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some((corpus.name, original.to_path_buf(), bytes.to_vec(), Instant::now()));
     let outcome = catch_unwind(AssertUnwindSafe(|| (corpus.check)(original, bytes))).unwrap_or_else(|p| {
         let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
         Err(format!("panic: {what}"))
     });
-    let outcome = outcome.and_then(|()| if start.elapsed() > MAX_INPUT_TIME { Err(format!("took {:?}", start.elapsed())) } else { Ok(()) });
-    outcome.map_err(|e| {
-        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
-        let ext = original.extension().map_or(String::new(), |x| format!(".{}", x.to_string_lossy()));
-        let stem = original.file_stem().unwrap().to_string_lossy();
-        let saved = repo().join(format!("tests/data/fuzz/{}-{stem}-{hash:016x}{ext}", corpus.name));
-        std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
-        std::fs::write(&saved, bytes).unwrap();
-        format!("{e} (input saved as {})", saved.display())
-    })
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    outcome.map_err(|e| format!("{e} (input saved as {})", save(corpus.name, original, bytes).display()))
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -245,9 +272,6 @@ fn fuzz_regressions_stay_fixed() {
         // corpus and the hash.
         let stem = name[corpus.name.len() + 1..].rsplit_once('-').map_or("", |(s, _)| s);
         let original = corpus.files.iter().find(|f| f.file_stem().is_some_and(|s| s == stem)).unwrap_or(&corpus.files[0]);
-        let bytes = std::fs::read(&saved).unwrap();
-        let start = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| (corpus.check)(original, &bytes))).map_err(|_| "panic".to_string()).and_then(|r| r);
-        assert!(outcome.is_ok() && start.elapsed() < MAX_INPUT_TIME, "{name}: {outcome:?}");
+        run_one(corpus, original, &std::fs::read(&saved).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }

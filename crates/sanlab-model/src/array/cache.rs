@@ -26,7 +26,7 @@ impl ReadCache {
     pub fn from_spec(spec: Spec) -> SpecResult<Self> {
         let size = spec.size_bytes("size", Some((8 << 30, "8GiB")), "cache capacity")?;
         let block = spec.size_bytes("block", Some((64 << 10, "64KiB")), "cache block")?;
-        let hit = spec.delay("hit_latency", (30_000, "30us"), "service time of a read hit, or its distribution")?;
+        let hit = spec.service("hit_latency", (30_000, "30us"), "service time of a read hit, or its distribution")?;
         spec.finish()?;
         if block == 0 || size < block {
             return Err(spec.error("size", format!("{size} bytes holds no {block}-byte block")));

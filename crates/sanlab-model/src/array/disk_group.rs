@@ -515,7 +515,7 @@ impl DiskGroup {
         let read_ahead_bytes = spec.size_bytes("read_ahead", Some((512 << 10, "512KiB")), "a disk keeps reading this far past a read while idle (0: off)")?;
         let reorder_window = spec.int("reorder_window", Some(32), 1, 1 << 16, "queued operations a disk picks the nearest among (1: FIFO)")?;
         let cache_bytes = spec.size_bytes("write_cache", Some((2 << 30, "2GiB")), "write-back cache size")?;
-        let ack_ns = spec.duration_ns("write_ack", Some((100_000, "100us")), "latency of a write acknowledged from the cache")?;
+        let ack_ns = spec.service_ns("write_ack", (100_000, "100us"), "latency of a write acknowledged from the cache")?;
         let high = spec.int("high_watermark", Some(80), 1, 100, "percent dirty that starts destaging")?;
         let low = spec.int("low_watermark", Some(60), 0, 99, "percent dirty at which destaging stops")?;
         let destage_depth = spec.int("destage_depth", Some(8), 1, 1 << 16, "stripes being destaged at once")? as u32;

@@ -19,8 +19,8 @@ struct Flash {
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<Backend>> {
-    let read = spec.delay("read_latency", (150_000, "150us"), "mean flash read service time, or its distribution")?;
-    let write = spec.delay("write_latency", (20_000, "20us"), "mean NVRAM write acknowledgement time, or its distribution")?;
+    let read = spec.service("read_latency", (150_000, "150us"), "mean flash read service time, or its distribution")?;
+    let write = spec.service("write_latency", (20_000, "20us"), "mean NVRAM write acknowledgement time, or its distribution")?;
     let bandwidth = spec.bandwidth_bps("bandwidth", Some((0.0, "unlimited")), "per-request transfer rate inside the array")?;
     let distribution = spec.choice("distribution", &["fixed", "exponential"], Some("fixed"), "service time distribution")?;
     let servers = spec.int("servers", Some(64), 1, 1_000_000, "requests in service at once")?;

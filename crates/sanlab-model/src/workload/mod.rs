@@ -99,8 +99,8 @@ pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("workload", REGISTRY)
 }
 
-/// Largest job or parameter file, each read whole: 16 MiB.
-const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
+/// Largest scenario, job or parameter file, each read whole: 16 MiB.
+pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
 /// Largest trace, read line by line: 64 GiB.
 const MAX_TRACE_FILE_BYTES: u64 = 64 << 30;
 /// Longest line of a trace: 64 KiB.
@@ -108,7 +108,7 @@ const MAX_TRACE_LINE_BYTES: u64 = 64 << 10;
 
 /// Opens an input file: a regular file (not a device such as /dev/zero, a FIFO or a folder) of
 /// at most `max_bytes`. Checked before opening, which would wait forever on a FIFO.
-fn open_input(path: &std::path::Path, max_bytes: u64) -> std::io::Result<std::fs::File> {
+pub fn open_input(path: &std::path::Path, max_bytes: u64) -> std::io::Result<std::fs::File> {
     let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
