@@ -412,7 +412,8 @@ fn read_faults(top: &Spec, links: &[Link], ends: &[(usize, usize, Option<Alua>)]
         if fault.at_ns >= duration_ns {
             return Err(e.error("at", format!("{} is beyond the run ({}): expected a time within it", s(fault.at_ns), s(duration_ns))));
         }
-        let end = |f: &Fault| f.until_ns.unwrap_or(u64::MAX);
+        // A repeating event holds its path for good.
+        let end = |f: &Fault| if f.every_ns.is_some() { u64::MAX } else { f.until_ns.unwrap_or(u64::MAX) };
         let same_kind = |f: &Fault| std::mem::discriminant(&f.action) == std::mem::discriminant(&fault.action);
         if let Some(other) = faults.iter().find(|o| o.link == link && same_kind(&o.fault) && o.fault.at_ns < end(&fault) && fault.at_ns < end(&o.fault)) {
             return Err(e.error("at", format!("overlaps an event of the same kind on path `{}` (from {}): expected one at a time per path", fault.path, s(other.fault.at_ns))));

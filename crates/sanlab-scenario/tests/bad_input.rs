@@ -284,6 +284,10 @@ fn events_name_existing_paths_within_the_run() {
     assert!(e.contains("event[1].at: overlaps an event of the same kind on path `h-a-0` (from 0.5s)"), "{e}");
     let e = error_for(&ev("kind = \"link_latency\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
     assert!(e.contains("event[0].latency: is required"), "{e}");
+    let e = error_for(&ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.5s\"\nevery = \"1s\""), &[]);
+    assert!(e.contains("event[0].every: needs `until`"), "{e}");
+    let e = error_for(&ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.5s\"\nuntil = \"0.7s\"\nevery = \"0.1s\""), &[]);
+    assert!(e.contains("event[0].every: 0.1s is not longer than each time (0.2s"), "{e}");
     let e = error_for(&ev("kind = \"path_flap\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
     assert!(e.contains("event[0].kind: unknown kind `path_flap`: expected one of path_down, link_latency"), "{e}");
 }

@@ -114,3 +114,11 @@ fn commands_cut_at_the_adapter_fail_over_piece_by_piece() {
     assert!(v.report.devices[0].retried > path(&v, "p0").failed_over, "four 128 KiB pieces per request");
     assert!(iops_between(&v, "p0", 2.2, 3.0) > 0.0);
 }
+
+#[test]
+fn a_flapping_path_goes_and_comes_back_each_period() {
+    let v = run(&with_event("kind = \"path_down\"\npath = \"p0\"\nat = \"0.5s\"\nuntil = \"0.7s\"\nevery = \"500ms\""), &[]);
+    let times: Vec<(f64, &str)> = v.report.psp_events.iter().map(|e| ((e.t_s * 1000.0).round() / 1000.0, e.event.as_str())).collect();
+    let expected: Vec<(f64, &str)> = (0..5).flat_map(|n| [(0.51 + 0.5 * f64::from(n), "path dead"), (0.71 + 0.5 * f64::from(n), "path alive")]).collect();
+    assert_eq!(times, expected);
+}

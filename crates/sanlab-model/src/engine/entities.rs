@@ -336,7 +336,7 @@ impl World {
                     Action::Down { notice } => Change::Down { notice },
                     Action::Latency(p) => Change::Latency(["out", "in"].map(|d| p.stream(seed, &format!("link/{name}/{d}/latency/event{k}")))),
                 };
-                FaultRun { link: f.link, at_ns: f.fault.at_ns, until_ns: f.fault.until_ns, change }
+                FaultRun { link: f.link, at_ns: f.fault.at_ns, until_ns: f.fault.until_ns, every_ns: f.fault.every_ns, change }
             })
             .collect();
         let jobs = t

@@ -21,6 +21,7 @@ pub(super) struct FaultRun {
     pub link: usize,
     pub at_ns: SimTime,
     pub until_ns: Option<SimTime>,
+    pub every_ns: Option<SimTime>,
     pub change: Change,
 }
 
@@ -37,10 +38,15 @@ pub(super) struct LinkHealth {
 }
 
 impl World {
-    /// A fault starts (`start`) or is undone.
+    /// A fault starts (`start`) or is undone; a repeating one is then armed for its next time.
     pub(super) fn fault_edge(&mut self, k: usize, start: bool) {
         let now = self.q.now();
-        let l = self.faults[k].link;
+        let f = &self.faults[k];
+        if let (false, Some(every), Some(until)) = (start, f.every_ns, f.until_ns) {
+            self.q.schedule_at(now - (until - f.at_ns) + every, pack(Ev::FaultStart, k as u32));
+            self.q.schedule_at(now + every, pack(Ev::FaultEnd, k as u32));
+        }
+        let l = f.link;
         match &mut self.faults[k].change {
             Change::Down { notice } => {
                 let h = &mut self.health[l];

@@ -10,7 +10,8 @@
 //!
 //! One file per stretch of the path: `workload` (arrivals, issue), `host` (VM and device queues,
 //! split, PSP, adapter, flow control), `fabric` (links), `array` (front end, QoS, cores, cache),
-//! `media` (back end, replication), `completion` (the way back), `sampling` (time series);
+//! `media` (back end, replication), `completion` (the way back), `failover` (faults on paths, abort
+//! and retry), `sampling` (time series);
 //! `entities` holds the state they share and builds it from a topology.
 
 mod array;

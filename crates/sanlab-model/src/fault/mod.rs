@@ -1,6 +1,8 @@
 //! The fault timeline: `[[event]]` tables that take a path down and bring it back, with notice
 //! or silently, or change a link's latency, at set times.
 //!
+//! With `until` an event is undone then; with `every` as well it repeats (a flapping path).
+//!
 //! A path here is a `[[path]]` entry: the link from a host port to an array port, which every
 //! device of the host whose volume the array holds uses. How hosts react (notice delay, command
 //! timeout, path checker) is the host's `failover` table, `host::Failover`.
@@ -25,6 +27,8 @@ pub struct Fault {
     pub path: String,
     pub at_ns: u64,
     pub until_ns: Option<u64>,
+    /// Repeats with this period (a flapping path): each time from `at + n·every` to `until + n·every`.
+    pub every_ns: Option<u64>,
     pub action: Action,
 }
 
@@ -39,9 +43,16 @@ fn read(spec: &Spec, action: Action) -> SpecResult<Fault> {
     let path = spec.string("path", None, "the [[path]] it happens to")?;
     let at_ns = spec.duration_ns("at", None, "when, from the start of the run")?;
     let until = spec.duration_ns("until", Some((0, "never")), "when it is undone (the path comes back); default: never")?;
+    let every = spec.duration_ns("every", Some((0, "never")), "repeat period (a flapping path); needs `until`, longer than until - at")?;
+    let s = |ns: u64| ns as f64 / 1e9;
     if until != 0 && until <= at_ns {
-        let s = |ns: u64| ns as f64 / 1e9;
         return Err(spec.error("until", format!("{}s is not after `at` ({}s): expected until > at", s(until), s(at_ns))));
     }
-    Ok(Fault { path, at_ns, until_ns: (until != 0).then_some(until), action })
+    if every != 0 && until == 0 {
+        return Err(spec.error("every", "needs `until`: how long each time lasts"));
+    }
+    if every != 0 && every <= until - at_ns {
+        return Err(spec.error("every", format!("{}s is not longer than each time ({}s, until - at): expected every > until - at", s(every), s(until - at_ns))));
+    }
+    Ok(Fault { path, at_ns, until_ns: (until != 0).then_some(until), every_ns: (every != 0).then_some(every), action })
 }
