@@ -5,8 +5,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use sanlab_des::RunControl;
-use sanlab_model::names::{self, claim_file_name};
-use sanlab_model::workload::{open_input, MAX_TEXT_FILE_BYTES};
+use sanlab_model::names;
 use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,24 +30,6 @@ fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
         let what = PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic".to_string());
         Err(InternalError::new_err(what.replace('\n', " ")))
     })
-}
-
-/// Loads a scenario (a regular file of bounded size) and checks its variant names, each of
-/// which names a folder of the run.
-// TODO(lib.rs owner): `Scenario::from_text` should make this check, naming `variant[i].name`.
-// TODO(lib.rs owner): `Scenario::load` (and `base =` files) should check the file the same way.
-fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
-    match open_input(path, MAX_TEXT_FILE_BYTES) {
-        // `Scenario::load` explains a missing file.
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(ScenarioError(format!("{}: cannot read the scenario: {e}", path.display()))),
-        _ => {}
-    }
-    let s = Scenario::load(path)?;
-    let mut taken = vec![];
-    for (i, v) in s.variants.iter().enumerate() {
-        claim_file_name(&v.name, "variants", &mut taken).map_err(|e| ScenarioError(format!("{}: variant[{i}].name: {e}", s.file)))?;
-    }
-    Ok(s)
 }
 
 /// Watches a run from another thread: simulated time, variants done, and a way to stop it.
@@ -102,7 +83,7 @@ fn run(
     let o = Overrides { sets, seed, duration };
     let variants = variants.unwrap_or_default();
     let control = progress.map(|p| Arc::clone(&p.get().0));
-    load(&path).map_err(to_py)?;
+    Scenario::load(&path).map_err(to_py)?;
     let result = py.detach(|| guarded(|| run_file(&path, &variants, &o, control.as_deref()).map_err(to_py)))?;
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
@@ -112,7 +93,7 @@ fn run(
 #[pyo3(signature = (path, sets=vec![], variants=None))]
 fn validate(path: PathBuf, sets: Vec<String>, variants: Option<Vec<String>>) -> PyResult<String> {
     guarded(|| {
-        let s = load(&path).map_err(to_py)?;
+        let s = Scenario::load(&path).map_err(to_py)?;
         let o = Overrides { sets, ..Overrides::default() };
         let requested = variants.unwrap_or_default();
         s.validate(&requested, &o).map_err(to_py)?;

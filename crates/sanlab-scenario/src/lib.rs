@@ -7,7 +7,9 @@ mod injector;
 pub mod overrides;
 
 use sanlab_model::report::RunReport;
+use sanlab_model::names::{claim_file_name, escaped};
 use sanlab_model::spec::{did_you_mean, SpecError};
+use sanlab_model::workload::read_text;
 use sanlab_des::RunControl;
 use sanlab_model::World;
 use serde::Serialize;
@@ -88,7 +90,7 @@ fn with_base(file: &str, mut root: Table, depth: usize) -> Result<Table, Scenari
     }
     let path = Path::new(file).parent().unwrap_or(Path::new(".")).join(&base);
     let base_file = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError(format!("{file}: base: cannot read `{base_file}`: {e}")))?;
+    let text = read_text(&path).map_err(|e| ScenarioError(format!("{file}: base: cannot read `{base_file}`: {e}")))?;
     let mut merged = with_base(&base_file, parse_toml(&base_file, &text)?, depth + 1)?;
     merged.remove("variant");
     merge_into(&mut merged, root);
@@ -109,7 +111,7 @@ fn merge_into(under: &mut Table, over: Table) {
 impl Scenario {
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_text(path).map_err(|e| {
             let hint = match e.kind() {
                 std::io::ErrorKind::NotFound => " (no such file; check the path, e.g. scenarios/studies/metro_cluster_psp.toml)",
                 _ => "",
@@ -126,11 +128,14 @@ impl Scenario {
         let name = top.string("name", None, "").map_err(spec_err)?;
         let description = top.opt_string("description", "").map_err(spec_err)?.unwrap_or_default();
         let mut variants = vec![];
+        // Each variant names a folder of the run.
+        let mut file_names = vec![];
         for v in top.tables("variant", "").map_err(spec_err)? {
             let vname = v.string("name", None, "variant name").map_err(spec_err)?;
             if variants.iter().any(|x: &Variant| x.name == vname) {
-                return Err(spec_err(v.error("name", format!("variant `{vname}` is defined twice"))));
+                return Err(spec_err(v.error("name", format!("variant `{}` is defined twice", escaped(&vname)))));
             }
+            claim_file_name(&vname, "variants", &mut file_names).map_err(|m| spec_err(v.error("name", m)))?;
             let vdesc = v.opt_string("description", "").map_err(spec_err)?.unwrap_or_default();
             let set = v.table("set", "path = value overrides").map_err(spec_err)?;
             let sets = set.entries().into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect();

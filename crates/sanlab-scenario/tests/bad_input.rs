@@ -299,3 +299,12 @@ fn a_service_that_takes_no_time_is_refused_as_it_would_never_end() {
         ("array[0].cache={hit_latency=\"0us\"}", "array[0].cache.hit_latency: must be positive"),
     ]);
 }
+
+#[test]
+fn variant_names_and_base_files_are_checked_by_the_scenario_reader() {
+    let two = format!("{BASE}\n[[variant]]\nname = \"a b\"\nset = {{}}\n\n[[variant]]\nname = \"a_b\"\nset = {{}}\n");
+    let e = error_for(&two, &[]);
+    assert!(e.contains("variant[1].name: variants `a b` and `a_b` would share the file name `a_b`: rename one"), "{e}");
+    let e = error_for(&format!("base = \"/dev/zero\"\n{BASE}"), &[]);
+    assert!(e.contains("base: cannot read `/dev/zero`: not a regular file"), "{e}");
+}

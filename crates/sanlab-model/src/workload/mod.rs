@@ -120,8 +120,8 @@ pub fn open_input(path: &std::path::Path, max_bytes: u64) -> std::io::Result<std
     std::fs::File::open(path)
 }
 
-/// A job or parameter file's text (see [`open_input`]).
-fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+/// A scenario, job or parameter file's text (see [`open_input`]).
+pub fn read_text(path: &std::path::Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
     open_input(path, MAX_TEXT_FILE_BYTES)?.take(MAX_TEXT_FILE_BYTES).read_to_string(&mut text)?;
