@@ -102,7 +102,7 @@ pub struct FaultConfig {
 }
 
 /// Most requests all jobs together may keep outstanding (the engine holds each in its request
-/// slab): 4 Mi, about 600 MB.
+/// slab, about 160 bytes): 4 Mi, about 600 MB.
 pub const MAX_OUTSTANDING: u64 = 1 << 22;
 /// Largest time series a run may record: 1 GiB.
 pub const MAX_SERIES_BYTES: u64 = 1 << 30;
@@ -111,10 +111,8 @@ const MAX_SERIES_PER_ENTITY: u64 = 6;
 /// Bytes per sample of one series (`f32`), and per sample of the shared time column.
 const SERIES_SAMPLE_BYTES: u64 = 4;
 const TIME_SAMPLE_BYTES: u64 = 8;
-/// Bytes an outstanding request holds in the engine, about.
-const REQUEST_BYTES: u64 = 160;
 
-/// What a run will hold in memory, estimated before it starts.
+/// The size of a run, estimated before it starts: what the limits above are checked against.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cost {
     /// Entities with statistics: hosts, arrays, array cores, paths, devices, VMs.
@@ -122,12 +120,10 @@ pub struct Cost {
     pub samples: u64,
     pub series_bytes: u64,
     pub outstanding: u64,
-    /// Time series, request slab and one latency histogram per entity and job direction.
-    pub peak_bytes: u64,
 }
 
 impl Topology {
-    /// The run's memory, estimated from its size: what the limits above are checked against.
+    /// The run's time series and request slab, from its size.
     pub fn cost(&self) -> Cost {
         let cores: usize = self.arrays.iter().filter_map(|a| a.cores.as_ref()).map(|c| c.centres.len()).sum();
         let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
@@ -135,9 +131,7 @@ impl Topology {
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
         let series_bytes = samples.saturating_mul(entities.saturating_mul(MAX_SERIES_PER_ENTITY * SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
         let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
-        let histograms = entities + 2 * self.jobs.len() as u64;
-        let peak_bytes = series_bytes.saturating_add(outstanding * REQUEST_BYTES).saturating_add(histograms * sanlab_metrics::HISTOGRAM_BYTES);
-        Cost { entities, samples, series_bytes, outstanding, peak_bytes }
+        Cost { entities, samples, series_bytes, outstanding }
     }
 }
 
