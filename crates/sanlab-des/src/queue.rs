@@ -141,7 +141,9 @@ impl EventQueue {
     }
 
     /// Schedules `payload` at absolute time `at` (never in the past).
-    #[inline]
+    // Always inline: with many call sites the compiler stops inlining it, at ~3 % of a run's
+    // instructions (callgrind, metro study).
+    #[inline(always)]
     pub fn schedule_at(&mut self, at: SimTime, payload: u64) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let time = at.max(self.now);

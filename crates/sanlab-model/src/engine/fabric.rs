@@ -7,6 +7,7 @@ use crate::fabric::OUTBOUND;
 impl World {
     /// Sends a frame of `io` (`bytes` of data, 0 for control) over its path's link in direction
     /// `dir`; `ev` fires when it arrives.
+    #[inline]
     pub(super) fn over_link(&mut self, io: u32, dir: usize, bytes: u64, ev: Ev) {
         let r = self.ios.get(io);
         let link = self.devices[r.device as usize].paths[r.path as usize].link;

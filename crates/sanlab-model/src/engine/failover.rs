@@ -37,8 +37,10 @@ pub(super) struct LinkHealth {
     pub host: usize,
 }
 
+// Faults are rare: their handlers stay out of line, so the hot path keeps its inlining.
 impl World {
     /// A fault starts (`start`) or is undone; a repeating one is then armed for its next time.
+    #[cold]
     pub(super) fn fault_edge(&mut self, k: usize, start: bool) {
         let now = self.q.now();
         let f = &self.faults[k];
@@ -68,11 +70,13 @@ impl World {
     }
 
     /// The fabric told the host of link `l`'s state (RSCN).
+    #[cold]
     pub(super) fn link_notice(&mut self, l: usize) {
         self.set_paths(l, self.health[l].up);
     }
 
     /// The path checker probes link `l`: its paths come back when it is up, else it probes again.
+    #[cold]
     pub(super) fn path_check(&mut self, l: usize) {
         if self.health[l].up {
             self.health[l].checking = false;
@@ -84,6 +88,7 @@ impl World {
     }
 
     /// Marks every device path over link `l` alive or dead, logging each change.
+    #[cold]
     fn set_paths(&mut self, l: usize, up: bool) {
         let now = self.q.now();
         for dev in &mut self.devices {
@@ -97,6 +102,7 @@ impl World {
     }
 
     /// A frame of `io` went out on down link `l` and is lost: the host will abort the command.
+    #[cold]
     pub(super) fn lost(&mut self, io: u32, l: usize) {
         let now = self.q.now();
         let r = self.ios.get(io);
@@ -116,6 +122,7 @@ impl World {
     /// The host gives up on a lost command: unless told the path is back, it holds the path dead
     /// (a silent failure arms the path checker); the adapter slot and the array's exchange are
     /// freed and the command goes again.
+    #[cold]
     pub(super) fn abort(&mut self, io: u32) {
         let now = self.q.now();
         let r = *self.ios.get(io);
@@ -143,6 +150,7 @@ impl World {
     }
 
     /// A command goes again: a lost one, or one that found no usable path.
+    #[cold]
     pub(super) fn redispatch(&mut self, io: u32) {
         if self.ios.get(io).path == NONE {
             self.dispatch(io);
