@@ -1,8 +1,7 @@
 //! mClock end to end (qos.md §2): limits cap a VM, reservations hold against a busier neighbour
 //! on the same host, shares divide the rest.
 mod common;
-use common::{run, write_scenario};
-use sanlab_scenario::Overrides;
+use common::run_text;
 
 /// One host, one device queue of 32 in front of a 5-disk RAID-5 group whose small write cache
 /// destages from the start, three VMs with 32 outstanding each.
@@ -35,9 +34,7 @@ array = "a"
 }
 
 fn vm_iops(text: &str) -> Vec<f64> {
-    let path = write_scenario(text);
-    let r = run(path.to_str().unwrap(), &[], Overrides::default());
-    r.variants[0].report.vms.iter().map(|v| v.iops).collect()
+    run_text(text, &[]).report.vms.iter().map(|v| v.iops).collect()
 }
 
 #[test]
