@@ -125,8 +125,12 @@ impl World {
         let now = self.q.now();
         let f = &self.faults[k];
         if let (false, Some(every), Some(until)) = (start, f.every_ns, f.until_ns) {
-            self.q.schedule_at(now - (until - f.at_ns) + every, pack(Ev::FaultStart, k as u32));
-            self.q.schedule_at(now + every, pack(Ev::FaultEnd, k as u32));
+            // The next time, unless it would start when the run ends.
+            let next_ns = now - (until - f.at_ns) + every;
+            if next_ns < self.end_ns {
+                self.q.schedule_at(next_ns, pack(Ev::FaultStart, k as u32));
+                self.q.schedule_at(now + every, pack(Ev::FaultEnd, k as u32));
+            }
         }
         let links = std::mem::take(&mut self.faults[k].links);
         let mut detail = String::new();
