@@ -10,6 +10,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from sanlab import failover
 from sanlab.results import Document, entities
 
 
@@ -321,6 +322,96 @@ def psp_events_table(variant: Mapping[str, Any]) -> Table:
     table.add_column("paths")
     for event in variant["psp_events"]:
         table.add_row(f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"]))
+    return table
+
+
+def _seconds(value: float | None, missing: str) -> str:
+    return missing if value is None else f"{value:,.3f}"
+
+
+def recovery_text(recovery: Mapping[str, float | None]) -> str:
+    """The slowest VM's recovery: `1.000 s`, `not back`, with the VM named when there are several;
+    `-` when no VM had a level before the fault."""
+    if not recovery:
+        return "-"
+    vm, worst = max(recovery.items(), key=lambda item: math.inf if item[1] is None else item[1])
+    text = "not back" if worst is None else f"{worst:,.3f}"
+    return text if len(recovery) == 1 else f"{text} ({vm})"
+
+
+def fault_rows(fault: failover.Fault) -> list[list[str]]:
+    """A fault's start and end edges as table cells: time, edge, kind, target, detail, the host's
+    reaction (paths marked dead, then alive, after s), longest I/O latency, IOPS back after s."""
+    detail = fault.detail
+    if fault.period_s is not None:
+        detail = f"{detail}, ×{fault.occurrences} every {fault.period_s:g} s".lstrip(", ")
+    latency = "-" if fault.max_latency_ms is None else format_ms(fault.max_latency_ms)
+    # "never" only where the host should have noticed: a slower link is not a dead one.
+    expected = fault.paths and fault.kind in failover.PATH_FAILURE_KINDS
+    noticed = _seconds(fault.marked_dead_s, "never" if expected else "-")
+    rows = [
+        [f"{fault.start_s:.3f}", "start", fault.kind, fault.target, detail, noticed, latency,
+         recovery_text(fault.recovery_s)]
+    ]  # fmt: skip
+    if fault.end_s is not None:
+        back = _seconds(fault.marked_alive_s, "never" if expected else "-")
+        rows.append([f"{fault.end_s:.3f}", "end", fault.kind, fault.target, "", back, "", ""])
+    return rows
+
+
+FAULTS_CAPTION = (
+    "marked s: from the fault's start until the host marked its paths dead (end: alive again); max ms: "
+    "longest VM I/O latency until the next fault; back s: until VM IOPS were back within "
+    f"{100 * failover.TOLERANCE:g} % of their level before the fault, to a sample (not back: not by the next "
+    "fault or the run's end)"
+)
+
+
+def faults_table(doc: Document) -> Table | None:
+    """Each fault edge of each variant with the host's reaction and the VMs' recovery; None when
+    no variant has faults."""
+    found = [(variant["name"], failover.faults(variant)) for variant in doc["variants"]]
+    if not any(faults for _, faults in found):
+        return None
+    table = _table("faults and failover")
+    table.collapse_padding = True
+    table.caption = FAULTS_CAPTION
+    table.caption_justify = "left"
+    table.add_column("variant", no_wrap=True)
+    for header in ("t s", "edge", "kind", "target", "detail", "marked s", "max ms", "back s"):
+        numeric = header in ("t s", "marked s", "max ms", "back s")
+        table.add_column(header, justify="right" if numeric else "left", no_wrap=header != "detail")
+    for name, faults in found:
+        rows = [cells for fault in faults for cells in fault_rows(fault)]
+        _add_variant_rows(table, name, rows, grouped=True)
+    return table
+
+
+def failed_text(counts: failover.Counts) -> str:
+    """Failed I/Os with their reasons: `12 (apd_timeout 10, no_path 2)`."""
+    if not counts.failed_by_reason:
+        return format_count(counts.failed)
+    reasons = ", ".join(f"{reason} {format_count(n)}" for reason, n in counts.failed_by_reason.items())
+    return f"{format_count(counts.failed)} ({reasons})"
+
+
+def failover_counts_table(doc: Document) -> Table | None:
+    """VMs, devices and paths with I/Os retried, failed (by reason) or failed over; None when no
+    entity of any variant has any, so a healthy run prints what it printed before faults existed."""
+    found = [(variant["name"], failover.counts(variant)) for variant in doc["variants"]]
+    if not any(rows for _, rows in found):
+        return None
+    table = _table("failover counts: I/Os")
+    table.caption = "retried: commands sent again after an abort; failed over: moved off this path to another"
+    table.caption_justify = "left"
+    for header in ("variant", "kind", "name", "retried", "failed", "failed over"):
+        table.add_column(header, justify="left" if header in ("variant", "kind", "name") else "right", no_wrap=True)
+    for name, rows in found:
+        cells = [
+            [row.kind, row.name, format_count(row.retried), failed_text(row), format_count(row.failed_over)]
+            for row in rows
+        ]
+        _add_variant_rows(table, name, cells, grouped=True)
     return table
 
 

@@ -1,0 +1,60 @@
+"""The terminal's fault tables: each fault edge with the host's reaction and the VMs' recovery, and
+the failover counts; neither for a healthy run."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from fault_doc import with_faults
+from sanlab.tables import failover_counts_table, faults_table
+
+WIDTH = 100
+
+
+def _render(table: Table) -> list[str]:
+    console = Console(width=WIDTH, file=io.StringIO(), record=True, color_system=None)
+    console.print(table)
+    return console.export_text().splitlines()
+
+
+def test_healthy_runs_have_no_fault_tables(doc: dict[str, Any]) -> None:
+    assert faults_table(doc) is None
+    assert failover_counts_table(doc) is None
+
+
+def test_faults_table_lists_each_edge(doc: dict[str, Any]) -> None:
+    table = faults_table(with_faults(doc))
+    assert table is not None
+    lines = _render(table)
+    assert all(len(line) <= WIDTH for line in lines)
+    rows = [line.split() for line in lines]
+    # Notice: marked dead 10 ms after the start, alive 10 ms after the end; IOPS back after 2 s.
+    assert ["rr", "5.000", "start", "path_down", "path", "loc-0", "notice", "0.010", "2.50", "2.000"] in rows
+    assert ["10.000", "end", "path_down", "path", "loc-0", "0.010"] in rows
+    # The slower link is never undone and the IOPS stay low: not back; no path is marked dead.
+    assert ["15.000", "start", "link_latency", "path", "rem-0", "2", "ms", "-", "8.00", "not", "back"] in rows
+    # Four flaps in one row pair, with the worst reaction and latency over them.
+    flap = next(row for row in rows if row[:2] == ["20.000", "start"])
+    assert flap[4:] == ["loc-0", "silent,", "×4", "every", "4", "s", "0.500", "503", "0.000"]
+    assert not any(row[:1] == ["24.000"] for row in rows), "later occurrences are not listed"
+
+
+def test_a_fault_never_noticed_says_so(doc: dict[str, Any]) -> None:
+    faulty = with_faults(doc)
+    faulty["variants"][0]["psp_events"] = []
+    text = "\n".join(_render(faults_table(faulty)))  # type: ignore[arg-type]
+    assert "never" in text
+
+
+def test_failover_counts_table(doc: dict[str, Any]) -> None:
+    table = failover_counts_table(with_faults(doc))
+    assert table is not None
+    rows = [line.split() for line in _render(table)]
+    assert ["rr", "VM", "vm1", "40", "3", "(no_path", "3)", "0"] in rows
+    assert ["device", "naa.1", "40", "3", "(no_path", "3)", "0"] in rows
+    assert ["path", "loc-0", "0", "0", "25"] in rows
+    assert not any("rem-0" in row for row in rows), "paths without counts are left out"
