@@ -13,12 +13,16 @@ from plotly.offline import get_plotlyjs
 from sanlab.report import figures
 from sanlab.report.figures import Figure
 from sanlab.results import Document, entities
+from sanlab import failover
 from sanlab.tables import (
+    FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
     HOST_COLUMNS,
     HOST_TEXT_COLUMNS,
     HOSTS_CAPTION,
     compact_names,
+    failed_text,
+    fault_rows,
     flow_controlled,
     format_count,
     format_ms,
@@ -191,17 +195,74 @@ def _events_table(doc: Document) -> str:
     )
 
 
+FAULT_HEADERS = ("t, s", "edge", "kind", "target", "detail", "marked, s", "max ms", "back, s")
+"""The failover section's fault table: the terminal's columns (`fault_rows`)."""
+FAULT_NUMERIC = frozenset({"t, s", "marked, s", "max ms", "back, s"})
+
+
+def _faults_table(doc: Document) -> str:
+    """Each fault edge of each variant as `sanlab run` prints it; empty without faults."""
+    rows = [
+        (variant["name"], cells)
+        for variant in doc["variants"]
+        for fault in failover.faults(variant)
+        for cells in fault_rows(fault)
+    ]
+    if not rows:
+        return ""
+    head = "<th>variant</th>" + "".join(
+        f"<th{' class=num' if header in FAULT_NUMERIC else ''}>{header}</th>" for header in FAULT_HEADERS
+    )
+    body = "".join(
+        f'<tr class="fault-{_esc(cells[1])}"><td>{_esc(name)}</td>'
+        + "".join(
+            f"<td{' class=num' if header in FAULT_NUMERIC else ''}>{_esc(text)}</td>"
+            for header, text in zip(FAULT_HEADERS, cells, strict=True)
+        )
+        + "</tr>"
+        for name, cells in rows
+    )
+    return (
+        f'<table class="data" id="faults"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f'<p class="note">{_esc(FAULTS_CAPTION)}.</p>'
+    )
+
+
+def _failover_counts_table(doc: Document) -> str:
+    """VMs, devices and paths with I/Os retried, failed or failed over; empty when none has any."""
+    rows = [(variant["name"], row) for variant in doc["variants"] for row in failover.counts(variant)]
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td>{_esc(name)}</td><td>{_esc(row.kind)}</td><td>{_esc(row.name)}</td>"
+        f"<td class=num>{format_count(row.retried)}</td><td class=num>{_esc(failed_text(row))}</td>"
+        f"<td class=num>{format_count(row.failed_over)}</td></tr>"
+        for name, row in rows
+    )
+    return (
+        '<table class="data" id="failover-counts"><thead><tr><th>variant</th><th>kind</th><th>name</th>'
+        "<th class=num>retried</th><th class=num>failed</th><th class=num>failed over</th></tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+        '<p class="note">Retried: commands sent again after an abort; failed over: moved off this path '
+        "to another.</p>"
+    )
+
+
 def _conservation_note(doc: Document) -> str:
     components = [(v["name"], c) for v in doc["variants"] for c in v.get("conservation", [])]
-    broken = [(name, c) for name, c in components if c["issued"] != c["completed"] + c["in_flight"]]
+    # Results from before faults existed have no `failed`: none failed then.
+    broken = [
+        (name, c) for name, c in components if c["issued"] != c["completed"] + c.get("failed", 0) + c["in_flight"]
+    ]
     if not broken:
+        failed = " failed +" if any(c.get("failed", 0) for _, c in components) else ""
         return (
-            f'<p class="ok">✓ No I/O lost: issued = completed + in flight for all {len(components)} '
+            f'<p class="ok">✓ No I/O lost: issued = completed +{failed} in flight for all {len(components)} '
             "components of every variant.</p>"
         )
     items = "".join(
         f"<li>{_esc(name)}: {_esc(c['component'])} issued {c['issued']}, completed {c['completed']}, "
-        f"in flight {c['in_flight']}</li>"
+        f"failed {c.get('failed', 0)}, in flight {c['in_flight']}</li>"
         for name, c in broken
     )
     return f'<div class="warn">I/O conservation broken in {len(broken)} components:<ul>{items}</ul></div>'
@@ -295,6 +356,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
             ],
         ),
         _section("cores", "Array cores", [_figure_html(figures.core_util_figure(doc, series))]),
+        _section("failover", "Faults and failover", [_faults_table(doc), _failover_counts_table(doc)]),
         _section("events", "Path selection events", [_events_table(doc)]),
     ]
     present = [section for section in sections if section is not None]
