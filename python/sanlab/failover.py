@@ -6,7 +6,8 @@ with the paths it affects and the longest VM I/O latency until the next edge) an
 state change (`psp_events`: "path dead", "path alive"). From those and the VM IOPS series this
 module gives, per fault, the failover duration (fault start to the host marking the affected
 paths dead), the failback duration (fault end to the paths alive again) and the recovery time
-(fault start to the VM IOPS back within TOLERANCE of their level before the fault). The terminal
+(fault start to the VM IOPS back within TOLERANCE of their level over the LEVEL_WINDOW_S before
+the fault, after the warm-up and the previous fault edge). The terminal
 tables, the report and the failover study (`docs/studies/failover.md`) all read it from here.
 """
 
@@ -18,6 +19,11 @@ from typing import Any
 
 TOLERANCE = 0.05
 """IOPS are back when they are within this fraction of their level before the fault."""
+
+LEVEL_WINDOW_S = 10.0
+"""The level before a fault is the mean IOPS over at most this long before it: long enough to
+average out sampling noise, short enough to be the state the fault met (a latency PSP that settles
+at its second evaluation has not settled over the whole run before the fault)."""
 
 PERIOD_TOLERANCE_S = 1e-6
 """Occurrence spacings equal within this are one period (a flapping path's `every`)."""
@@ -226,7 +232,7 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
         later = [e["t_s"] for e in edges if e["phase"] == "start" and e["t_s"] > start_s and id(e) not in own]
         until_s = min(later, default=end_of_run_s)
         previous = [t for t in edge_times if t < start_s]
-        since_s = max([warmup_s, *previous])
+        since_s = max([warmup_s, start_s - LEVEL_WINDOW_S, *previous])
         dead, alive = [], []
         for index, occurrence in enumerate(group):
             bound_s = group[index + 1].start["t_s"] if index + 1 < len(group) else until_s

@@ -82,3 +82,23 @@ def test_counts_list_entities_with_a_nonzero_count(doc: dict[str, Any]) -> None:
     assert [(row.kind, row.name) for row in rows] == [("VM", "vm1"), ("device", "naa.1"), ("path", "loc-0")]
     assert rows[0].failed_by_reason == {"no_path": 3} and rows[0].retried == 40
     assert rows[2].failed_over == 25
+
+
+def test_the_level_is_the_last_ten_seconds_before_the_fault() -> None:
+    """A policy that settled at 30 s (the latency PSP) is measured against its settled level."""
+    times_s = [float(t) for t in range(1, 81)]
+    iops = [12_000.0 if t <= 30 else 14_000.0 for t in times_s]
+    iops[60] = 13_000.0  # the sample ending at 61 s: 7 % down
+    variant = {
+        "sim_time_s": 80.0,
+        "measured_s": 78.0,
+        "vms": [{"name": "vm1"}],
+        "psp_events": [],
+        "timeseries": {"t_s": times_s, "entity": ["vm/vm1"] * 80, "metric": ["iops"] * 80, "value": iops},
+        "faults": [
+            {"t_s": 60.0, "kind": "path_down", "phase": "start", "target": "path p", "paths": ["p"], "detail": "notice",
+             "max_io_latency_ms": 12.0},
+        ],
+    }  # fmt: skip
+    # Against the whole run's mean (13,400) the dip would be within 5 %.
+    assert faults(variant)[0].recovery_s == {"vm1": 1.0}
