@@ -100,5 +100,5 @@ def test_the_level_is_the_last_ten_seconds_before_the_fault() -> None:
              "max_io_latency_ms": 12.0},
         ],
     }  # fmt: skip
-    # Against the whole run's mean (13,400) the dip would be within 5 %.
+    # Against the mean since the warm-up (about 13,000) the dip would be within 5 %.
     assert faults(variant)[0].recovery_s == {"vm1": 1.0}
