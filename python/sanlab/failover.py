@@ -37,7 +37,9 @@ REASONS = ("apd_timeout", "pdl", "no_path")
 path left to try."""
 
 
-def level_before(times_s: Sequence[float], values: Sequence[float], start_s: float, since_s: float) -> float | None:
+def level_before(
+    times_s: Sequence[float], values: Sequence[float], start_s: float, since_s: float
+) -> float | None:
     """Mean of the samples that end after `since_s` and at or before `start_s`: the level before an
     event at `start_s`. None when no sample lies there (the event came too early to tell)."""
     window = [value for t_s, value in zip(times_s, values, strict=True) if since_s < t_s <= start_s]
@@ -221,7 +223,9 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
     end_of_run_s = float(variant["sim_time_s"])
     warmup_s = end_of_run_s - float(variant["measured_s"])
     psp_events = variant["psp_events"]
-    series = {vm["name"]: vm_iops(variant, vm["name"]) for vm in variant["vms"]} if "timeseries" in variant else {}
+    series = (
+        {vm["name"]: vm_iops(variant, vm["name"]) for vm in variant["vms"]} if "timeseries" in variant else {}
+    )
     result = []
     for group in groups:
         first = group[0]
@@ -296,7 +300,9 @@ def counts(variant: Mapping[str, Any]) -> list[Counts]:
                 name=item["name"],
                 retried=int(item.get("retried", 0)),
                 failed=int(item.get("failed", 0)),
-                failed_by_reason={reason: int(n) for reason, n in item.get("failed_by_reason", {}).items() if n},
+                failed_by_reason={
+                    reason: int(n) for reason, n in item.get("failed_by_reason", {}).items() if n
+                },
                 failed_over=int(item.get("failed_over", 0)),
             )
             if row.retried or row.failed or row.failed_over:

@@ -405,7 +405,8 @@ def failover_counts_table(doc: Document) -> Table | None:
     table.caption = "retried: commands sent again after an abort; failed over: moved off this path to another"
     table.caption_justify = "left"
     for header in ("variant", "kind", "name", "retried", "failed", "failed over"):
-        table.add_column(header, justify="left" if header in ("variant", "kind", "name") else "right", no_wrap=True)
+        text = header in ("variant", "kind", "name")
+        table.add_column(header, justify="left" if text else "right", no_wrap=True)
     for name, rows in found:
         cells = [
             [row.kind, row.name, format_count(row.retried), failed_text(row), format_count(row.failed_over)]

@@ -13,7 +13,9 @@ SAMPLES_S = [float(t) for t in range(1, 41)]
 """One sample a second for 40 s."""
 
 
-def _edge(t_s: float, kind: str, phase: str, target: str, paths: list[str], detail: str, max_ms: float) -> dict[str, Any]:
+def _edge(
+    t_s: float, kind: str, phase: str, target: str, paths: list[str], detail: str, max_ms: float
+) -> dict[str, Any]:
     return {
         "t_s": t_s,
         "kind": kind,
@@ -54,7 +56,8 @@ def with_faults(doc: dict[str, Any], variant_name: str = "rr") -> dict[str, Any]
             "t_s": SAMPLES_S + SAMPLES_S,
             "entity": ["vm/vm1"] * len(SAMPLES_S) + ["path/loc-0"] * len(SAMPLES_S),
             "metric": ["iops"] * (2 * len(SAMPLES_S)),
-            "value": iops + [0.0 if 5.0 < t <= 10.0 else value / 2 for t, value in zip(SAMPLES_S, iops, strict=True)],
+            "value": iops
+            + [0.0 if 5.0 < t <= 10.0 else value / 2 for t, value in zip(SAMPLES_S, iops, strict=True)],
         }
         edges = [
             _edge(5.0, "path_down", "start", "path loc-0", ["loc-0"], "notice", 2.5),
@@ -80,6 +83,12 @@ def with_faults(doc: dict[str, Any], variant_name: str = "rr") -> dict[str, Any]
         variant["paths"][1].update(retried=0, failed_over=0)
         vm["issued"] = vm["completed"] + vm["in_flight"] + vm["failed"]
         variant["conservation"] = [
-            {"component": "vm/vm1", "issued": vm["issued"], "completed": vm["completed"], "failed": 3, "in_flight": vm["in_flight"]}
+            {
+                "component": "vm/vm1",
+                "issued": vm["issued"],
+                "completed": vm["completed"],
+                "failed": 3,
+                "in_flight": vm["in_flight"],
+            }
         ]
     return doc

@@ -39,8 +39,13 @@ def test_recovery_ignores_samples_outside_the_window() -> None:
 
 def test_faults_pair_edges_and_read_the_hosts_reaction(doc: dict[str, Any]) -> None:
     variant = with_faults(doc)["variants"][0]
-    notice, latency, flapping = faults(variant)
-    assert (notice.kind, notice.target, notice.start_s, notice.end_s) == ("path_down", "path loc-0", 5.0, 10.0)
+    notice, latency, _ = faults(variant)
+    assert (notice.kind, notice.target, notice.start_s, notice.end_s) == (
+        "path_down",
+        "path loc-0",
+        5.0,
+        10.0,
+    )
     assert notice.marked_dead_s == pytest.approx(0.01)
     assert notice.marked_alive_s == pytest.approx(0.01)
     assert notice.max_latency_ms == 2.5
@@ -96,9 +101,16 @@ def test_the_level_is_the_last_ten_seconds_before_the_fault() -> None:
         "psp_events": [],
         "timeseries": {"t_s": times_s, "entity": ["vm/vm1"] * 80, "metric": ["iops"] * 80, "value": iops},
         "faults": [
-            {"t_s": 60.0, "kind": "path_down", "phase": "start", "target": "path p", "paths": ["p"], "detail": "notice",
-             "max_io_latency_ms": 12.0},
+            {
+                "t_s": 60.0,
+                "kind": "path_down",
+                "phase": "start",
+                "target": "path p",
+                "paths": ["p"],
+                "detail": "notice",
+                "max_io_latency_ms": 12.0,
+            }
         ],
-    }  # fmt: skip
+    }
     # Against the mean since the warm-up (about 13,000) the dip would be within 5 %.
     assert faults(variant)[0].recovery_s == {"vm1": 1.0}

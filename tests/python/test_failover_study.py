@@ -31,7 +31,9 @@ def _series(variant: dict[str, Any], entity: str, metric: str = "iops") -> dict[
     series = variant["timeseries"]
     return {
         t_s: value
-        for t_s, e, m, value in zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True)
+        for t_s, e, m, value in zip(
+            series["t_s"], series["entity"], series["metric"], series["value"], strict=True
+        )
         if e == entity and m == metric
     }
 

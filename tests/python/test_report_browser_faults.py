@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from sanlab.cli import main
-from test_report_browser import ARTIFACTS, Chromium, _assert_rendered, _click, _problems, chromium, load_report
+from test_report_browser import (
+    ARTIFACTS,
+    Chromium,
+    _assert_rendered,
+    _click,
+    _problems,
+    chromium,
+    load_report,
+)
 
 __all__ = ["chromium"]  # the fixture, used by the tests below
 
@@ -56,7 +64,8 @@ def _edges(run: Path) -> dict[str, list[dict[str, Any]]]:
 def test_fault_edges_are_marked_on_the_time_axes(chromium: Chromium, failover_run: Path) -> None:
     figures = load_report(chromium, failover_run / "report.html", ARTIFACTS / "report-failover.png")
     _assert_rendered(
-        figures, {"overview", "paths", "path-timeline", "vm-iops", "vm-latency", "latency-cdf", "device-queues"}
+        figures,
+        {"overview", "paths", "path-timeline", "vm-iops", "vm-latency", "latency-cdf", "device-queues"},
     )
     edges = _edges(failover_run)
     assert all(edges[variant] for variant in VARIANTS), "the engine reported the faults"

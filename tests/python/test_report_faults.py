@@ -55,7 +55,10 @@ def test_heatmaps_mark_the_shown_variants_faults(doc: dict[str, Any]) -> None:
         # The variant with faults is shown first; the drop-down swaps the marks with the variant.
         assert len(_marks(figure.plot.layout, "annotations")) == 11, figure.key
         buttons = figure.plot.layout.updatemenus[0].buttons
-        marks = {b.label: [a for a in b.args[1]["annotations"] if a.get("name", "").startswith("fault")] for b in buttons}
+        marks = {
+            b.label: [a for a in b.args[1]["annotations"] if a.get("name", "").startswith("fault")]
+            for b in buttons
+        }
         assert (len(marks["rr"]), len(marks["latency"])) == (11, 0)
 
 
@@ -64,7 +67,9 @@ def test_failover_section(doc: dict[str, Any]) -> None:
     assert '<section id="section-failover"><h2>Faults and failover</h2>' in page
     assert page.count('<tr class="fault-start">') == 3 and page.count('<tr class="fault-end">') == 2
     assert "<td>not back</td>" in page.replace("<td class=num>", "<td>")
-    assert re.search(r"<td>path</td><td>loc-0</td><td class=num>0</td><td class=num>0</td><td class=num>25</td>", page)
+    assert re.search(
+        r"<td>path</td><td>loc-0</td><td class=num>0</td><td class=num>0</td><td class=num>25</td>", page
+    )
     assert "No I/O lost: issued = completed + failed + in flight" in page
 
 

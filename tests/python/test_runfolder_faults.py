@@ -48,7 +48,10 @@ def test_faults_and_counts_round_trip(doc: dict[str, Any], tmp_path: Path) -> No
         (lambda v: v["faults"][2].update(t_s="15s"), "variants[0].faults[2].t_s: expected a number"),
         (lambda v: v["faults"][0].update(phase="begin"), "variants[0].faults[0].phase: 'begin' is neither"),
         (lambda v: v["faults"][0].update(paths=[0]), "variants[0].faults[0].paths: expected path names"),
-        (lambda v: v["faults"][0].update(max_io_latency_ms="2"), "faults[0].max_io_latency_ms: expected a number"),
+        (
+            lambda v: v["faults"][0].update(max_io_latency_ms="2"),
+            "faults[0].max_io_latency_ms: expected a number",
+        ),
     ],
 )
 def test_damaged_faults_are_named(

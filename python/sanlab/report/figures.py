@@ -552,10 +552,10 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
             continue
         order = [path["name"] for path in variant["paths"]]
         names, times_s, z = _pivot(rows, order)
-        panels.append(_Panel(variant["name"], names, times_s, z, variant["psp_events"], variant.get("faults", ())))
-    with_events = next(
-        (variant["name"] for variant in doc["variants"] if variant["psp_events"] or variant.get("faults")), None
-    )
+        faults = variant.get("faults", ())
+        panels.append(_Panel(variant["name"], names, times_s, z, variant["psp_events"], faults))
+    marked = [v["name"] for v in doc["variants"] if v["psp_events"] or v.get("faults")]
+    with_events = marked[0] if marked else None
     caption = (
         "Each row is a path, its colour the IOPS it carried in each sample: a row turning pale is a path the "
         "policy stopped using; ▼ marks path selection events (hover for details)."

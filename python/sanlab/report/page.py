@@ -10,10 +10,10 @@ from typing import Any
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from sanlab import failover
 from sanlab.report import figures
 from sanlab.report.figures import Figure
 from sanlab.results import Document, entities
-from sanlab import failover
 from sanlab.tables import (
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
@@ -252,7 +252,9 @@ def _conservation_note(doc: Document) -> str:
     components = [(v["name"], c) for v in doc["variants"] for c in v.get("conservation", [])]
     # Results from before faults existed have no `failed`: none failed then.
     broken = [
-        (name, c) for name, c in components if c["issued"] != c["completed"] + c.get("failed", 0) + c["in_flight"]
+        (name, c)
+        for name, c in components
+        if c["issued"] != c["completed"] + c.get("failed", 0) + c["in_flight"]
     ]
     if not broken:
         failed = " failed +" if any(c.get("failed", 0) for _, c in components) else ""
