@@ -339,6 +339,13 @@ def recovery_text(recovery: Mapping[str, float | None]) -> str:
     return text if len(recovery) == 1 else f"{text} ({vm})"
 
 
+def marked_text(fault: failover.Fault, seconds: float | None) -> str:
+    """Seconds until the host marked the fault's paths dead (or alive); `never` when it did not
+    though the fault takes paths down, `-` when it does not (a slower link is not a dead one)."""
+    expected = bool(fault.paths) and fault.kind in failover.PATH_FAILURE_KINDS
+    return _seconds(seconds, "never" if expected else "-")
+
+
 def fault_rows(fault: failover.Fault) -> list[list[str]]:
     """A fault's start and end edges as table cells: time, edge, kind, target, detail, the host's
     reaction (paths marked dead, then alive, after s), longest I/O latency, IOPS back after s."""
@@ -346,15 +353,13 @@ def fault_rows(fault: failover.Fault) -> list[list[str]]:
     if fault.period_s is not None:
         detail = f"{detail}, ×{fault.occurrences} every {fault.period_s:g} s".lstrip(", ")
     latency = "-" if fault.max_latency_ms is None else format_ms(fault.max_latency_ms)
-    # "never" only where the host should have noticed: a slower link is not a dead one.
-    expected = fault.paths and fault.kind in failover.PATH_FAILURE_KINDS
-    noticed = _seconds(fault.marked_dead_s, "never" if expected else "-")
+    noticed = marked_text(fault, fault.marked_dead_s)
     rows = [
         [f"{fault.start_s:.3f}", "start", fault.kind, fault.target, detail, noticed, latency,
          recovery_text(fault.recovery_s)]
     ]  # fmt: skip
     if fault.end_s is not None:
-        back = _seconds(fault.marked_alive_s, "never" if expected else "-")
+        back = marked_text(fault, fault.marked_alive_s)
         rows.append([f"{fault.end_s:.3f}", "end", fault.kind, fault.target, "", back, "", ""])
     return rows
 
