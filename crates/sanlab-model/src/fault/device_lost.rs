@@ -1,0 +1,15 @@
+//! An array reports a volume permanently lost (PDL: SCSI sense LOGICAL UNIT NOT SUPPORTED, the
+//! volume deleted or unpresented): every command for it fails at once, with no retry, and the
+//! host marks those paths dead (ESXi's PDL handling). With `until` the volume is presented again
+//! and the host's path checker finds it.
+
+use super::{array, read, Action, Fault, Target};
+use crate::spec::{Kind, Spec, SpecResult};
+
+pub const KIND: Kind<Fault> = Kind { name: "device_lost", summary: "an array reports a volume permanently lost (PDL): its I/O fails at once", build };
+
+fn build(spec: &Spec) -> SpecResult<Box<Fault>> {
+    let array = array(spec)?;
+    let volume = spec.string("volume", None, "the volume, by name")?;
+    Ok(Box::new(read(spec, Target::Volume { array, volume }, Action::DeviceLost)?))
+}
