@@ -1,24 +1,28 @@
 """Failover analysis of a run with faults: how the host reacted to each fault and how long the VMs'
 IOPS took to come back.
 
-The engine lists every fault edge (`faults`: a start and, when the fault is undone, an end, each
-with the paths it affects and the longest VM I/O latency until the next edge) and every path
+The engine lists every fault edge (`faults`: a start, steps in between such as the mediator's
+decision after a replication link fails, and an end when the fault is undone, each with the paths
+it affects and the longest VM I/O latency until the next edge) and every path
 state change (`psp_events`: "path dead", "path alive"). From those and the VM IOPS series this
 module gives, per fault, the failover duration (fault start to the host marking the affected
 paths dead), the failback duration (fault end to the paths alive again) and the recovery time
-(fault start to the VM IOPS back within TOLERANCE of their level over the LEVEL_WINDOW_S before
-the fault, after the warm-up and the previous fault edge). The terminal
+(fault start to the VM IOPS no more than TOLERANCE below their level over the LEVEL_WINDOW_S
+before the fault, after the warm-up and the previous fault edge). The terminal
 tables, the report and the failover study (`docs/studies/failover.md`) all read it from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 TOLERANCE = 0.05
-"""IOPS are back when they are within this fraction of their level before the fault."""
+"""IOPS are back when they are no more than this fraction below their level before the fault.
+More IOPS than before count as back: a VM is not hurt by running faster (with the replication link
+down, the surviving array acknowledges writes without the mirror round trip, ten times faster in
+the metro cluster)."""
 
 LEVEL_WINDOW_S = 10.0
 """The level before a fault is the mean IOPS over at most this long before it: long enough to
@@ -54,21 +58,22 @@ def recovery_s(
     level: float,
     tolerance: float = TOLERANCE,
 ) -> float | None:
-    """Seconds from `start_s` until the series is back within `tolerance` of `level` for good.
+    """Seconds from `start_s` until the series is back, for good, to no more than `tolerance` below
+    `level` (see TOLERANCE: above it counts as back).
 
     A sample at `t` covers the interval before `t`, so the samples looked at are those ending after
     `start_s` and at or before `until_s` (the next fault, or the run's end). The answer is the end
-    of the last sample outside the band, minus `start_s`: 0 when no sample left the band, None when
-    the last sample is still outside it (not back before `until_s`). Its resolution is the sample
+    of the last sample below the band, minus `start_s`: 0 when no sample fell below it, None when
+    the last sample is still below it (not back before `until_s`). Its resolution is the sample
     interval.
     """
-    band = tolerance * abs(level)
+    floor = level - tolerance * abs(level)
     last_outside: float | None = None
     last_t_s: float | None = None
     for t_s, value in sorted(zip(times_s, values, strict=True)):
         if start_s < t_s <= until_s:
             last_t_s = t_s
-            if abs(value - level) > band:
+            if value < floor:
                 last_outside = t_s
     if last_outside is None:
         return 0.0
@@ -99,7 +104,9 @@ class Fault:
     host had marked every affected path dead (None: some occurrence was never noticed, or the
     fault affects no path); `marked_alive_s` likewise from its end until they were alive again.
     `max_latency_ms` is the longest VM I/O latency from the first start to the next fault's edge
-    (None when the engine gave none). `recovery_s` maps each VM to `recovery_s()` from the first
+    (None when the engine gave none). `steps` are the first occurrence's edges between its start and
+    end, as (time s, phase, detail): the mediator's decision when a replication link fails.
+    `recovery_s` maps each VM to `recovery_s()` from the first
     start to the next fault's start or the run's end (None: not back by then; a VM missing: no
     level before the fault to compare with).
     """
@@ -116,26 +123,35 @@ class Fault:
     marked_alive_s: float | None
     max_latency_ms: float | None
     recovery_s: Mapping[str, float | None]
+    steps: tuple[tuple[float, str, str], ...] = ()
 
 
 @dataclass
 class _Occurrence:
     start: Mapping[str, Any]
     end: Mapping[str, Any] | None = None
+    steps: list[Mapping[str, Any]] = field(default_factory=list)
+
+    def edges(self) -> list[Mapping[str, Any]]:
+        return [self.start, *self.steps, *([self.end] if self.end is not None else [])]
 
 
 def _occurrences(edges: Sequence[Mapping[str, Any]]) -> list[_Occurrence]:
-    """Start edges paired with the next end edge of the same kind and target, in start order."""
+    """Start edges paired with the next end edge of the same kind and target, with the edges of
+    other phases between them as steps, in start order. A step without a start opens its own."""
     occurrences: list[_Occurrence] = []
     open_ones: dict[tuple[str, str], _Occurrence] = {}
     for edge in sorted(edges, key=lambda e: e["t_s"]):
         key = (edge["kind"], edge["target"])
-        if edge["phase"] == "start":
+        if edge["phase"] == "end":
+            if key in open_ones:
+                open_ones.pop(key).end = edge
+        elif edge["phase"] != "start" and key in open_ones:
+            open_ones[key].steps.append(edge)
+        else:
             occurrence = _Occurrence(edge)
             occurrences.append(occurrence)
             open_ones[key] = occurrence
-        elif key in open_ones:
-            open_ones.pop(key).end = edge
     return occurrences
 
 
@@ -232,8 +248,8 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
         start_s = float(first.start["t_s"])
         paths = tuple(first.start.get("paths", ()))
         # The next fault's start (not this one's own occurrences) bounds what is charged to this fault.
-        own = {id(occurrence.start) for occurrence in group}
-        later = [e["t_s"] for e in edges if e["phase"] == "start" and e["t_s"] > start_s and id(e) not in own]
+        own = {id(edge) for occurrence in group for edge in occurrence.edges()}
+        later = [e["t_s"] for e in edges if e["phase"] != "end" and e["t_s"] > start_s and id(e) not in own]
         until_s = min(later, default=end_of_run_s)
         previous = [t for t in edge_times if t < start_s]
         since_s = max([warmup_s, start_s - LEVEL_WINDOW_S, *previous])
@@ -246,8 +262,8 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
         latencies = [
             edge["max_io_latency_ms"]
             for occurrence in group
-            for edge in (occurrence.start, occurrence.end)
-            if edge is not None and edge.get("max_io_latency_ms") is not None
+            for edge in occurrence.edges()
+            if edge.get("max_io_latency_ms") is not None
         ]
         recovery: dict[str, float | None] = {}
         for vm, (times_s, values) in series.items():
@@ -268,6 +284,7 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
                 marked_alive_s=_worst(alive) if len(alive) == len(group) else None,
                 max_latency_ms=max(latencies) if latencies else None,
                 recovery_s=recovery,
+                steps=tuple((float(e["t_s"]), e["phase"], e.get("detail", "")) for e in first.steps),
             )
         )
     result.sort(key=lambda fault: fault.start_s)

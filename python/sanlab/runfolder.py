@@ -209,8 +209,8 @@ written before faults existed have no `faults`, which is no fault."""
 
 
 def _check_faults(path: Path, where: str, edges: object) -> None:
-    """A variant's fault edges: a list of objects with FAULT_FIELDS, phase `start` or `end`, and a
-    longest latency that is a number or null."""
+    """A variant's fault edges: a list of objects with FAULT_FIELDS, a phase (`start`, `end`, or a
+    step between them such as `mediator`), and a longest latency that is a number or null."""
     if not isinstance(edges, list):
         raise RunFolderError(f"{path}: {where}: expected a list; the file is damaged")
     for number, edge in enumerate(edges):
@@ -221,10 +221,8 @@ def _check_faults(path: Path, where: str, edges: object) -> None:
             value = edge.get(key)
             if not isinstance(value, types) or isinstance(value, bool):
                 raise RunFolderError(f"{path}: {at}.{key}: expected {what}; the file is damaged")
-        if edge["phase"] not in ("start", "end"):
-            raise RunFolderError(
-                f"{path}: {at}.phase: {edge['phase']!r} is neither 'start' nor 'end'; the file is damaged"
-            )
+        if not edge["phase"]:
+            raise RunFolderError(f"{path}: {at}.phase: empty, expected start, end or a step; the file is damaged")
         if not all(isinstance(name, str) for name in edge["paths"]):
             raise RunFolderError(f"{path}: {at}.paths: expected path names; the file is damaged")
         latency = edge.get("max_io_latency_ms")

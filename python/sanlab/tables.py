@@ -9,6 +9,7 @@ from typing import Any
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from sanlab import failover
 from sanlab.results import Document, entities
@@ -50,7 +51,7 @@ def tail_iops(variant: Mapping[str, Any], vm: str) -> float | None:
     return sum(values) / len(values) if len(values) >= 2 else None
 
 
-def _add_variant_rows(table: Table, variant: str, rows: Sequence[Sequence[str]], grouped: bool) -> None:
+def _add_variant_rows(table: Table, variant: str, rows: Sequence[Sequence[str | Text]], grouped: bool) -> None:
     """Adds a variant's rows, naming the variant on the first only so that the eye finds where it
     starts; `grouped` puts a blank line after its last row."""
     for index, cells in enumerate(rows):
@@ -358,6 +359,7 @@ def fault_rows(fault: failover.Fault) -> list[list[str]]:
         [f"{fault.start_s:.3f}", "start", fault.kind, fault.target, detail, noticed, latency,
          recovery_text(fault.recovery_s)]
     ]  # fmt: skip
+    rows += [[f"{t_s:.3f}", phase, fault.kind, fault.target, text, "", "", ""] for t_s, phase, text in fault.steps]
     if fault.end_s is not None:
         back = marked_text(fault, fault.marked_alive_s)
         rows.append([f"{fault.end_s:.3f}", "end", fault.kind, fault.target, "", back, "", ""])
@@ -367,8 +369,8 @@ def fault_rows(fault: failover.Fault) -> list[list[str]]:
 FAULTS_CAPTION = (
     "marked s: from the fault's start until the host marked its paths dead (end: alive again); max ms: "
     "longest VM I/O latency until the next fault; back s: until VM IOPS were back within "
-    f"{100 * failover.TOLERANCE:g} % of their level before the fault, to a sample (not back: not by the next "
-    "fault or the run's end)"
+    f"{100 * failover.TOLERANCE:g} % of their level before the fault (or above it), to a sample (not back: not "
+    "by the next fault or the run's end)"
 )
 
 
@@ -383,11 +385,18 @@ def faults_table(doc: Document) -> Table | None:
     table.caption = FAULTS_CAPTION
     table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
-    for header in ("t s", "edge", "kind", "target", "detail", "marked s", "max ms", "back s"):
+    # The detail goes under the target, dimmed, so that the row fits 100 columns.
+    for header in ("t s", "edge", "kind", "target, detail", "marked s", "max ms", "back s"):
         numeric = header in ("t s", "marked s", "max ms", "back s")
-        table.add_column(header, justify="right" if numeric else "left", no_wrap=header != "detail")
+        table.add_column(
+            header, justify="right" if numeric else "left", no_wrap=header != "target, detail", min_width=len(header)
+        )
     for name, faults in found:
-        rows = [cells for fault in faults for cells in fault_rows(fault)]
+        rows = [
+            [*cells[:3], Text.assemble(cells[3], ("\n" + cells[4], "dim") if cells[4] else ""), *cells[5:]]
+            for fault in faults
+            for cells in fault_rows(fault)
+        ]
         _add_variant_rows(table, name, rows, grouped=True)
     return table
 

@@ -92,3 +92,28 @@ def with_faults(doc: dict[str, Any], variant_name: str = "rr") -> dict[str, Any]
             }
         ]
     return doc
+
+
+def with_replication_fault(doc: dict[str, Any], variant_name: str = "latency") -> dict[str, Any]:
+    """The document with, in `variant_name`, 40 s of samples and the replication link failing from
+    10 s to 30 s: writes stall until the mediator's decision at 15 s (the longest I/O, 5 s), then the
+    surviving array serves alone, ten times faster, until the link returns."""
+    for variant in doc["variants"]:
+        if variant["name"] != variant_name:
+            continue
+        variant["sim_time_s"] = 40.0
+        variant["measured_s"] = 38.0
+        iops = [0.0 if 10 < t <= 15 else 10 * LEVEL_IOPS if 15 < t <= 30 else LEVEL_IOPS for t in SAMPLES_S]
+        variant["timeseries"] = {
+            "t_s": list(SAMPLES_S),
+            "entity": ["vm/vm1"] * len(SAMPLES_S),
+            "metric": ["iops"] * len(SAMPLES_S),
+            "value": iops,
+        }
+        target = "replication array-a<->array-b"
+        variant["faults"] = [
+            _edge(10.0, "replication_down", "start", target, [], "", 2.2),
+            _edge(15.0, "replication_down", "mediator", target, [], "array-a keeps the volumes", 5000.0),
+            _edge(30.0, "replication_down", "end", target, [], "", 2.4),
+        ]
+    return doc

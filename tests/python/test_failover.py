@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fault_doc import with_faults
+from fault_doc import with_faults, with_replication_fault
 from sanlab.failover import counts, faults, level_before, recovery_s
 
 TIMES_S = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
@@ -26,6 +26,7 @@ def test_level_before_averages_the_samples_since_the_previous_edge() -> None:
         ([100.0, 100.0, 50.0, 96.0, 104.0, 100.0], 1.0),  # one sample out: back at its end
         ([100.0, 100.0, 0.0, 94.0, 100.0, 100.0], 2.0),  # 6 % off is still out
         ([100.0, 100.0, 100.0, 100.0, 100.0, 80.0], None),  # out at the last sample: not back
+        ([100.0, 100.0, 0.0, 900.0, 900.0, 100.0], 1.0),  # faster than before is not a loss
     ],
 )
 def test_recovery_s(values: list[float], expected: float | None) -> None:
@@ -114,3 +115,13 @@ def test_the_level_is_the_last_ten_seconds_before_the_fault() -> None:
     }
     # Against the mean since the warm-up (about 13,000) the dip would be within 5 %.
     assert faults(variant)[0].recovery_s == {"vm1": 1.0}
+
+
+def test_a_step_between_start_and_end_belongs_to_its_fault(doc: dict[str, Any]) -> None:
+    (fault,) = faults(with_replication_fault(doc)["variants"][1])
+    assert (fault.start_s, fault.end_s) == (10.0, 30.0)
+    assert fault.steps == ((15.0, "mediator", "array-a keeps the volumes"),)
+    assert fault.max_latency_ms == 5000.0
+    # IOPS stop until the mediator decides, then run ten times faster: back after 5 s.
+    assert fault.recovery_s == {"vm1": 5.0}
+    assert fault.marked_dead_s is None, "no path is named"

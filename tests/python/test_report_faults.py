@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from conftest import with_cores
-from fault_doc import with_faults
+from fault_doc import with_faults, with_replication_fault
 from sanlab.report import ReportRun, render_report
 from sanlab.report.figures import (
     FAULT_MARKS_TEXT,
@@ -86,3 +86,13 @@ def test_lost_io_is_flagged_with_failed_counted(doc: dict[str, Any]) -> None:
     page = render_report([ReportRun("run", faulty, MANIFEST)])
     assert "I/O conservation broken in 1 components" in page
     assert "failed 1, in flight 32" in page
+
+
+def test_a_fault_step_has_its_own_mark(doc: dict[str, Any]) -> None:
+    faulty = with_replication_fault(doc)
+    figure = vm_iops_figure(faulty, series_frame(faulty), variant_colors(faulty))
+    assert figure is not None
+    marks = [(a.x, a.text, a.font.color) for a in _marks(figure.plot.layout, "annotations")]
+    assert marks == [(10.0, "✕", "#cf222e"), (15.0, "●", "#9a6700"), (30.0, "✓", "#1a7f37")]
+    page = render_report([ReportRun("run", faulty, MANIFEST)])
+    assert '<tr class="fault-mediator">' in page

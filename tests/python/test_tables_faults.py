@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from fault_doc import with_faults
+from fault_doc import with_faults, with_replication_fault
 from sanlab.tables import failover_counts_table, faults_table
 
 WIDTH = 100
@@ -32,14 +32,18 @@ def test_faults_table_lists_each_edge(doc: dict[str, Any]) -> None:
     lines = _render(table)
     assert all(len(line) <= WIDTH for line in lines)
     rows = [line.split() for line in lines]
-    # Notice: marked dead 10 ms after the start, alive 10 ms after the end; IOPS back after 2 s.
-    assert ["rr", "5.000", "start", "path_down", "path", "loc-0", "notice", "0.010", "2.50", "2.000"] in rows
-    assert ["10.000", "end", "path_down", "path", "loc-0", "0.010"] in rows
+    # Notice: marked dead 10 ms after the start, alive 10 ms after the end; IOPS back after 2 s. The
+    # detail is on the line under the target.
+    notice = rows.index(["rr", "5.000", "start", "path_down", "path", "loc-0", "0.010", "2.50", "2.000"])
+    assert rows[notice + 1] == ["notice"]
+    assert rows[notice + 2] == ["10.000", "end", "path_down", "path", "loc-0", "0.010"]
     # The slower link is never undone and the IOPS stay low: not back; no path is marked dead.
-    assert ["15.000", "start", "link_latency", "path", "rem-0", "2", "ms", "-", "8.00", "not", "back"] in rows
+    slow = rows.index(["15.000", "start", "link_latency", "path", "rem-0", "-", "8.00", "not", "back"])
+    assert rows[slow + 1] == ["2", "ms"]
     # Four flaps in one row pair, with the worst reaction and latency over them.
-    flap = next(row for row in rows if row[:2] == ["20.000", "start"])
-    assert flap[4:] == ["loc-0", "silent,", "×4", "every", "4", "s", "0.500", "503", "0.000"]
+    flap = rows.index(["20.000", "start", "path_down", "path", "loc-0", "0.500", "503", "0.000"])
+    assert rows[flap + 1] == ["silent,", "×4", "every", "4", "s"]
+    assert rows[flap + 2] == ["21.000", "end", "path_down", "path", "loc-0", "0.200"]
     assert not any(row[:1] == ["24.000"] for row in rows), "later occurrences are not listed"
 
 
@@ -58,3 +62,19 @@ def test_failover_counts_table(doc: dict[str, Any]) -> None:
     assert ["device", "naa.1", "40", "3", "(no_path", "3)", "0"] in rows
     assert ["path", "loc-0", "0", "0", "25"] in rows
     assert not any("rem-0" in row for row in rows), "paths without counts are left out"
+
+
+def test_a_fault_step_has_its_row(doc: dict[str, Any]) -> None:
+    table = faults_table(with_replication_fault(doc))
+    assert table is not None
+    lines = _render(table)
+    assert all(len(line) <= WIDTH for line in lines)
+    rows = [line.split() for line in lines]
+    start = rows.index(["latency", "10.000", "start", "replication_down", "replication", "-", "5,000", "5.000"])
+    assert rows[start + 1 : start + 6] == [
+        ["array-a<->array-b"],
+        ["15.000", "mediator", "replication_down", "replication"],
+        ["array-a<->array-b"],
+        ["array-a", "keeps", "the", "volumes"],
+        ["30.000", "end", "replication_down", "replication", "-"],
+    ]

@@ -356,8 +356,10 @@ class _Panel:
 
 
 FAULT_COLORS = {"start": "#cf222e", "end": "#1a7f37"}
-"""A fault's start is marked red, its end green."""
+"""A fault's start is marked red, its end green, a step between them (the mediator's decision) amber."""
+STEP_COLOR = "#9a6700"
 FAULT_SYMBOLS = {"start": "✕", "end": "✓"}
+STEP_SYMBOL = "●"
 MAX_NAMED_VARIANTS = 4
 """A fault mark's hover text names up to this many variants, then counts them."""
 
@@ -384,7 +386,7 @@ def _fault_marks(
     shapes = []
     annotations = []
     for (t_s, phase), happened in sorted(at.items()):
-        color = FAULT_COLORS.get(phase, "#24292f")
+        color = FAULT_COLORS.get(phase, STEP_COLOR)
         shapes.append(
             {
                 "type": "line",
@@ -413,7 +415,7 @@ def _fault_marks(
                 "xref": xref,
                 "yref": "paper",
                 "yanchor": "bottom",
-                "text": FAULT_SYMBOLS.get(phase, "●"),
+                "text": FAULT_SYMBOLS.get(phase, STEP_SYMBOL),
                 "showarrow": False,
                 "font": {"size": 13, "color": color},
                 "hovertext": f"{t_s:.3f} s: " + "<br>".join(lines),
@@ -680,7 +682,10 @@ def _time_lines(
     return Figure(key, title, caption, fig)
 
 
-FAULT_MARKS_TEXT = "Dashed lines mark faults: ✕ where one starts, ✓ where it ends (hover for what and where)."
+FAULT_MARKS_TEXT = (
+    "Dashed lines mark faults: ✕ where one starts, ● a step (the mediator's decision), ✓ where it ends "
+    "(hover for what and where)."
+)
 
 
 def _names(names: Sequence[str]) -> str:
