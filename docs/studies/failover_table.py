@@ -57,7 +57,8 @@ def main(run_dir: str) -> None:
     for variant in doc["variants"]:
         by_fault.setdefault(variant["name"].split("-", 1)[0], []).append(variant)
     for name, variants in by_fault.items():
-        print(f"\n**{name}**: {faults(variants[0])[0].target}, {faults(variants[0])[0].detail}\n")
+        # The fault as the scenario describes it: the variant description after the policy's.
+        print(f"\n**{name}**: {variants[0]['description'].split('; ', 1)[1]}\n")
         print(HEADER)
         for variant in variants:
             print(row(variant))

@@ -161,7 +161,7 @@ def _duration_s(occurrence: _Occurrence) -> float | None:
 
 def _repeats(group: Sequence[_Occurrence], nxt: _Occurrence) -> bool:
     """Whether `nxt` continues `group` as one repeating event: same kind, target and detail, same
-    duration, and (from the third on) the same period."""
+    duration (or none yet: cut by the run's end), and (from the third on) the same period."""
     last = group[-1]
     if (nxt.start["kind"], nxt.start["target"], nxt.start.get("detail", "")) != (
         last.start["kind"],
@@ -169,8 +169,8 @@ def _repeats(group: Sequence[_Occurrence], nxt: _Occurrence) -> bool:
         last.start.get("detail", ""),
     ):
         return False
-    durations = (_duration_s(last), _duration_s(nxt))
-    if None in durations or abs(durations[0] - durations[1]) > PERIOD_TOLERANCE_S:  # type: ignore[operator]
+    last_s, next_s = _duration_s(last), _duration_s(nxt)
+    if last_s is None or (next_s is not None and abs(last_s - next_s) > PERIOD_TOLERANCE_S):
         return False
     if len(group) < 2:
         return True
@@ -231,12 +231,13 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
 
     A variant without time series (a document from `--json`) has no recovery figures.
     """
-    edges: Sequence[Mapping[str, Any]] = variant.get("faults", [])
+    end_of_run_s = float(variant["sim_time_s"])
+    # An edge at the run's end (a flapping path's next occurrence) has nothing after it to measure.
+    edges = [edge for edge in variant.get("faults", []) if edge["t_s"] < end_of_run_s]
     if not edges:
         return []
     groups = _groups(_occurrences(edges))
     edge_times = sorted({edge["t_s"] for edge in edges})
-    end_of_run_s = float(variant["sim_time_s"])
     warmup_s = end_of_run_s - float(variant["measured_s"])
     psp_events = variant["psp_events"]
     series = (
@@ -281,7 +282,7 @@ def faults(variant: Mapping[str, Any]) -> list[Fault]:
                 occurrences=len(group),
                 period_s=group[1].start["t_s"] - start_s if len(group) > 1 else None,
                 marked_dead_s=_worst(dead),
-                marked_alive_s=_worst(alive) if len(alive) == len(group) else None,
+                marked_alive_s=_worst(alive),
                 max_latency_ms=max(latencies) if latencies else None,
                 recovery_s=recovery,
                 steps=tuple((float(e["t_s"]), e["phase"], e.get("detail", "")) for e in first.steps),

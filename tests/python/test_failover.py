@@ -125,3 +125,15 @@ def test_a_step_between_start_and_end_belongs_to_its_fault(doc: dict[str, Any]) 
     # IOPS stop until the mediator decides, then run ten times faster: back after 5 s.
     assert fault.recovery_s == {"vm1": 5.0}
     assert fault.marked_dead_s is None, "no path is named"
+
+
+def test_an_occurrence_cut_by_the_run_end_is_one_of_the_flaps(doc: dict[str, Any]) -> None:
+    variant = with_faults(doc)["variants"][0]
+    # A fifth flap starting at 36 s, still down when the run ends at 40 s, and a sixth at the end.
+    variant["faults"] += [
+        {**variant["faults"][-2], "t_s": 36.0},
+        {**variant["faults"][-2], "t_s": 40.0},
+    ]
+    flapping = faults(variant)[2]
+    assert flapping.occurrences == 5 and len(faults(variant)) == 3
+    assert flapping.marked_alive_s == pytest.approx(0.2), "the cut one has no end to come back from"
