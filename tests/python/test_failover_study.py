@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import sanlab
-from sanlab.failover import level_before, recovery_s, vm_iops
+from sanlab.failover import faults, level_before, recovery_s, vm_iops
 
 pytestmark = pytest.mark.e2e
 
@@ -19,6 +19,12 @@ BACK_AT_S = 120.0
 COMMAND_TIMEOUT_S = 30.0
 IN_FLIGHT_DONE_S = 0.01
 POLICIES = ("fixed", "mru", "rr_iops1", "alua_rr", "latency")
+EVENTS = ("notice", "silent", "degraded", "controller", "replication", "flapping")
+CONTROLLER_PATHS = ("local-0", "local-2", "local-4", "local-6", "local-8")
+"""The local paths to controller ctrl1 (paths alternate between the two controllers' ports)."""
+TAKEOVER_S = 2.0
+ELECTION_S = 5.0
+"""The defaults of controller_down's takeover and of the replication's mediator race."""
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +62,7 @@ def _dead_intervals(variant: dict[str, Any], path: str) -> list[tuple[float, flo
 
 
 def test_every_variant_ran(variants: dict[str, dict[str, Any]]) -> None:
-    events = ("notice", "silent", "degraded", "flapping")
-    assert set(variants) == {f"{event}-{policy}" for event in events for policy in POLICIES}
+    assert set(variants) == {f"{event}-{policy}" for event in EVENTS for policy in POLICIES}
 
 
 def test_no_io_is_lost(variants: dict[str, dict[str, Any]]) -> None:
@@ -69,18 +74,19 @@ def test_no_io_is_lost(variants: dict[str, dict[str, Any]]) -> None:
 def test_a_dead_path_carries_nothing_while_dead(variants: dict[str, dict[str, Any]]) -> None:
     checked = 0
     for name, variant in variants.items():
-        if name.startswith("degraded"):
+        if name.startswith(("degraded", "replication")):
             assert _dead_intervals(variant, "local-0") == [], "a slow link is not a dead one"
             continue
-        intervals = _dead_intervals(variant, "local-0")
-        assert intervals, f"{name}: local-0 was never marked dead"
-        iops = _series(variant, "path/local-0")
-        interval_s = 1.0  # the study's sample interval
-        for dead_s, alive_s in intervals:
-            inside = [t for t in iops if dead_s <= t - interval_s and t <= alive_s]
-            assert all(iops[t] == 0.0 for t in inside), (name, dead_s, alive_s)
-            checked += len(inside)
-    assert checked > 100
+        for path in CONTROLLER_PATHS if name.startswith("controller") else ("local-0",):
+            intervals = _dead_intervals(variant, path)
+            assert intervals, f"{name}: {path} was never marked dead"
+            iops = _series(variant, f"path/{path}")
+            interval_s = 1.0  # the study's sample interval
+            for dead_s, alive_s in intervals:
+                inside = [t for t in iops if dead_s <= t - interval_s and t <= alive_s]
+                assert all(iops[t] == 0.0 for t in inside), (name, path, dead_s, alive_s)
+                checked += len(inside)
+    assert checked > 500
 
 
 @pytest.mark.parametrize("event", ["notice", "silent"])
@@ -123,3 +129,44 @@ def test_iops_recover_when_the_host_gives_up_on_the_path(variants: dict[str, dic
     level = level_before(times_s, iops, FAULT_AT_S, FAULT_AT_S - 10)
     assert level is not None
     assert recovery_s(times_s, iops, FAULT_AT_S, 150.0, level) == 0.0
+
+
+def test_the_engine_lists_each_fault_once(variants: dict[str, dict[str, Any]]) -> None:
+    for name, variant in variants.items():
+        (fault,) = faults(variant)
+        assert fault.start_s == FAULT_AT_S, name
+        if name.startswith("flapping"):
+            assert (fault.end_s, fault.occurrences, fault.period_s) == (62.0, 18, 5.0), name
+        else:
+            assert (fault.end_s, fault.occurrences) == (BACK_AT_S, 1), name
+
+
+def test_the_losing_array_stops_serving_after_the_mediator_race(variants: dict[str, dict[str, Any]]) -> None:
+    """The local array is preferred: after the race (5 s of stalled writes) it serves alone, faster
+    (no mirror round trip), and the remote paths carry nothing until the link returns."""
+    for policy in POLICIES:
+        variant = variants[f"replication-{policy}"]
+        (fault,) = faults(variant)
+        assert fault.steps == (
+            (FAULT_AT_S + ELECTION_S, "mediator", "local keeps the volumes, remote stops serving them"),
+        )
+        assert ELECTION_S * 1000 <= fault.max_latency_ms < ELECTION_S * 1000 + 10, policy
+        assert fault.recovery_s == {"vm1": ELECTION_S}, policy
+        alone = [t for t in _series(variant, "vm/vm1") if FAULT_AT_S + ELECTION_S + 1 < t <= BACK_AT_S]
+        for path in variant["paths"]:
+            if path["array"] == "remote":
+                iops = _series(variant, f"path/{path['name']}")
+                assert not any(iops[t] for t in alone), (policy, path["name"])
+        assert variant["vms"][0]["failed"] == 0, "no I/O fails: the local array serves them all"
+
+
+def test_a_controller_takeover_stalls_every_policy_for_its_pause(variants: dict[str, dict[str, Any]]) -> None:
+    for policy in POLICIES:
+        (fault,) = faults(variants[f"controller-{policy}"])
+        assert fault.marked_dead_s == pytest.approx(0.01), policy
+        assert TAKEOVER_S * 1000 <= fault.max_latency_ms < TAKEOVER_S * 1000 + 10, policy
+    # Policies that keep to the local paths are back once the survivor has taken over; RR over all
+    # paths loses half its local paths to the remote ones until the controller returns.
+    for policy in ("fixed", "mru", "alua_rr"):
+        assert faults(variants[f"controller-{policy}"])[0].recovery_s == {"vm1": TAKEOVER_S}, policy
+    assert faults(variants["controller-rr_iops1"])[0].recovery_s == {"vm1": BACK_AT_S - FAULT_AT_S}
