@@ -106,9 +106,8 @@ class Fault:
     `max_latency_ms` is the longest VM I/O latency from the first start to the next fault's edge
     (None when the engine gave none). `steps` are the first occurrence's edges between its start and
     end, as (time s, phase, detail): the mediator's decision when a replication link fails.
-    `recovery_s` maps each VM to `recovery_s()` from the first
-    start to the next fault's start or the run's end (None: not back by then; a VM missing: no
-    level before the fault to compare with).
+    `recovery_s` maps each VM to `recovery_s()` from the first start to the next fault's start or
+    the run's end (None: not back by then; a VM missing: no level before the fault to compare with).
     """
 
     kind: str
