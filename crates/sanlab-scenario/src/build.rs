@@ -248,6 +248,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     // Paths (host-to-array links).
     let mut links = vec![];
     let mut link_ends: Vec<LinkEnd> = vec![];
+    let mut paths_between: std::collections::HashMap<(usize, usize), u32> = Default::default();
+    let mut ports_taken: std::collections::HashMap<(usize, usize, u32), u32> = Default::default();
     for p in top.tables("path", "host-to-array paths; `count` makes several alike")? {
         let host_name = p.string("host", None, "host name")?;
         let host = resolve(&p, "host", &host_name, "host", &host_names)?;
@@ -272,10 +274,14 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
                 return Err(p.error("name", format!("path `{name}` is defined twice")));
             }
             links.push(Link::new(name, &link, seed));
-            // Paths alternate across the controllers; each takes the next port of its controller.
-            let i = i as u32;
-            let (controller, port) = match pinned { Some(c) => (c, i), None => (i % controllers, i / controllers) };
-            let port = format!("ctrl{}.fc{}", controller + 1, port + 1);
+            // A host's paths to an array alternate across its controllers; each takes the next
+            // port of its controller, so every host's k-th path reaches the same port.
+            let earlier = paths_between.entry((host, array)).or_insert(0);
+            let controller = pinned.unwrap_or(*earlier % controllers);
+            *earlier += 1;
+            let port = ports_taken.entry((host, array, controller)).or_insert(0);
+            *port += 1;
+            let port = format!("ctrl{}.fc{port}", controller + 1);
             link_ends.push(LinkEnd { host, array, alua, adapter: adapter.clone(), controller, port });
         }
         p.finish()?;

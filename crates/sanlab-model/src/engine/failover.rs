@@ -401,7 +401,11 @@ impl World {
         let apd_timeout_ns = self.hosts[self.devices[d].host].failover.apd_timeout_ns;
         let since = *self.devices[d].no_path_since_ns.get_or_insert(now);
         let expiry = since.saturating_add(apd_timeout_ns);
-        if apd_timeout_ns == 0 {
+        let v = self.ios.get(io).volume as usize;
+        if self.volumes[v].refusals.iter().any(|x| x.refusal == Refusal::Pdl) {
+            // Permanent device loss, not all-paths-down: no waiting.
+            self.fail(io, Reason::Pdl);
+        } else if apd_timeout_ns == 0 {
             self.fail(io, Reason::NoPath);
         } else if now >= expiry {
             self.fail(io, Reason::ApdTimeout);
@@ -495,7 +499,8 @@ impl World {
     }
 
     /// The array's sense for a refused command reached the host: ALUA unavailable marks the path
-    /// unavailable for the device and retries elsewhere; PDL marks it dead and fails the command.
+    /// unavailable for the device and retries elsewhere; PDL marks it dead and fails the command
+    /// once the device has no path left.
     #[cold]
     pub(super) fn refused_at_host(&mut self, io: u32) {
         let now = self.q.now();
@@ -523,7 +528,13 @@ impl World {
                     self.devices[d].states[p].up = false;
                     self.devices[d].psp_log.push(PspEvent { t_ns: now, event: "path dead (PDL)".into(), paths: vec![p] });
                 }
-                self.fail(io, Reason::Pdl);
+                // The device is lost once no path is left (every path reports PDL); until then
+                // the command goes to another path.
+                if self.devices[d].states.iter().any(|s| s.carries_io()) {
+                    self.retry(io);
+                } else {
+                    self.fail(io, Reason::Pdl);
+                }
             }
         }
     }

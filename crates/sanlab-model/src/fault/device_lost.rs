@@ -1,7 +1,8 @@
 //! An array reports a volume permanently lost (PDL: SCSI sense LOGICAL UNIT NOT SUPPORTED, the
-//! volume deleted or unpresented): every command for it fails at once, with no retry, and the
-//! host marks those paths dead (ESXi's PDL handling). With `until` the volume is presented again
-//! and the host's path checker finds it.
+//! volume deleted or unpresented): the host marks each path dead as it reports PDL and sends the
+//! command to another path; once no path is left the device is lost and its commands fail at
+//! once, without the APD wait (ESXi's PDL handling). With `until` the volume is presented again
+//! and its paths come back.
 
 use super::{array, read, Action, Fault, Target};
 use crate::spec::{Kind, Spec, SpecResult};

@@ -68,7 +68,8 @@ impl PathState {
 }
 
 impl PathState {
-    fn carries_io(&self) -> bool {
+    /// Alive and in an active ALUA state.
+    pub fn carries_io(&self) -> bool {
         self.up && matches!(self.alua, Alua::ActiveOptimized | Alua::ActiveNonOptimized)
     }
 }
