@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich import box
@@ -51,7 +52,9 @@ def tail_iops(variant: Mapping[str, Any], vm: str) -> float | None:
     return sum(values) / len(values) if len(values) >= 2 else None
 
 
-def _add_variant_rows(table: Table, variant: str, rows: Sequence[Sequence[str | Text]], grouped: bool) -> None:
+def _add_variant_rows(
+    table: Table, variant: str, rows: Sequence[Sequence[str | Text]], grouped: bool
+) -> None:
     """Adds a variant's rows, naming the variant on the first only so that the eye finds where it
     starts; `grouped` puts a blank line after its last row."""
     for index, cells in enumerate(rows):
@@ -314,15 +317,68 @@ def cores_table(doc: Document) -> Table | None:
     return table
 
 
+REPEAT_MIN = 3
+"""Identical path selection events at least this many times at a constant period print as one row."""
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """A path selection event and how it repeats: `count` times, `period_s` apart, the last at `last_s`."""
+
+    event: Mapping[str, Any]
+    count: int = 1
+    period_s: float = 0.0
+    last_s: float = 0.0
+
+
+def fold_repeats(events: Sequence[Mapping[str, Any]]) -> list[Repeated]:
+    """The events in time order with each periodic run (the same device, event and paths at least
+    REPEAT_MIN times at a constant period: a flapping path) folded into its first occurrence, so
+    that an hour of flapping is a few rows, not thousands."""
+    by_key: dict[tuple[str, str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
+    for event in events:
+        by_key.setdefault((event["device"], event["event"], tuple(event["paths"])), []).append(event)
+    folded: list[Repeated] = []
+    for items in by_key.values():
+        i = 0
+        while i < len(items):
+            j = i
+            if i + 1 < len(items):
+                period_s = items[i + 1]["t_s"] - items[i]["t_s"]
+                j = i + 1
+                while (
+                    j + 1 < len(items)
+                    and abs(items[j + 1]["t_s"] - items[j]["t_s"] - period_s) <= failover.PERIOD_TOLERANCE_S
+                ):
+                    j += 1
+            if j - i + 1 >= REPEAT_MIN:
+                folded.append(Repeated(items[i], j - i + 1, period_s, items[j]["t_s"]))
+                i = j + 1
+            else:
+                folded.append(Repeated(items[i], 1, 0.0, items[i]["t_s"]))
+                i += 1
+    return sorted(folded, key=lambda r: r.event["t_s"])
+
+
 def psp_events_table(variant: Mapping[str, Any]) -> Table:
-    """Path selection events of a variant: time, device, event and the paths it names."""
+    """Path selection events of a variant: time, device, event and the paths it names; events that
+    repeat at a constant period (a flapping path) are one row with a `repeats` column."""
+    rows = fold_repeats(variant["psp_events"])
     table = _table(f"{variant['name']}: path selection events")
     table.add_column("t s", justify="right", no_wrap=True)
     table.add_column("device", no_wrap=True)
     table.add_column("event", no_wrap=True)
     table.add_column("paths")
-    for event in variant["psp_events"]:
-        table.add_row(f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"]))
+    repeats = any(row.count > 1 for row in rows)
+    if repeats:
+        table.add_column("repeats")
+    for row in rows:
+        event = row.event
+        cells = [f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"])]
+        if repeats:
+            repeat = f"×{row.count} every {row.period_s:.3g} s, last {row.last_s:.3f}"
+            cells.append(repeat if row.count > 1 else "")
+        table.add_row(*cells)
     return table
 
 
@@ -359,7 +415,9 @@ def fault_rows(fault: failover.Fault) -> list[list[str]]:
         [f"{fault.start_s:.3f}", "start", fault.kind, fault.target, detail, noticed, latency,
          recovery_text(fault.recovery_s)]
     ]  # fmt: skip
-    rows += [[f"{t_s:.3f}", phase, fault.kind, fault.target, text, "", "", ""] for t_s, phase, text in fault.steps]
+    rows += [
+        [f"{t_s:.3f}", phase, fault.kind, fault.target, text, "", "", ""] for t_s, phase, text in fault.steps
+    ]
     if fault.end_s is not None:
         back = marked_text(fault, fault.marked_alive_s)
         rows.append([f"{fault.end_s:.3f}", "end", fault.kind, fault.target, "", back, "", ""])
@@ -369,8 +427,8 @@ def fault_rows(fault: failover.Fault) -> list[list[str]]:
 FAULTS_CAPTION = (
     "marked s: from the fault's start until the host marked its paths dead (end: alive again); max ms: "
     "longest VM I/O latency until the next fault; back s: until VM IOPS were back within "
-    f"{100 * failover.TOLERANCE:g} % of their level before the fault (or above it), to a sample (not back: not "
-    "by the next fault or the run's end)"
+    f"{100 * failover.TOLERANCE:g} % of their level before the fault (or above it), to a sample "
+    "(not back: not by the next fault or the run's end)"
 )
 
 
@@ -388,9 +446,8 @@ def faults_table(doc: Document) -> Table | None:
     # The detail goes under the target, dimmed, so that the row fits 100 columns.
     for header in ("t s", "edge", "kind", "target, detail", "marked s", "max ms", "back s"):
         numeric = header in ("t s", "marked s", "max ms", "back s")
-        table.add_column(
-            header, justify="right" if numeric else "left", no_wrap=header != "target, detail", min_width=len(header)
-        )
+        justify = "right" if numeric else "left"
+        table.add_column(header, justify=justify, no_wrap=header != "target, detail", min_width=len(header))
     for name, faults in found:
         rows = [
             [*cells[:3], Text.assemble(cells[3], ("\n" + cells[4], "dim") if cells[4] else ""), *cells[5:]]

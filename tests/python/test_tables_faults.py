@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fault_doc import with_faults, with_replication_fault
-from sanlab.tables import failover_counts_table, faults_table
+from sanlab.tables import failover_counts_table, faults_table, fold_repeats, psp_events_table
 
 WIDTH = 100
 
@@ -70,11 +70,36 @@ def test_a_fault_step_has_its_row(doc: dict[str, Any]) -> None:
     lines = _render(table)
     assert all(len(line) <= WIDTH for line in lines)
     rows = [line.split() for line in lines]
-    start = rows.index(["latency", "10.000", "start", "replication_down", "replication", "-", "5,000", "5.000"])
+    start = rows.index(
+        ["latency", "10.000", "start", "replication_down", "replication", "-", "5,000", "5.000"]
+    )
     assert rows[start + 1 : start + 6] == [
         ["array-a<->array-b"],
         ["15.000", "mediator", "replication_down", "replication"],
         ["array-a<->array-b"],
         ["array-a", "keeps", "the", "volumes"],
         ["30.000", "end", "replication_down", "replication", "-"],
+    ]
+
+
+def test_a_flapping_path_s_events_fold_into_one_row_each(doc: dict[str, Any]) -> None:
+    variant = with_faults(doc)["variants"][0]
+    lines = _render(psp_events_table(variant))
+    rows = [line.split() for line in lines]
+    # The notice failure's two events stay as they are; the four flaps' are one row each.
+    assert ["5.010", "naa.1", "path", "dead", "loc-0"] in rows
+    assert ["20.500", "naa.1", "path", "dead", "loc-0", "×4", "every", "4", "s,", "last", "32.500"] in rows
+    assert ["21.200", "naa.1", "path", "alive", "loc-0", "×4", "every", "4", "s,", "last", "33.200"] in rows
+    assert len([row for row in rows if "loc-0" in row]) == 4
+
+
+def test_two_alike_events_are_not_a_repeat() -> None:
+    events = [
+        {"t_s": t, "device": "d", "event": "path dead", "paths": ["p"]} for t in (1.0, 2.0, 4.0, 6.0, 8.0)
+    ]
+    folded = fold_repeats(events)
+    # 1 s then 2 s apart: the first stands alone, the next four repeat every 2 s.
+    assert [(r.event["t_s"], r.count, r.period_s, r.last_s) for r in folded] == [
+        (1.0, 1, 0.0, 1.0),
+        (2.0, 4, 2.0, 8.0),
     ]
