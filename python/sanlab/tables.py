@@ -360,6 +360,11 @@ def fold_repeats(events: Sequence[Mapping[str, Any]]) -> list[Repeated]:
     return sorted(folded, key=lambda r: r.event["t_s"])
 
 
+def repeat_text(row: Repeated) -> str:
+    """`×18 every 5 s, last 145.010` for a folded run; empty for a single event."""
+    return f"×{row.count} every {row.period_s:.3g} s, last {row.last_s:.3f}" if row.count > 1 else ""
+
+
 def psp_events_table(variant: Mapping[str, Any]) -> Table:
     """Path selection events of a variant: time, device, event and the paths it names; events that
     repeat at a constant period (a flapping path) are one row with a `repeats` column."""
@@ -376,8 +381,7 @@ def psp_events_table(variant: Mapping[str, Any]) -> Table:
         event = row.event
         cells = [f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"])]
         if repeats:
-            repeat = f"×{row.count} every {row.period_s:.3g} s, last {row.last_s:.3f}"
-            cells.append(repeat if row.count > 1 else "")
+            cells.append(repeat_text(row))
         table.add_row(*cells)
     return table
 

@@ -96,3 +96,12 @@ def test_a_fault_step_has_its_own_mark(doc: dict[str, Any]) -> None:
     assert marks == [(10.0, "✕", "#cf222e"), (15.0, "●", "#9a6700"), (30.0, "✓", "#1a7f37")]
     page = render_report([ReportRun("run", faulty, MANIFEST)])
     assert '<tr class="fault-mediator">' in page
+
+
+def test_the_events_table_folds_a_flapping_path(doc: dict[str, Any]) -> None:
+    page = render_report([ReportRun("run", with_faults(doc), MANIFEST)])
+    table = page[page.index('<table class="data" id="psp-events">') :]
+    table = table[: table.index("</table>")]
+    assert "<th>repeats</th>" in table
+    assert "<td>×4 every 4 s, last 32.500</td>" in table
+    assert table.count("<tr>") == 1 + 2 + 2 + 1, "head, the notice's two, the flaps' two, latency's drop"

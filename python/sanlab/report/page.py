@@ -24,9 +24,11 @@ from sanlab.tables import (
     failed_text,
     fault_rows,
     flow_controlled,
+    fold_repeats,
     format_count,
     format_ms,
     host_cells,
+    repeat_text,
     shows_hosts,
     tail_iops,
 )
@@ -180,18 +182,28 @@ def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
 
 
 def _events_table(doc: Document) -> str:
-    rows = [
-        f"<tr><td>{_esc(variant['name'])}</td><td class=num>{event['t_s']:.3f}</td>"
-        f"<td>{_esc(event['device'])}</td>"
-        f"<td>{_esc(event['event'])}</td><td>{_esc(compact_names(event['paths']))}</td></tr>"
-        for variant in doc["variants"]
-        for event in variant["psp_events"]
+    """Every variant's path selection events, a periodic run of them (a flapping path) in one row."""
+    folded = [
+        (variant["name"], row) for variant in doc["variants"] for row in fold_repeats(variant["psp_events"])
     ]
-    if not rows:
+    if not folded:
         return ""
+    repeats = any(row.count > 1 for _, row in folded)
+    rows = [
+        f"<tr><td>{_esc(name)}</td><td class=num>{row.event['t_s']:.3f}</td>"
+        f"<td>{_esc(row.event['device'])}</td>"
+        f"<td>{_esc(row.event['event'])}</td><td>{_esc(compact_names(row.event['paths']))}</td>"
+        + (f"<td>{_esc(repeat_text(row))}</td>" if repeats else "")
+        + "</tr>"
+        for name, row in folded
+    ]
     return (
         '<table class="data" id="psp-events"><thead><tr><th>variant</th><th class=num>t, s</th>'
-        "<th>device</th><th>event</th><th>paths</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        "<th>device</th><th>event</th><th>paths</th>"
+        + ("<th>repeats</th>" if repeats else "")
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
     )
 
 
