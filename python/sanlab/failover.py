@@ -82,17 +82,23 @@ def recovery_s(
     return last_outside - start_s
 
 
-def vm_iops(variant: Mapping[str, Any], vm: str) -> tuple[list[float], list[float]]:
-    """Sample end times (s) and IOPS of one VM, in time order."""
-    series = variant["timeseries"]
+def series(variant: Mapping[str, Any], entity: str, metric: str) -> tuple[list[float], list[float]]:
+    """Sample end times (s) and values of one entity's metric (`path/local-0`, `iops`), in time
+    order; empty without such a series."""
+    columns = variant["timeseries"]
     points = sorted(
         (t_s, value)
-        for t_s, entity, metric, value in zip(
-            series["t_s"], series["entity"], series["metric"], series["value"], strict=True
+        for t_s, e, m, value in zip(
+            columns["t_s"], columns["entity"], columns["metric"], columns["value"], strict=True
         )
-        if entity == f"vm/{vm}" and metric == "iops"
+        if e == entity and m == metric
     )
     return [t for t, _ in points], [v for _, v in points]
+
+
+def vm_iops(variant: Mapping[str, Any], vm: str) -> tuple[list[float], list[float]]:
+    """Sample end times (s) and IOPS of one VM, in time order."""
+    return series(variant, f"vm/{vm}", "iops")
 
 
 @dataclass(frozen=True)

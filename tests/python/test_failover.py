@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fault_doc import with_faults, with_replication_fault
-from sanlab.failover import counts, faults, level_before, recovery_s
+from sanlab.failover import counts, faults, level_before, recovery_s, series
 
 TIMES_S = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 
@@ -137,3 +137,11 @@ def test_an_occurrence_cut_by_the_run_end_is_one_of_the_flaps(doc: dict[str, Any
     flapping = faults(variant)[2]
     assert flapping.occurrences == 5 and len(faults(variant)) == 3
     assert flapping.marked_alive_s == pytest.approx(0.2), "the cut one has no end to come back from"
+
+
+def test_series_reads_one_entity_metric_in_time_order(doc: dict[str, Any]) -> None:
+    variant = with_faults(doc)["variants"][0]
+    times_s, iops = series(variant, "path/loc-0", "iops")
+    assert times_s[:3] == [1.0, 2.0, 3.0] and len(times_s) == 40
+    assert iops[5:10] == [0.0] * 5, "down from 5 s to 10 s"
+    assert series(variant, "path/loc-0", "qued") == ([], [])
