@@ -445,6 +445,7 @@ table.data th { background: #f6f8fa; font-weight: 600; white-space: nowrap; }
 table.data .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.data .best { font-weight: 700; }
 table.data .desc { color: var(--muted); max-width: 420px; }
+#faults td:first-child, #failover-counts td:first-child { white-space: nowrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 p.note { color: var(--muted); font-size: 13px; margin: 4px 0 0; }
 p.ok { color: var(--ok); margin: 4px 0 8px; }
