@@ -40,6 +40,8 @@ from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, r
 from sanlab.tables import (
     cores_table,
     devices_table,
+    failover_counts_table,
+    faults_table,
     hosts_table,
     injector_table,
     kinds_tables,
@@ -287,6 +289,10 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         for variant in doc["variants"]:
             if variant["psp_events"]:
                 console.print(psp_events_table(variant))
+                console.print()
+        for table in (faults_table(doc), failover_counts_table(doc)):
+            if table is not None:
+                console.print(table)
                 console.print()
     print(f"run folder: {out_dir}", flush=True)
     if not args.quiet:

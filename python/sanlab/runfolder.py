@@ -3,6 +3,7 @@
 ```
 <out>/manifest.json
       results.json                       the engine's document without time series and resolved TOML
+                                         (with each variant's path selection events and fault edges)
       summary.parquet                    variant, entity_kind, entity, metric, value
       timeseries.parquet                 variant, t_s, entity, metric, value
       report.html                        plots and tables, self-contained (`sanlab report` rewrites it)
@@ -192,6 +193,41 @@ def _check_variants(path: Path, doc: dict[str, Any]) -> None:
         for key in ("vms", "jobs", "paths", "devices", "arrays", "psp_events"):
             if not isinstance(variant.get(key), list):
                 raise RunFolderError(f"{path}: variants[{index}].{key}: expected a list; the file is damaged")
+        _check_faults(path, f"variants[{index}].faults", variant.get("faults", []))
+
+
+FAULT_FIELDS: tuple[tuple[str, tuple[type, ...], str], ...] = (
+    ("t_s", (int, float), "a number"),
+    ("kind", (str,), "a string"),
+    ("phase", (str,), "a string"),
+    ("target", (str,), "a string"),
+    ("paths", (list,), "a list"),
+    ("detail", (str,), "a string"),
+)
+"""The fields of a fault edge the tables and the report read, with their JSON types. Folders
+written before faults existed have no `faults`, which is no fault."""
+
+
+def _check_faults(path: Path, where: str, edges: object) -> None:
+    """A variant's fault edges: a list of objects with FAULT_FIELDS, a phase (`start`, `end`, or a
+    step between them such as `mediator`), and a longest latency that is a number or null."""
+    if not isinstance(edges, list):
+        raise RunFolderError(f"{path}: {where}: expected a list; the file is damaged")
+    for number, edge in enumerate(edges):
+        at = f"{where}[{number}]"
+        if not isinstance(edge, dict):
+            raise RunFolderError(f"{path}: {at}: expected an object; the file is damaged")
+        for key, types, what in FAULT_FIELDS:
+            value = edge.get(key)
+            if not isinstance(value, types) or isinstance(value, bool):
+                raise RunFolderError(f"{path}: {at}.{key}: expected {what}; the file is damaged")
+        if not edge["phase"]:
+            raise RunFolderError(f"{path}: {at}.phase: empty, expected start, end or a step; the file is damaged")
+        if not all(isinstance(name, str) for name in edge["paths"]):
+            raise RunFolderError(f"{path}: {at}.paths: expected path names; the file is damaged")
+        latency = edge.get("max_io_latency_ms")
+        if latency is not None and (not isinstance(latency, (int, float)) or isinstance(latency, bool)):
+            raise RunFolderError(f"{path}: {at}.max_io_latency_ms: expected a number; the file is damaged")
 
 
 def _read_timeseries(path: Path) -> dict[str, list[Any]]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
+from sanlab import failover
 from sanlab.results import Document, entities
 
 
@@ -49,7 +52,9 @@ def tail_iops(variant: Mapping[str, Any], vm: str) -> float | None:
     return sum(values) / len(values) if len(values) >= 2 else None
 
 
-def _add_variant_rows(table: Table, variant: str, rows: Sequence[Sequence[str]], grouped: bool) -> None:
+def _add_variant_rows(
+    table: Table, variant: str, rows: Sequence[Sequence[str | Text]], grouped: bool
+) -> None:
     """Adds a variant's rows, naming the variant on the first only so that the eye finds where it
     starts; `grouped` puts a blank line after its last row."""
     for index, cells in enumerate(rows):
@@ -312,15 +317,177 @@ def cores_table(doc: Document) -> Table | None:
     return table
 
 
+REPEAT_MIN = 3
+"""Identical path selection events at least this many times at a constant period print as one row."""
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """A path selection event and how it repeats: `count` times, `period_s` apart, the last at `last_s`."""
+
+    event: Mapping[str, Any]
+    count: int = 1
+    period_s: float = 0.0
+    last_s: float = 0.0
+
+
+def fold_repeats(events: Sequence[Mapping[str, Any]]) -> list[Repeated]:
+    """The events in time order with each periodic run (the same device, event and paths at least
+    REPEAT_MIN times at a constant period: a flapping path) folded into its first occurrence, so
+    that an hour of flapping is a few rows, not thousands."""
+    by_key: dict[tuple[str, str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
+    for event in events:
+        by_key.setdefault((event["device"], event["event"], tuple(event["paths"])), []).append(event)
+    folded: list[Repeated] = []
+    for items in by_key.values():
+        i = 0
+        while i < len(items):
+            j = i
+            if i + 1 < len(items):
+                period_s = items[i + 1]["t_s"] - items[i]["t_s"]
+                j = i + 1
+                while (
+                    j + 1 < len(items)
+                    and abs(items[j + 1]["t_s"] - items[j]["t_s"] - period_s) <= failover.PERIOD_TOLERANCE_S
+                ):
+                    j += 1
+            if j - i + 1 >= REPEAT_MIN:
+                folded.append(Repeated(items[i], j - i + 1, period_s, items[j]["t_s"]))
+                i = j + 1
+            else:
+                folded.append(Repeated(items[i], 1, 0.0, items[i]["t_s"]))
+                i += 1
+    return sorted(folded, key=lambda r: r.event["t_s"])
+
+
+def repeat_text(row: Repeated) -> str:
+    """`×18 every 5 s, last 145.010` for a folded run; empty for a single event."""
+    return f"×{row.count} every {row.period_s:.3g} s, last {row.last_s:.3f}" if row.count > 1 else ""
+
+
 def psp_events_table(variant: Mapping[str, Any]) -> Table:
-    """Path selection events of a variant: time, device, event and the paths it names."""
+    """Path selection events of a variant: time, device, event and the paths it names; events that
+    repeat at a constant period (a flapping path) are one row with a `repeats` column."""
+    rows = fold_repeats(variant["psp_events"])
     table = _table(f"{variant['name']}: path selection events")
     table.add_column("t s", justify="right", no_wrap=True)
     table.add_column("device", no_wrap=True)
     table.add_column("event", no_wrap=True)
     table.add_column("paths")
-    for event in variant["psp_events"]:
-        table.add_row(f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"]))
+    repeats = any(row.count > 1 for row in rows)
+    if repeats:
+        table.add_column("repeats")
+    for row in rows:
+        event = row.event
+        cells = [f"{event['t_s']:.3f}", event["device"], event["event"], compact_names(event["paths"])]
+        if repeats:
+            cells.append(repeat_text(row))
+        table.add_row(*cells)
+    return table
+
+
+def _seconds(value: float | None, missing: str) -> str:
+    return missing if value is None else f"{value:,.3f}"
+
+
+def recovery_text(recovery: Mapping[str, float | None]) -> str:
+    """The slowest VM's recovery: `1.000 s`, `not back`, with the VM named when there are several;
+    `-` when no VM had a level before the fault."""
+    if not recovery:
+        return "-"
+    vm, worst = max(recovery.items(), key=lambda item: math.inf if item[1] is None else item[1])
+    text = "not back" if worst is None else f"{worst:,.3f}"
+    return text if len(recovery) == 1 else f"{text} ({vm})"
+
+
+def marked_text(fault: failover.Fault, seconds: float | None) -> str:
+    """Seconds until the host marked the fault's paths dead (or alive); `never` when it did not
+    though the fault takes paths down, `-` when it does not (a slower link is not a dead one)."""
+    expected = bool(fault.paths) and fault.kind in failover.PATH_FAILURE_KINDS
+    return _seconds(seconds, "never" if expected else "-")
+
+
+def fault_rows(fault: failover.Fault) -> list[list[str]]:
+    """A fault's start and end edges as table cells: time, edge, kind, target, detail, the host's
+    reaction (paths marked dead, then alive, after s), longest I/O latency, IOPS back after s."""
+    detail = fault.detail
+    if fault.period_s is not None:
+        detail = f"{detail}, ×{fault.occurrences} every {fault.period_s:g} s".lstrip(", ")
+    latency = "-" if fault.max_latency_ms is None else format_ms(fault.max_latency_ms)
+    noticed = marked_text(fault, fault.marked_dead_s)
+    rows = [
+        [f"{fault.start_s:.3f}", "start", fault.kind, fault.target, detail, noticed, latency,
+         recovery_text(fault.recovery_s)]
+    ]  # fmt: skip
+    rows += [
+        [f"{t_s:.3f}", phase, fault.kind, fault.target, text, "", "", ""] for t_s, phase, text in fault.steps
+    ]
+    if fault.end_s is not None:
+        back = marked_text(fault, fault.marked_alive_s)
+        rows.append([f"{fault.end_s:.3f}", "end", fault.kind, fault.target, "", back, "", ""])
+    return rows
+
+
+FAULTS_CAPTION = (
+    "marked s: from the fault's start until the host marked its paths dead (end: alive again); max ms: "
+    "longest VM I/O latency until the next fault; back s: until VM IOPS were back within "
+    f"{100 * failover.TOLERANCE:g} % of their level before the fault (or above it), to a sample "
+    "(not back: not by the next fault or the run's end)"
+)
+
+
+def faults_table(doc: Document) -> Table | None:
+    """Each fault edge of each variant with the host's reaction and the VMs' recovery; None when
+    no variant has faults."""
+    found = [(variant["name"], failover.faults(variant)) for variant in doc["variants"]]
+    if not any(faults for _, faults in found):
+        return None
+    table = _table("faults and failover")
+    table.collapse_padding = True
+    table.caption = FAULTS_CAPTION
+    table.caption_justify = "left"
+    table.add_column("variant", no_wrap=True)
+    # The detail goes under the target, dimmed, so that the row fits 100 columns.
+    for header in ("t s", "edge", "kind", "target, detail", "marked s", "max ms", "back s"):
+        numeric = header in ("t s", "marked s", "max ms", "back s")
+        justify = "right" if numeric else "left"
+        table.add_column(header, justify=justify, no_wrap=header != "target, detail", min_width=len(header))
+    for name, faults in found:
+        rows = [
+            [*cells[:3], Text.assemble(cells[3], ("\n" + cells[4], "dim") if cells[4] else ""), *cells[5:]]
+            for fault in faults
+            for cells in fault_rows(fault)
+        ]
+        _add_variant_rows(table, name, rows, grouped=True)
+    return table
+
+
+def failed_text(counts: failover.Counts) -> str:
+    """Failed I/Os with their reasons: `12 (apd_timeout 10, no_path 2)`."""
+    if not counts.failed_by_reason:
+        return format_count(counts.failed)
+    reasons = ", ".join(f"{reason} {format_count(n)}" for reason, n in counts.failed_by_reason.items())
+    return f"{format_count(counts.failed)} ({reasons})"
+
+
+def failover_counts_table(doc: Document) -> Table | None:
+    """VMs, devices and paths with I/Os retried, failed (by reason) or failed over; None when no
+    entity of any variant has any, so a healthy run prints what it printed before faults existed."""
+    found = [(variant["name"], failover.counts(variant)) for variant in doc["variants"]]
+    if not any(rows for _, rows in found):
+        return None
+    table = _table("failover counts: I/Os")
+    table.caption = "retried: commands sent again after an abort; failed over: moved off this path to another"
+    table.caption_justify = "left"
+    for header in ("variant", "kind", "name", "retried", "failed", "failed over"):
+        text = header in ("variant", "kind", "name")
+        table.add_column(header, justify="left" if text else "right", no_wrap=True)
+    for name, rows in found:
+        cells = [
+            [row.kind, row.name, format_count(row.retried), failed_text(row), format_count(row.failed_over)]
+            for row in rows
+        ]
+        _add_variant_rows(table, name, cells, grouped=True)
     return table
 
 

@@ -352,6 +352,76 @@ class _Panel:
     times_s: list[float]
     z: list[list[float | None]]
     events: list[Mapping[str, Any]]
+    faults: Sequence[Mapping[str, Any]] = ()
+
+
+FAULT_COLORS = {"start": "#cf222e", "end": "#1a7f37"}
+"""A fault's start is marked red, its end green, a step between them (the mediator's decision) amber."""
+STEP_COLOR = "#9a6700"
+FAULT_SYMBOLS = {"start": "✕", "end": "✓"}
+STEP_SYMBOL = "●"
+MAX_NAMED_VARIANTS = 4
+"""A fault mark's hover text names up to this many variants, then counts them."""
+
+
+def _fault_edges(doc: Document) -> list[tuple[Mapping[str, Any], str]]:
+    """Every variant's fault edges with the variant's name."""
+    return [(edge, variant["name"]) for variant in doc["variants"] for edge in variant.get("faults", [])]
+
+
+def _fault_marks(
+    edges: Iterable[tuple[Mapping[str, Any], str]], *, xref: str = "x", name_variants: bool = False
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Dashed vertical lines and hoverable ✕ (start, red) and ✓ (end, green) marks at fault edges.
+
+    Edges at one time and phase share a mark whose hover text lists them; with `name_variants`
+    (variants sharing a plot) each names the variants it happened in.
+    """
+    at: dict[tuple[float, str], dict[str, list[str]]] = {}
+    for edge, variant in edges:
+        what = f"{edge['kind']} {edge['phase']}, {edge['target']}"
+        if edge.get("detail"):
+            what += f" ({edge['detail']})"
+        at.setdefault((edge["t_s"], edge["phase"]), {}).setdefault(what, []).append(variant)
+    shapes = []
+    annotations = []
+    for (t_s, phase), happened in sorted(at.items()):
+        color = FAULT_COLORS.get(phase, STEP_COLOR)
+        shapes.append(
+            {
+                "type": "line",
+                "name": f"fault {phase}",
+                "xref": xref,
+                "yref": "paper",
+                "x0": t_s,
+                "x1": t_s,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": color, "width": 1.5, "dash": "dash"},
+                "opacity": 0.6,
+            }
+        )
+        lines = []
+        for what, variants in happened.items():
+            if name_variants:
+                names = variants if len(variants) <= MAX_NAMED_VARIANTS else [f"{len(variants)} variants"]
+                what += f" in {', '.join(names)}"
+            lines.append(what)
+        annotations.append(
+            {
+                "name": f"fault {phase}",
+                "x": t_s,
+                "y": 1.0,
+                "xref": xref,
+                "yref": "paper",
+                "yanchor": "bottom",
+                "text": FAULT_SYMBOLS.get(phase, STEP_SYMBOL),
+                "showarrow": False,
+                "font": {"size": 13, "color": color},
+                "hovertext": f"{t_s:.3f} s: " + "<br>".join(lines),
+            }
+        )
+    return shapes, annotations
 
 
 def _event_marks(events: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -404,7 +474,11 @@ def _variant_heatmaps(
     """Heatmaps (rows × time) of several variants, one shown at a time, chosen from a drop-down."""
     fig = go.Figure()
     shown = next((i for i, panel in enumerate(panels) if panel.variant == selected), 0)
-    marks = [_event_marks(panel.events) for panel in panels]
+    marks = []
+    for panel in panels:
+        event_shapes, event_annotations = _event_marks(panel.events)
+        fault_shapes, fault_annotations = _fault_marks((edge, panel.variant) for edge in panel.faults)
+        marks.append((event_shapes + fault_shapes, event_annotations + fault_annotations))
     for index, panel in enumerate(panels):
         fig.add_heatmap(
             z=panel.z,
@@ -480,12 +554,16 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
             continue
         order = [path["name"] for path in variant["paths"]]
         names, times_s, z = _pivot(rows, order)
-        panels.append(_Panel(variant["name"], names, times_s, z, variant["psp_events"]))
-    with_events = next((variant["name"] for variant in doc["variants"] if variant["psp_events"]), None)
+        faults = variant.get("faults", ())
+        panels.append(_Panel(variant["name"], names, times_s, z, variant["psp_events"], faults))
+    marked = [v["name"] for v in doc["variants"] if v["psp_events"] or v.get("faults")]
+    with_events = marked[0] if marked else None
     caption = (
         "Each row is a path, its colour the IOPS it carried in each sample: a row turning pale is a path the "
         "policy stopped using; ▼ marks path selection events (hover for details)."
     )
+    if _fault_edges(doc):
+        caption += f" {FAULT_MARKS_TEXT}"
     if len(panels) > 1:
         caption += " Choose the variant at the top right."
     return _variant_heatmaps(
@@ -581,6 +659,19 @@ def _time_lines(
                 row=row,
                 col=column,
             )
+    for column_index, variant in enumerate(variants, start=1):
+        if overlay and column_index > 1:
+            break
+        drawn_here = variants if overlay else [variant]
+        edges = [(edge, name) for edge, name in _fault_edges(doc) if name in drawn_here]
+        xref = fig.get_subplot(1, 1 if overlay else column_index).xaxis.plotly_name.replace("axis", "")
+        shapes, annotations = _fault_marks(edges, xref=xref, name_variants=overlay and len(variants) > 1)
+        for shape in shapes:
+            fig.add_shape(shape)
+        for annotation in annotations:
+            fig.add_annotation(annotation)
+    if _fault_edges(doc):
+        caption += f" {FAULT_MARKS_TEXT}"
     for row_index, (_, axis_title) in enumerate(panels, start=1):
         fig.update_yaxes(title_text=axis_title, rangemode="tozero", row=row_index, col=1)
     for column in range(1, columns + 1):
@@ -589,6 +680,12 @@ def _time_lines(
     if overlay:
         caption += "".join(f" {_names(group)} overlap." for group in _overlapping(frame, variants))
     return Figure(key, title, caption, fig)
+
+
+FAULT_MARKS_TEXT = (
+    "Dashed lines mark faults: ✕ where one starts, ● a step (the mediator's decision), ✓ where it ends "
+    "(hover for what and where)."
+)
 
 
 def _names(names: Sequence[str]) -> str:
@@ -861,7 +958,7 @@ def core_util_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
             continue
         order = sorted(set(rows["name"]), key=_core_sort_key)
         names, times_s, z = _pivot(rows, order)
-        panels.append(_Panel(variant["name"], names, times_s, z, []))
+        panels.append(_Panel(variant["name"], names, times_s, z, [], variant.get("faults", ())))
         means = rows.groupby("name")["value"].mean()
         hot, average = str(means.idxmax()), float(means.mean())
         imbalance = float(means.max()) / average if average > 0 else 1.0
@@ -877,6 +974,8 @@ def core_util_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
     else:
         finding = f"Load is spread: the busiest core ({hot} in {variant_name}) averages {hot_pct:.0f} %."
     caption = f"Each row is a core (array/core), its colour the share of time it was busy. {finding}"
+    if _fault_edges(doc):
+        caption += f" {FAULT_MARKS_TEXT}"
     return _variant_heatmaps(
         "core-util",
         "Array core utilisation",

@@ -10,19 +10,25 @@ from typing import Any
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from sanlab import failover
 from sanlab.report import figures
 from sanlab.report.figures import Figure
 from sanlab.results import Document, entities
 from sanlab.tables import (
+    FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
     HOST_COLUMNS,
     HOST_TEXT_COLUMNS,
     HOSTS_CAPTION,
     compact_names,
+    failed_text,
+    fault_rows,
     flow_controlled,
+    fold_repeats,
     format_count,
     format_ms,
     host_cells,
+    repeat_text,
     shows_hosts,
     tail_iops,
 )
@@ -176,32 +182,101 @@ def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
 
 
 def _events_table(doc: Document) -> str:
+    """Every variant's path selection events, a periodic run of them (a flapping path) in one row."""
+    folded = [
+        (variant["name"], row) for variant in doc["variants"] for row in fold_repeats(variant["psp_events"])
+    ]
+    if not folded:
+        return ""
+    repeats = any(row.count > 1 for _, row in folded)
     rows = [
-        f"<tr><td>{_esc(variant['name'])}</td><td class=num>{event['t_s']:.3f}</td>"
-        f"<td>{_esc(event['device'])}</td>"
-        f"<td>{_esc(event['event'])}</td><td>{_esc(compact_names(event['paths']))}</td></tr>"
+        f"<tr><td>{_esc(name)}</td><td class=num>{row.event['t_s']:.3f}</td>"
+        f"<td>{_esc(row.event['device'])}</td>"
+        f"<td>{_esc(row.event['event'])}</td><td>{_esc(compact_names(row.event['paths']))}</td>"
+        + (f"<td>{_esc(repeat_text(row))}</td>" if repeats else "")
+        + "</tr>"
+        for name, row in folded
+    ]
+    return (
+        '<table class="data" id="psp-events"><thead><tr><th>variant</th><th class=num>t, s</th>'
+        "<th>device</th><th>event</th><th>paths</th>"
+        + ("<th>repeats</th>" if repeats else "")
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+FAULT_HEADERS = ("t, s", "edge", "kind", "target", "detail", "marked, s", "max ms", "back, s")
+"""The failover section's fault table: the terminal's columns (`fault_rows`)."""
+FAULT_NUMERIC = frozenset({"t, s", "marked, s", "max ms", "back, s"})
+
+
+def _faults_table(doc: Document) -> str:
+    """Each fault edge of each variant as `sanlab run` prints it; empty without faults."""
+    rows = [
+        (variant["name"], cells)
         for variant in doc["variants"]
-        for event in variant["psp_events"]
+        for fault in failover.faults(variant)
+        for cells in fault_rows(fault)
     ]
     if not rows:
         return ""
+    head = "<th>variant</th>" + "".join(
+        f"<th{' class=num' if header in FAULT_NUMERIC else ''}>{header}</th>" for header in FAULT_HEADERS
+    )
+    body = "".join(
+        f'<tr class="fault-{_esc(cells[1])}"><td>{_esc(name)}</td>'
+        + "".join(
+            f"<td{' class=num' if header in FAULT_NUMERIC else ''}>{_esc(text)}</td>"
+            for header, text in zip(FAULT_HEADERS, cells, strict=True)
+        )
+        + "</tr>"
+        for name, cells in rows
+    )
     return (
-        '<table class="data" id="psp-events"><thead><tr><th>variant</th><th class=num>t, s</th>'
-        "<th>device</th><th>event</th><th>paths</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        f'<table class="data" id="faults"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        f'<p class="note">{_esc(FAULTS_CAPTION)}.</p>'
+    )
+
+
+def _failover_counts_table(doc: Document) -> str:
+    """VMs, devices and paths with I/Os retried, failed or failed over; empty when none has any."""
+    rows = [(variant["name"], row) for variant in doc["variants"] for row in failover.counts(variant)]
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td>{_esc(name)}</td><td>{_esc(row.kind)}</td><td>{_esc(row.name)}</td>"
+        f"<td class=num>{format_count(row.retried)}</td><td class=num>{_esc(failed_text(row))}</td>"
+        f"<td class=num>{format_count(row.failed_over)}</td></tr>"
+        for name, row in rows
+    )
+    return (
+        '<table class="data" id="failover-counts"><thead><tr><th>variant</th><th>kind</th><th>name</th>'
+        "<th class=num>retried</th><th class=num>failed</th><th class=num>failed over</th></tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+        '<p class="note">Retried: commands sent again after an abort; failed over: moved off this path '
+        "to another.</p>"
     )
 
 
 def _conservation_note(doc: Document) -> str:
     components = [(v["name"], c) for v in doc["variants"] for c in v.get("conservation", [])]
-    broken = [(name, c) for name, c in components if c["issued"] != c["completed"] + c["in_flight"]]
+    # Results from before faults existed have no `failed`: none failed then.
+    broken = [
+        (name, c)
+        for name, c in components
+        if c["issued"] != c["completed"] + c.get("failed", 0) + c["in_flight"]
+    ]
     if not broken:
+        failed = " failed +" if any(c.get("failed", 0) for _, c in components) else ""
         return (
-            f'<p class="ok">✓ No I/O lost: issued = completed + in flight for all {len(components)} '
+            f'<p class="ok">✓ No I/O lost: issued = completed +{failed} in flight for all {len(components)} '
             "components of every variant.</p>"
         )
     items = "".join(
         f"<li>{_esc(name)}: {_esc(c['component'])} issued {c['issued']}, completed {c['completed']}, "
-        f"in flight {c['in_flight']}</li>"
+        f"failed {c.get('failed', 0)}, in flight {c['in_flight']}</li>"
         for name, c in broken
     )
     return f'<div class="warn">I/O conservation broken in {len(broken)} components:<ul>{items}</ul></div>'
@@ -295,6 +370,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
             ],
         ),
         _section("cores", "Array cores", [_figure_html(figures.core_util_figure(doc, series))]),
+        _section("failover", "Faults and failover", [_faults_table(doc), _failover_counts_table(doc)]),
         _section("events", "Path selection events", [_events_table(doc)]),
     ]
     present = [section for section in sections if section is not None]
@@ -369,6 +445,7 @@ table.data th { background: #f6f8fa; font-weight: 600; white-space: nowrap; }
 table.data .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.data .best { font-weight: 700; }
 table.data .desc { color: var(--muted); max-width: 420px; }
+#faults td:first-child, #failover-counts td:first-child { white-space: nowrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 p.note { color: var(--muted); font-size: 13px; margin: 4px 0 0; }
 p.ok { color: var(--ok); margin: 4px 0 8px; }
