@@ -83,8 +83,8 @@ def validate(
     running every variant costs (docs/cli.md): `ios`, `events`, `engine_s` (None when they
     cannot be measured), `peak_memory_bytes`, `machine` (`total_bytes`, `available_bytes`; None
     where the machine's memory cannot be read), `warning` (None, or why the run may not fit in
-    memory) and `variants`, one estimate each. It comes from a pilot of each variant (its first
-    simulated second, at most 2 s of wall time); `cost=False` leaves it out and only checks.
+    memory) and `variants`, one estimate each. It comes from a pilot of each variant (at most
+    1 s of wall time each, then extrapolated); `cost=False` leaves it out and only checks.
     `variants` limits both to the named variants (default: all, as `run` does).
 
     Raises:

@@ -3,36 +3,38 @@
 //!
 //! I/Os and events are measured, not derived from the pacing: a closed loop's rate depends on
 //! every queue on the path, which only the simulation knows. Each variant is built as for the run
-//! and simulated for a pilot: its first second after the first job starts (less when the run is
-//! shorter, or when the pilot takes more than [`PILOT_WALL`]). The pilot's I/Os and events are
-//! scaled by job time (the run's job-seconds over the pilot's, from each job's start and runtime),
-//! so a job that starts late or stops early counts for the time it issues. What the pilot cannot
-//! see makes the estimate off: load that changes later (flow control settling, a fault), a job
-//! that ends before its runtime (a trace's end, fio `size`). Accuracy on the studies:
-//! docs/robustness.md.
+//! and simulated as a pilot for at most [`PILOT_WALL`] of wall time: a short run, or a run of
+//! short variants, is simulated whole and its figures are exact. Otherwise the pilot stops where
+//! it got to, and the rest of the run is extrapolated at the rate of the pilot's latter half (after
+//! the start-up: empty queues, cold caches, flow control not settled), per second of job time
+//! (from each job's start and runtime, so a job that starts late or stops early counts for the time
+//! it issues), with the pilot's events per I/O. What the pilot did not reach makes the estimate
+//! off: load that changes later (a cache filling, flow control settling, a fault), a job that ends
+//! before its runtime (a trace's end, fio `size`). Accuracy on the studies: docs/robustness.md.
 
 use crate::{Overrides, Scenario, ScenarioError};
 use sanlab_des::RunControl;
+use sanlab_model::report::RunReport;
 use sanlab_model::topology::{human_bytes, memory};
 use serde::Serialize;
 use std::ops::Range;
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-/// Simulated time of the pilot, from the first job's start.
-const PILOT_NS: u64 = 1_000_000_000;
-/// The pilot's sample interval at most: how often it checks its wall time.
-const PILOT_SAMPLE_NS: u64 = 10_000_000;
-/// Wall time a pilot may take; a slower one stops and is scaled from the time it reached.
-const PILOT_WALL: Duration = Duration::from_secs(2);
+/// Wall time a pilot may take: it stops at its next sample after that.
+const PILOT_WALL: Duration = Duration::from_secs(1);
+/// Samples of a whole pilot: it samples at the run's duration over this (at least every
+/// [`PILOT_SAMPLE_MIN_NS`]), so its series stay small and it checks its wall time often.
+const PILOT_SAMPLES: u64 = 4096;
+const PILOT_SAMPLE_MIN_NS: u64 = 10_000_000;
 /// For tests only: the machine's memory in bytes (total and available) instead of /proc/meminfo.
 pub const MEMORY_ENV: &str = "SANLAB_TEST_MEMORY_BYTES";
 /// Bytes of a time-series sample: one `f32` per series and the shared `u64` time.
 const SERIES_SAMPLE_BYTES: u64 = 4;
 const TIME_SAMPLE_BYTES: u64 = 8;
 
-/// One variant's estimate. `ios`, `events` and `engine_s` are None when the pilot reached no
-/// job's start (it stopped at its wall-time limit before).
+/// One variant's estimate. `ios`, `events` and `engine_s` are None when no job issued in the
+/// pilot but some will later in the run (the pilot stopped at its wall-time limit before).
 #[derive(Serialize, Clone, Debug)]
 pub struct VariantCost {
     pub name: String,
@@ -81,9 +83,28 @@ fn active_ns(windows: &[Range<u64>], end_ns: u64) -> u128 {
     windows.iter().map(|w| u128::from(w.end.min(end_ns).saturating_sub(w.start))).sum()
 }
 
-/// `pilot` scaled by `factor`, rounded.
-fn scaled(pilot: u64, factor: f64) -> u64 {
-    (pilot as f64 * factor).round() as u64
+/// The VMs' I/Os per nanosecond of job time over the latter half of the pilot, from their IOPS
+/// series (one value per sample interval); over the whole pilot when that half holds fewer than
+/// two samples. None when no job issued in that time.
+fn late_rate(report: &RunReport, windows: &[Range<u64>], reached_ns: u64) -> Option<f64> {
+    // (interval start, interval end, I/Os) of each sample interval, summed over the VMs.
+    let mut intervals: Vec<(u64, u64, f64)> = vec![];
+    for vm in &report.vms {
+        let points = report.timeseries.get(&format!("vm/{}", vm.name), "iops").unwrap_or_default();
+        let mut from_ns = 0;
+        for (k, (t_s, iops)) in points.into_iter().enumerate() {
+            let to_ns = (t_s * 1e9).round() as u64;
+            match intervals.get_mut(k) {
+                Some(i) => i.2 += iops * (to_ns - from_ns) as f64 / 1e9,
+                None => intervals.push((from_ns, to_ns, iops * (to_ns - from_ns) as f64 / 1e9)),
+            }
+            from_ns = to_ns;
+        }
+    }
+    let late: Vec<_> = intervals.iter().filter(|i| i.0 >= reached_ns / 2).collect();
+    let (from_ns, ios) = if late.len() >= 2 { (late[0].0, late.iter().map(|i| i.2).sum()) } else { (0, report.ios as f64) };
+    let job_ns = active_ns(windows, reached_ns) - active_ns(windows, from_ns);
+    (job_ns > 0).then(|| ios / job_ns as f64)
 }
 
 impl Scenario {
@@ -110,15 +131,15 @@ impl Scenario {
 
     fn variant_cost(&self, v: Option<&super::Variant>, o: &Overrides) -> Result<VariantCost, ScenarioError> {
         let table = self.resolve(v, o)?;
-        let (mut topology, _) = self.build_topology(&table, v, false)?;
+        // With SIOC's automatic threshold measured, as the run does: the pilot runs what the run will.
+        let (mut topology, _) = self.build_topology(&table, v, true)?;
         let cost = topology.cost();
         let run = &topology.run;
         let duration_ns = run.duration_ns;
         let windows = topology.job_windows_ns();
         let entities = cost.entities + topology.jobs.len() as u64;
-        topology.run.duration_ns = windows.iter().map(|w| w.start).min().unwrap_or(0).saturating_add(PILOT_NS).min(duration_ns);
         topology.run.warmup_ns = 0;
-        topology.run.sample_interval_ns = topology.run.sample_interval_ns.min(PILOT_SAMPLE_NS);
+        topology.run.sample_interval_ns = (duration_ns / PILOT_SAMPLES).max(PILOT_SAMPLE_MIN_NS);
         let mut world = self.world(topology, v)?;
 
         let control = RunControl::default();
@@ -140,20 +161,20 @@ impl Scenario {
         let series = report.timeseries.series_count() as u64;
         let pilot_samples = report.timeseries.samples() as u64;
 
-        let (run_active, pilot_active) = (active_ns(&windows, duration_ns), active_ns(&windows, reached_ns));
-        let factor = match (run_active, pilot_active) {
-            (0, _) => Some(0.0),
-            (_, 0) => None,
-            (run, pilot) => Some(run as f64 / pilot as f64),
-        };
+        let rest_ns = active_ns(&windows, duration_ns) - active_ns(&windows, reached_ns);
+        // Without job time left the pilot was the run: nothing to extrapolate.
+        let rate = if rest_ns == 0 { Some(0.0) } else { late_rate(&report, &windows, reached_ns) };
+        let ios = rate.map(|r| report.ios.saturating_add((r * rest_ns as f64).round() as u64));
         // Sample events follow the run's interval, not the pilot's.
-        let events = factor.map(|f| scaled(report.events.saturating_sub(pilot_samples), f).saturating_add(cost.samples));
+        let pilot_io_events = report.events.saturating_sub(pilot_samples);
+        let events_per_io = if report.ios == 0 { 0.0 } else { pilot_io_events as f64 / report.ios as f64 };
+        let events = ios.map(|n| pilot_io_events.saturating_add(((n - report.ios) as f64 * events_per_io).round() as u64).saturating_add(cost.samples));
         let engine_s = events.filter(|_| report.events > 0).map(|e| pilot_wall_s * e as f64 / report.events as f64);
         let series_bytes = cost.samples.saturating_mul(series.saturating_mul(SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
         Ok(VariantCost {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             sim_time_s: duration_ns as f64 / 1e9,
-            ios: factor.map(|f| scaled(report.ios, f)),
+            ios,
             events,
             engine_s,
             samples: cost.samples,
