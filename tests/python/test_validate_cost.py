@@ -55,6 +55,9 @@ def test_validate_warns_when_the_machine_has_less_memory(cli: CliRunner, monkeyp
     assert warning.startswith("warning: the run needs about ")
     assert "more than this machine has (50.0 MB)" in warning
     assert "sanlab itself" in warning
+    # No pilot when the engine's state would not fit: what it would measure is unknown.
+    row = next(line.split() for line in result.stdout.splitlines() if line.split()[:1] == ["alua_rr"])
+    assert row[2:5] == ["unknown", "unknown", "unknown"]
 
 
 def test_a_series_near_its_limit_warns_on_this_machine(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

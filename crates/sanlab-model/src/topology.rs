@@ -118,6 +118,8 @@ pub struct Cost {
     /// Entities with statistics: hosts, arrays, array cores, paths, devices, VMs.
     pub entities: u64,
     pub samples: u64,
+    /// One sample of every series, at most.
+    pub sample_bytes: u64,
     pub series_bytes: u64,
     pub outstanding: u64,
 }
@@ -129,9 +131,10 @@ impl Topology {
         let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
         let entities = (self.hosts.len() + self.arrays.len() + cores + paths + self.devices.len() + self.vms.len()) as u64;
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
-        let series_bytes = samples.saturating_mul(entities.saturating_mul(MAX_SERIES_PER_ENTITY * SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
+        let sample_bytes = entities.saturating_mul(MAX_SERIES_PER_ENTITY * SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES);
+        let series_bytes = samples.saturating_mul(sample_bytes);
         let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
-        Cost { entities, samples, series_bytes, outstanding }
+        Cost { entities, samples, sample_bytes, series_bytes, outstanding }
     }
 
     /// When each job issues: from its start (fio `startdelay`) until its runtime, as the engine

@@ -27,14 +27,17 @@ const PILOT_WALL: Duration = Duration::from_secs(1);
 /// [`PILOT_SAMPLE_MIN_NS`]), so its series stay small and it checks its wall time often.
 const PILOT_SAMPLES: u64 = 4096;
 const PILOT_SAMPLE_MIN_NS: u64 = 10_000_000;
+/// The pilot's time series at most (fewer samples for a run of many entities): 64 MiB.
+const PILOT_SERIES_BYTES: u64 = 64 << 20;
 /// For tests only: the machine's memory in bytes (total and available) instead of /proc/meminfo.
 pub const MEMORY_ENV: &str = "SANLAB_TEST_MEMORY_BYTES";
 /// Bytes of a time-series sample: one `f32` per series and the shared `u64` time.
 const SERIES_SAMPLE_BYTES: u64 = 4;
 const TIME_SAMPLE_BYTES: u64 = 8;
 
-/// One variant's estimate. `ios`, `events` and `engine_s` are None when no job issued in the
-/// pilot but some will later in the run (the pilot stopped at its wall-time limit before).
+/// One variant's estimate. `ios`, `events` and `engine_s` are None without a pilot (the engine's
+/// state would not fit in the memory available: then `series` is its upper bound), or when no
+/// job issued in the pilot but some will later in the run (it stopped at its wall-time limit).
 #[derive(Serialize, Clone, Debug)]
 pub struct VariantCost {
     pub name: String,
@@ -111,12 +114,12 @@ impl Scenario {
     /// Checks every selected variant, as [`Scenario::validate`] does, and estimates what running
     /// them costs.
     pub fn cost(&self, requested: &[String], o: &Overrides) -> Result<RunCost, ScenarioError> {
-        let variants = self.select(requested)?.into_iter().map(|v| self.variant_cost(v, o)).collect::<Result<Vec<_>, _>>()?;
+        let machine = machine_memory();
+        let variants = self.select(requested)?.into_iter().map(|v| self.variant_cost(v, o, machine)).collect::<Result<Vec<_>, _>>()?;
         let sum = |f: fn(&VariantCost) -> Option<u64>| variants.iter().map(f).sum::<Option<u64>>();
         let engine_max = variants.iter().map(|v| v.engine_bytes).max().unwrap_or(0);
         let results: u64 = variants.iter().map(|v| v.results_bytes).sum();
         let peak_memory_bytes = memory::peak_bytes(engine_max, results);
-        let machine = machine_memory();
         let warning = machine.and_then(|m| memory_warning(peak_memory_bytes, results, engine_max, m));
         Ok(RunCost {
             ios: sum(|v| v.ios),
@@ -129,17 +132,40 @@ impl Scenario {
         })
     }
 
-    fn variant_cost(&self, v: Option<&super::Variant>, o: &Overrides) -> Result<VariantCost, ScenarioError> {
+    fn variant_cost(&self, v: Option<&super::Variant>, o: &Overrides, machine: Option<MachineMemory>) -> Result<VariantCost, ScenarioError> {
         let table = self.resolve(v, o)?;
         // With SIOC's automatic threshold measured, as the run does: the pilot runs what the run will.
         let (mut topology, _) = self.build_topology(&table, v, true)?;
         let cost = topology.cost();
-        let run = &topology.run;
-        let duration_ns = run.duration_ns;
+        let duration_ns = topology.run.duration_ns;
         let windows = topology.job_windows_ns();
         let entities = cost.entities + topology.jobs.len() as u64;
+        let mut estimate = VariantCost {
+            name: v.map_or("base".to_string(), |v| v.name.clone()),
+            sim_time_s: duration_ns as f64 / 1e9,
+            ios: None,
+            events: None,
+            engine_s: None,
+            samples: cost.samples,
+            // At most, until the pilot says.
+            series: (cost.sample_bytes - TIME_SAMPLE_BYTES) / SERIES_SAMPLE_BYTES,
+            entities,
+            outstanding: cost.outstanding,
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes),
+            results_bytes: 0,
+            pilot_sim_s: 0.0,
+            pilot_wall_s: 0.0,
+            pilot_ios: 0,
+            pilot_events: 0,
+        };
+        estimate.results_bytes = memory::results_bytes(cost.samples.saturating_mul(estimate.series));
+        // The pilot holds the run's requests and histograms: not when they would not fit.
+        if machine.is_some_and(|m| memory::peak_bytes(estimate.engine_bytes, 0) > m.available_bytes) {
+            return Ok(estimate);
+        }
         topology.run.warmup_ns = 0;
-        topology.run.sample_interval_ns = (duration_ns / PILOT_SAMPLES).max(PILOT_SAMPLE_MIN_NS);
+        let pilot_samples = (PILOT_SERIES_BYTES / cost.sample_bytes).clamp(1, PILOT_SAMPLES);
+        topology.run.sample_interval_ns = (duration_ns / pilot_samples).max(PILOT_SAMPLE_MIN_NS);
         let mut world = self.world(topology, v)?;
 
         let control = RunControl::default();
@@ -169,24 +195,19 @@ impl Scenario {
         let pilot_io_events = report.events.saturating_sub(pilot_samples);
         let events_per_io = if report.ios == 0 { 0.0 } else { pilot_io_events as f64 / report.ios as f64 };
         let events = ios.map(|n| pilot_io_events.saturating_add(((n - report.ios) as f64 * events_per_io).round() as u64).saturating_add(cost.samples));
-        let engine_s = events.filter(|_| report.events > 0).map(|e| pilot_wall_s * e as f64 / report.events as f64);
         let series_bytes = cost.samples.saturating_mul(series.saturating_mul(SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
         Ok(VariantCost {
-            name: v.map_or("base".to_string(), |v| v.name.clone()),
-            sim_time_s: duration_ns as f64 / 1e9,
             ios,
             events,
-            engine_s,
-            samples: cost.samples,
+            engine_s: events.filter(|_| report.events > 0).map(|e| pilot_wall_s * e as f64 / report.events as f64),
             series,
-            entities,
-            outstanding: cost.outstanding,
             engine_bytes: memory::engine_bytes(entities, cost.outstanding, series_bytes),
             results_bytes: memory::results_bytes(cost.samples.saturating_mul(series)),
             pilot_sim_s: reached_ns as f64 / 1e9,
             pilot_wall_s,
             pilot_ios: report.ios,
             pilot_events: report.events,
+            ..estimate
         })
     }
 }
