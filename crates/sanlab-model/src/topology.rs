@@ -112,14 +112,19 @@ const MAX_SERIES_PER_ENTITY: u64 = 6;
 const SERIES_SAMPLE_BYTES: u64 = 4;
 const TIME_SAMPLE_BYTES: u64 = 8;
 
+/// Bytes of `samples` samples of `series` series: their values and the shared time column.
+pub fn series_bytes(samples: u64, series: u64) -> u64 {
+    samples.saturating_mul(series.saturating_mul(SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES))
+}
+
 /// The size of a run, estimated before it starts: what the limits above are checked against.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cost {
     /// Entities with statistics: hosts, arrays, array cores, paths, devices, VMs.
     pub entities: u64,
     pub samples: u64,
-    /// One sample of every series, at most.
-    pub sample_bytes: u64,
+    /// Series the entities record, at most.
+    pub max_series: u64,
     pub series_bytes: u64,
     pub outstanding: u64,
 }
@@ -131,10 +136,10 @@ impl Topology {
         let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
         let entities = (self.hosts.len() + self.arrays.len() + cores + paths + self.devices.len() + self.vms.len()) as u64;
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
-        let sample_bytes = entities.saturating_mul(MAX_SERIES_PER_ENTITY * SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES);
-        let series_bytes = samples.saturating_mul(sample_bytes);
+        let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY);
+        let series_bytes = series_bytes(samples, max_series);
         let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
-        Cost { entities, samples, sample_bytes, series_bytes, outstanding }
+        Cost { entities, samples, max_series, series_bytes, outstanding }
     }
 
     /// When each job issues: from its start (fio `startdelay`) until its runtime, as the engine

@@ -15,7 +15,7 @@
 use crate::{Overrides, Scenario, ScenarioError};
 use sanlab_des::RunControl;
 use sanlab_model::report::RunReport;
-use sanlab_model::topology::{human_bytes, memory};
+use sanlab_model::topology::{human_bytes, memory, series_bytes};
 use serde::Serialize;
 use std::ops::Range;
 use std::sync::mpsc::{channel, RecvTimeoutError};
@@ -31,9 +31,6 @@ const PILOT_SAMPLE_MIN_NS: u64 = 10_000_000;
 const PILOT_SERIES_BYTES: u64 = 64 << 20;
 /// For tests only: the machine's memory in bytes (total and available) instead of /proc/meminfo.
 pub const MEMORY_ENV: &str = "SANLAB_TEST_MEMORY_BYTES";
-/// Bytes of a time-series sample: one `f32` per series and the shared `u64` time.
-const SERIES_SAMPLE_BYTES: u64 = 4;
-const TIME_SAMPLE_BYTES: u64 = 8;
 
 /// One variant's estimate. `ios`, `events` and `engine_s` are None without a pilot (the engine's
 /// state would not fit in the memory available: then `series` is its upper bound), or when no
@@ -90,22 +87,23 @@ fn active_ns(windows: &[Range<u64>], end_ns: u64) -> u128 {
 /// series (one value per sample interval); over the whole pilot when that half holds fewer than
 /// two samples. None when no job issued in that time.
 fn late_rate(report: &RunReport, windows: &[Range<u64>], reached_ns: u64) -> Option<f64> {
-    // (interval start, interval end, I/Os) of each sample interval, summed over the VMs.
-    let mut intervals: Vec<(u64, u64, f64)> = vec![];
+    // (start, I/Os) of each sample interval, summed over the VMs.
+    let mut intervals: Vec<(u64, f64)> = vec![];
     for vm in &report.vms {
         let points = report.timeseries.get(&format!("vm/{}", vm.name), "iops").unwrap_or_default();
         let mut from_ns = 0;
         for (k, (t_s, iops)) in points.into_iter().enumerate() {
             let to_ns = (t_s * 1e9).round() as u64;
+            let ios = iops * (to_ns - from_ns) as f64 / 1e9;
             match intervals.get_mut(k) {
-                Some(i) => i.2 += iops * (to_ns - from_ns) as f64 / 1e9,
-                None => intervals.push((from_ns, to_ns, iops * (to_ns - from_ns) as f64 / 1e9)),
+                Some(i) => i.1 += ios,
+                None => intervals.push((from_ns, ios)),
             }
             from_ns = to_ns;
         }
     }
     let late: Vec<_> = intervals.iter().filter(|i| i.0 >= reached_ns / 2).collect();
-    let (from_ns, ios) = if late.len() >= 2 { (late[0].0, late.iter().map(|i| i.2).sum()) } else { (0, report.ios as f64) };
+    let (from_ns, ios) = if late.len() >= 2 { (late[0].0, late.iter().map(|i| i.1).sum()) } else { (0, report.ios as f64) };
     let job_ns = active_ns(windows, reached_ns) - active_ns(windows, from_ns);
     (job_ns > 0).then(|| ios / job_ns as f64)
 }
@@ -148,7 +146,7 @@ impl Scenario {
             engine_s: None,
             samples: cost.samples,
             // At most, until the pilot says.
-            series: (cost.sample_bytes - TIME_SAMPLE_BYTES) / SERIES_SAMPLE_BYTES,
+            series: cost.max_series,
             entities,
             outstanding: cost.outstanding,
             engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes),
@@ -164,7 +162,7 @@ impl Scenario {
             return Ok(estimate);
         }
         topology.run.warmup_ns = 0;
-        let pilot_samples = (PILOT_SERIES_BYTES / cost.sample_bytes).clamp(1, PILOT_SAMPLES);
+        let pilot_samples = (PILOT_SERIES_BYTES / series_bytes(1, cost.max_series)).clamp(1, PILOT_SAMPLES);
         topology.run.sample_interval_ns = (duration_ns / pilot_samples).max(PILOT_SAMPLE_MIN_NS);
         let mut world = self.world(topology, v)?;
 
@@ -195,13 +193,12 @@ impl Scenario {
         let pilot_io_events = report.events.saturating_sub(pilot_samples);
         let events_per_io = if report.ios == 0 { 0.0 } else { pilot_io_events as f64 / report.ios as f64 };
         let events = ios.map(|n| pilot_io_events.saturating_add(((n - report.ios) as f64 * events_per_io).round() as u64).saturating_add(cost.samples));
-        let series_bytes = cost.samples.saturating_mul(series.saturating_mul(SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
         Ok(VariantCost {
             ios,
             events,
             engine_s: events.filter(|_| report.events > 0).map(|e| pilot_wall_s * e as f64 / report.events as f64),
             series,
-            engine_bytes: memory::engine_bytes(entities, cost.outstanding, series_bytes),
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, series_bytes(cost.samples, series)),
             results_bytes: memory::results_bytes(cost.samples.saturating_mul(series)),
             pilot_sim_s: reached_ns as f64 / 1e9,
             pilot_wall_s,
