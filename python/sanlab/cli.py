@@ -219,7 +219,11 @@ def _run_engine(args: argparse.Namespace, show: bool) -> tuple[Document, bool]:
     """
     names: list[str] = []
     if show:
-        names = args.variants or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"] or ["base"]
+        names = (
+            args.variants
+            or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"]
+            or ["base"]
+        )
     engine = _core.Progress()
     outcome: list[str] = []
     errors: list[BaseException] = []

@@ -47,7 +47,9 @@ def test_validate_prints_the_cost(cli: CliRunner, monkeypatch: pytest.MonkeyPatc
     assert "this machine has 1,000,000.0 GB available of 1,000,000.0 GB" in lines[-1]
 
 
-def test_validate_warns_when_the_machine_has_less_memory(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validate_warns_when_the_machine_has_less_memory(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(MEMORY_ENV, str(50_000_000))
     result = cli("validate", str(METRO_STUDY), "--variant", "alua_rr")
     assert result.returncode == 0, result.stderr
@@ -60,7 +62,9 @@ def test_validate_warns_when_the_machine_has_less_memory(cli: CliRunner, monkeyp
     assert row[2:5] == ["unknown", "unknown", "unknown"]
 
 
-def test_a_series_near_its_limit_warns_on_this_machine(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_series_near_its_limit_warns_on_this_machine(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # An hour sampled every 2.1 ms, just within the engine's series limit: 1.7 M samples of 78
     # series, 0.5 GB in the engine and about 86 GB of results, more than nearly any machine has.
     monkeypatch.delenv(MEMORY_ENV, raising=False)
