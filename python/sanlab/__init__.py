@@ -71,13 +71,31 @@ def run(
     return Results(json.loads(document))
 
 
-def validate(scenario: str | os.PathLike[str], set: Overrides = None) -> dict[str, Any]:
-    """Checks a scenario file without running it; returns `{"scenario": name, "variants": [names]}`.
+def validate(
+    scenario: str | os.PathLike[str],
+    set: Overrides = None,  # mirrors the CLI's --set
+    cost: bool = True,
+    variants: str | Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """Checks a scenario file without running it.
+
+    Returns `{"scenario": name, "variants": [names], "cost": {...}}`. `cost` estimates what
+    running every variant costs (docs/cli.md): `ios`, `events`, `engine_s` (None when they
+    cannot be measured), `peak_memory_bytes`, `machine` (`total_bytes`, `available_bytes`; None
+    where the machine's memory cannot be read), `warning` (None, or why the run may not fit in
+    memory) and `variants`, one estimate each. It comes from a pilot of each variant (at most
+    1 s of wall time each, then extrapolated); `cost=False` leaves it out and only checks.
+    `variants` limits both to the named variants (default: all, as `run` does).
 
     Raises:
         ScenarioError: the scenario or an override is invalid; the message says where.
     """
-    checked: dict[str, Any] = json.loads(_core.validate(os.fspath(scenario), _override_list(set)))
+    if isinstance(variants, str):
+        variants = [variants]
+    names = None if variants is None else list(variants)
+    checked: dict[str, Any] = json.loads(
+        _core.validate(os.fspath(scenario), _override_list(set), names, cost)
+    )
     return checked
 
 

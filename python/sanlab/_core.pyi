@@ -30,8 +30,9 @@ def run(
 ) -> str:
     """Runs a scenario's variants (all when `variants` is None) and returns the result document as JSON."""
 
-def validate(path: str, sets: list[str] = ..., variants: list[str] | None = ...) -> str:
-    """Checks a scenario without running it; returns `{"scenario", "variants"}` as JSON."""
+def validate(path: str, sets: list[str] = ..., variants: list[str] | None = ..., cost: bool = ...) -> str:
+    """Checks a scenario without running it; returns `{"scenario", "variants"}` as JSON, with
+    `"cost"` (the estimate of what running it costs, from a short pilot run) when `cost` is set."""
 
 def kinds() -> str:
     """Returns every component kind and its parameters as JSON."""

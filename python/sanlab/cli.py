@@ -18,8 +18,11 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.table import Table
 
 import sanlab
 from sanlab import _core
@@ -39,6 +42,7 @@ from sanlab.runfolder import (
 from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
 from sanlab.tables import (
     cores_table,
+    format_count,
     devices_table,
     failover_counts_table,
     faults_table,
@@ -200,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check a scenario without running it")
     validate.add_argument("scenario", metavar="FILE", help="scenario TOML file")
+    _add_variant(validate)
     _add_set(validate)
     validate.set_defaults(handler=_cmd_validate)
 
@@ -216,7 +221,11 @@ def _run_engine(args: argparse.Namespace, show: bool) -> tuple[Document, bool]:
     """
     names: list[str] = []
     if show:
-        names = args.variants or sanlab.validate(args.scenario, set=args.sets)["variants"] or ["base"]
+        names = (
+            args.variants
+            or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"]
+            or ["base"]
+        )
     engine = _core.Progress()
     outcome: list[str] = []
     errors: list[BaseException] = []
@@ -391,10 +400,71 @@ def _sweep_outcome(result: SweepResult, quiet: bool) -> int:
     return 1
 
 
+def _memory_text(size_bytes: int) -> str:
+    """A memory size for the estimate: "230 MB", "4.2 GB"."""
+    return f"{size_bytes / 1e9:,.1f} GB" if size_bytes >= 1e9 else f"{size_bytes / 1e6:,.0f} MB"
+
+
+def _estimate_text(value: float | None, text: str) -> str:
+    return "unknown" if value is None else text
+
+
+def _cost_table(cost: dict[str, Any]) -> Table:
+    """The estimate of each variant's run and their total (one process runs them in turn)."""
+    table = Table(
+        title="what running it costs (estimated from a pilot run of each variant)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        show_edge=False,
+    )
+    table.add_column("variant", no_wrap=True)
+    for header in ("simulated s", "I/Os", "events", "engine s", "outstanding", "series values"):
+        table.add_column(header, justify="right", no_wrap=True)
+    rows = [
+        [
+            variant["name"],
+            format_count(variant["sim_time_s"]),
+            _estimate_text(variant["ios"], format_count(variant["ios"] or 0)),
+            _estimate_text(variant["events"], format_count(variant["events"] or 0)),
+            _estimate_text(variant["engine_s"], f"{variant['engine_s'] or 0:,.1f}"),
+            format_count(variant["outstanding"]),
+            format_count(variant["samples"] * variant["series"]),
+        ]
+        for variant in cost["variants"]
+    ]
+    for row in rows:
+        table.add_row(*row)
+    if len(rows) > 1:
+        table.add_section()
+        table.add_row(
+            "total",
+            format_count(sum(variant["sim_time_s"] for variant in cost["variants"])),
+            _estimate_text(cost["ios"], format_count(cost["ios"] or 0)),
+            _estimate_text(cost["events"], format_count(cost["events"] or 0)),
+            _estimate_text(cost["engine_s"], f"{cost['engine_s'] or 0:,.1f}"),
+            "",
+            format_count(sum(variant["samples"] * variant["series"] for variant in cost["variants"])),
+        )
+    return table
+
+
 def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    checked = sanlab.validate(args.scenario, set=args.sets)
+    checked = sanlab.validate(args.scenario, set=args.sets, variants=args.variants)
     variants = ", ".join(checked["variants"])
-    print(f"ok: {checked['scenario']} ({len(checked['variants'])} variants: {variants})")
+    print(f"ok: {checked['scenario']} ({len(checked['variants'])} variants: {variants})", flush=True)
+    cost = checked["cost"]
+    console = _console()
+    console.print(_cost_table(cost))
+    machine = cost["machine"]
+    here = (
+        "this machine's memory cannot be checked here (it is read from Linux's /proc/meminfo)"
+        if machine is None
+        else f"this machine has {_memory_text(machine['available_bytes'])} available"
+        f" of {_memory_text(machine['total_bytes'])}"
+    )
+    console.print(f"peak memory (estimated): {_memory_text(cost['peak_memory_bytes'])}; {here}")
+    if cost["warning"] is not None:
+        print(f"warning: {_one_line(cost['warning'])}", file=sys.stderr, flush=True)
     return 0
 
 

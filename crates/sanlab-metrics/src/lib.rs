@@ -254,6 +254,16 @@ impl TimeSeries {
         self.series.iter().map(|s| s.values.len()).sum()
     }
 
+    /// Series recorded (each entity's metrics).
+    pub fn series_count(&self) -> usize {
+        self.series.len()
+    }
+
+    /// Samples taken so far.
+    pub fn samples(&self) -> usize {
+        self.t_ns.len()
+    }
+
     /// Sample times (s) and values of one series.
     pub fn get(&self, entity: &str, metric: &str) -> Option<Vec<(f64, f64)>> {
         let s = self.series.iter().find(|s| s.entity == entity && s.metric == metric)?;

@@ -125,12 +125,19 @@ const MAX_SERIES_PER_ENTITY: u64 = 6;
 const SERIES_SAMPLE_BYTES: u64 = 4;
 const TIME_SAMPLE_BYTES: u64 = 8;
 
+/// Bytes of `samples` samples of `series` series: their values and the shared time column.
+pub fn series_bytes(samples: u64, series: u64) -> u64 {
+    samples.saturating_mul(series.saturating_mul(SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES))
+}
+
 /// The size of a run, estimated before it starts: what the limits above are checked against.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cost {
     /// Entities with statistics: hosts, arrays, array cores, paths, devices, VMs.
     pub entities: u64,
     pub samples: u64,
+    /// Series the entities record, at most.
+    pub max_series: u64,
     pub series_bytes: u64,
     pub outstanding: u64,
 }
@@ -142,9 +149,54 @@ impl Topology {
         let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
         let entities = (self.hosts.len() + self.arrays.len() + cores + paths + self.devices.len() + self.vms.len()) as u64;
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
-        let series_bytes = samples.saturating_mul(entities.saturating_mul(MAX_SERIES_PER_ENTITY * SERIES_SAMPLE_BYTES).saturating_add(TIME_SAMPLE_BYTES));
+        let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY);
+        let series_bytes = series_bytes(samples, max_series);
         let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
-        Cost { entities, samples, series_bytes, outstanding }
+        Cost { entities, samples, max_series, series_bytes, outstanding }
+    }
+
+    /// When each job issues: from its start (fio `startdelay`) until its runtime, as the engine
+    /// runs it (`u64::MAX` without one). A job that stops by itself earlier (a trace's end, fio
+    /// `size`) is counted to its window's end.
+    pub fn job_windows_ns(&self) -> Vec<std::ops::Range<u64>> {
+        self.jobs.iter().map(|j| j.workload.start_ns()..j.workload.runtime_ns().unwrap_or(u64::MAX)).collect()
+    }
+}
+
+/// Peak memory of a `sanlab run` process, from constants measured with `/usr/bin/time -v`
+/// (docs/robustness.md, "What a run costs"): the process itself, the engine's state for the
+/// variant in progress, and the results of every variant, which the run keeps until it writes
+/// them.
+pub mod memory {
+    /// Python, its libraries (pandas, pyarrow, rich, plotly) and the engine: the intercept of
+    /// the peak against the results' rows (metro_cluster_psp `alua_rr` sampled every 1 ms and
+    /// every 5 ms: 3.09 GB and 0.77 GB for 4.68 M and 0.94 M rows), within 10 MB of a 2 s run's.
+    pub const PROCESS_BYTES: u64 = 195_000_000;
+    /// One sample of one series in the results (the slope of those two runs: 635 bytes): 4
+    /// bytes in the engine, then JSON text, Python objects (two floats, two strings, four list
+    /// slots) and Arrow columns, several alive at once.
+    pub const RESULT_ROW_BYTES: u64 = 640;
+    /// One request the jobs keep outstanding: its slab entry and its places in the queues (72
+    /// bytes measured: 4 Mi outstanding peaked 289 MB above 64 Ki).
+    pub const REQUEST_BYTES: u64 = 80;
+    /// One entity with statistics (a VM, job, path, device, host, array or core): the touched
+    /// part of its latency histogram (allocated at its first I/O) and its structures. Measured:
+    /// 1,000 paths carrying I/O peaked 211 kB per path above 20.
+    pub const ENTITY_BYTES: u64 = 210_000;
+
+    /// The engine's state for one variant.
+    pub fn engine_bytes(entities: u64, outstanding: u64, series_bytes: u64) -> u64 {
+        entities.saturating_mul(ENTITY_BYTES).saturating_add(outstanding.saturating_mul(REQUEST_BYTES)).saturating_add(series_bytes)
+    }
+
+    /// What the run keeps of one variant's `rows` (samples x series) until it writes them.
+    pub fn results_bytes(rows: u64) -> u64 {
+        rows.saturating_mul(RESULT_ROW_BYTES)
+    }
+
+    /// The process's peak: the largest variant's engine state, with every variant's results.
+    pub fn peak_bytes(engine_bytes_max: u64, results_bytes: u64) -> u64 {
+        PROCESS_BYTES.saturating_add(engine_bytes_max).saturating_add(results_bytes)
     }
 }
 

@@ -88,18 +88,25 @@ fn run(
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
 
-/// Checks the scenario (every variant, with the overrides) without running; returns JSON.
+/// Checks the scenario (every variant, with the overrides) without running; returns JSON. With
+/// `cost`, also what running it costs (`"cost"`: I/Os, events, engine time, peak memory and the
+/// machine's memory), measured by a short pilot of each variant.
 #[pyfunction]
-#[pyo3(signature = (path, sets=vec![], variants=None))]
-fn validate(path: PathBuf, sets: Vec<String>, variants: Option<Vec<String>>) -> PyResult<String> {
-    guarded(|| {
-        let s = Scenario::load(&path).map_err(to_py)?;
-        let o = Overrides { sets, ..Overrides::default() };
-        let requested = variants.unwrap_or_default();
-        s.validate(&requested, &o).map_err(to_py)?;
-        let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
-        Ok(serde_json::json!({"scenario": s.name, "variants": names}).to_string())
-    })
+#[pyo3(signature = (path, sets=vec![], variants=None, cost=false))]
+fn validate(py: Python<'_>, path: PathBuf, sets: Vec<String>, variants: Option<Vec<String>>, cost: bool) -> PyResult<String> {
+    let s = guarded(|| Scenario::load(&path).map_err(to_py))?;
+    let o = Overrides { sets, ..Overrides::default() };
+    let requested = variants.unwrap_or_default();
+    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    let mut checked = serde_json::json!({"scenario": s.name, "variants": names});
+    if cost {
+        // The pilots run the engine: without the GIL, as `run` does.
+        let estimate = py.detach(|| guarded(|| s.cost(&requested, &o).map_err(to_py)))?;
+        checked["cost"] = serde_json::to_value(&estimate).map_err(|e| PyException::new_err(format!("serialising the estimate: {e}")))?;
+    } else {
+        guarded(|| s.validate(&requested, &o).map_err(to_py))?;
+    }
+    Ok(checked.to_string())
 }
 
 /// The file name a variant, job or scenario name becomes in a run folder (one rule for Rust and

@@ -3,6 +3,7 @@
 //! location inside it and what was expected.
 
 mod build;
+mod cost;
 mod injector;
 pub mod overrides;
 
@@ -11,6 +12,7 @@ use sanlab_model::names::{claim_file_name, escaped};
 use sanlab_model::spec::{did_you_mean, SpecError};
 use sanlab_model::workload::read_text;
 use sanlab_des::RunControl;
+use sanlab_model::topology::Topology;
 use sanlab_model::World;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -18,6 +20,7 @@ use std::path::Path;
 use toml::{Table, Value};
 
 pub use build::SCHEMA_VERSION;
+pub use cost::{MachineMemory, RunCost, VariantCost};
 pub use injector::{InjectorPoint, InjectorReport};
 
 /// One clear message for the user: file, location, problem.
@@ -54,6 +57,13 @@ pub struct Overrides {
     pub sets: Vec<String>,
     pub seed: Option<u64>,
     pub duration: Option<String>,
+}
+
+fn in_variant(v: Option<&Variant>, e: ScenarioError) -> ScenarioError {
+    match v {
+        Some(v) => ScenarioError(format!("{} (in variant `{}`)", e.0, v.name)),
+        None => e,
+    }
 }
 
 fn located(file: &str, e: SpecError) -> ScenarioError {
@@ -206,16 +216,20 @@ impl Scenario {
     /// With `measure`, thresholds that SIOC finds by injecting load are measured first (their
     /// runs are skipped when only validating).
     fn build_world(&self, table: &Table, v: Option<&Variant>, measure: bool) -> Result<(World, Vec<InjectorReport>), ScenarioError> {
-        let in_variant = |e: ScenarioError| match v {
-            Some(v) => ScenarioError(format!("{} (in variant `{}`)", e.0, v.name)),
-            None => e,
-        };
+        let (topology, injected) = self.build_topology(table, v, measure)?;
+        Ok((self.world(topology, v)?, injected))
+    }
+
+    fn build_topology(&self, table: &Table, v: Option<&Variant>, measure: bool) -> Result<(Topology, Vec<InjectorReport>), ScenarioError> {
         let base_dir = Path::new(&self.file).parent().unwrap_or(Path::new("."));
-        let located_here = |e| in_variant(located(&self.file, e));
+        let located_here = |e| in_variant(v, located(&self.file, e));
         let mut topology = build::build(table, base_dir).map_err(located_here)?;
         let injected = if measure { injector::measure(table, &mut topology, base_dir).map_err(located_here)? } else { vec![] };
-        let world = World::new(topology).map_err(|m| in_variant(ScenarioError(format!("{}: {m}", self.file))))?;
-        Ok((world, injected))
+        Ok((topology, injected))
+    }
+
+    fn world(&self, topology: Topology, v: Option<&Variant>) -> Result<World, ScenarioError> {
+        World::new(topology).map_err(|m| in_variant(v, ScenarioError(format!("{}: {m}", self.file))))
     }
 
     /// Runs one variant; `None` when `control` stopped it before the end.

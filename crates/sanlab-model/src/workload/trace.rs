@@ -6,7 +6,7 @@
 //! record at its timestamp (relative to the first record, times `time_scale`); closed replay
 //! keeps `depth` records outstanding and ignores the timestamps.
 
-use super::{at_line, Instance, Pacing, Request, Workload};
+use super::{at_line, Instance, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
 use crate::io::Op;
 use crate::number::{DURATION, SIZE};
 use crate::spec::{Kind, Spec, SpecResult};
@@ -190,10 +190,59 @@ fn blkparse(text: &str, wanted: char) -> Result<Line, String> {
     Ok(Line::Io { at_ns, req: request(op, offset_bytes, num_times(sectors, "nsectors", SECTOR_BYTES)?)? })
 }
 
-fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
-    let file = super::open_input(path, super::MAX_TRACE_FILE_BYTES)?;
+/// Decompressed past this size, a gzipped trace must compress less than [`MAX_GZIP_RATIO`]: 16 MiB.
+const GZIP_RATIO_FROM_BYTES: u64 = 16 << 20;
+/// Text traces compress 5 to 20 times with gzip; a gzip bomb (zeros, blank lines) about 1,000
+/// times, the format's most. Reading a bomb's blank lines up to the size limit would take hours.
+const MAX_GZIP_RATIO: u64 = 200;
+
+/// A reader that counts the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    bytes: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+/// A gzipped trace's content, read up to `max_bytes` (the limit of a plain trace) and, past
+/// [`GZIP_RATIO_FROM_BYTES`], at most [`MAX_GZIP_RATIO`] times what was read of the file: a gzip
+/// bomb (a few MB that inflate to terabytes) ends in an error within seconds.
+struct Inflated {
+    inner: flate2::read::MultiGzDecoder<Counted<std::fs::File>>,
+    bytes: u64,
+    max_bytes: u64,
+}
+
+impl Read for Inflated {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        let refuse = |m: String| Err(std::io::Error::new(std::io::ErrorKind::InvalidData, m));
+        if self.bytes > self.max_bytes {
+            return refuse(format!("decompressed, the trace passes {} bytes, the limit for a trace (gzipped or not): is the file a gzip bomb?", self.max_bytes));
+        }
+        let compressed = self.inner.get_ref().bytes.max(1);
+        if self.bytes > GZIP_RATIO_FROM_BYTES && self.bytes / compressed > MAX_GZIP_RATIO {
+            return refuse(format!(
+                "decompressed, the trace passes {GZIP_RATIO_FROM_BYTES} bytes at {} times the {compressed} bytes read of the file, above the limit of {MAX_GZIP_RATIO} (text traces compress 5 to 20 times): is the file a gzip bomb? If it is a real trace, replay it decompressed (gunzip)",
+                self.bytes / compressed
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// The trace's text, decompressed when the name ends in `.gz`; at most `max_bytes` either way.
+fn open(path: &Path, max_bytes: u64) -> std::io::Result<Box<dyn BufRead>> {
+    let file = super::open_input(path, max_bytes)?;
     Ok(if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
+        Box::new(BufReader::new(Inflated { inner: flate2::read::MultiGzDecoder::new(Counted { inner: file, bytes: 0 }), bytes: 0, max_bytes }))
     } else {
         Box::new(BufReader::new(file))
     })
@@ -209,16 +258,20 @@ struct Reader {
 
 impl Reader {
     fn new(path: &Path, format: Format) -> std::io::Result<Self> {
-        Ok(Self { input: open(path)?, parser: LineParser::new(format), buf: String::new(), line: 0 })
+        Self::with_limit(path, format, super::MAX_TRACE_FILE_BYTES)
+    }
+
+    fn with_limit(path: &Path, format: Format, max_bytes: u64) -> std::io::Result<Self> {
+        Ok(Self { input: open(path, max_bytes)?, parser: LineParser::new(format), buf: String::new(), line: 0 })
     }
 
     /// The next line's content, or None at the end. Errors carry the line number.
     fn next_line(&mut self) -> Option<Result<Line, (usize, String)>> {
         self.buf.clear();
-        match (&mut self.input).take(super::MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
+        match (&mut self.input).take(MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
             Ok(0) => None,
-            Ok(n) if n as u64 == super::MAX_TRACE_LINE_BYTES && !self.buf.ends_with('\n') => {
-                Some(Err((self.line + 1, format!("line longer than {} bytes: is this a trace?", super::MAX_TRACE_LINE_BYTES))))
+            Ok(n) if n as u64 == MAX_TRACE_LINE_BYTES && !self.buf.ends_with('\n') => {
+                Some(Err((self.line + 1, format!("line longer than {} bytes: is this a trace?", MAX_TRACE_LINE_BYTES))))
             }
             Ok(_) => {
                 self.line += 1;
@@ -386,6 +439,54 @@ mod tests {
         assert_eq!(v3[1], Line::Io { at_ns: 150_000, req: Request { op: Op::Read, size_bytes: 4096, offset_bytes: 0 } });
         assert!(lines(Format::FioIolog, "fio version 1 iolog\n").unwrap_err().contains("expected the header"));
         assert!(lines(Format::FioIolog, "fio version 2 iolog\n/dev/sdb rite 0 4096\n").unwrap_err().contains("unknown action `rite`"));
+    }
+
+    /// A gzip file of `members` copies of one member holding `member_bytes` of `byte`: a bomb
+    /// that takes no time to make (gzip readers read concatenated members as one stream).
+    pub(crate) fn gzip_bomb(name: &str, byte: u8, member_bytes: usize, members: usize) -> PathBuf {
+        use flate2::{write::GzEncoder, Compression};
+        use std::io::Write;
+        let mut member = GzEncoder::new(vec![], Compression::best());
+        member.write_all(&vec![byte; member_bytes]).unwrap();
+        let member = member.finish().unwrap();
+        let path = std::env::temp_dir().join(format!("sanlab-{}-{name}.gz", std::process::id()));
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        for _ in 0..members {
+            file.write_all(&member).unwrap();
+        }
+        file.flush().unwrap();
+        path
+    }
+
+    #[test]
+    fn a_gzipped_trace_stops_at_the_limit_of_a_plain_one() {
+        // 64 MiB of blank lines (valid, skipped) in 64 kB: read up to an 8 MiB limit.
+        let max_bytes = 8 << 20;
+        let path = gzip_bomb("blank-lines", b'\n', 1 << 20, 64);
+        let mut r = Reader::with_limit(&path, Format::FioIolog, max_bytes).unwrap();
+        let error = std::iter::from_fn(|| r.next_line()).find_map(Result::err).expect("an error at the limit");
+        let message = at_line(&path, error.0, error.1);
+        std::fs::remove_file(&path).unwrap();
+        assert!(message.starts_with(&format!("{}:", path.display())), "names the file: {message}");
+        assert!(message.contains(&format!("passes {max_bytes} bytes, the limit for a trace")), "{message}");
+        assert!(r.line as u64 <= max_bytes, "stopped at the limit, line {}", r.line);
+    }
+
+    #[test]
+    fn gzip_bombs_end_in_one_error_within_seconds() {
+        // 10 GiB of zeros in 10 MB: the first line passes the longest line.
+        let zeros = gzip_bomb("zeros", 0, 1 << 20, 10 << 10);
+        let started = std::time::Instant::now();
+        let message = scan(&zeros, Format::MsrCsv, 1.0).err().expect("an error");
+        assert_eq!(message, format!("{}:1: line longer than {MAX_TRACE_LINE_BYTES} bytes: is this a trace?", zeros.display()));
+        std::fs::remove_file(&zeros).unwrap();
+        // 1 GiB of blank lines in 1 MB: refused at the compression ratio, after 16 MiB.
+        let blank = gzip_bomb("blank", b'\n', 1 << 20, 1 << 10);
+        let message = scan(&blank, Format::MsrCsv, 1.0).err().expect("an error");
+        std::fs::remove_file(&blank).unwrap();
+        assert!(message.starts_with(&format!("{}:", blank.display())), "names the file: {message}");
+        assert!(message.contains(&format!("above the limit of {MAX_GZIP_RATIO}")) && message.contains("gzip bomb"), "{message}");
+        assert!(started.elapsed().as_secs() < 20, "took {:?}", started.elapsed());
     }
 
     #[test]

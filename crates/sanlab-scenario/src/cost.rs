@@ -1,0 +1,281 @@
+//! What a run will cost, estimated before it runs: simulated I/Os, simulator events, engine time
+//! and peak memory, and whether this machine has that memory.
+//!
+//! I/Os and events are measured, not derived from the pacing: a closed loop's rate depends on
+//! every queue on the path, which only the simulation knows. Each variant is built as for the run
+//! and simulated as a pilot for at most [`PILOT_WALL`] of wall time: a short run, or a run of
+//! short variants, is simulated whole and its figures are exact. Otherwise the pilot stops where
+//! it got to, and the rest of the run is extrapolated at the rate of the pilot's latter half (after
+//! the start-up: empty queues, cold caches, flow control not settled), per second of job time
+//! (from each job's start and runtime, so a job that starts late or stops early counts for the time
+//! it issues), with the pilot's events per I/O. What the pilot did not reach makes the estimate
+//! off: load that changes later (a cache filling, flow control settling, a fault), a job that ends
+//! before its runtime (a trace's end, fio `size`). Accuracy on the studies: docs/robustness.md.
+
+use crate::{Overrides, Scenario, ScenarioError};
+use sanlab_des::RunControl;
+use sanlab_model::report::RunReport;
+use sanlab_model::topology::{human_bytes, memory, series_bytes};
+use serde::Serialize;
+use std::ops::Range;
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Wall time a pilot may take: it stops at its next sample after that.
+const PILOT_WALL: Duration = Duration::from_secs(1);
+/// Samples of a whole pilot: it samples at the run's duration over this (at least every
+/// [`PILOT_SAMPLE_MIN_NS`]), so its series stay small and it checks its wall time often.
+const PILOT_SAMPLES: u64 = 4096;
+const PILOT_SAMPLE_MIN_NS: u64 = 10_000_000;
+/// The pilot's time series at most (fewer samples for a run of many entities): 64 MiB.
+const PILOT_SERIES_BYTES: u64 = 64 << 20;
+/// For tests only: the machine's memory in bytes (total and available) instead of /proc/meminfo.
+pub const MEMORY_ENV: &str = "SANLAB_TEST_MEMORY_BYTES";
+
+/// One variant's estimate. `ios`, `events` and `engine_s` are None without a pilot (the engine's
+/// state would not fit in the memory available: then `series` is its upper bound), or when no
+/// job issued in the pilot but some will later in the run (it stopped at its wall-time limit).
+#[derive(Serialize, Clone, Debug)]
+pub struct VariantCost {
+    pub name: String,
+    pub sim_time_s: f64,
+    pub ios: Option<u64>,
+    pub events: Option<u64>,
+    pub engine_s: Option<f64>,
+    pub samples: u64,
+    pub series: u64,
+    /// Entities with statistics, jobs included.
+    pub entities: u64,
+    pub outstanding: u64,
+    /// The engine's state while this variant runs.
+    pub engine_bytes: u64,
+    /// What the run keeps of this variant until it writes the results.
+    pub results_bytes: u64,
+    pub pilot_sim_s: f64,
+    pub pilot_wall_s: f64,
+    pub pilot_ios: u64,
+    pub pilot_events: u64,
+}
+
+/// The machine's memory, from /proc/meminfo (or [`MEMORY_ENV`] in tests).
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+pub struct MachineMemory {
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+}
+
+/// The estimate for the selected variants, run one after the other by one process.
+#[derive(Serialize, Clone, Debug)]
+pub struct RunCost {
+    pub variants: Vec<VariantCost>,
+    pub ios: Option<u64>,
+    pub events: Option<u64>,
+    pub engine_s: Option<f64>,
+    pub peak_memory_bytes: u64,
+    /// None where the machine's memory cannot be read (not Linux).
+    pub machine: Option<MachineMemory>,
+    /// Set when the peak is above the machine's memory, total or available now.
+    pub warning: Option<String>,
+}
+
+/// Job time within `[0, end_ns)`, summed over the jobs' windows.
+fn active_ns(windows: &[Range<u64>], end_ns: u64) -> u128 {
+    windows.iter().map(|w| u128::from(w.end.min(end_ns).saturating_sub(w.start))).sum()
+}
+
+/// The VMs' I/Os per nanosecond of job time over the latter half of the pilot, from their IOPS
+/// series (one value per sample interval); over the whole pilot when that half holds fewer than
+/// two samples. None when no job issued in that time.
+fn late_rate(report: &RunReport, windows: &[Range<u64>], reached_ns: u64) -> Option<f64> {
+    // (start, I/Os) of each sample interval, summed over the VMs.
+    let mut intervals: Vec<(u64, f64)> = vec![];
+    for vm in &report.vms {
+        let points = report.timeseries.get(&format!("vm/{}", vm.name), "iops").unwrap_or_default();
+        let mut from_ns = 0;
+        for (k, (t_s, iops)) in points.into_iter().enumerate() {
+            let to_ns = (t_s * 1e9).round() as u64;
+            let ios = iops * (to_ns - from_ns) as f64 / 1e9;
+            match intervals.get_mut(k) {
+                Some(i) => i.1 += ios,
+                None => intervals.push((from_ns, ios)),
+            }
+            from_ns = to_ns;
+        }
+    }
+    let late: Vec<_> = intervals.iter().filter(|i| i.0 >= reached_ns / 2).collect();
+    let (from_ns, ios) = if late.len() >= 2 { (late[0].0, late.iter().map(|i| i.1).sum()) } else { (0, report.ios as f64) };
+    let job_ns = active_ns(windows, reached_ns) - active_ns(windows, from_ns);
+    (job_ns > 0).then(|| ios / job_ns as f64)
+}
+
+impl Scenario {
+    /// Checks every selected variant, as [`Scenario::validate`] does, and estimates what running
+    /// them costs.
+    pub fn cost(&self, requested: &[String], o: &Overrides) -> Result<RunCost, ScenarioError> {
+        let machine = machine_memory();
+        let variants = self.select(requested)?.into_iter().map(|v| self.variant_cost(v, o, machine)).collect::<Result<Vec<_>, _>>()?;
+        let sum = |f: fn(&VariantCost) -> Option<u64>| variants.iter().map(f).sum::<Option<u64>>();
+        let engine_max = variants.iter().map(|v| v.engine_bytes).max().unwrap_or(0);
+        let results: u64 = variants.iter().map(|v| v.results_bytes).sum();
+        let peak_memory_bytes = memory::peak_bytes(engine_max, results);
+        let warning = machine.and_then(|m| memory_warning(peak_memory_bytes, results, engine_max, m));
+        Ok(RunCost {
+            ios: sum(|v| v.ios),
+            events: sum(|v| v.events),
+            engine_s: variants.iter().map(|v| v.engine_s).sum(),
+            peak_memory_bytes,
+            machine,
+            warning,
+            variants,
+        })
+    }
+
+    fn variant_cost(&self, v: Option<&super::Variant>, o: &Overrides, machine: Option<MachineMemory>) -> Result<VariantCost, ScenarioError> {
+        let table = self.resolve(v, o)?;
+        // With SIOC's automatic threshold measured, as the run does: the pilot runs what the run will.
+        let (mut topology, _) = self.build_topology(&table, v, true)?;
+        let cost = topology.cost();
+        let duration_ns = topology.run.duration_ns;
+        let windows = topology.job_windows_ns();
+        let entities = cost.entities + topology.jobs.len() as u64;
+        let mut estimate = VariantCost {
+            name: v.map_or("base".to_string(), |v| v.name.clone()),
+            sim_time_s: duration_ns as f64 / 1e9,
+            ios: None,
+            events: None,
+            engine_s: None,
+            samples: cost.samples,
+            // At most, until the pilot says.
+            series: cost.max_series,
+            entities,
+            outstanding: cost.outstanding,
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes),
+            results_bytes: 0,
+            pilot_sim_s: 0.0,
+            pilot_wall_s: 0.0,
+            pilot_ios: 0,
+            pilot_events: 0,
+        };
+        estimate.results_bytes = memory::results_bytes(cost.samples.saturating_mul(estimate.series));
+        // The pilot holds the run's requests and histograms: not when they would not fit.
+        if machine.is_some_and(|m| memory::peak_bytes(estimate.engine_bytes, 0) > m.available_bytes) {
+            return Ok(estimate);
+        }
+        topology.run.warmup_ns = 0;
+        let pilot_samples = (PILOT_SERIES_BYTES / series_bytes(1, cost.max_series)).clamp(1, PILOT_SAMPLES);
+        topology.run.sample_interval_ns = (duration_ns / pilot_samples).max(PILOT_SAMPLE_MIN_NS);
+        let mut world = self.world(topology, v)?;
+
+        let control = RunControl::default();
+        let (finished, stop) = channel::<()>();
+        let start = Instant::now();
+        let control = &control;
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                if stop.recv_timeout(PILOT_WALL) == Err(RecvTimeoutError::Timeout) {
+                    control.cancel();
+                }
+            });
+            world.run(Some(control));
+            drop(finished);
+        });
+        let pilot_wall_s = start.elapsed().as_secs_f64();
+        let reached_ns = world.now();
+        let report = world.report();
+        let series = report.timeseries.series_count() as u64;
+        let pilot_samples = report.timeseries.samples() as u64;
+
+        let rest_ns = active_ns(&windows, duration_ns) - active_ns(&windows, reached_ns);
+        // Without job time left the pilot was the run: nothing to extrapolate.
+        let rate = if rest_ns == 0 { Some(0.0) } else { late_rate(&report, &windows, reached_ns) };
+        let ios = rate.map(|r| report.ios.saturating_add((r * rest_ns as f64).round() as u64));
+        // Sample events follow the run's interval, not the pilot's.
+        let pilot_io_events = report.events.saturating_sub(pilot_samples);
+        let events_per_io = if report.ios == 0 { 0.0 } else { pilot_io_events as f64 / report.ios as f64 };
+        let events = ios.map(|n| pilot_io_events.saturating_add(((n - report.ios) as f64 * events_per_io).round() as u64).saturating_add(cost.samples));
+        Ok(VariantCost {
+            ios,
+            events,
+            engine_s: events.filter(|_| report.events > 0).map(|e| pilot_wall_s * e as f64 / report.events as f64),
+            series,
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, series_bytes(cost.samples, series)),
+            results_bytes: memory::results_bytes(cost.samples.saturating_mul(series)),
+            pilot_sim_s: reached_ns as f64 / 1e9,
+            pilot_wall_s,
+            pilot_ios: report.ios,
+            pilot_events: report.events,
+            ..estimate
+        })
+    }
+}
+
+/// The machine's memory: [`MEMORY_ENV`] when set (tests), else Linux's /proc/meminfo; None
+/// elsewhere.
+fn machine_memory() -> Option<MachineMemory> {
+    if let Some(bytes) = std::env::var(MEMORY_ENV).ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(MachineMemory { total_bytes: bytes, available_bytes: bytes });
+    }
+    parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// MemTotal and MemAvailable (kernel 3.14 and later) of /proc/meminfo's text, in bytes.
+fn parse_meminfo(text: &str) -> Option<MachineMemory> {
+    let field = |name: &str| {
+        let line = text.lines().find(|l| l.split(':').next() == Some(name))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    };
+    Some(MachineMemory { total_bytes: field("MemTotal")?, available_bytes: field("MemAvailable")? })
+}
+
+/// A warning when `peak` is above the machine's memory, with what to change.
+fn memory_warning(peak: u64, results: u64, engine: u64, m: MachineMemory) -> Option<String> {
+    let (than, what) = if peak > m.total_bytes {
+        ("more than this machine has", human_bytes(m.total_bytes))
+    } else if peak > m.available_bytes {
+        ("more than this machine has available now", format!("{} of {}", human_bytes(m.available_bytes), human_bytes(m.total_bytes)))
+    } else {
+        return None;
+    };
+    let fix = if results >= engine && results >= memory::PROCESS_BYTES {
+        "most of it is time series: raise run.sample_interval or shorten run.duration, or run fewer variants at once (--variant)"
+    } else if engine >= memory::PROCESS_BYTES {
+        "most of it is the engine's state: lower the requests outstanding (iodepth x numjobs) or the number of paths and VMs"
+    } else {
+        "most of it is sanlab itself (Python and its libraries): free some memory or use a larger machine"
+    };
+    Some(format!("the run needs about {} of memory at its peak, {than} ({what}): {fix}", human_bytes(peak)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_time_counts_each_window_up_to_the_end() {
+        let windows = [0..u64::MAX, 5..8, 20..30];
+        assert_eq!(active_ns(&windows, 10), 10 + 3);
+        assert_eq!(active_ns(&windows, 25), 25 + 3 + 5);
+        assert_eq!(active_ns(&[], 10), 0);
+    }
+
+    #[test]
+    fn meminfo_gives_total_and_available_in_bytes() {
+        let m = parse_meminfo("MemTotal:       24684092 kB\nMemFree:  100 kB\nMemAvailable:   24007256 kB\n").unwrap();
+        assert_eq!(m, MachineMemory { total_bytes: 24_684_092 * 1024, available_bytes: 24_007_256 * 1024 });
+        assert_eq!(parse_meminfo("MemTotal: 10 kB\n"), None, "no MemAvailable (a kernel before 3.14)");
+        assert_eq!(parse_meminfo("MemTotal: x kB\nMemAvailable: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn warns_above_the_total_and_above_what_is_available() {
+        let m = MachineMemory { total_bytes: 16_000_000_000, available_bytes: 4_000_000_000 };
+        assert_eq!(memory_warning(3_000_000_000, 0, 0, m), None);
+        let now = memory_warning(5_000_000_000, 4_000_000_000, 0, m).unwrap();
+        assert!(now.contains("5.0 GB") && now.contains("available now (4.0 GB of 16.0 GB)") && now.contains("sample_interval"), "{now}");
+        let never = memory_warning(20_000_000_000, 0, 19_000_000_000, m).unwrap();
+        assert!(never.contains("more than this machine has (16.0 GB)") && never.contains("iodepth"), "{never}");
+        let small = MachineMemory { total_bytes: 100_000_000, available_bytes: 100_000_000 };
+        assert!(memory_warning(memory::PROCESS_BYTES, 0, 0, small).unwrap().contains("sanlab itself"));
+    }
+}
