@@ -130,10 +130,9 @@ def selector(variant: Mapping[str, Any], host: str) -> str:
     return ""
 
 
-def _link_of(path: Mapping[str, Any], volume: str) -> str:
-    """The `[[path]]` (link) name of a result path: its name without `:<volume>`."""
+def link_of(name: str, volume: str) -> str:
+    """The `[[path]]` (link) name of a result path named `name`: without `:<volume>`."""
     suffix = f":{volume}"
-    name = str(path["name"])
     return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
@@ -267,7 +266,7 @@ def windowed_balance(shares: Shares, paths: Sequence[str], window_s: float) -> l
 def device_health(variant: Mapping[str, Any], device: Mapping[str, Any]) -> DeviceHealth:
     """The health figures of one device of one variant."""
     shares = device_shares(variant, device)
-    links = {_link_of(p, device["volume"]): p["name"] for p in variant["paths"] if p["name"] in shares.iops}
+    links = {link_of(name, device["volume"]): name for name in shares.iops}
     degraded = next((d for d in degradations(variant) if d.link in links), None)
     path = links[degraded.link] if degraded else None
     over, loads = controller_loads(_busiest_array(variant, device)[1])

@@ -12,6 +12,7 @@ from plotly.offline import get_plotlyjs
 
 from sanlab.report import figures
 from sanlab.report.figures import Figure
+from sanlab.report.health import degraded_share_figure
 from sanlab.results import Document, entities
 from sanlab.tables import (
     FLOW_CONTROL_COLUMNS,
@@ -274,6 +275,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
             [
                 _figure_html(figures.paths_figure(doc)),
                 _figure_html(figures.path_timeline_figure(doc, series)),
+                _figure_html(degraded_share_figure(doc, colors)),
             ],
         ),
         _section(
