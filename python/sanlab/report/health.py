@@ -47,16 +47,6 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
     }
     for row, (label, traces) in enumerate(lines.items(), start=1):
         start_s, end_s, left_pct = windows[label]
-        fig.add_vrect(x0=start_s, x1=end_s, fillcolor="#E45756", opacity=0.08, line_width=0, row=row, col=1)
-        fig.add_hline(
-            y=left_pct,
-            line={"color": "#6e7781", "dash": "dash", "width": 1},
-            annotation_text=f"left below {left_pct:g} %",
-            annotation_position="top left",
-            annotation_font={"size": 11, "color": "#6e7781"},
-            row=row,
-            col=1,
-        )
         for name, times_s, shares_pct in traces:
             color, dash = styles[name]
             fig.add_scatter(
@@ -71,6 +61,17 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
                 row=row,
                 col=1,
             )
+        # After the traces: plotly leaves shapes out of subplots that have none yet.
+        fig.add_vrect(x0=start_s, x1=end_s, fillcolor="#E45756", opacity=0.08, line_width=0, row=row, col=1)
+        fig.add_hline(
+            y=left_pct,
+            line={"color": "#6e7781", "dash": "dash", "width": 1},
+            annotation_text=f"left below {left_pct:g} %",
+            annotation_position="top left",
+            annotation_font={"size": 11, "color": "#6e7781"},
+            row=row,
+            col=1,
+        )
         fig.update_yaxes(title_text=f"{label}, % of I/O", type="log", row=row, col=1)
     fig.update_xaxes(title_text=TIME_AXIS, row=len(lines), col=1)
     title = "Degraded path's share of I/O over time"
