@@ -18,6 +18,38 @@ pub struct VmReport {
     pub read_iops: f64,
     pub write_iops: f64,
     pub lat_ms: LatencyMs,
+    pub failed: u64,
+    pub failed_by_reason: FailedByReason,
+    /// Commands of its requests aborted or refused and sent again.
+    pub retried: u64,
+}
+
+/// Failed I/Os by why: no path (the host does not queue), APD timeout, PDL.
+#[derive(Serialize)]
+pub struct FailedByReason {
+    pub no_path: u64,
+    pub apd_timeout: u64,
+    pub pdl: u64,
+}
+
+impl From<[u64; 3]> for FailedByReason {
+    fn from([no_path, apd_timeout, pdl]: [u64; 3]) -> Self {
+        Self { no_path, apd_timeout, pdl }
+    }
+}
+
+/// One edge of the fault timeline: an event starting or ending, or a mediator's decision.
+#[derive(Serialize)]
+pub struct FaultReport {
+    pub t_s: f64,
+    pub kind: &'static str,
+    pub phase: &'static str,
+    pub target: String,
+    /// The device paths it acts on.
+    pub paths: Vec<String>,
+    pub detail: String,
+    /// Longest VM I/O latency of the I/Os completing from this edge to the next (or the run's end).
+    pub max_io_latency_ms: f64,
 }
 
 /// One direction of a job, shaped like fio's per-direction JSON.
@@ -88,8 +120,14 @@ pub struct PathReport {
     pub share: f64,
     pub mbps: f64,
     pub lat_ms: LatencyMs,
-    /// Requests moved to another path after this one died.
+    /// Requests moved to another path after this one died, or failed on it.
     pub failed_over: u64,
+    /// Commands aborted or refused on this path and sent again.
+    pub retried: u64,
+    /// The host adapter it leaves from, the array controller and port it reaches.
+    pub adapter: String,
+    pub controller: String,
+    pub port: String,
 }
 
 /// A device with esxtop's figures: DQLEN, ACTV, QUED (time averages), and KAVG, DAVG, GAVG
@@ -112,8 +150,10 @@ pub struct DeviceReport {
     /// QUEUE FULL answers received, and the device depth at the end (after QFULL throttling).
     pub qfull: u64,
     pub depth_end: u32,
-    /// Commands aborted on a dead path and sent again.
+    /// Commands aborted on a dead path or refused, and sent again.
     pub retried: u64,
+    pub failed: u64,
+    pub failed_by_reason: FailedByReason,
 }
 
 /// A volume's array-side figures; the QoS fields are present when it has QoS.
@@ -205,6 +245,7 @@ pub struct RunReport {
     pub volumes: Vec<VolumeReport>,
     pub arrays: Vec<ArrayReport>,
     pub psp_events: Vec<PspEventReport>,
+    pub faults: Vec<FaultReport>,
     pub conservation: Vec<Conservation>,
     pub timeseries: TimeSeries,
 }
@@ -226,12 +267,15 @@ impl World {
                 host: self.hosts[v.host].name.clone(),
                 issued: v.tally.issued,
                 completed: v.tally.completed,
-                in_flight: v.tally.issued - v.tally.completed,
+                in_flight: v.tally.issued - v.tally.completed - v.tally.failed,
                 iops: per_s(v.tally.stats.ios()),
                 mbps: mbps(&v.tally.stats),
                 read_iops: per_s(v.reads),
                 write_iops: per_s(v.writes),
                 lat_ms: v.tally.stats.latency_ms(),
+                failed: v.tally.failed,
+                failed_by_reason: v.failed_by_reason.into(),
+                retried: v.retried,
             })
             .collect();
         // A job is measured from its own start (run warm-up, fio ramp_time or startdelay) to
@@ -286,6 +330,10 @@ impl World {
                     mbps: mbps(&p.tally.stats),
                     lat_ms: p.tally.stats.latency_ms(),
                     failed_over: p.tally.failed,
+                    retried: p.retried,
+                    adapter: p.adapter.clone(),
+                    controller: format!("ctrl{}", p.controller + 1),
+                    port: p.port.clone(),
                 });
             }
             let mean = |sum: f64| if d.windows == 0 { 0.0 } else { sum / d.windows as f64 };
@@ -307,6 +355,8 @@ impl World {
                 qfull: d.qfull_seen,
                 depth_end: d.q.depth(),
                 retried: d.retried,
+                failed: d.tally.failed,
+                failed_by_reason: d.failed_by_reason.into(),
             });
             for e in &d.psp_log {
                 psp_events.push(PspEventReport {
@@ -379,9 +429,25 @@ impl World {
             volumes,
             arrays,
             psp_events,
+            faults: self.fault_reports(),
             conservation,
             timeseries: std::mem::take(&mut self.series),
         }
+    }
+
+    /// The fault timeline; the last edge's latency window runs to the end of the run.
+    fn fault_reports(&self) -> Vec<FaultReport> {
+        let last = self.fault_log.len().saturating_sub(1);
+        self.fault_log
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let f = &self.faults[e.fault];
+                let max_ns = if i == last { self.edge_max_latency_ns } else { e.max_latency_ns };
+                let paths = self.devices.iter().flat_map(|d| d.paths.iter().filter(|p| f.links.contains(&p.link)).map(|p| p.name.clone())).collect();
+                FaultReport { t_s: e.t_ns as f64 / 1e9, kind: f.kind, phase: e.phase, target: f.target.clone(), paths, detail: e.detail.clone(), max_io_latency_ms: max_ns as f64 / 1e6 }
+            })
+            .collect()
     }
 
     fn host_reports(&self, per_s: impl Fn(u64) -> f64, mbps: impl Fn(&IoStats) -> f64) -> Vec<HostReport> {
@@ -451,7 +517,7 @@ impl World {
         }
         for (j, job) in self.jobs.iter().enumerate() {
             let live = self.ios.live().filter(|io| io.job as usize == j && io.parent == crate::io::NONE).count() as u64;
-            out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, failed: 0, in_flight: live });
+            out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, failed: job.failed, in_flight: live });
         }
         for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {
             out.push(d.tally.conservation(format!("device/{}", d.name), live));

@@ -272,6 +272,15 @@ impl<'a> Spec<'a> {
         self.unit_value(key, "duration", default, doc, parse_duration_ns)
     }
 
+    /// A duration, or `"never"` (`u64::MAX`): a timeout that may be switched off.
+    pub fn duration_or_never_ns(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<u64> {
+        if self.raw(key).and_then(Value::as_str) == Some("never") && !self.is_describing() {
+            self.note(key, "duration or \"never\"", default.1.to_string(), doc);
+            return Ok(u64::MAX);
+        }
+        self.duration_ns(key, Some(default), doc)
+    }
+
     /// A latency or service time: a duration ("50us", fixed: no random draws) or a distribution
     /// table (`{ kind = "lognormal", mean = "50us", cv = 0.5 }`, see `noise`).
     pub fn delay_param(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<DelayParam> {

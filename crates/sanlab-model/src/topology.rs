@@ -32,6 +32,8 @@ pub struct ArrayConfig {
     pub cores: Option<Cores>,
     pub cache: Option<ReadCache>,
     pub max_outstanding: Option<u32>,
+    /// Storage controllers (their front-end ports carry the paths; `cores` has as many).
+    pub controllers: u32,
 }
 
 pub struct VolumeConfig {
@@ -48,6 +50,11 @@ pub struct PathConfig {
     pub link: usize,
     pub array: usize,
     pub alua: Alua,
+    /// The host adapter it leaves from (`vmhba0`).
+    pub adapter: String,
+    /// The array controller (0-based) and front-end port (`ctrl1.fc1`) it reaches.
+    pub controller: u32,
+    pub port: String,
 }
 
 /// A device the host sees: a VMFS volume's LUN, or a vVol protocol endpoint.
@@ -94,11 +101,17 @@ pub struct Topology {
     pub faults: Vec<FaultConfig>,
 }
 
-/// An `[[event]]` on the link of a `[[path]]` of `host`.
+/// An `[[event]]` with its target resolved.
 pub struct FaultConfig {
-    pub link: usize,
-    pub host: usize,
     pub fault: crate::fault::Fault,
+    /// What it names, for the report: "path local-0", "controller local/ctrl1".
+    pub target: String,
+    /// The links of the paths it acts on (all of the target's paths, of every host).
+    pub links: Vec<usize>,
+    pub array: Option<usize>,
+    pub controller: Option<u32>,
+    pub replication: Option<usize>,
+    pub volume: Option<usize>,
 }
 
 /// Most requests all jobs together may keep outstanding (the engine holds each in its request

@@ -4,7 +4,7 @@
 use sanlab_des::NS_PER_S;
 use sanlab_model::array::{replication::Replication, MEDIA};
 use sanlab_model::fabric::{Link, LinkParams};
-use sanlab_model::fault::{Fault, EVENTS};
+use sanlab_model::fault::{Fault, Target, EVENTS};
 use sanlab_model::host::failover::Failover;
 use sanlab_model::array::cache::ReadCache;
 use sanlab_model::array::cores::Cores;
@@ -108,9 +108,14 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             None
         };
         let max_outstanding = a.int("max_outstanding", Some(0), 0, 1 << 24, "target queue: host commands held at once before QUEUE FULL; 0 = unlimited")?;
+        let cores_controllers = cores.as_ref().map(|c| i64::from(c.controllers));
+        let controllers = a.int("controllers", Some(cores_controllers.unwrap_or(2)), 1, 1024, "storage controllers; their front-end ports carry the paths (default: cores.controllers, else 2)")?;
+        if cores_controllers.is_some_and(|c| c != controllers) {
+            return Err(a.error("controllers", format!("{controllers} differs from cores.controllers ({}): give the count once, in cores", cores_controllers.unwrap_or(0))));
+        }
         a.finish()?;
         array_names.push(name.clone());
-        arrays.push(ArrayConfig { name, backend, cores, cache, max_outstanding: (max_outstanding > 0).then_some(max_outstanding as u32) });
+        arrays.push(ArrayConfig { name, backend, cores, cache, max_outstanding: (max_outstanding > 0).then_some(max_outstanding as u32), controllers: controllers as u32 });
     }
     if arrays.is_empty() {
         return Err(SpecError::new("array", "at least one [[array]] is required"));
@@ -126,8 +131,18 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let a = resolve(&r, "arrays", &names[0], "array", &array_names)?;
         let b = resolve(&r, "arrays", &names[1], "array", &array_names)?;
         let link = Link::new(format!("{}<->{}", names[0], names[1]), &LinkParams::from_spec(r.table("link", "inter-array link")?)?, seed);
+        let preferred = match r.opt_string("preferred", "pod failover preference: the array that keeps the volumes when the link fails; default: the first to reach the mediator")? {
+            None => None,
+            Some(p) if p == names[0] => Some(a),
+            Some(p) if p == names[1] => Some(b),
+            Some(p) => return Err(r.error("preferred", format!("`{p}` is not in the pair: expected `{}` or `{}`", names[0], names[1]))),
+        };
+        let election_ns = r.duration_ns("election", Some((5_000_000_000, "5s")), "writes stall this long when the link fails, until the mediator race is decided (ours: sources give 1-10 s)")?;
+        if election_ns == 0 {
+            return Err(r.error("election", "must be positive, e.g. \"5s\""));
+        }
         r.finish()?;
-        replications.push(Replication { arrays: [a, b], link });
+        replications.push(Replication { arrays: [a, b], link, preferred, election_ns });
     }
 
     // Volumes.
@@ -232,7 +247,9 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     // Paths (host-to-array links).
     let mut links = vec![];
-    let mut link_ends: Vec<(usize, usize, Option<Alua>)> = vec![];
+    let mut link_ends: Vec<LinkEnd> = vec![];
+    let mut paths_between: std::collections::HashMap<(usize, usize), u32> = Default::default();
+    let mut ports_taken: std::collections::HashMap<(usize, usize, u32), u32> = Default::default();
     for p in top.tables("path", "host-to-array paths; `count` makes several alike")? {
         let host_name = p.string("host", None, "host name")?;
         let host = resolve(&p, "host", &host_name, "host", &host_names)?;
@@ -248,13 +265,24 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             })?),
         };
         let link = LinkParams::from_spec(p.table("link", "latency / distance_km / bandwidth")?)?;
+        let adapter = p.string("adapter", Some("vmhba0"), "the host adapter (HBA) the paths leave from; an adapter_down event takes all its paths")?;
+        let controllers = arrays[array].controllers;
+        let pinned = if p.has("controller") { Some(p.int("controller", None, 1, i64::from(controllers), "the array controller the paths reach (1-based, ctrl1); default: path i on controller i mod controllers")? as u32 - 1) } else { None };
         for i in 0..count {
             let name = if count == 1 { prefix.clone() } else { format!("{prefix}-{i}") };
             if links.iter().any(|l: &Link| l.name == name) {
                 return Err(p.error("name", format!("path `{name}` is defined twice")));
             }
             links.push(Link::new(name, &link, seed));
-            link_ends.push((host, array, alua));
+            // A host's paths to an array alternate across its controllers; each takes the next
+            // port of its controller, so every host's k-th path reaches the same port.
+            let earlier = paths_between.entry((host, array)).or_insert(0);
+            let controller = pinned.unwrap_or(*earlier % controllers);
+            *earlier += 1;
+            let port = ports_taken.entry((host, array, controller)).or_insert(0);
+            *port += 1;
+            let port = format!("ctrl{}.fc{port}", controller + 1);
+            link_ends.push(LinkEnd { host, array, alua, adapter: adapter.clone(), controller, port });
         }
         p.finish()?;
     }
@@ -363,7 +391,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             }
         }
     }
-    let faults = read_faults(&top, &links, &link_ends, duration_ns)?;
+    let names = Names { hosts: &host_names, arrays: &array_names, volumes: &volume_names, volume_arrays: &volume_arrays, controllers: arrays.iter().map(|a| a.controllers).collect() };
+    let faults = read_faults(&top, &names, &links, &link_ends, &replications, duration_ns)?;
     top.finish()?;
     let topology = Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs, faults };
     check_limits(&topology)?;
@@ -400,39 +429,159 @@ fn check_limits(t: &Topology) -> SpecResult<()> {
     Ok(())
 }
 
-/// The `[[event]]` timeline: each event on an existing path, within the run, and not overlapping
-/// another event of its kind on the same path.
-fn read_faults(top: &Spec, links: &[Link], ends: &[(usize, usize, Option<Alua>)], duration_ns: u64) -> SpecResult<Vec<FaultConfig>> {
-    let names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
+/// The `[[event]]` timeline: each event's target resolved, within the run, and not overlapping
+/// another event of its kind on the same part.
+fn read_faults(top: &Spec, names: &Names, links: &[Link], ends: &[LinkEnd], replications: &[Replication], duration_ns: u64) -> SpecResult<Vec<FaultConfig>> {
     let mut faults: Vec<FaultConfig> = vec![];
-    for e in top.tables("event", "faults at set times: a path down and back, a link's latency")? {
+    for e in top.tables("event", "faults at set times: paths, adapters, ports, controllers, arrays, the replication link, ALUA states, a lost volume")? {
         let fault = *build_kind(&e, EVENTS, None)?;
-        let link = resolve(&e, "path", &fault.path, "path", &names)?;
+        let config = resolve_target(&e, fault, names, links, ends, replications)?;
+        let fault = &config.fault;
         let s = |ns: u64| format!("{}s", ns as f64 / 1e9);
         if fault.at_ns >= duration_ns {
             return Err(e.error("at", format!("{} is beyond the run ({}): expected a time within it", s(fault.at_ns), s(duration_ns))));
         }
-        // A repeating event holds its path for good.
-        let end = |f: &Fault| if f.every_ns.is_some() { u64::MAX } else { f.until_ns.unwrap_or(u64::MAX) };
-        let same_kind = |f: &Fault| std::mem::discriminant(&f.action) == std::mem::discriminant(&fault.action);
-        if let Some(other) = faults.iter().find(|o| o.link == link && same_kind(&o.fault) && o.fault.at_ns < end(&fault) && fault.at_ns < end(&o.fault)) {
-            return Err(e.error("at", format!("overlaps an event of the same kind on path `{}` (from {}): expected one at a time per path", fault.path, s(other.fault.at_ns))));
+        if let (Some(rep), Some(until)) = (config.replication, fault.until_ns) {
+            let election_ns = replications[rep].election_ns;
+            if until - fault.at_ns <= election_ns {
+                return Err(e.error("until", format!("the link is back before the mediator race is decided ({} after it fails, the pair's `election`): expected until > {}", s(election_ns), s(fault.at_ns + election_ns))));
+            }
         }
-        faults.push(FaultConfig { link, host: ends[link].0, fault });
+        // A repeating event holds its part for good.
+        let end = |f: &Fault| if f.every_ns.is_some() { u64::MAX } else { f.until_ns.unwrap_or(u64::MAX) };
+        let same_part = |o: &FaultConfig| o.links.iter().any(|l| config.links.contains(l)) || (o.links.is_empty() && (o.array, o.replication) == (config.array, config.replication));
+        if let Some(other) = faults.iter().find(|o| o.fault.kind() == fault.kind() && same_part(o) && o.fault.at_ns < end(fault) && fault.at_ns < end(&o.fault)) {
+            return Err(e.error("at", format!("overlaps another {} event on {} (from {}): expected one at a time per part", fault.kind(), other.target, s(other.fault.at_ns))));
+        }
+        faults.push(config);
     }
     Ok(faults)
 }
 
+/// Names of what events can target.
+struct Names<'a> {
+    hosts: &'a [String],
+    arrays: &'a [String],
+    volumes: &'a [String],
+    volume_arrays: &'a [Vec<usize>],
+    controllers: Vec<u32>,
+}
+
+/// The links (paths) an event acts on, and the array, controller, replication pair or volume.
+fn resolve_target(e: &Spec, fault: Fault, names: &Names, links: &[Link], ends: &[LinkEnd], replications: &[Replication]) -> SpecResult<FaultConfig> {
+    let link_names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
+    let mut c = FaultConfig { target: String::new(), links: vec![], array: None, controller: None, replication: None, volume: None, fault };
+    let matching = |keep: &dyn Fn(&LinkEnd) -> bool| -> Vec<usize> { ends.iter().enumerate().filter(|(_, end)| keep(end)).map(|(l, _)| l).collect() };
+    let listed = |mut v: Vec<String>| {
+        v.sort();
+        v.dedup();
+        v.join(", ")
+    };
+    match &c.fault.target {
+        Target::Path(name) => {
+            c.links = vec![resolve(e, "path", name, "path", &link_names)?];
+            c.target = format!("path {name}");
+        }
+        Target::Adapter { host, adapter } => {
+            let h = resolve(e, "host", host, "host", names.hosts)?;
+            c.links = matching(&|end| end.host == h && end.adapter == *adapter);
+            if c.links.is_empty() {
+                let theirs: Vec<String> = ends.iter().filter(|end| end.host == h).map(|end| end.adapter.clone()).collect();
+                return Err(e.error("adapter", format!("host `{host}` has no paths on adapter `{adapter}` (its adapters: {}){}", listed(theirs.clone()), did_you_mean(adapter, theirs.iter().map(String::as_str)))));
+            }
+            c.target = format!("adapter {host}/{adapter}");
+        }
+        Target::Port { array, port } => {
+            let a = resolve(e, "array", array, "array", names.arrays)?;
+            c.links = matching(&|end| end.array == a && end.port == *port);
+            if c.links.is_empty() {
+                let theirs: Vec<String> = ends.iter().filter(|end| end.array == a).map(|end| end.port.clone()).collect();
+                return Err(e.error("port", format!("no path reaches port `{port}` of array `{array}` (its ports with paths: {}){}", listed(theirs.clone()), did_you_mean(port, theirs.iter().map(String::as_str)))));
+            }
+            c.array = Some(a);
+            c.target = format!("port {array}/{port}");
+        }
+        Target::Controller { array, controller } => {
+            let a = resolve(e, "array", array, "array", names.arrays)?;
+            let n = names.controllers[a];
+            let k = controller.strip_prefix("ctrl").and_then(|k| k.parse::<u32>().ok()).filter(|k| (1..=n).contains(k));
+            let Some(k) = k else {
+                let all: Vec<String> = (1..=n).map(|k| format!("ctrl{k}")).collect();
+                return Err(e.error("controller", format!("array `{array}` has no controller `{controller}`: expected one of {}{}", all.join(", "), did_you_mean(controller, all.iter().map(String::as_str)))));
+            };
+            c.links = matching(&|end| end.array == a && end.controller == k - 1);
+            c.array = Some(a);
+            c.controller = Some(k - 1);
+            c.target = format!("controller {array}/{controller}");
+        }
+        Target::Array(array) => {
+            let a = resolve(e, "array", array, "array", names.arrays)?;
+            c.links = matching(&|end| end.array == a);
+            c.array = Some(a);
+            c.target = format!("array {array}");
+        }
+        Target::Replication([x, y]) => {
+            let a = resolve(e, "arrays", x, "array", names.arrays)?;
+            let b = resolve(e, "arrays", y, "array", names.arrays)?;
+            let rep = replications.iter().position(|r| r.arrays.contains(&a) && r.arrays.contains(&b) && a != b);
+            c.replication = Some(rep.ok_or_else(|| e.error("arrays", format!("`{x}` and `{y}` are not a [[replication]] pair")))?);
+            c.target = format!("replication {x}<->{y}");
+        }
+        Target::PortGroup { array, controller, hosts } => {
+            let a = resolve(e, "array", array, "array", names.arrays)?;
+            let k = match controller {
+                None => None,
+                Some(name) => {
+                    let n = names.controllers[a];
+                    let all: Vec<String> = (1..=n).map(|k| format!("ctrl{k}")).collect();
+                    Some(all.iter().position(|x| x == name).ok_or_else(|| e.error("controller", format!("array `{array}` has no controller `{name}`: expected one of {}{}", all.join(", "), did_you_mean(name, all.iter().map(String::as_str)))))? as u32)
+                }
+            };
+            let hs: Vec<usize> = hosts.iter().map(|h| resolve(e, "hosts", h, "host", names.hosts)).collect::<SpecResult<_>>()?;
+            c.links = matching(&|end| end.array == a && k.is_none_or(|k| end.controller == k) && (hs.is_empty() || hs.contains(&end.host)));
+            if c.links.is_empty() {
+                return Err(e.error("array", format!("no path matches (array `{array}`{}{}): expected a port group some host has paths to", controller.as_ref().map_or(String::new(), |k| format!(", controller `{k}`")), if hosts.is_empty() { String::new() } else { format!(", hosts {}", hosts.join(", ")) })));
+            }
+            c.array = Some(a);
+            c.controller = k;
+            c.target = format!("port group {array}{}", controller.as_ref().map_or(String::new(), |k| format!("/{k}")));
+        }
+        Target::Volume { array, volume } => {
+            let a = resolve(e, "array", array, "array", names.arrays)?;
+            let v = resolve(e, "volume", volume, "volume", names.volumes)?;
+            if !names.volume_arrays[v].contains(&a) {
+                return Err(e.error("array", format!("volume `{volume}` is not on array `{array}` (it is on {})", names.volume_arrays[v].iter().map(|&x| format!("`{}`", names.arrays[x])).collect::<Vec<_>>().join(" and "))));
+            }
+            c.links = matching(&|end| end.array == a);
+            c.array = Some(a);
+            c.volume = Some(v);
+            c.target = format!("volume {volume} on {array}");
+        }
+    }
+    Ok(c)
+}
+
+/// Both ends of a `[[path]]`'s link: host and its adapter, array, controller and port, and an
+/// explicit ALUA state.
+struct LinkEnd {
+    host: usize,
+    array: usize,
+    alua: Option<Alua>,
+    adapter: String,
+    controller: u32,
+    port: String,
+}
+
 /// The paths of a device of `host` on `arrays`: every path from the host to one of them, with its
 /// ALUA state (explicit, or from the arrays' preferred-host lists).
-fn device_paths(host: usize, arrays: &[usize], ends: &[(usize, usize, Option<Alua>)], links: &[Link], preferred: &[Vec<String>], host_name: &str) -> Vec<PathConfig> {
+fn device_paths(host: usize, arrays: &[usize], ends: &[LinkEnd], links: &[Link], preferred: &[Vec<String>], host_name: &str) -> Vec<PathConfig> {
     let any_preference = arrays.iter().any(|&a| preferred[a].iter().any(|h| h == host_name));
     ends.iter()
         .enumerate()
-        .filter(|(_, (h, a, _))| *h == host && arrays.contains(a))
-        .map(|(i, &(_, a, explicit))| {
-            let advertised = if !any_preference || preferred[a].iter().any(|h| h == host_name) { Alua::ActiveOptimized } else { Alua::ActiveNonOptimized };
-            PathConfig { name: links[i].name.clone(), link: i, array: a, alua: explicit.unwrap_or(advertised) }
+        .filter(|(_, e)| e.host == host && arrays.contains(&e.array))
+        .map(|(i, e)| {
+            let advertised = if !any_preference || preferred[e.array].iter().any(|h| h == host_name) { Alua::ActiveOptimized } else { Alua::ActiveNonOptimized };
+            PathConfig { name: links[i].name.clone(), link: i, array: e.array, alua: e.alua.unwrap_or(advertised), adapter: e.adapter.clone(), controller: e.controller, port: e.port.clone() }
         })
         .collect()
 }

@@ -281,7 +281,7 @@ fn events_name_existing_paths_within_the_run() {
     assert_eq!(e, "FILE: event[0].until: 0.2s is not after `at` (0.5s): expected until > at");
     let two = format!("{}[[event]]\nkind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.6s\"\n", ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.5s\"\nuntil = \"0.8s\""));
     let e = error_for(&two, &[]);
-    assert!(e.contains("event[1].at: overlaps an event of the same kind on path `h-a-0` (from 0.5s)"), "{e}");
+    assert!(e.contains("event[1].at: overlaps another path_down event on path h-a-0 (from 0.5s)"), "{e}");
     let e = error_for(&ev("kind = \"link_latency\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
     assert!(e.contains("event[0].latency: is required"), "{e}");
     let e = error_for(&ev("kind = \"path_down\"\npath = \"h-a-0\"\nat = \"0.5s\"\nevery = \"1s\""), &[]);
@@ -290,6 +290,29 @@ fn events_name_existing_paths_within_the_run() {
     assert!(e.contains("event[0].every: 0.1s is not longer than each time (0.2s"), "{e}");
     let e = error_for(&ev("kind = \"path_flap\"\npath = \"h-a-0\"\nat = \"0.5s\""), &[]);
     assert!(e.contains("event[0].kind: unknown kind `path_flap`: expected one of path_down, link_latency"), "{e}");
+}
+
+#[test]
+fn events_name_existing_adapters_ports_controllers_pairs_and_volumes() {
+    let ev = |body: &str| format!("{BASE}\n[[event]]\n{body}\nat = \"0.5s\"\n");
+    let e = error_for(&ev("kind = \"adapter_down\"\nhost = \"h\"\nadapter = \"vmhba1\""), &[]);
+    assert!(e.contains("event[0].adapter: host `h` has no paths on adapter `vmhba1` (its adapters: vmhba0); did you mean `vmhba0`?"), "{e}");
+    let e = error_for(&ev("kind = \"port_down\"\narray = \"a\"\nport = \"ctrl1.fc9\""), &[]);
+    assert!(e.contains("event[0].port: no path reaches port `ctrl1.fc9` of array `a` (its ports with paths: ctrl1.fc1, ctrl2.fc1)"), "{e}");
+    let e = error_for(&ev("kind = \"controller_down\"\narray = \"a\"\ncontroller = \"ctrl3\""), &[]);
+    assert!(e.contains("event[0].controller: array `a` has no controller `ctrl3`: expected one of ctrl1, ctrl2"), "{e}");
+    let e = error_for(&ev("kind = \"replication_down\"\narrays = [\"a\", \"a\"]"), &[]);
+    assert!(e.contains("event[0].arrays: `a` and `a` are not a [[replication]] pair"), "{e}");
+    let e = error_for(&ev("kind = \"replication_down\"\narrays = [\"a\"]"), &[]);
+    assert!(e.contains("event[0].arrays: expected the two arrays of a [[replication]] pair"), "{e}");
+    let e = error_for(&ev("kind = \"alua_state\"\narray = \"a\"\nstate = \"optimised\""), &[]);
+    assert!(e.contains("event[0].state: "), "{e}");
+    let e = error_for(&ev("kind = \"device_lost\"\narray = \"a\"\nvolume = \"lum\""), &[]);
+    assert!(e.contains("event[0].volume: no volume named `lum` (defined: lun); did you mean `lun`?"), "{e}");
+    let e = error_for(&ev("kind = \"link_bandwidth\"\npath = \"h-a-0\"\nbandwidth = \"0Gb/s\""), &[]);
+    assert!(e.contains("event[0].bandwidth: `0Gb/s`: a bandwidth must be positive"), "{e}");
+    let e = error_for(&BASE.replace("[[path]]", "failover = { apd_timeout = \"sometimes\" }\n[[path]]"), &[]);
+    assert!(e.contains("host[0].failover.apd_timeout"), "{e}");
 }
 
 #[test]

@@ -122,3 +122,154 @@ fn a_flapping_path_goes_and_comes_back_each_period() {
     let expected: Vec<(f64, &str)> = (0..5).flat_map(|n| [(0.51 + 0.5 * f64::from(n), "path dead"), (0.71 + 0.5 * f64::from(n), "path alive")]).collect();
     assert_eq!(times, expected);
 }
+
+#[test]
+fn paths_alternate_across_controllers_and_name_their_ports() {
+    let v = run(TWO_PATHS, &[]);
+    let ends: Vec<(&str, &str, &str)> = v.report.paths.iter().map(|p| (p.adapter.as_str(), p.controller.as_str(), p.port.as_str())).collect();
+    assert_eq!(ends, [("vmhba0", "ctrl1", "ctrl1.fc1"), ("vmhba0", "ctrl2", "ctrl2.fc1")]);
+}
+
+#[test]
+fn an_adapter_and_a_port_take_their_paths_down() {
+    let text = TWO_PATHS.replace("name = \"p1\"\nhost = \"h\"", "name = \"p1\"\nhost = \"h\"\nadapter = \"vmhba1\"");
+    let v = run(&format!("{text}[[event]]\nkind = \"adapter_down\"\nhost = \"h\"\nadapter = \"vmhba1\"\nat = \"1s\"\nuntil = \"2s\"\n"), &[]);
+    assert_eq!(iops_between(&v, "p1", 1.1, 2.0), 0.0, "the adapter's path carries nothing");
+    assert!(iops_between(&v, "p0", 1.1, 2.0) > 0.0 && iops_between(&v, "p1", 2.1, 3.0) > 0.0);
+    let v = run(&with_event("kind = \"port_down\"\narray = \"a\"\nport = \"ctrl1.fc1\"\nat = \"1s\"\nuntil = \"2s\""), &[]);
+    assert_eq!(iops_between(&v, "p0", 1.1, 2.0), 0.0, "the port's path carries nothing");
+    let edges: Vec<(f64, &str, &str)> = v.report.faults.iter().map(|f| (f.t_s, f.kind, f.phase)).collect();
+    assert_eq!(edges, [(1.0, "port_down", "start"), (2.0, "port_down", "end")]);
+    assert_eq!(v.report.faults[0].paths, ["p0"]);
+}
+
+#[test]
+fn a_controller_failure_holds_commands_for_the_takeover_and_moves_its_paths() {
+    let v = run(&with_event("kind = \"controller_down\"\narray = \"a\"\ncontroller = \"ctrl2\"\ntakeover = \"300ms\"\nat = \"1s\"\nuntil = \"2s\""), &[]);
+    assert_eq!(iops_between(&v, "p1", 1.1, 2.0), 0.0, "ctrl2's path is down");
+    assert_eq!(iops_between(&v, "p0", 1.1, 1.3), 0.0, "the survivor holds commands while it takes over");
+    assert!(iops_between(&v, "p0", 1.4, 2.0) > 0.0);
+    let start = &v.report.faults[0];
+    assert!((300.0..310.0).contains(&start.max_io_latency_ms), "held for the takeover: {} ms", start.max_io_latency_ms);
+}
+
+#[test]
+fn a_lost_controllers_segments_move_to_the_survivor() {
+    let cores = "[[array]]\nname = \"a\"\ncores = { controllers = 2, cores_per_controller = 1 }";
+    let text = TWO_PATHS.replace("[[array]]\nname = \"a\"", cores);
+    let v = run(&format!("{text}[[event]]\nkind = \"controller_down\"\narray = \"a\"\ncontroller = \"ctrl2\"\ntakeover = \"10ms\"\nat = \"1s\"\n"), &[]);
+    let core_iops = |core: &str, from: f64| -> f64 { v.report.timeseries.get(&format!("core/a/{core}"), "iops").unwrap().iter().filter(|(t, _)| *t > from).map(|(_, x)| x).sum() };
+    assert!(core_iops("ctrl2.core1", 0.0) > 0.0, "ctrl2 worked before it failed");
+    assert_eq!(core_iops("ctrl2.core1", 1.1), 0.0, "and not after");
+    assert!(core_iops("ctrl1.core1", 1.1) > 0.0);
+}
+
+#[test]
+fn all_paths_down_fails_at_the_apd_timeout_or_at_once_or_never() {
+    let down = "kind = \"adapter_down\"\nhost = \"h\"\nadapter = \"vmhba0\"\nat = \"1s\"";
+    let v = run(&with_event(down), &["host[0].failover.apd_timeout=\"500ms\""]);
+    let vm = &v.report.vms[0];
+    assert_eq!((vm.failed, vm.failed_by_reason.apd_timeout), (8, 8), "the job's 8 outstanding requests fail, then it stops (as fio does)");
+    let waited_ms = v.report.faults[0].max_io_latency_ms;
+    assert!((500.0..520.0).contains(&waited_ms), "they failed at the timeout: {waited_ms} ms");
+    let v = run(&with_event(down), &["host[0].failover.apd_timeout=\"0s\""]);
+    assert_eq!(v.report.vms[0].failed_by_reason.no_path, 8);
+    let v = run(&with_event(down), &["host[0].failover.apd_timeout=\"never\""]);
+    assert_eq!((v.report.vms[0].failed, v.report.vms[0].in_flight), (0, 8), "queued for ever: in flight at the end");
+}
+
+#[test]
+fn a_lost_volume_fails_its_commands_once_every_path_reports_it() {
+    let v = run(&with_event("kind = \"device_lost\"\narray = \"a\"\nvolume = \"lun\"\nat = \"1s\""), &[]);
+    let vm = &v.report.vms[0];
+    assert_eq!((vm.failed, vm.failed_by_reason.pdl), (8, 8));
+    assert!(vm.lat_ms.max < 5.0, "PDL fails at once, without the APD wait");
+    let dead: Vec<&str> = v.report.psp_events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(dead, ["path dead (PDL)", "path dead (PDL)"]);
+}
+
+#[test]
+fn a_standby_port_group_carries_nothing_and_transitioning_holds_io() {
+    let v = run(&with_event("kind = \"alua_state\"\narray = \"a\"\ncontroller = \"ctrl1\"\nstate = \"standby\"\nat = \"1s\"\nuntil = \"2s\""), &[]);
+    assert_eq!(iops_between(&v, "p0", 1.1, 2.0), 0.0);
+    assert!(iops_between(&v, "p0", 2.1, 3.0) > 0.0, "AO again");
+    let v = run(&with_event("kind = \"alua_state\"\narray = \"a\"\nstate = \"AO\"\ntransition = \"300ms\"\nat = \"1s\"\nuntil = \"2s\""), &[]);
+    assert_eq!(iops_between(&v, "p0", 1.1, 1.3) + iops_between(&v, "p1", 1.1, 1.3), 0.0, "no path carries I/O while transitioning");
+    assert!(iops_between(&v, "p0", 1.4, 2.0) > 0.0);
+}
+
+#[test]
+fn a_slower_link_stretches_large_transfers() {
+    let v = run(&with_event("kind = \"link_bandwidth\"\npath = \"p0\"\nbandwidth = \"100Mb/s\"\nat = \"1s\""), &["vm[0].job[0].bs=\"256k\""]);
+    let lat = v.report.timeseries.get("path/p0", "lat_ms_mean").unwrap();
+    let after = lat.iter().find(|(t, _)| (*t - 2.0).abs() < 1e-9).unwrap().1;
+    assert!(after > 20.0, "256 KiB at 100 Mb/s take 21 ms to send: {after} ms");
+}
+
+/// A metro pair: one host, one path to each array, one replicated volume.
+const METRO: &str = r#"
+schema_version = 1
+name = "metro"
+[run]
+duration = "3s"
+sample_interval = "100ms"
+[[array]]
+name = "a"
+[[array]]
+name = "b"
+[[replication]]
+arrays = ["a", "b"]
+link = { latency = "1ms" }
+election = "300ms"
+[[volume]]
+name = "lun"
+arrays = ["a", "b"]
+[[host]]
+name = "h"
+multipath = { psp = { kind = "rr", iops = 1 } }
+[[path]]
+name = "pa"
+host = "h"
+array = "a"
+[[path]]
+name = "pb"
+host = "h"
+array = "b"
+[[vm]]
+name = "vm"
+host = "h"
+volume = "lun"
+[[vm.job]]
+rw = "randwrite"
+iodepth = 8
+"#;
+
+#[test]
+fn the_replication_link_fails_writes_stall_then_the_preferred_array_serves_alone() {
+    let event = "[[event]]\nkind = \"replication_down\"\narrays = [\"a\", \"b\"]\nat = \"1s\"\nuntil = \"2s\"\n";
+    let v = run(&format!("{METRO}{event}"), &["replication[0].preferred=\"b\""]);
+    let mediator = v.report.faults.iter().find(|f| f.phase == "mediator").unwrap();
+    assert_eq!((mediator.t_s, mediator.detail.as_str()), (1.3, "b keeps the volumes, a stops serving them"));
+    assert!(mediator.max_io_latency_ms >= 300.0, "writes stalled for the election: {} ms", mediator.max_io_latency_ms);
+    assert_eq!(iops_between(&v, "pb", 1.0, 1.3), 0.0, "no write completes during the race");
+    assert_eq!(iops_between(&v, "pa", 1.4, 2.0), 0.0, "the loser's path is unavailable");
+    let unavailable = v.report.psp_events.iter().find(|e| e.event == "ALUA unavailable").unwrap();
+    assert_eq!(unavailable.paths, ["pa"]);
+    assert!(iops_between(&v, "pa", 2.1, 3.0) > 0.0, "served again once the link is back");
+    assert_eq!(v.report.vms[0].failed, 0, "no write is lost: the loser's are retried on the winner");
+    // Alone, the winner acknowledges without the 2 ms mirror round trip.
+    let lat = v.report.timeseries.get("path/pb", "lat_ms_mean").unwrap();
+    let at = |s: f64| lat.iter().find(|(t, _)| (*t - s).abs() < 1e-9).unwrap().1;
+    assert!(at(1.9) < at(0.9) - 1.9, "{} ms alone vs {} ms mirrored", at(1.9), at(0.9));
+}
+
+#[test]
+fn an_array_failure_leaves_the_volume_on_its_peer() {
+    let event = "[[event]]\nkind = \"array_down\"\narray = \"a\"\nat = \"1s\"\n";
+    let v = run(&format!("{METRO}{event}"), &[]);
+    let mediator = v.report.faults.iter().find(|f| f.phase == "mediator").unwrap();
+    assert_eq!(mediator.detail, "b keeps the volumes, a stops serving them");
+    assert_eq!(iops_between(&v, "pa", 1.1, 3.0), 0.0);
+    assert!(iops_between(&v, "pb", 1.4, 3.0) > 0.0);
+    assert_eq!(v.report.vms[0].failed, 0);
+}

@@ -33,6 +33,8 @@ pub struct Cores {
     pub centres: Vec<ServiceCentre>,
     /// Requests whose segment each core owns.
     pub owned: Vec<u64>,
+    /// Failed controllers: their cores' work goes to the same core of the next live controller.
+    down: Vec<bool>,
 }
 
 const BLOCK_BYTES: u64 = 4096;
@@ -72,6 +74,7 @@ impl Cores {
             data_time,
             centres: (0..n).map(|_| ServiceCentre::new(1)).collect(),
             owned: vec![0; n],
+            down: vec![false; controllers as usize],
         })
     }
 
@@ -79,8 +82,30 @@ impl Cores {
         u64::from(self.controllers * self.per_controller)
     }
 
-    /// The core that owns the segment holding `offset`.
+    /// Controller `c` (0-based) fails or comes back.
+    pub fn set_down(&mut self, c: usize, down: bool) {
+        self.down[c] = down;
+    }
+
+    /// The core doing `core`'s work: itself, or with its controller down the same core of the
+    /// next live controller (all down: itself; the array's ports are gone then anyway).
+    fn serving(&self, core: usize) -> usize {
+        let p = self.per_controller as usize;
+        let (c, k) = (core / p, core % p);
+        if !self.down[c] {
+            return core;
+        }
+        let n = self.down.len();
+        (1..n).map(|i| (c + i) % n).find(|&alt| !self.down[alt]).map_or(core, |alt| alt * p + k)
+    }
+
+    /// The core that serves the segment holding `offset`.
     pub fn owner(&self, offset: u64) -> usize {
+        self.serving(self.home(offset))
+    }
+
+    /// The core that owns the segment holding `offset` while every controller is up.
+    fn home(&self, offset: u64) -> usize {
         let n = self.count();
         let slot = match self.order {
             Order::ControllerMajor => (offset / self.segment_bytes) % n,
@@ -97,7 +122,7 @@ impl Cores {
 
     /// The core the request's content fingerprint selects.
     pub fn data_core(&self, offset: u64) -> usize {
-        (mix(offset / BLOCK_BYTES ^ 0x5bd1_e995) % self.count()) as usize
+        self.serving((mix(offset / BLOCK_BYTES ^ 0x5bd1_e995) % self.count()) as usize)
     }
 
     /// `ctrl<c>.core<k>`, numbered from 1 as the seed does.

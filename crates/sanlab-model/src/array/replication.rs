@@ -9,6 +9,10 @@ use crate::fabric::Link;
 pub struct Replication {
     pub arrays: [usize; 2],
     pub link: Link,
+    /// Pod failover preference: wins the mediator race when the link fails.
+    pub preferred: Option<usize>,
+    /// From the link failing to the race being decided (writes stall meanwhile).
+    pub election_ns: u64,
 }
 
 impl Replication {

@@ -1,6 +1,7 @@
 //! The array's front end: target queue (QUEUE FULL), volume QoS, transfer-ready for writes,
 //! then its cores and cache; the status goes back once every step it waits for is done.
 
+use super::failover::Mirror;
 use super::{pack, token, untoken, Ev, World};
 use crate::fabric::INBOUND;
 use crate::io::{Op, NONE};
@@ -10,6 +11,12 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let a = self.devices[r.device as usize].paths[r.path as usize].array;
+        if self.arrays[a].hold_until_ns > now {
+            return self.hold(io, self.arrays[a].hold_until_ns);
+        }
+        if !self.volumes[r.volume as usize].refusals.is_empty() && self.refuse(io, a) {
+            return;
+        }
         let arr = &mut self.arrays[a];
         if arr.max_outstanding.is_some_and(|m| arr.tally.issued - arr.tally.completed >= u64::from(m)) {
             // Target queue full: the command is refused with QUEUE FULL status.
@@ -72,9 +79,20 @@ impl World {
         let a = r.array as usize;
         let mut pending = 1;
         if let Some((rep, _, dir)) = self.peer(&r) {
-            let at = self.replications[rep].link.dirs[dir].send(now, u64::from(r.size_bytes));
-            self.q.schedule_at(at, pack(Ev::ReplAtPeer, io));
-            pending += 1;
+            match self.mirrors[rep].state {
+                Mirror::Healthy => {
+                    let at = self.replications[rep].link.dirs[dir].send(now, u64::from(r.size_bytes));
+                    self.q.schedule_at(at, pack(Ev::ReplAtPeer, io));
+                    pending += 1;
+                }
+                // The copy waits for the mediator race.
+                Mirror::Electing => {
+                    self.stall(rep, io);
+                    pending += 1;
+                }
+                // The winner keeps its own copy only; the loser refuses at the end.
+                Mirror::Split { .. } => {}
+            }
         }
         self.ios.get_mut(io).array_pending = pending;
         self.array_work(a, io);
@@ -147,6 +165,9 @@ impl World {
         }
         let r = *r;
         let a = r.array as usize;
+        if !self.volumes[r.volume as usize].refusals.is_empty() && self.refuse(io, a) {
+            return;
+        }
         let measured = now >= self.warmup_ns;
         self.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
         self.ios.get_mut(io).array = NONE;

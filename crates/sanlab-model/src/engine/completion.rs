@@ -36,7 +36,10 @@ impl World {
 
     /// A device-level request is back (all its pieces): free its device slot, record the path
     /// and device figures, and complete the VM request (or its part of it).
-    fn device_done(&mut self, io: u32) {
+    pub(super) fn device_done(&mut self, io: u32) {
+        if let Some(reason) = self.take_failure(io) {
+            return self.device_failed(io, reason);
+        }
         let now = self.q.now();
         let measured = now >= self.warmup_ns;
         let r = *self.ios.get(io);
@@ -66,10 +69,11 @@ impl World {
     }
 
     /// A VM-level request is done: free its VM queue slots, record it, let the job go on.
-    fn complete(&mut self, io: u32) {
+    pub(super) fn complete(&mut self, io: u32) {
         let now = self.q.now();
         let measured = now >= self.warmup_ns;
         let r = *self.ios.get(io);
+        let failure = self.take_failure(io);
         self.ios.remove(io);
         let j = r.job as usize;
         let vm = self.jobs[j].vm;
@@ -80,6 +84,12 @@ impl World {
             self.enter_vm_adapter(next);
         }
         let latency = now - r.t_issue;
+        if !self.fault_log.is_empty() {
+            self.edge_max_latency_ns = self.edge_max_latency_ns.max(latency);
+        }
+        if let Some(reason) = failure {
+            return self.vm_failed(j, reason);
+        }
         let bytes = u64::from(r.size_bytes);
         let v = &mut self.vms[vm];
         v.tally.done(latency, r.size_bytes, measured);
@@ -121,5 +131,19 @@ impl World {
                 Pacing::Open { .. } | Pacing::Timed { .. } => {}
             }
         }
+    }
+
+    /// A VM request failed: the VM counts it, and its job stops issuing, as fio stops a job at
+    /// its first I/O error (continue_on_error = none).
+    #[cold]
+    fn vm_failed(&mut self, j: usize, reason: crate::host::failover::Reason) {
+        let now = self.q.now();
+        let v = &mut self.vms[self.jobs[j].vm];
+        v.tally.failed += 1;
+        v.failed_by_reason[reason as usize] += 1;
+        let job = &mut self.jobs[j];
+        job.outstanding -= 1;
+        job.failed += 1;
+        job.stop_ns = job.stop_ns.min(now);
     }
 }

@@ -1,6 +1,6 @@
 //! The runtime entities along the path, and the world built from a topology.
 
-use super::failover::{Change, FaultRun, LinkHealth};
+use super::failover::{Change, FaultRun, LinkHealth, Mirror, MirrorHealth, VolumeRefusal};
 use super::World;
 use crate::array::cache::ReadCache;
 use crate::array::cores::Cores;
@@ -71,6 +71,8 @@ pub(crate) struct Job {
     pub pause_ns: Option<u64>,
     pub read: IoStats,
     pub write: IoStats,
+    /// Requests that failed (the job stopped at the first).
+    pub failed: u64,
 }
 
 pub(crate) struct Vm {
@@ -85,13 +87,21 @@ pub(crate) struct Vm {
     pub tally: Tally,
     pub reads: u64,
     pub writes: u64,
+    /// Commands of its requests aborted or refused and sent again.
+    pub retried: u64,
+    pub failed_by_reason: [u64; 3],
 }
 
 pub(crate) struct Path {
     pub name: String,
     pub link: usize,
     pub array: usize,
+    pub adapter: String,
+    pub controller: u32,
+    pub port: String,
     pub tally: Tally,
+    /// Commands aborted or refused on this path and sent again.
+    pub retried: u64,
 }
 
 /// A device under host-level flow control: its window, its worlds' shares, and what it measured
@@ -127,8 +137,11 @@ pub(crate) struct Device {
     pub kernel_ns_sum: u128,
     pub device_ns_sum: u128,
     pub qfull_seen: u64,
-    /// Commands aborted on a dead path and sent again.
+    /// Commands aborted on a dead path or refused, and sent again.
     pub retried: u64,
+    pub failed_by_reason: [u64; 3],
+    /// Since when no path could carry its requests (all paths down), if so.
+    pub no_path_since_ns: Option<SimTime>,
     pub flow: Option<DeviceFlow>,
     /// When the scheduler holds requests back (mClock limits): the wake-up already armed.
     pub wake_armed_ns: Option<SimTime>,
@@ -193,6 +206,10 @@ pub(crate) struct Array {
     /// answering QUEUE FULL.
     pub max_outstanding: Option<u32>,
     pub qfull_sent: u64,
+    /// Taking over a failed controller's work: new commands wait until then.
+    pub hold_until_ns: SimTime,
+    /// The whole array has failed.
+    pub dead: bool,
 }
 
 pub(crate) struct Volume {
@@ -201,6 +218,8 @@ pub(crate) struct Volume {
     pub qos: Option<QosState>,
     /// Host-level flow control of the hosts' devices for this volume: its kind and law.
     pub flow: Option<(&'static str, WindowLaw)>,
+    /// Arrays that will not serve it now (a mediator race lost, a PDL).
+    pub refusals: Vec<VolumeRefusal>,
 }
 
 impl World {
@@ -239,6 +258,8 @@ impl World {
                     cache: a.cache,
                     max_outstanding: a.max_outstanding,
                     qfull_sent: 0,
+                    hold_until_ns: 0,
+                    dead: false,
                     rng: RngStream::new(seed, &format!("array/{}", a.name)),
                     tally: Tally::new(&mut series, &format!("array/{}", a.name)),
                     name: a.name,
@@ -257,7 +278,7 @@ impl World {
                 paths: d
                     .paths
                     .into_iter()
-                    .map(|p| Path { tally: Tally::new(&mut series, &format!("path/{}", p.name)), name: p.name, link: p.link, array: p.array })
+                    .map(|p| Path { tally: Tally::new(&mut series, &format!("path/{}", p.name)), name: p.name, link: p.link, array: p.array, adapter: p.adapter, controller: p.controller, port: p.port, retried: 0 })
                     .collect(),
                 tally: Tally::new(&mut series, &format!("device/{}", d.name)),
                 queue_series: ["dqlen", "actv", "qued"].map(|m| series.series(&format!("device/{}", d.name), m)),
@@ -275,6 +296,8 @@ impl World {
                 device_ns_sum: 0,
                 qfull_seen: 0,
                 retried: 0,
+                failed_by_reason: [0; 3],
+                no_path_since_ns: None,
                 flow: None,
                 wake_armed_ns: None,
             });
@@ -282,7 +305,7 @@ impl World {
         let volumes: Vec<Volume> = t
             .volumes
             .into_iter()
-            .map(|v| Volume { flow: v.flow_control.map(|f| (f.kind(), *f.law())), name: v.name, replication: v.replication, qos: v.qos.map(QosState::new) })
+            .map(|v| Volume { flow: v.flow_control.map(|f| (f.kind(), *f.law())), name: v.name, replication: v.replication, qos: v.qos.map(QosState::new), refusals: vec![] })
             .collect();
         // A device of a volume with flow control runs the law for its host; its VMs' shares make β.
         for v in &t.vms {
@@ -321,24 +344,19 @@ impl World {
                 adapter_q: SlotQueue::new(v.adapter_queue_depth),
                 reads: 0,
                 writes: 0,
+                retried: 0,
+                failed_by_reason: [0; 3],
             })
             .collect();
         let end_ns = t.run.duration_ns;
-        let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { up: true, notice: false, down_ns: 0, checking: false, host: 0 }).collect();
-        let faults = t
-            .faults
-            .into_iter()
-            .enumerate()
-            .map(|(k, f)| {
-                health[f.link].host = f.host;
-                let name = &t.links[f.link].name;
-                let change = match f.fault.action {
-                    Action::Down { notice } => Change::Down { notice },
-                    Action::Latency(p) => Change::Latency(["out", "in"].map(|d| p.stream(seed, &format!("link/{name}/{d}/latency/event{k}")))),
-                };
-                FaultRun { link: f.link, at_ns: f.fault.at_ns, until_ns: f.fault.until_ns, every_ns: f.fault.every_ns, change }
-            })
-            .collect();
+        let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { down: 0, notice: false, down_ns: 0, checking: false, host: 0 }).collect();
+        for d in &devices {
+            for p in &d.paths {
+                health[p.link].host = d.host;
+            }
+        }
+        let faults = t.faults.into_iter().enumerate().map(|(k, f)| fault_run(k, f, &t.links, seed)).collect();
+        let mirrors = t.replications.iter().map(|r| MirrorHealth { state: Mirror::Healthy, broken_by: 0, stalled: vec![], mediator: RngStream::new(seed, &format!("replication/{}/mediator", r.link.name)) }).collect();
         let jobs = t
             .jobs
             .into_iter()
@@ -363,6 +381,7 @@ impl World {
                     pause_ns: None,
                     read: IoStats::new(),
                     write: IoStats::new(),
+                    failed: 0,
                 }
             })
             .collect();
@@ -386,6 +405,30 @@ impl World {
             disk_out: DiskOut::default(),
             faults,
             health,
+            mirrors,
+            failing: vec![],
+            fault_log: vec![],
+            edge_max_latency_ns: 0,
         })
     }
+}
+
+/// The runtime form of an `[[event]]`: a latency change draws from its own streams,
+/// `link/<path>/<out|in>/latency/event<k>`.
+fn fault_run(k: usize, f: crate::topology::FaultConfig, links: &[crate::fabric::Link], seed: u64) -> FaultRun {
+    let kind = f.fault.kind();
+    let change = match f.fault.action {
+        Action::Down { notice } => Change::Down { notice },
+        Action::Latency(p) => {
+            let name = &links[f.links[0]].name;
+            Change::Latency(["out", "in"].map(|d| p.stream(seed, &format!("link/{name}/{d}/latency/event{k}"))))
+        }
+        Action::Bandwidth(bps) => Change::Bandwidth([crate::fabric::ps_per_byte(Some(bps)); 2]),
+        Action::ControllerDown { takeover_ns } => Change::Controller { controller: f.controller.expect("a controller") as usize, takeover_ns },
+        Action::ArrayDown => Change::Array,
+        Action::ReplicationDown => Change::Replication(f.replication.expect("a pair")),
+        Action::AluaState { state, transition_ns } => Change::Alua { state, transition_ns },
+        Action::DeviceLost => Change::DeviceLost { volume: f.volume.expect("a volume") },
+    };
+    FaultRun { kind, target: f.target, links: f.links, array: f.array, at_ns: f.fault.at_ns, until_ns: f.fault.until_ns, every_ns: f.fault.every_ns, change, touched: vec![] }
 }

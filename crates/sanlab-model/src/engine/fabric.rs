@@ -11,7 +11,7 @@ impl World {
     pub(super) fn over_link(&mut self, io: u32, dir: usize, bytes: u64, ev: Ev) {
         let r = self.ios.get(io);
         let link = self.devices[r.device as usize].paths[r.path as usize].link;
-        if !self.health[link].up {
+        if !self.health[link].up() {
             return self.lost(io, link);
         }
         let at = self.links[link].dirs[dir].send(self.q.now(), bytes);

@@ -1,6 +1,7 @@
 //! The array's back end and replication: service-centre media or a disk group, and for a
 //! replicated volume the copy to the peer array and its acknowledgement.
 
+use super::failover::Mirror;
 use super::{pack, token, untoken, Ev, World, DISK_BITS};
 use crate::array::Backend;
 use crate::array::qos::QosState;
@@ -82,6 +83,9 @@ impl World {
         }
         if let Some((rep, _, dir_to_peer)) = replica {
             self.arrays[a].replicated_ios += 1;
+            if self.mirrors[rep].state != Mirror::Healthy {
+                return self.stall(rep, io);
+            }
             let at = self.replications[rep].link.dirs[1 - dir_to_peer].send(now, 0);
             self.q.schedule_at(at, pack(Ev::ReplAckAtOrigin, io));
         } else {

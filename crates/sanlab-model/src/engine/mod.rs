@@ -60,14 +60,18 @@ enum Ev {
     PathCheck,
     Abort,
     Redispatch,
+    Failed,
+    RefusedAtHost,
+    AluaSettle,
+    MirrorDecided,
 }
 
-const EVENTS: [Ev; 25] = [
+const EVENTS: [Ev; 29] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
     Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
     Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry, Ev::DiskDone,
     Ev::FlowPeriod, Ev::DeviceWake, Ev::FaultStart, Ev::FaultEnd, Ev::LinkNotice, Ev::PathCheck, Ev::Abort,
-    Ev::Redispatch,
+    Ev::Redispatch, Ev::Failed, Ev::RefusedAtHost, Ev::AluaSettle, Ev::MirrorDecided,
 ];
 
 /// A disk of an array, as one event index: array in the high bits.
@@ -115,9 +119,16 @@ pub struct World {
     pub(crate) last_sample_ns: SimTime,
     /// Reused buffer for what a disk group asks of the engine.
     disk_out: DiskOut,
-    faults: Vec<failover::FaultRun>,
+    pub(crate) faults: Vec<failover::FaultRun>,
     /// Per link.
     health: Vec<failover::LinkHealth>,
+    /// Per replication pair.
+    mirrors: Vec<failover::MirrorHealth>,
+    /// Requests that failed, with why, until their completion is counted (rarely more than a few).
+    failing: Vec<(u32, crate::host::failover::Reason)>,
+    /// The fault timeline as it happened, and the longest I/O latency since its last edge.
+    pub(crate) fault_log: Vec<failover::FaultEdge>,
+    pub(crate) edge_max_latency_ns: u64,
 }
 
 impl World {
@@ -173,6 +184,10 @@ impl World {
                 Ev::PathCheck => self.path_check(i as usize),
                 Ev::Abort => self.abort(i),
                 Ev::Redispatch => self.redispatch(i),
+                Ev::Failed => self.failed(i),
+                Ev::RefusedAtHost => self.refused_at_host(i),
+                Ev::AluaSettle => self.alua_settle(i as usize),
+                Ev::MirrorDecided => self.mirror_decided(i as usize),
                 Ev::DeviceWake => {
                     let d = i as usize;
                     if self.devices[d].wake_armed_ns == Some(self.q.now()) {

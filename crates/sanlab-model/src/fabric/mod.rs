@@ -28,9 +28,14 @@ pub struct Direction {
     busy_ns: u64,
 }
 
+/// Serialisation time per byte at `bandwidth_bps`, in picoseconds (0: unlimited).
+pub fn ps_per_byte(bandwidth_bps: Option<f64>) -> u64 {
+    bandwidth_bps.map_or(0, |bps| (8e12 / bps).round() as u64)
+}
+
 impl Direction {
     fn new(latency: Delay, fibre_ns: u64, bandwidth_bps: Option<f64>) -> Self {
-        let ps_per_byte = bandwidth_bps.map_or(0, |bps| (8e12 / bps).round() as u64);
+        let ps_per_byte = ps_per_byte(bandwidth_bps);
         Self { latency, fibre_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0 }
     }
 
@@ -48,6 +53,12 @@ impl Direction {
         self.bytes += bytes;
         self.busy_ns += tx_ns;
         self.busy_until + latency_ns
+    }
+
+    /// Exchanges the bandwidth (as picoseconds per byte) with `ps_per_byte`: a fault's change and
+    /// its undoing.
+    pub fn swap_bandwidth(&mut self, ps_per_byte: &mut u64) {
+        std::mem::swap(&mut self.ps_per_byte, ps_per_byte);
     }
 
     /// Fraction of `elapsed_ns` the transmitter was busy.

@@ -1,7 +1,7 @@
 //! A path's link latency changes and, with `until`, changes back: a degrading path (a marginal
 //! SFP retransmitting, a congested inter-switch link, a longer WAN route).
 
-use super::{read, Action, Fault};
+use super::{path, read, Action, Fault};
 use crate::spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "link_latency", summary: "a path's one-way link latency changes (a degrading path)", build };
@@ -11,5 +11,5 @@ fn build(spec: &Spec) -> SpecResult<Box<Fault>> {
     if !spec.has("latency") && !spec.is_describing() {
         return Err(spec.error("latency", "is required: expected a duration (\"2ms\") or a distribution table"));
     }
-    Ok(Box::new(read(spec, Action::Latency(latency))?))
+    Ok(Box::new(read(spec, path(spec)?, Action::Latency(latency))?))
 }

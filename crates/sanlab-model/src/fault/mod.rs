@@ -1,30 +1,68 @@
-//! The fault timeline: `[[event]]` tables that take a path down and bring it back, with notice
-//! or silently, or change a link's latency, at set times.
+//! The fault timeline: `[[event]]` tables that break a part of the system at set times and,
+//! with `until`, repair it; with `every` as well the event repeats (a flapping path).
 //!
-//! With `until` an event is undone then; with `every` as well it repeats (a flapping path).
-//!
-//! A path here is a `[[path]]` entry: the link from a host port to an array port, which every
-//! device of the host whose volume the array holds uses. How hosts react (notice delay, command
-//! timeout, path checker) is the host's `failover` table, `host::Failover`.
+//! One file per kind. Each names its target (a path, a host adapter, an array port, controller or
+//! the whole array, a replication pair, a volume on an array) by name; the scenario builder
+//! resolves it. How hosts react (notice delay, command timeout, path checker, APD timeout) is the
+//! host's `failover` table, `host::Failover`.
 
+mod adapter_down;
+mod alua_state;
+mod array_down;
+mod controller_down;
+mod device_lost;
+mod link_bandwidth;
 mod link_latency;
 mod path_down;
+mod port_down;
+mod replication_down;
 
+use crate::multipath::Alua;
 use crate::noise::DelayParam;
 use crate::spec::{Kind, KindDoc, Spec, SpecResult};
 
-/// What happens to the path at `at_ns`, undone at `until_ns`.
+/// What an event does, from `at_ns` until `until_ns`.
 pub enum Action {
-    /// The link goes down; with `notice` the host is told (link down, RSCN), else its commands
+    /// The links go down; with `notice` the host is told (link down, RSCN), else its commands
     /// vanish and it finds out at their timeout.
     Down { notice: bool },
     /// The link's one-way latency becomes this (a degrading path).
     Latency(DelayParam),
+    /// The link's bandwidth per direction becomes this (bits per second).
+    Bandwidth(f64),
+    /// A controller fails: its ports go down with notice, its cores' segments move to the
+    /// surviving controllers, and the array holds new commands for `takeover_ns` meanwhile.
+    ControllerDown { takeover_ns: u64 },
+    /// The whole array fails: every port goes dark; a replication peer wins the mediator race.
+    ArrayDown,
+    /// The replication link between the pair fails: writes stall for the election, then one
+    /// array keeps the volumes and the other stops serving them.
+    ReplicationDown,
+    /// The target port groups behind the paths report this ALUA state, after `transition_ns`
+    /// in the transitioning state.
+    AluaState { state: Alua, transition_ns: u64 },
+    /// The array reports the volume permanently lost (PDL): commands fail at once.
+    DeviceLost,
 }
 
-/// One `[[event]]` as read: the path by name, resolved by the scenario builder.
+/// What an event acts on, by name as written; the scenario builder resolves it.
+pub enum Target {
+    Path(String),
+    Adapter { host: String, adapter: String },
+    /// `port` as `ct<c>.fc<j>` (the array's controller and its port).
+    Port { array: String, port: String },
+    Controller { array: String, controller: String },
+    Array(String),
+    Replication([String; 2]),
+    /// A target port group: the array's paths (to one controller, or all), for some hosts or all.
+    PortGroup { array: String, controller: Option<String>, hosts: Vec<String> },
+    /// A volume on an array: every path to the array of the devices for that volume.
+    Volume { array: String, volume: String },
+}
+
+/// One `[[event]]` as read.
 pub struct Fault {
-    pub path: String,
+    pub target: Target,
     pub at_ns: u64,
     pub until_ns: Option<u64>,
     /// Repeats with this period (a flapping path): each time from `at + n·every` to `until + n·every`.
@@ -32,17 +70,47 @@ pub struct Fault {
     pub action: Action,
 }
 
-pub static EVENTS: &[Kind<Fault>] = &[path_down::KIND, link_latency::KIND];
+impl Fault {
+    /// The kind's name, as in the scenario (`path_down`, ...).
+    pub fn kind(&self) -> &'static str {
+        match &self.action {
+            Action::Down { .. } => match self.target {
+                Target::Adapter { .. } => "adapter_down",
+                Target::Port { .. } => "port_down",
+                _ => "path_down",
+            },
+            Action::Latency(_) => "link_latency",
+            Action::Bandwidth(_) => "link_bandwidth",
+            Action::ControllerDown { .. } => "controller_down",
+            Action::ArrayDown => "array_down",
+            Action::ReplicationDown => "replication_down",
+            Action::AluaState { .. } => "alua_state",
+            Action::DeviceLost => "device_lost",
+        }
+    }
+}
+
+pub static EVENTS: &[Kind<Fault>] = &[
+    path_down::KIND,
+    link_latency::KIND,
+    link_bandwidth::KIND,
+    adapter_down::KIND,
+    port_down::KIND,
+    controller_down::KIND,
+    array_down::KIND,
+    replication_down::KIND,
+    alua_state::KIND,
+    device_lost::KIND,
+];
 
 pub fn kinds() -> Vec<KindDoc> {
     crate::spec::describe_kinds("event", EVENTS)
 }
 
-/// The keys every event has: its path and when.
-fn read(spec: &Spec, action: Action) -> SpecResult<Fault> {
-    let path = spec.string("path", None, "the [[path]] it happens to")?;
+/// The keys every event has: when, and when undone.
+fn read(spec: &Spec, target: Target, action: Action) -> SpecResult<Fault> {
     let at_ns = spec.duration_ns("at", None, "when, from the start of the run")?;
-    let until = spec.duration_ns("until", Some((0, "never")), "when it is undone (the path comes back); default: never")?;
+    let until = spec.duration_ns("until", Some((0, "never")), "when it is undone (the part is repaired); default: never")?;
     let every = spec.duration_ns("every", Some((0, "never")), "repeat period (a flapping path); needs `until`, longer than until - at")?;
     let s = |ns: u64| ns as f64 / 1e9;
     if until != 0 && until <= at_ns {
@@ -54,5 +122,14 @@ fn read(spec: &Spec, action: Action) -> SpecResult<Fault> {
     if every != 0 && every <= until - at_ns {
         return Err(spec.error("every", format!("{}s is not longer than each time ({}s, until - at): expected every > until - at", s(every), s(until - at_ns))));
     }
-    Ok(Fault { path, at_ns, until_ns: (until != 0).then_some(until), every_ns: (every != 0).then_some(every), action })
+    Ok(Fault { target, at_ns, until_ns: (until != 0).then_some(until), every_ns: (every != 0).then_some(every), action })
+}
+
+/// The `path` key of the events on one path's link.
+fn path(spec: &Spec) -> SpecResult<Target> {
+    Ok(Target::Path(spec.string("path", None, "the [[path]] it happens to")?))
+}
+
+fn array(spec: &Spec) -> SpecResult<String> {
+    spec.string("array", None, "the array, by name")
 }

@@ -3,8 +3,8 @@
 //!
 //! A command lost on a dead path is aborted and retried on another path the PSP chooses (FIXED
 //! falls back to its preferred path when that returns, MRU stays, RR skips dead paths). With no
-//! usable path left the command waits and is tried again every `path_check` (all paths down:
-//! queued; the APD timeout that fails it is not modelled yet).
+//! usable path left (all paths down, APD) the command waits and is tried again every
+//! `path_check`; once the device has had no path for `apd_timeout` its commands fail.
 
 use crate::spec::{Spec, SpecResult};
 
@@ -16,6 +16,23 @@ pub struct Failover {
     pub command_timeout_ns: u64,
     /// How often the path checker probes a dead path (finding a silent return).
     pub path_check_ns: u64,
+    /// All paths down this long: commands fail (`u64::MAX`: they queue for ever; 0: at once).
+    pub apd_timeout_ns: u64,
+}
+
+/// Why an I/O failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// No usable path and the host does not queue (`apd_timeout = "0s"`, dm `no_path_retry = fail`).
+    NoPath,
+    /// No usable path for `apd_timeout` (ESXi APD timeout, dm `no_path_retry` N × polling).
+    ApdTimeout,
+    /// The array reported the volume permanently lost.
+    Pdl,
+}
+
+impl Reason {
+    pub const NAMES: [&'static str; 3] = ["no_path", "apd_timeout", "pdl"];
 }
 
 impl Failover {
@@ -23,12 +40,14 @@ impl Failover {
         let notice_ns = spec.duration_ns("notice", Some((10_000_000, "10ms")), "from a reported link failure or return (RSCN) to the host acting on it (ours)")?;
         let command_timeout_ns = spec.duration_ns("command_timeout", Some((30_000_000_000, "30s")), "a command unanswered this long is aborted and retried (Linux sd default 30 s)")?;
         let path_check_ns = spec.duration_ns("path_check", Some((5_000_000_000, "5s")), "path checker interval on a dead path (dm-multipath polling_interval 5 s)")?;
+        const APD_DOC: &str = "all paths down this long: commands fail (ESXi Misc.APDTimeout 140 s); \"0s\": at once (dm no_path_retry = fail); \"never\": queue (dm queue_if_no_path)";
+        let apd_timeout_ns = spec.duration_or_never_ns("apd_timeout", (140_000_000_000, "140s"), APD_DOC)?;
         spec.finish()?;
         for (key, ns) in [("command_timeout", command_timeout_ns), ("path_check", path_check_ns)] {
             if ns == 0 {
                 return Err(spec.error(key, "must be positive, e.g. \"5s\""));
             }
         }
-        Ok(Self { notice_ns, command_timeout_ns, path_check_ns })
+        Ok(Self { notice_ns, command_timeout_ns, path_check_ns, apd_timeout_ns })
     }
 }

@@ -47,7 +47,8 @@ fn alua_prio(alua: Alua) -> u32 {
         Alua::ActiveOptimized => 50,
         Alua::ActiveNonOptimized => 10,
         Alua::Standby => 1,
-        Alua::Unavailable => 0,
+        // multipath-tools prioritizers/alua.c: every other state gets 0.
+        Alua::Unavailable | Alua::Transitioning => 0,
     }
 }
 

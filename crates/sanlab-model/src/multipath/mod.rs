@@ -30,17 +30,19 @@ pub enum Alua {
     ActiveNonOptimized,
     Standby,
     Unavailable,
+    /// Changing state (an `alua_state` event's `transition`): no I/O.
+    Transitioning,
 }
 
 impl Alua {
-    pub const NAMES: [&'static str; 4] = ["AO", "ANO", "standby", "unavailable"];
+    pub const NAMES: [&'static str; 5] = ["AO", "ANO", "standby", "unavailable", "transitioning"];
 
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 
     pub fn from_name(s: &str) -> Option<Self> {
-        [Self::ActiveOptimized, Self::ActiveNonOptimized, Self::Standby, Self::Unavailable].into_iter().find(|a| a.name() == s)
+        [Self::ActiveOptimized, Self::ActiveNonOptimized, Self::Standby, Self::Unavailable, Self::Transitioning].into_iter().find(|a| a.name() == s)
     }
 }
 
@@ -66,7 +68,8 @@ impl PathState {
 }
 
 impl PathState {
-    fn carries_io(&self) -> bool {
+    /// Alive and in an active ALUA state.
+    pub fn carries_io(&self) -> bool {
         self.up && matches!(self.alua, Alua::ActiveOptimized | Alua::ActiveNonOptimized)
     }
 }
