@@ -6,11 +6,11 @@ Per variant and device, from the per-path time series (`path/<name>` `iops`), `p
 - **reaction**: seconds from the start of a `link_latency` event on one of the device's paths
   until the end of the first sample from which on that path carries under REACTED_SHARE (5 %)
   of the device's I/O until it recovers -- or under half an equal split when that is lower:
-  with 20 paths an equal split is 5 % itself; None when it never does, or only in the last
-  HOLD_S of the degradation (a rotation that skips the path for a sample is no reaction). The resolution is the
-  run's `sample_interval`. Only meaningful when the path carried at least half an equal split
-  over the EXPOSURE_S before the event (`used_before`): a selector that was not using it has
-  nothing to react to.
+  with 20 paths an equal split is 5 % itself. None when it never does, or only in the last
+  HOLD_S of the degradation (a rotation that skips the path for a sample is no reaction). The
+  resolution is the run's `sample_interval`. Only meaningful when the path carried at least half
+  an equal split over the EXPOSURE_S before the event (`used_before`): a selector that was not
+  using it has nothing to react to.
 - **degraded share**: the path's I/O over the device's I/O while degraded.
 - **flaps per hour**: in each sample the paths *in use* are those that carry at least
   IN_USE_FRACTION of an equal split of the device's I/O (with 4 paths: 12.5 %); a flap is a sample
@@ -39,7 +39,7 @@ from sanlab.results import Document
 from sanlab.tables import format_count, format_ms
 
 REACTED_SHARE = 0.05
-"""A degraded path is left once it carries under this share of its device's I/O in a sample."""
+"""A degraded path is left once it carries under this share of its device's I/O (issue 10)."""
 
 HOLD_S = 10.0
 """A reaction must last this long: a path that a rotation skips for a sample has not been left."""

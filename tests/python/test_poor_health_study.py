@@ -1,5 +1,5 @@
 """The poor_health studies (issue 10) run and checked: no I/O lost under any selector through the
-study's events, dead paths carry nothing, and sanlab's selector (`significant_latency`) leaves a
+study's events, dead and unavailable paths carry nothing, and sanlab's selector (`significant_latency`) leaves a
 degrading path at least 10x sooner than ESXi's latency PSP (`rr_latency`) at its defaults and flaps
 no more often than it on near-equal paths, at light and heavy load.
 
@@ -82,6 +82,11 @@ def test_dead_paths_carry_nothing(study: dict[str, dict[str, Any]]) -> None:
     for name, variant in study.items():
         windows = down_windows(variant)
         assert len(windows) >= 9, "the study flaps a path every 30 s"
+        # The replication link's failure: after the mediator's decision the loser's paths are
+        # unavailable (ALUA) for good; the host learns it from the first refused command on each.
+        decided_s = next(f["t_s"] for f in variant["faults"] if f["kind"] == "replication_down" and f["phase"] == "mediator")
+        unavailable = {path["name"] for path in variant["paths"] if path["alua"] == "unavailable"}
+        assert len(unavailable) == 2 * 10, f"{name}: one array's 10 paths, for both devices"
         series = variant["timeseries"]
         for t_s, entity, metric, value in zip(
             series["t_s"], series["entity"], series["metric"], series["value"], strict=True
@@ -90,10 +95,11 @@ def test_dead_paths_carry_nothing(study: dict[str, dict[str, Any]]) -> None:
                 continue
             link = entity[5:].split(":")[0]
             # Samples (t - 1 s, t] wholly inside a down period, after the host's 10 ms notice.
-            if any(link == down and start + 0.5 <= t_s - 1 and t_s <= stop for down, start, stop in windows):
+            down = any(link == down and start + 0.5 <= t_s - 1 and t_s <= stop for down, start, stop in windows)
+            if down or (entity[5:] in unavailable and t_s - 1 >= decided_s + 0.5):
                 assert value == 0, f"{name}: {entity} carried {value} IOPS at {t_s} s while down"
                 checked += 1
-    assert checked >= len(study) * 2 * 9
+    assert checked >= len(study) * 2 * (9 * 2 + 10 * 14)
 
 
 def exposed_link(variant: dict[str, Any], volume: str, start_s: float) -> str:
