@@ -26,6 +26,7 @@ Per variant and device, from the per-path time series (`path/<name>` `iops`), `p
 
 from __future__ import annotations
 
+import itertools
 import math
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -168,10 +169,8 @@ def reaction_s(shares: Shares, path: str, start_s: float, end_s: float) -> float
     for t_s, bad, total in zip(shares.times_s, shares.iops[path], shares.totals(), strict=True):
         if not start_s < t_s <= end_s or total <= 0:
             continue
-        if bad / total < threshold:
-            found = t_s - start_s if found is None else found
-        else:
-            found = None
+        below = bad / total < threshold
+        found = (t_s - start_s if found is None else found) if below else None
     # Samples end at start_s + found; the stretch below ends with the degradation.
     return found if found is not None and end_s - start_s - found + _interval_s(shares) >= HOLD_S else None
 
@@ -216,7 +215,7 @@ def flaps_per_hour(shares: Shares) -> float:
         return 0.0
     interval_s = _interval_s(shares)
     hours = len(shares.times_s) * interval_s / 3600
-    changes = sum(1 for before, after in zip(sets, sets[1:], strict=False) if before != after)
+    changes = sum(1 for before, after in itertools.pairwise(sets) if before != after)
     return changes / hours
 
 
@@ -227,7 +226,9 @@ def balance(loads: Sequence[float]) -> float | None:
     return min(loads) / max(loads)
 
 
-def _busiest_array(variant: Mapping[str, Any], device: Mapping[str, Any]) -> tuple[str, list[Mapping[str, Any]]]:
+def _busiest_array(
+    variant: Mapping[str, Any], device: Mapping[str, Any]
+) -> tuple[str, list[Mapping[str, Any]]]:
     paths = [p for p in variant["paths"] if p["device"] == device["name"] and p["host"] == device["host"]]
     by_array: dict[str, list[Mapping[str, Any]]] = {}
     for path in paths:
@@ -281,7 +282,9 @@ def device_health(variant: Mapping[str, Any], device: Mapping[str, Any]) -> Devi
         degraded_path=path,
         used_before=bool(degraded and path and used_before(shares, path, degraded.start_s)),
         reaction_s=reaction_s(shares, path, degraded.start_s, degraded.end_s) if degraded and path else None,
-        degraded_share=share_between(shares, path, degraded.start_s, degraded.end_s) if degraded and path else None,
+        degraded_share=share_between(shares, path, degraded.start_s, degraded.end_s)
+        if degraded and path
+        else None,
         flaps_per_hour=flaps_per_hour(shares),
         balance=balance(list(loads.values())),
         balance_over=over,
@@ -297,9 +300,7 @@ def compares_selectors(doc: Document) -> bool:
     """Whether the run puts at least two path selector kinds side by side (then `sanlab run`
     prints the health table)."""
     kinds = {
-        selector(variant, host["name"])
-        for variant in doc["variants"]
-        for host in variant.get("hosts", [])
+        selector(variant, host["name"]) for variant in doc["variants"] for host in variant.get("hosts", [])
     }
     kinds.discard("")
     return len(kinds) >= 2
@@ -364,13 +365,13 @@ def health_table(doc: Document) -> Table | None:
 
 
 DEGRADATION_NOTES = (
-    f"react: s from a path's degradation until it carries under {100 * REACTED_SHARE:g} % of the device's I/O "
-    "(and under half an equal share) for good; unused: it carried less than that before",
+    f"react: s from a path's degradation until it carries under {100 * REACTED_SHARE:g} % of the "
+    "device's I/O (and under half an equal share) for good; unused: it carried less than that before",
     "bad %: its share while degraded",
 )
 NOTES = (
-    f"flaps/h: changes of the set of paths in use (>= {IN_USE_FRACTION:g} of an equal share) between samples, "
-    "per hour",
+    f"flaps/h: changes of the set of paths in use (>= {IN_USE_FRACTION:g} of an equal share) between "
+    "samples, per hour",
     "balance: least / most loaded controller of the array used (* its paths: no controllers known)",
     "docs/studies/poor_health.md",
 )

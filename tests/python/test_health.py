@@ -46,7 +46,13 @@ def variant(
         "hosts": [{"name": "esx1"}],
         "paths": paths,
         "devices": [
-            {"name": "vol", "host": "esx1", "volume": "vol", "iops": 100.0, "lat_ms": {"p99": 2.0, "p999": 3.0}}
+            {
+                "name": "vol",
+                "host": "esx1",
+                "volume": "vol",
+                "iops": 100.0,
+                "lat_ms": {"p99": 2.0, "p999": 3.0},
+            }
         ],
         "timeseries": series,
     }
@@ -108,9 +114,9 @@ def test_flaps_count_changes_of_the_set_in_use_per_hour() -> None:
     # Uneven but steady shares are no flaps; a path just under half an equal share is not in use.
     steady = only(variant(lambda t, link: 11.0 if link == "p-0" else 100.0, events=""))
     assert steady.flaps_per_hour == 0.0
-    assert health.in_use(health.device_shares(*two(variant(lambda t, link: 11.0 if link == "p-0" else 100.0))))[
-        0
-    ] == frozenset({"p-1:vol", "p-2:vol", "p-3:vol"})
+    assert health.in_use(
+        health.device_shares(*two(variant(lambda t, link: 11.0 if link == "p-0" else 100.0)))
+    )[0] == frozenset({"p-1:vol", "p-2:vol", "p-3:vol"})
 
 
 def test_samples_without_io_are_skipped_not_counted_as_flaps() -> None:
@@ -172,7 +178,10 @@ def two(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def two_selectors(iops: Callable[[float, str], float], events: str = DEGRADE) -> dict[str, Any]:
     """A run comparing `rr` and `significant_latency` on the same shares."""
-    return {"scenario": "s", "variants": [variant(iops, events=events), variant(iops, kind="significant_latency", events=events)]}
+    return {
+        "scenario": "s",
+        "variants": [variant(iops, events=events), variant(iops, kind="significant_latency", events=events)],
+    }
 
 
 def text(table: Any) -> str:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_report_browser import ARTIFACTS, Chromium, chromium, load_report  # noqa: F401 (fixture)
 
 from sanlab.cli import main
+from test_report_browser import ARTIFACTS, Chromium, chromium, load_report  # noqa: F401 (fixture)
 
 STUDY = Path(__file__).resolve().parents[2] / "scenarios" / "studies" / "poor_health.toml"
 SHORT = (
@@ -30,7 +30,9 @@ def test_each_selectors_share_of_the_degraded_path_is_drawn(chromium: Chromium, 
     assert found["traces"] == 2 * 3
     assert "degrad" in found["caption"]
     plot = "document.getElementById('plot-degraded-share')"
-    shaded = chromium.evaluate(f"{plot}._fullLayout.shapes.filter(s => s.type === 'rect').map(s => [s.x0, s.x1])")
+    shaded = chromium.evaluate(
+        f"{plot}._fullLayout.shapes.filter(s => s.type === 'rect').map(s => [s.x0, s.x1])"
+    )
     assert shaded == [[5, 15], [5, 15]]
     names = chromium.evaluate(f"{plot}._fullData.filter(t => t.showlegend).map(t => t.name)")
     assert names == ["rr_latency", "significant_latency", "rr"]  # in the order asked for

@@ -1,7 +1,8 @@
 """The poor_health studies (issue 10) run and checked: no I/O lost under any selector through the
-study's events, dead and unavailable paths carry nothing, and sanlab's selector (`significant_latency`) leaves a
-degrading path at least 10x sooner than ESXi's latency PSP (`rr_latency`) at its defaults and flaps
-no more often than it on near-equal paths, at light and heavy load.
+study's events, dead and unavailable paths carry nothing, and sanlab's selector
+(`significant_latency`) leaves a degrading path at least 10x sooner than ESXi's latency PSP
+(`rr_latency`) at its defaults and flaps no more often than it on near-equal paths, at light and
+heavy load.
 
 The whole degradation study runs once per session (19 variants, in threads: the engine releases
 the GIL), the other runs only the two selectors compared.
@@ -84,7 +85,11 @@ def test_dead_paths_carry_nothing(study: dict[str, dict[str, Any]]) -> None:
         assert len(windows) >= 9, "the study flaps a path every 30 s"
         # The replication link's failure: after the mediator's decision the loser's paths are
         # unavailable (ALUA) for good; the host learns it from the first refused command on each.
-        decided_s = next(f["t_s"] for f in variant["faults"] if f["kind"] == "replication_down" and f["phase"] == "mediator")
+        decided_s = next(
+            f["t_s"]
+            for f in variant["faults"]
+            if f["kind"] == "replication_down" and f["phase"] == "mediator"
+        )
         unavailable = {path["name"] for path in variant["paths"] if path["alua"] == "unavailable"}
         assert len(unavailable) == 2 * 10, f"{name}: one array's 10 paths, for both devices"
         series = variant["timeseries"]
@@ -95,7 +100,9 @@ def test_dead_paths_carry_nothing(study: dict[str, dict[str, Any]]) -> None:
                 continue
             link = entity[5:].split(":")[0]
             # Samples (t - 1 s, t] wholly inside a down period, after the host's 10 ms notice.
-            down = any(link == down and start + 0.5 <= t_s - 1 and t_s <= stop for down, start, stop in windows)
+            down = any(
+                link == down and start + 0.5 <= t_s - 1 and t_s <= stop for down, start, stop in windows
+            )
             if down or (entity[5:] in unavailable and t_s - 1 >= decided_s + 0.5):
                 assert value == 0, f"{name}: {entity} carried {value} IOPS at {t_s} s while down"
                 checked += 1
@@ -106,7 +113,8 @@ def exposed_link(variant: dict[str, Any], volume: str, start_s: float) -> str:
     """The link that carried most of a device's I/O in the EXPOSURE_S before `start_s`."""
     found = next(d for d in variant["devices"] if d["volume"] == volume)
     shares = health.device_shares(variant, found)
-    busiest = max(shares.iops, key=lambda path: health.share_between(shares, path, start_s - health.EXPOSURE_S, start_s) or 0)
+    before_s = start_s - health.EXPOSURE_S
+    busiest = max(shares.iops, key=lambda path: health.share_between(shares, path, before_s, start_s) or 0)
     return health.link_of(busiest, volume)
 
 
@@ -141,24 +149,28 @@ def test_at_the_seeds_load_both_leave_within_a_sample_and_ours_sends_less(
 
 def test_ours_flaps_no_more_than_the_latency_psp_on_near_equal_paths() -> None:
     runs = run_variants(NEAR_EQUAL, COMPARED)
-    for volume_device in ("quiet:metro_vol", "busy:metro_vol"):
+    for host in ("quiet", "busy"):
         ours, theirs = (
-            health.device_health(runs[name], next(d for d in runs[name]["devices"] if d["name"] == volume_device))
+            health.device_health(runs[name], next(d for d in runs[name]["devices"] if d["host"] == host))
             for name in ("significant_latency", "rr_latency")
         )
         assert ours.flaps_per_hour <= theirs.flaps_per_hour, (ours, theirs)
-        # And ours uses all four paths: no exclusion, none under 20 % of the I/O.
-        assert ours.balance is not None and ours.balance > 0.8, ours
+        # And ours uses all four paths, the 0.265 ms ones too: none under 20 % of the I/O.
+        shares = [p["share"] for p in runs["significant_latency"]["paths"] if p["host"] == host]
+        assert len(shares) == 4 and min(shares) > 0.2, shares
     assert not [e for e in runs["significant_latency"]["psp_events"] if e["event"].startswith("excluding")]
 
 
 def test_sanlab_run_prints_the_health_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # A 20 s cut of the study: two selectors, the degradation from 5 s to 15 s.
-    short = ["--duration", "20s", "--set", 'event=[{kind="link_latency", path="local-0", at="5s", until="15s", latency="2ms"}]']
+    degrade = 'event=[{kind="link_latency", path="local-0", at="5s", until="15s", latency="2ms"}]'
+    short = ["--duration", "20s", "--set", degrade]
     variants = ["--variant", "rr", "--variant", "significant_latency"]
     assert main(["run", str(STUDY), *variants, *short, "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
-    assert out.index("poor_health: variants") < out.index("path selector health") < out.index("paths: I/O share")
+    assert (
+        out.index("poor_health: variants") < out.index("path selector health") < out.index("paths: I/O share")
+    )
     table = out[out.index("path selector health") : out.index("paths: I/O share")]
     for header in ("react s", "bad %", "flaps/h", "balance"):
         assert header in table

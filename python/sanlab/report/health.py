@@ -77,8 +77,9 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
     title = "Degraded path's share of I/O over time"
     _layout(fig, title, 160 + 300 * len(lines))
     caption = (
-        "Each line is a variant (a selector): the share of its device's I/O that the degrading path carried in "
-        "each sample, on a log axis (samples with none are not drawn). The shaded span is the degradation; a "
-        "selector has left the path once its line stays under the dashed share. Click a legend entry to hide it."
+        "Each line is a variant (a selector): the share of its device's I/O that the degrading path "
+        "carried in each sample, on a log axis (samples with none are not drawn). The shaded span is the "
+        "degradation; a selector has left the path once its line stays under the dashed share. Click a "
+        "legend entry to hide it."
     )
     return Figure("degraded-share", title, caption, fig)
