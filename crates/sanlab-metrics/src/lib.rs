@@ -1,10 +1,12 @@
 //! Metrics: per-entity latency histograms and throughput counters, interval counters that feed the
 //! time series, and the time series itself (long format: time, entity, metric, value).
 //!
-//! Memory is fixed per entity except the time series, which grows by one row per entity and
-//! metric per sample interval. An entity's HDR histogram (fixed range, [`HISTOGRAM_BYTES`]) is
-//! created with its first measured I/O, so entities that carry none (idle paths, say) cost a few
-//! bytes, and building a large topology costs nothing before the run.
+//! Memory is bounded per entity except the time series, which grows by one row per entity and
+//! metric per sample interval. An entity's HDR histogram is created with its first measured I/O,
+//! so entities that carry none (idle paths, say) cost a few bytes and building a large topology
+//! costs nothing before the run; it then grows only as far as the largest latency it has seen
+//! (about 80 KB up to 1 ms, at most [`HISTOGRAM_BYTES`] for an hour). Growing does not move any
+//! bucket: the figures are those of a histogram allocated whole.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -13,7 +15,7 @@ use serde::Serialize;
 const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 /// Three significant digits: 0.1 % relative error, finer than fio's own ~0.8 % buckets.
 const SIGNIFICANT_DIGITS: u8 = 3;
-/// Memory of one histogram over that range at that precision: 33,792 counts of 8 bytes.
+/// Memory of one histogram over that whole range at that precision: 33,792 counts of 8 bytes.
 pub const HISTOGRAM_BYTES: u64 = 33_792 * 8;
 
 /// fio's default `percentile_list`, so the fio-compatible output carries the same keys.
@@ -68,6 +70,13 @@ pub struct LatencyNs {
     pub percentile: std::collections::BTreeMap<String, u64>,
 }
 
+/// An empty histogram at the reported precision that grows to fit what it records.
+fn new_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(1, 2, SIGNIFICANT_DIGITS).expect("valid histogram bounds");
+    h.auto(true);
+    h
+}
+
 impl Default for IoStats {
     fn default() -> Self {
         Self::new()
@@ -96,8 +105,10 @@ impl IoStats {
             self.ios += 1;
             self.bytes += size_bytes;
             self.latency_sum_ns += u128::from(latency_ns);
-            let hist = self.hist.get_or_insert_with(|| Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("valid histogram bounds"));
-            hist.saturating_record(latency_ns.clamp(1, MAX_TRACKABLE_NS));
+            let hist = self.hist.get_or_insert_with(new_histogram);
+            // Within 1 ns..1 h an auto-resizing histogram takes every value (it fails only where
+            // usize cannot index its counts, below 64 bits).
+            hist.record(latency_ns.clamp(1, MAX_TRACKABLE_NS)).expect("a 64-bit histogram grows to any value up to an hour");
         }
     }
 
@@ -117,27 +128,26 @@ impl IoStats {
         if self.ios == 0 { 0.0 } else { self.latency_sum_ns as f64 / self.ios as f64 }
     }
 
-    fn quantile_ns(&self, q: f64) -> u64 {
-        self.hist.as_ref().map_or(0, |h| h.value_at_quantile(q))
+    /// The values at ascending quantiles `qs`, in one pass over the histogram (0 when empty).
+    fn quantiles_ns<const N: usize>(&self, qs: [f64; N]) -> [u64; N] {
+        let mut out = [0; N];
+        if let Some(h) = &self.hist {
+            for (o, v) in out.iter_mut().zip(h.value_at_quantiles(qs)) {
+                *o = v;
+            }
+        }
+        out
     }
 
     pub fn latency_ms(&self) -> LatencyMs {
         let ms = |ns: u64| ns as f64 / 1e6;
-        LatencyMs {
-            mean: self.mean_ns() / 1e6,
-            p50: ms(self.quantile_ns(0.50)),
-            p95: ms(self.quantile_ns(0.95)),
-            p99: ms(self.quantile_ns(0.99)),
-            p999: ms(self.quantile_ns(0.999)),
-            max: self.hist.as_ref().map_or(0.0, |h| ms(h.max())),
-        }
+        let [p50, p95, p99, p999] = self.quantiles_ns([0.50, 0.95, 0.99, 0.999]).map(ms);
+        LatencyMs { mean: self.mean_ns() / 1e6, p50, p95, p99, p999, max: self.hist.as_ref().map_or(0.0, |h| ms(h.max())) }
     }
 
     pub fn latency_ns(&self) -> LatencyNs {
-        let percentile = FIO_PERCENTILES
-            .iter()
-            .map(|p| (format!("{p:.6}"), self.quantile_ns(p / 100.0)))
-            .collect();
+        let values = self.quantiles_ns(FIO_PERCENTILES.map(|p| p / 100.0));
+        let percentile = FIO_PERCENTILES.iter().zip(values).map(|(p, v)| (format!("{p:.6}"), v)).collect();
         LatencyNs {
             min: self.hist.as_ref().map_or(0, Histogram::min),
             max: self.hist.as_ref().map_or(0, Histogram::max),
@@ -326,7 +336,30 @@ mod tests {
         s.record(1_000, 4096, false);
         assert!(s.hist.is_none(), "warm-up I/Os are not in the summary");
         s.record(1_000, 4096, true);
-        assert_eq!(s.hist.as_ref().unwrap().distinct_values() as u64 * 8, HISTOGRAM_BYTES);
+        let bytes = |s: &IoStats| s.hist.as_ref().unwrap().distinct_values() as u64 * 8;
+        assert_eq!(bytes(&s), 16 * 1024, "a microsecond needs the first bucket only");
+        s.record(1_000_000, 4096, true);
+        assert_eq!(bytes(&s), 11 * 8 * 1024, "a millisecond: 10 buckets of 1,024 counts beyond the first");
+        s.record(u64::MAX, 4096, true);
+        assert_eq!(bytes(&s), HISTOGRAM_BYTES, "clamped to an hour: the whole range");
+    }
+
+    #[test]
+    fn a_grown_histogram_reports_what_one_allocated_whole_does() {
+        let mut whole = Histogram::<u64>::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).unwrap();
+        let mut s = IoStats::new();
+        let mut x = 1u64;
+        for _ in 0..5_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let latency_ns = (x >> 40) * (x >> 60 | 1); // 1 ns to ~1.5e8 ns, skewed
+            s.record(latency_ns, 4096, true);
+            whole.saturating_record(latency_ns.clamp(1, MAX_TRACKABLE_NS));
+        }
+        let expected: std::collections::BTreeMap<String, u64> = FIO_PERCENTILES.iter().map(|p| (format!("{p:.6}"), whole.value_at_quantile(p / 100.0))).collect();
+        let ns = s.latency_ns();
+        assert_eq!(ns.percentile, expected);
+        assert_eq!((ns.max, ns.min, ns.stddev), (whole.max(), whole.min(), whole.stdev()));
+        assert!(s.hist.as_ref().unwrap().distinct_values() < whole.distinct_values());
     }
 
     #[test]

@@ -109,6 +109,14 @@ pub(crate) struct FaultEdge {
     pub max_latency_ns: u64,
 }
 
+/// Logs `event` on path `p`, joining the previous entry when it is the same event at the same time.
+fn log_path_event(log: &mut Vec<PspEvent>, t_ns: SimTime, event: &str, p: usize) {
+    match log.last_mut() {
+        Some(last) if last.t_ns == t_ns && last.event == event => last.paths.push(p),
+        _ => log.push(PspEvent { t_ns, event: event.into(), paths: vec![p] }),
+    }
+}
+
 // Faults are rare: their handlers stay out of line, so the hot path keeps its inlining.
 impl World {
     /// A fault starts (`start`) or is undone; a repeating one is then armed for its next time.
@@ -174,9 +182,8 @@ impl World {
                         self.q.schedule_at(now + transition_ns, pack(Ev::AluaSettle, k as u32));
                     }
                 } else {
-                    for (d, p, alua) in std::mem::take(&mut self.faults[k].touched) {
-                        self.set_path_alua(d, p, alua);
-                    }
+                    let touched = std::mem::take(&mut self.faults[k].touched);
+                    self.set_paths_alua(touched);
                 }
             }
             &mut Change::DeviceLost { volume } => {
@@ -226,34 +233,43 @@ impl World {
     #[cold]
     fn set_alua(&mut self, links: &[usize], alua: Alua) -> Vec<(usize, usize, Alua)> {
         let mut was = vec![];
-        for d in 0..self.devices.len() {
-            for p in 0..self.devices[d].paths.len() {
-                if links.contains(&self.devices[d].paths[p].link) {
-                    was.push((d, p, self.devices[d].states[p].alua));
-                    self.set_path_alua(d, p, alua);
+        for (d, dev) in self.devices.iter().enumerate() {
+            for (p, path) in dev.paths.iter().enumerate() {
+                if links.contains(&path.link) {
+                    was.push((d, p, dev.states[p].alua));
                 }
             }
         }
+        self.set_paths_alua(was.iter().map(|&(d, p, _)| (d, p, alua)));
         was
+    }
+
+    /// Sets each (device, path)'s state, logging one event per device and state.
+    #[cold]
+    fn set_paths_alua(&mut self, changes: impl IntoIterator<Item = (usize, usize, Alua)>) {
+        let now = self.q.now();
+        for (d, p, alua) in changes {
+            let dev = &mut self.devices[d];
+            if dev.states[p].alua == alua {
+                continue;
+            }
+            dev.states[p].alua = alua;
+            log_path_event(&mut dev.psp_log, now, &format!("ALUA {}", alua.name()), p);
+        }
     }
 
     #[cold]
     fn set_path_alua(&mut self, d: usize, p: usize, alua: Alua) {
-        let dev = &mut self.devices[d];
-        if dev.states[p].alua != alua {
-            dev.states[p].alua = alua;
-            dev.psp_log.push(PspEvent { t_ns: self.q.now(), event: format!("ALUA {}", alua.name()), paths: vec![p] });
-        }
+        self.set_paths_alua([(d, p, alua)]);
     }
 
     /// An `alua_state` event's transition is over: its paths take the new state.
     #[cold]
     pub(super) fn alua_settle(&mut self, k: usize) {
         let Change::Alua { state, .. } = self.faults[k].change else { unreachable!("only ALUA events settle") };
-        for i in 0..self.faults[k].touched.len() {
-            let (d, p, _) = self.faults[k].touched[i];
-            self.set_path_alua(d, p, state);
-        }
+        let touched = std::mem::take(&mut self.faults[k].touched);
+        self.set_paths_alua(touched.iter().map(|&(d, p, _)| (d, p, state)));
+        self.faults[k].touched = touched;
     }
 
     /// The fabric told the host of link `l`'s state (RSCN).
@@ -274,15 +290,17 @@ impl World {
         }
     }
 
-    /// Marks every device path over link `l` alive or dead, logging each change.
+    /// Marks every device path over link `l` alive or dead, logging each change (paths changing
+    /// together in one event).
     #[cold]
     fn set_paths(&mut self, l: usize, up: bool) {
         let now = self.q.now();
+        let event = if up { "path alive" } else { "path dead" };
         for dev in &mut self.devices {
             for (p, path) in dev.paths.iter().enumerate() {
                 if path.link == l && dev.states[p].up != up {
                     dev.states[p].up = up;
-                    dev.psp_log.push(PspEvent { t_ns: now, event: if up { "path alive" } else { "path dead" }.into(), paths: vec![p] });
+                    log_path_event(&mut dev.psp_log, now, event, p);
                 }
             }
         }
@@ -526,7 +544,7 @@ impl World {
                 if state.up {
                     refusal.marked.push((d, p, state.alua));
                     self.devices[d].states[p].up = false;
-                    self.devices[d].psp_log.push(PspEvent { t_ns: now, event: "path dead (PDL)".into(), paths: vec![p] });
+                    log_path_event(&mut self.devices[d].psp_log, now, "path dead (PDL)", p);
                 }
                 // The device is lost once no path is left (every path reports PDL); until then
                 // the command goes to another path.
@@ -550,7 +568,7 @@ impl World {
                 Refusal::Unavailable => self.set_path_alua(d, p, alua),
                 Refusal::Pdl => {
                     self.devices[d].states[p].up = true;
-                    self.devices[d].psp_log.push(PspEvent { t_ns: self.q.now(), event: "path alive".into(), paths: vec![p] });
+                    log_path_event(&mut self.devices[d].psp_log, self.q.now(), "path alive", p);
                 }
             }
         }
