@@ -26,6 +26,7 @@ from rich.table import Table
 
 import sanlab
 from sanlab import _core
+from sanlab.health import health_table
 from sanlab.progress import REFRESH_S, RunProgress, SweepProgress, wanted
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.results import JSON_OMITTED_KEYS, Document, json_summary
@@ -282,7 +283,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console = _console()
         console.print(variants_table(doc))
         console.print()
-        for table in (hosts_table(doc), injector_table(doc)):
+        for table in (hosts_table(doc), injector_table(doc), health_table(doc)):
             if table is not None:
                 console.print(table)
                 console.print()

@@ -13,6 +13,7 @@ from plotly.offline import get_plotlyjs
 from sanlab import failover
 from sanlab.report import figures
 from sanlab.report.figures import Figure
+from sanlab.report.health import degraded_share_figure
 from sanlab.results import Document, entities
 from sanlab.tables import (
     FAULTS_CAPTION,
@@ -349,6 +350,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
             [
                 _figure_html(figures.paths_figure(doc)),
                 _figure_html(figures.path_timeline_figure(doc, series)),
+                _figure_html(degraded_share_figure(doc, colors)),
             ],
         ),
         _section(

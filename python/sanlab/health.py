@@ -1,0 +1,378 @@
+"""How path selectors cope with poor health (issue 10), computed from a run's results.
+
+Per variant and device, from the per-path time series (`path/<name>` `iops`), `paths[]`,
+`devices[]` and the variant's resolved scenario (its `[[event]]` tables):
+
+- **reaction**: seconds from the start of a `link_latency` event on one of the device's paths
+  until the end of the first sample from which on that path carries under REACTED_SHARE (5 %)
+  of the device's I/O until it recovers -- or under half an equal split when that is lower:
+  with 20 paths an equal split is 5 % itself. None when it never does, or only in the last
+  HOLD_S of the degradation (a rotation that skips the path for a sample is no reaction). The
+  resolution is the run's `sample_interval`. Only meaningful when the path carried at least half
+  an equal split over the EXPOSURE_S before the event (`used_before`): a selector that was not
+  using it has nothing to react to.
+- **degraded share**: the path's I/O over the device's I/O while degraded.
+- **flaps per hour**: in each sample the paths *in use* are those that carry at least
+  IN_USE_FRACTION of an equal split of the device's I/O (with 4 paths: 12.5 %); a flap is a sample
+  whose set in use differs from the previous sample's (samples without I/O are skipped). Flaps
+  are counted over the whole run and divided by its length in hours. This sees every selector
+  alike, whether it announces decisions in `psp_events` or just shifts load.
+- **balance**: across the controllers of the array that carried the device's I/O, the least
+  loaded one's I/O over the most loaded one's (1: even, 0: one idle); across that array's paths
+  when the results name no controllers.
+- **windowed balance**: the same ratio over consecutive windows of a given length, for the
+  question of how long one must sample before the shares look balanced.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+from sanlab.results import Document
+from sanlab.tables import format_count, format_ms
+
+REACTED_SHARE = 0.05
+"""A degraded path is left once it carries under this share of its device's I/O (issue 10)."""
+
+HOLD_S = 10.0
+"""A reaction must last this long: a path that a rotation skips for a sample has not been left."""
+
+EXPOSURE_S = 30.0
+"""A degraded path was in use when it carried its share over this long before the degradation."""
+
+IN_USE_FRACTION = 0.5
+"""A path is in use in a sample when it carries at least this fraction of an equal split."""
+
+BALANCED = 0.8
+"""Shares look balanced when the least loaded part carries at least this fraction of the most loaded's."""
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """A `link_latency` event: the `[[path]]` (link) name and when it starts and ends, in s."""
+
+    link: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class Shares:
+    """One device's per-path I/O per sample: sample end times (s) and, per path, I/Os per s."""
+
+    times_s: list[float]
+    iops: dict[str, list[float]]
+
+    def totals(self) -> list[float]:
+        return [sum(column) for column in zip(*self.iops.values(), strict=True)] if self.iops else []
+
+
+@dataclass(frozen=True)
+class DeviceHealth:
+    """The health figures of one device in one variant (see the module's docstring)."""
+
+    variant: str
+    device: str
+    selector: str
+    iops: float
+    p99_ms: float
+    p999_ms: float
+    degraded_path: str | None
+    used_before: bool
+    reaction_s: float | None
+    degraded_share: float | None
+    flaps_per_hour: float
+    balance: float | None
+    balance_over: str
+
+
+_UNITS_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def duration_s(text: str) -> float:
+    """A resolved scenario's duration (`"60s"`, `"180000000000ns"`, `"1.5ms"`) in seconds."""
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyzµ")
+    unit = text[len(number) :]
+    if unit not in _UNITS_S or not number:
+        raise ValueError(f"not a duration: {text!r}")
+    return float(number) * _UNITS_S[unit]
+
+
+def _resolved(variant: Mapping[str, Any]) -> dict[str, Any]:
+    text = variant.get("resolved_toml")
+    return tomllib.loads(text) if text else {}
+
+
+def degradations(variant: Mapping[str, Any]) -> list[Degradation]:
+    """The variant's one-off `link_latency` events (repeating ones are flapping, not a degradation);
+    empty when the document does not carry the resolved scenario (a run folder read back)."""
+    found = []
+    for event in _resolved(variant).get("event", []):
+        if event.get("kind") != "link_latency" or "every" in event:
+            continue
+        end = duration_s(event["until"]) if "until" in event else float(variant["sim_time_s"])
+        found.append(Degradation(event["path"], duration_s(event["at"]), end))
+    return found
+
+
+def selector(variant: Mapping[str, Any], host: str) -> str:
+    """The path selector kind of `host` in the variant's resolved scenario ("" when unknown)."""
+    for entry in _resolved(variant).get("host", []):
+        if entry.get("name") == host:
+            return str(entry.get("multipath", {}).get("psp", {}).get("kind", ""))
+    return ""
+
+
+def link_of(name: str, volume: str) -> str:
+    """The `[[path]]` (link) name of a result path named `name`: without `:<volume>`."""
+    suffix = f":{volume}"
+    return name[: -len(suffix)] if name.endswith(suffix) else name
+
+
+def device_shares(variant: Mapping[str, Any], device: Mapping[str, Any]) -> Shares:
+    """The per-path IOPS series of a device's paths, aligned on the sample times."""
+    names = {
+        p["name"] for p in variant["paths"] if p["device"] == device["name"] and p["host"] == device["host"]
+    }
+    series = variant["timeseries"]
+    by_path: dict[str, dict[float, float]] = {name: {} for name in names}
+    for t_s, entity, metric, value in zip(
+        series["t_s"], series["entity"], series["metric"], series["value"], strict=True
+    ):
+        if metric == "iops" and entity.startswith("path/") and entity[5:] in by_path:
+            by_path[entity[5:]][t_s] = value
+    times = sorted({t for values in by_path.values() for t in values})
+    ordered = [p["name"] for p in variant["paths"] if p["name"] in names]
+    return Shares(times, {name: [by_path[name].get(t, 0.0) for t in times] for name in ordered})
+
+
+def left_below(shares: Shares) -> float:
+    """The share under which a path counts as left: REACTED_SHARE, or half an equal split of the
+    device's paths when that is lower (with 20 paths an equal split is 5 % itself)."""
+    return min(REACTED_SHARE, IN_USE_FRACTION / len(shares.iops))
+
+
+def reaction_s(shares: Shares, path: str, start_s: float, end_s: float) -> float | None:
+    """Seconds from `start_s` to the end of the first sample in (start_s, end_s] from which on
+    `path` carries under `left_below` of the I/O until `end_s`, at least HOLD_S long; None
+    otherwise (a dip that does not last is not a reaction)."""
+    threshold = left_below(shares)
+    found = None
+    for t_s, bad, total in zip(shares.times_s, shares.iops[path], shares.totals(), strict=True):
+        if not start_s < t_s <= end_s or total <= 0:
+            continue
+        below = bad / total < threshold
+        found = (t_s - start_s if found is None else found) if below else None
+    # Samples end at start_s + found; the stretch below ends with the degradation.
+    return found if found is not None and end_s - start_s - found + _interval_s(shares) >= HOLD_S else None
+
+
+def _interval_s(shares: Shares) -> float:
+    return shares.times_s[1] - shares.times_s[0] if len(shares.times_s) > 1 else 0.0
+
+
+def used_before(shares: Shares, path: str, start_s: float) -> bool:
+    """Whether `path` carried at least half an equal split of the I/O in the EXPOSURE_S before
+    `start_s`: a selector that was not using a path has nothing to react to when it degrades."""
+    share = share_between(shares, path, start_s - EXPOSURE_S, start_s)
+    return share is not None and share >= IN_USE_FRACTION / len(shares.iops)
+
+
+def share_between(shares: Shares, path: str, start_s: float, end_s: float) -> float | None:
+    """`path`'s share of the I/O in the samples ending in (start_s, end_s]; None without I/O."""
+    bad = total = 0.0
+    for t_s, x, all_paths in zip(shares.times_s, shares.iops[path], shares.totals(), strict=True):
+        if start_s < t_s <= end_s:
+            bad += x
+            total += all_paths
+    return bad / total if total > 0 else None
+
+
+def in_use(shares: Shares) -> list[frozenset[str]]:
+    """Per sample with I/O, the paths carrying at least IN_USE_FRACTION of an equal split."""
+    names = list(shares.iops)
+    sets = []
+    for index, total in enumerate(shares.totals()):
+        if total <= 0:
+            continue
+        floor = IN_USE_FRACTION * total / len(names)
+        sets.append(frozenset(name for name in names if shares.iops[name][index] >= floor))
+    return sets
+
+
+def flaps_per_hour(shares: Shares) -> float:
+    """Changes of the set in use between consecutive samples with I/O, per hour of the run."""
+    sets = in_use(shares)
+    if len(shares.times_s) < 2:
+        return 0.0
+    interval_s = _interval_s(shares)
+    hours = len(shares.times_s) * interval_s / 3600
+    changes = sum(1 for before, after in itertools.pairwise(sets) if before != after)
+    return changes / hours
+
+
+def balance(loads: Sequence[float]) -> float | None:
+    """min / max of `loads` (1: even, 0: one part idle); None with fewer than two parts or no load."""
+    if len(loads) < 2 or max(loads) <= 0:
+        return None
+    return min(loads) / max(loads)
+
+
+def _busiest_array(
+    variant: Mapping[str, Any], device: Mapping[str, Any]
+) -> tuple[str, list[Mapping[str, Any]]]:
+    paths = [p for p in variant["paths"] if p["device"] == device["name"] and p["host"] == device["host"]]
+    by_array: dict[str, list[Mapping[str, Any]]] = {}
+    for path in paths:
+        by_array.setdefault(path["array"], []).append(path)
+    array = max(by_array, key=lambda name: sum(p["ios"] for p in by_array[name]))
+    return array, by_array[array]
+
+
+def controller_loads(paths: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, float]]:
+    """I/Os per controller of `paths` ("controllers"), or per path when no path names its
+    controller ("paths")."""
+    if all("controller" in path for path in paths):
+        loads: dict[str, float] = {}
+        for path in paths:
+            loads[path["controller"]] = loads.get(path["controller"], 0.0) + path["ios"]
+        return "controllers", loads
+    return "paths", {path["name"]: float(path["ios"]) for path in paths}
+
+
+def windowed_balance(shares: Shares, paths: Sequence[str], window_s: float) -> list[float]:
+    """balance() of `paths`' I/O in each whole window of `window_s` (a multiple of the sample
+    interval), in time order; windows without I/O are left out."""
+    if len(shares.times_s) < 2:
+        return []
+    interval_s = _interval_s(shares)
+    per_window = max(1, round(window_s / interval_s))
+    found = []
+    for first in range(0, len(shares.times_s) - per_window + 1, per_window):
+        loads = [sum(shares.iops[name][first : first + per_window]) for name in paths]
+        ratio = balance(loads)
+        if ratio is not None:
+            found.append(ratio)
+    return found
+
+
+def device_health(variant: Mapping[str, Any], device: Mapping[str, Any]) -> DeviceHealth:
+    """The health figures of one device of one variant."""
+    shares = device_shares(variant, device)
+    links = {link_of(name, device["volume"]): name for name in shares.iops}
+    degraded = next((d for d in degradations(variant) if d.link in links), None)
+    path = links[degraded.link] if degraded else None
+    over, loads = controller_loads(_busiest_array(variant, device)[1])
+    lat = device["lat_ms"]
+    return DeviceHealth(
+        variant=variant["name"],
+        device=device["name"],
+        selector=selector(variant, device["host"]),
+        iops=float(device["iops"]),
+        p99_ms=float(lat["p99"]),
+        p999_ms=float(lat["p999"]),
+        degraded_path=path,
+        used_before=bool(degraded and path and used_before(shares, path, degraded.start_s)),
+        reaction_s=reaction_s(shares, path, degraded.start_s, degraded.end_s) if degraded and path else None,
+        degraded_share=share_between(shares, path, degraded.start_s, degraded.end_s)
+        if degraded and path
+        else None,
+        flaps_per_hour=flaps_per_hour(shares),
+        balance=balance(list(loads.values())),
+        balance_over=over,
+    )
+
+
+def health(doc: Document) -> list[DeviceHealth]:
+    """Every device of every variant, in run order."""
+    return [device_health(variant, device) for variant in doc["variants"] for device in variant["devices"]]
+
+
+def compares_selectors(doc: Document) -> bool:
+    """Whether the run puts at least two path selector kinds side by side (then `sanlab run`
+    prints the health table)."""
+    kinds = {
+        selector(variant, host["name"]) for variant in doc["variants"] for host in variant.get("hosts", [])
+    }
+    kinds.discard("")
+    return len(kinds) >= 2
+
+
+def format_seconds(value: float | None) -> str:
+    """A reaction time: whole seconds, `never` for None."""
+    if value is None:
+        return "never"
+    return f"{value:,.0f}" if value >= 1 or value == 0 else f"{value:.2g}"
+
+
+def format_fraction(value: float | None, percent: bool = False) -> str:
+    """A share (as a percentage with `percent`) or a ratio; `-` for None or NaN."""
+    if value is None or math.isnan(value):
+        return "-"
+    if percent:
+        # Shares under 1 % keep two significant digits: 0.016 % and 1.1 % differ 70-fold.
+        return f"{100 * value:.2g}" if 0 < value < 0.01 else f"{100 * value:.1f}"
+    return f"{value:.2f}"
+
+
+def _reaction_text(found: DeviceHealth) -> str:
+    if found.degraded_path is None:
+        return "-"
+    if not found.used_before:
+        return "unused"
+    return format_seconds(found.reaction_s)
+
+
+def health_table(doc: Document) -> Table | None:
+    """The selectors side by side, one row per variant and device: IOPS, p99 and p99.9 device
+    latency, reaction to a degrading path and its share while degraded (when the run has one),
+    flaps per hour and balance. None unless the run compares path selectors."""
+    if not compares_selectors(doc):
+        return None
+    found = health(doc)
+    degraded = any(row.degraded_path for row in found)
+    several = any(len(variant["devices"]) > 1 for variant in doc["variants"])
+    table = Table(title="path selector health", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    table.caption = "; ".join((*DEGRADATION_NOTES, *NOTES) if degraded else NOTES)
+    table.caption_justify = "left"
+    table.add_column("variant", no_wrap=True)
+    if several:
+        table.add_column("device", no_wrap=True)
+    headers = ["IOPS", "p99 ms", "p99.9 ms"]
+    headers += ["react s", "bad %"] if degraded else []
+    headers += ["flaps/h", "balance"]
+    for header in headers:
+        table.add_column(header, justify="right", no_wrap=True)
+    previous = None
+    for row in found:
+        cells = [format_count(row.iops), format_ms(row.p99_ms), format_ms(row.p999_ms)]
+        if degraded:
+            cells += [_reaction_text(row), format_fraction(row.degraded_share, percent=True)]
+        balance_text = format_fraction(row.balance) + ("" if row.balance_over == "controllers" else "*")
+        cells += [format_count(row.flaps_per_hour), balance_text]
+        name = row.variant if row.variant != previous else ""
+        table.add_row(name, *([row.device] if several else []), *cells)
+        previous = row.variant
+    return table
+
+
+DEGRADATION_NOTES = (
+    f"react: s from a path's degradation until it carries under {100 * REACTED_SHARE:g} % of the "
+    "device's I/O (and under half an equal share) for good; unused: it carried less than that before",
+    "bad %: its share while degraded",
+)
+NOTES = (
+    f"flaps/h: changes of the set of paths in use (>= {IN_USE_FRACTION:g} of an equal share) between "
+    "samples, per hour",
+    "balance: least / most loaded controller of the array used (* its paths: no controllers known)",
+    "docs/studies/poor_health.md",
+)
+"""The health table's caption: what each column means."""

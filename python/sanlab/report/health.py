@@ -1,0 +1,85 @@
+"""The report's path-health figure: each selector's share of I/O on a degrading path over time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from plotly.subplots import make_subplots
+
+from sanlab import health
+from sanlab.report.figures import DASHES, PALETTE, TIME_AXIS, Figure, _layout
+from sanlab.results import Document
+
+
+def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
+    """Per device with a degrading path (a `link_latency` event), that path's share of the
+    device's I/O in each sample, one line per variant, the degradation shaded and the share under
+    which the path counts as left dashed. None when no variant's device has one (or the document
+    does not carry the resolved scenarios, as a run folder read back)."""
+    lines: dict[str, list[tuple[str, list[float], list[float]]]] = {}
+    windows: dict[str, tuple[float, float, float]] = {}
+    for variant in doc["variants"]:
+        for device in variant["devices"]:
+            shares = health.device_shares(variant, device)
+            links = {health.link_of(name, device["volume"]): name for name in shares.iops}
+            found = next((d for d in health.degradations(variant) if d.link in links), None)
+            if found is None:
+                continue
+            path = links[found.link]
+            totals = shares.totals()
+            points = [
+                (t_s, 100 * bad / total)
+                for t_s, bad, total in zip(shares.times_s, shares.iops[path], totals, strict=True)
+                if total > 0
+            ]
+            label = f"{device['name']}: {found.link}"
+            lines.setdefault(label, []).append(
+                (variant["name"], [t for t, _ in points], [share for _, share in points])
+            )
+            windows[label] = (found.start_s, found.end_s, 100 * health.left_below(shares))
+    if not lines:
+        return None
+    fig = make_subplots(rows=len(lines), cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    # More variants than colours: the next round of colours is dashed.
+    styles = {
+        variant["name"]: (colors[variant["name"]], DASHES[(index // len(PALETTE)) % len(DASHES)])
+        for index, variant in enumerate(doc["variants"])
+    }
+    for row, (label, traces) in enumerate(lines.items(), start=1):
+        start_s, end_s, left_pct = windows[label]
+        for name, times_s, shares_pct in traces:
+            color, dash = styles[name]
+            fig.add_scatter(
+                x=times_s,
+                y=shares_pct,
+                mode="lines",
+                line={"color": color, "dash": dash, "width": 1.5},
+                name=name,
+                legendgroup=name,
+                showlegend=row == 1,
+                hovertemplate=f"{name} · {label}<br>%{{x:.3~g}} s: %{{y:.3~g}} %<extra></extra>",
+                row=row,
+                col=1,
+            )
+        # After the traces: plotly leaves shapes out of subplots that have none yet.
+        fig.add_vrect(x0=start_s, x1=end_s, fillcolor="#E45756", opacity=0.08, line_width=0, row=row, col=1)
+        fig.add_hline(
+            y=left_pct,
+            line={"color": "#6e7781", "dash": "dash", "width": 1},
+            annotation_text=f"left below {left_pct:g} %",
+            annotation_position="top left",
+            annotation_font={"size": 11, "color": "#6e7781"},
+            row=row,
+            col=1,
+        )
+        fig.update_yaxes(title_text=f"{label}, % of I/O", type="log", row=row, col=1)
+    fig.update_xaxes(title_text=TIME_AXIS, row=len(lines), col=1)
+    title = "Degraded path's share of I/O over time"
+    _layout(fig, title, 160 + 300 * len(lines))
+    caption = (
+        "Each line is a variant (a selector): the share of its device's I/O that the degrading path "
+        "carried in each sample, on a log axis (samples with none are not drawn). The shaded span is the "
+        "degradation; a selector has left the path once its line stays under the dashed share. Click a "
+        "legend entry to hide it."
+    )
+    return Figure("degraded-share", title, caption, fig)
