@@ -277,7 +277,105 @@ fn vdbench_malformed_files_name_file_and_line() {
     assert!(e("bad_xfersize.vdb").ends_with("bad_xfersize.vdb:2: wd=wd1: xfersize distribution adds up to 90%, expected 100 (vdbench)"));
     assert!(e("missing_include.vdb").contains("missing_include.vdb:1: include=nothere.vdb: cannot read"));
     assert!(e("small_sd.vdb").contains("small_sd.vdb:3: wd=wd1: on sd=sd1: after the hit area (1048576 bytes)"), "{}", e("small_sd.vdb"));
+    assert!(e("range_without_step.vdb").ends_with("range_without_step.vdb:3: rd=rd1: `1-64`: a range is followed by a step or `d` (double), e.g. (1-64,d)"), "{}", e("range_without_step.vdb"));
+    assert!(e("name_range.vdb").ends_with("name_range.vdb:2: wd=wd1: `sd1-disk4`: a name range keeps its letters and counts up, e.g. (sd1-sd2)"), "{}", e("name_range.vdb"));
+    assert!(e("fsd.vdb").ends_with("fsd.vdb:1: `fsd=` is a vdbench keyword sanlab cannot model: file system workloads (fsd/fwd) are not modelled: use sd/wd"), "{}", e("fsd.vdb"));
+    assert!(e("replay.vdb").ends_with("replay.vdb:1: `rg=` is a vdbench keyword sanlab cannot model: replay groups are not modelled: replay a trace with kind = \"trace\""), "{}", e("replay.vdb"));
+    assert!(e("fordepth.vdb").ends_with("fordepth.vdb:3: rd=rd1: `fordepth=` is a vdbench keyword sanlab cannot model: file system workloads (fsd/fwd and their for loops) are not modelled: use sd/wd"), "{}", e("fordepth.vdb"));
+    assert!(e("bad_for_xfersize.vdb").ends_with("bad_for_xfersize.vdb:3: rd=rd1: forxfersize=`1000`: expected a positive multiple of 512 bytes"), "{}", e("bad_for_xfersize.vdb"));
     assert!(e("unknown_wd.vdb").ends_with("unknown_wd.vdb:3: rd=rd1: wd=wd9 matches no workload definition (defined: wd1); did you mean `wd1`?"), "{}", e("unknown_wd.vdb"));
+}
+
+/// The runs of a parameter file, by name.
+fn vdb_runs(file: &str) -> Vec<String> {
+    sanlab_model::workload::vdbench_runs(&data().join("vdbench").join(file)).unwrap().into_iter().map(|r| r.name).collect()
+}
+
+fn vdb_run(file: &str, run: &str) -> String {
+    format!("{}\nrd = \"{run}\"", vdb(file))
+}
+
+#[test]
+fn vdbench_for_loops_nest_as_vdbench_nests_them() {
+    let names = vdb_runs("for_loops.vdb");
+    assert_eq!(names.len(), 12, "3 xfersizes x 2 thread counts x 2 read percents");
+    assert_eq!(&names[..3], ["sweep xfersize=4k threads=2 rdpct=100", "sweep xfersize=4k threads=2 rdpct=50", "sweep xfersize=4k threads=8 rdpct=100"]);
+    assert_eq!(names[11], "sweep xfersize=16k threads=8 rdpct=50");
+    // Each run's I/O pattern: its transfer size, thread count and read share.
+    for (xfer, threads, rdpct) in [(4096u32, 2u32, 100u32), (8192, 8, 50), (16384, 2, 50)] {
+        let run = format!("sweep xfersize={}k threads={threads} rdpct={rdpct}", xfer / 1024);
+        let mut sd = job(&vdb_run("for_loops.vdb", &run), "sd1");
+        assert_eq!(sd.pacing(), Pacing::Closed { depth: threads }, "{run}");
+        let reqs = draw(&mut sd, 20_000);
+        assert!(reqs.iter().all(|r| r.size_bytes == xfer && r.offset_bytes % u64::from(xfer) == 0), "{run}");
+        assert!((share(&reqs, |r| r.op == Op::Read) - f64::from(rdpct) / 100.0).abs() < 0.015, "{run}");
+        assert!(sd.options().contains(&("run".to_string(), run.clone())));
+    }
+    assert!(error(&vdb("for_loops.vdb")).contains("12 runs (sweep xfersize=4k threads=2 rdpct=100, "), "{}", error(&vdb("for_loops.vdb")));
+    let e = error(&vdb_run("for_loops.vdb", "sweep"));
+    assert!(e.starts_with("vm[0].job[0].rd: DATA/vdbench/for_loops.vdb:4: rd=sweep makes 12 runs"), "{e}");
+    assert!(error(&vdb_run("for_loops.vdb", "sweep xfersize=4k")).contains("no run `sweep xfersize=4k`"));
+}
+
+#[test]
+fn vdbench_rd_with_sds_and_workload_keys() {
+    assert_eq!(vdb_runs("rd_keys.vdb"), ["direct threads=4 rdpct=70 seekpct=0"]);
+    let all = jobs(&vdb("rd_keys.vdb"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"], "sd=sd* in the rd");
+    for (_, mut sd) in all {
+        assert_eq!(sd.pacing(), Pacing::Closed { depth: 4 });
+        let reqs = draw(&mut sd, 10_000);
+        // wd=default's 8k, the rd's 70 % reads and seekpct=0 (sequential from the first block).
+        assert!(reqs.iter().all(|r| r.size_bytes == 8192));
+        assert!((share(&reqs, |r| r.op == Op::Read) - 0.70).abs() < 0.015);
+        assert!(reqs.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 8192));
+    }
+}
+
+#[test]
+fn vdbench_several_rds_run_in_order_with_ranges_and_wildcards() {
+    assert_eq!(vdb_runs("runs_in_order.vdb"), ["first", "second iorate=400", "second iorate=800"]);
+    let first = jobs(&vdb_run("runs_in_order.vdb", "first"));
+    assert_eq!(first.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"], "wd=rand,sd=(sd1-sd2)");
+    // rd=second: both WDs (wd=*), moved to sd3 and sd4 by the rd's sd=; 800 IOPS over two WDs on two SDs.
+    let second = jobs(&vdb_run("runs_in_order.vdb", "second iorate=800"));
+    assert_eq!(second.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd3", "sd4"]);
+    let (_, mut sd3) = second.into_iter().next().unwrap();
+    let mut rng = RngStream::new(5, "arrivals");
+    let (mut t, n) = (0, 20_000);
+    for _ in 0..n {
+        t = sd3.next_arrival_ns(t, &mut rng).unwrap();
+    }
+    assert!((t as f64 / n as f64 - 2.5e6).abs() < 5e4, "400 IOPS on sd3: mean gap {} ns", t / n);
+    let reqs = draw(&mut sd3, 10_000);
+    assert!((share(&reqs, |r| r.size_bytes == 65536) - 0.5).abs() < 0.02, "rand and seq share sd3 evenly");
+}
+
+#[test]
+fn vdbench_curve_points_take_percents_of_the_max_run() {
+    assert_eq!(vdb_runs("curve.vdb"), ["c", "c_(50%)", "c_(90%)"]);
+    let runs = sanlab_model::workload::vdbench_runs(&data().join("vdbench/curve.vdb")).unwrap();
+    assert_eq!(runs[1].curve_max_run.as_deref(), Some("c"));
+    assert_eq!(job(&vdb_run("curve.vdb", "c"), "sd1").pacing(), Pacing::Closed { depth: 8 });
+    // 50 % of 12,345.6 IOPS: 6,172, rounded up to a multiple of 100 above 1000 (RD_entry.set_iorate).
+    let mut half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
+    assert_eq!(half.pacing(), Pacing::Timed { depth: 8 });
+    assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
+    let low = job(&format!("{}\ncurve_max_iops = 101", vdb_run("curve.vdb", "c_(90%)")), "sd1");
+    assert!(low.options().contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
+}
+
+#[test]
+fn vdbench_general_keywords_align_and_maxdata() {
+    let mut sd = job(&vdb("general.vdb"), "sd1");
+    let ignored = sd.options().into_iter().find(|o| o.0 == "ignored").map(|o| o.1);
+    assert_eq!(ignored.as_deref(), Some("compratio, messagescan, histogram, report, openflags, pause"));
+    let reqs = draw(&mut sd, 1_000_000);
+    // align=4k: 16k requests at any 4k boundary, not only at 16k ones.
+    assert!(reqs.iter().all(|r| r.offset_bytes % 4096 == 0));
+    assert!(share(&reqs, |r| r.offset_bytes % 16384 != 0) > 0.7);
+    // maxdata=2: twice the 1 GiB SD, then the run stops.
+    assert_eq!(reqs.len() as u64, 2 * GIB / 16384);
 }
 
 // ---- traces --------------------------------------------------------------------------------

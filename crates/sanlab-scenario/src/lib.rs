@@ -5,6 +5,7 @@
 mod build;
 mod injector;
 pub mod overrides;
+mod vdbench_runs;
 
 use sanlab_model::report::RunReport;
 use sanlab_model::names::{claim_file_name, escaped};
@@ -142,6 +143,7 @@ impl Scenario {
             v.finish().map_err(spec_err)?;
             variants.push(Variant { name: vname, description: vdesc, sets });
         }
+        let variants = vdbench_runs::expand(file, &root, variants)?;
         let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
         Ok(Self { file: file.to_string(), name, description, sha256, variants, root })
     }
@@ -280,7 +282,7 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
     let mut results = vec![];
     let mut cancelled = false;
     for v in &selected {
-        match s.run(*v, o, control)? {
+        match s.run(*v, &vdbench_runs::with_curve_max(&s, *v, o, &results)?, control)? {
             Some(r) => results.push(r),
             None => {
                 cancelled = true;
