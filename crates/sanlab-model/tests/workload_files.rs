@@ -428,6 +428,71 @@ fn closed_replay_and_bad_traces() {
     assert!(error("kind = \"trace\"\nfile = \"traces/nothere.csv\"\nformat = \"msr_csv\"").contains("cannot read trace DATA/traces/nothere.csv"));
 }
 
+/// (arrival ns, op, size, offset) of each request of an open replay.
+fn replayed(file: &str, rest: &str) -> Vec<(u64, Op, u32, u64)> {
+    replay(&mut trace(file, rest)).into_iter().map(|(t, r)| (t, r.op, r.size_bytes, r.offset_bytes)).collect()
+}
+
+#[test]
+fn trace_formats_spc_alibaba_tencent_biosnoop_and_auto() {
+    // SPC: LBA in sectors, size in bytes, seconds; ASU 1 selected away with disk = "0".
+    let spc = replayed("spc.csv", "format = \"spc\"\ndisk = \"0\"");
+    assert_eq!(spc, [(0, Op::Write, 3584, 303_567 * 512), (1_000_000, Op::Write, 3584, 303_574 * 512), (2_500_000, Op::Read, 512, 303_581 * 512)]);
+    assert!(trace("spc.csv", "format = \"spc\"\ndisk = \"0\"").options().contains(&("skipped".to_string(), "1 other ASUs".to_string())));
+    // Alibaba: bytes and microseconds, device 5.
+    let ali = replayed("alibaba.csv", "disk = \"5\"\ndevice_size = \"200GiB\"");
+    assert_eq!(ali, [(0, Op::Read, 4096, 126_703_644_672), (1_000_000, Op::Write, 16384, 126_703_648_768), (3_000_000, Op::Read, 4096, 0)]);
+    // Tencent: sectors and whole seconds, volume 1063.
+    let ten = replayed("tencent.csv", "disk = \"1063\"");
+    assert_eq!(ten, [(0, Op::Read, 4096, 2048 * 512), (1_000_000_000, Op::Write, 4096, 2056 * 512), (3_000_000_000, Op::Read, 16384, 8192 * 512)]);
+    // biosnoop: columns from the header, DISK sda.
+    let bio = replayed("biosnoop.txt", "disk = \"sda\"");
+    assert_eq!(bio, [(0, Op::Write, 4096, 1_048_576 * 512), (812_000, Op::Read, 8192, 2_097_152 * 512), (4_000_000, Op::Read, 8192, 2_097_168 * 512)]);
+    // auto: each recognised from its first line, and said so.
+    for (file, format, disk) in [("spc.csv", "spc", "0"), ("alibaba.csv", "alibaba", "5\"\ndevice_size = \"200GiB"), ("tencent.csv", "tencent", "1063"), ("biosnoop.txt", "biosnoop", "sda"), ("v3.iolog", "fio_iolog", ""), ("blkparse.txt", "blkparse", ""), ("msr.csv", "msr_csv", "")] {
+        let rest = if disk.is_empty() { String::new() } else { format!("disk = \"{disk}\"") };
+        assert!(trace(file, &rest).options().contains(&("format".to_string(), format.to_string())), "{file}");
+    }
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/unknown_format.txt\"");
+    assert_eq!(e, "vm[0].job[0].format: DATA/traces/bad/unknown_format.txt:1: `hello world` is none of the trace formats sanlab reads (tried fio_iolog, biosnoop, blkparse, msr_csv, alibaba, tencent, spc): give format = \"...\"");
+    // Several disks in one file: one must be picked.
+    let e = error("kind = \"trace\"\nfile = \"traces/alibaba.csv\"\ndevice_size = \"200GiB\"");
+    assert!(e.ends_with("alibaba.csv: records of several disks (5, 7, ...): replaying them onto one volume mixes their offsets; select one with disk"), "{e}");
+}
+
+#[test]
+fn msr_hosts_and_disks_blkparse_actions() {
+    let e = error("kind = \"trace\"\nfile = \"traces/msr_hosts.csv\"");
+    assert!(e.contains("records of several disks (web/0, src1/0, ...)") && e.ends_with("select one with host and disk (e.g. host = \"web\", disk = \"0\")"), "{e}");
+    let web0 = replayed("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"");
+    assert_eq!(web0.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 40_000_000, 50_000_000]);
+    assert!(trace("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"").options().contains(&("skipped".to_string(), "1 other hosts, 1 other disks".to_string())));
+    // Every action letter can be replayed; records without data are skipped and counted.
+    let q = trace("blkparse_actions.txt", "disk = \"8,16\"");
+    assert!(q.options().contains(&("skipped".to_string(), "1 flush, 1 other devices".to_string())), "{:?}", q.options());
+    assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"M\""), [(0, Op::Write, 4096, 4112 * 512)]);
+    assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"C\"").iter().map(|r| r.0).collect::<Vec<_>>(), [0, 100_000]);
+    assert!(error("kind = \"trace\"\nfile = \"traces/blkparse_actions.txt\"\ndisk = \"8,16\"\naction = \"P\"").ends_with("no read or write records to replay"), "plugs carry no data");
+}
+
+#[test]
+fn trace_volume_bounds_timing_and_replay_controls() {
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/beyond_volume.csv\"");
+    assert!(e.ends_with("beyond_volume.csv:2: offset 107374182400 + 4096 bytes ends beyond the volume's 107374182400 bytes (device_size): set device_size to the traced disk's size, or offset_wrap = true"), "{e}");
+    let wrapped = replayed("bad/beyond_volume.csv", "offset_wrap = true");
+    assert_eq!(wrapped[1].3, 0, "100 GiB wraps to 0");
+    assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ndevice_size = \"1GiB\"").contains("msr.csv:1: offset 7014609920 + 24576 bytes ends beyond"));
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/no_timing.iolog\"");
+    assert!(e.ends_with("no_timing.iolog: its 2 records all have the same time (no timing), so open replay would issue them at once: replay with mode = \"closed\" (depth outstanding) or give rate_iops"), "{e}");
+    assert_eq!(replayed("bad/no_timing.iolog", "rate_iops = 1000").iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1_000_000]);
+    // iops_scale = 4 is time_scale = 0.25; a window; reads only.
+    let msr = |rest: &str| replayed("msr.csv", rest).iter().map(|r| r.0).collect::<Vec<_>>();
+    assert_eq!(msr("iops_scale = 4.0"), [0, 2_500_000, 3_750_000, 10_000_000]);
+    assert_eq!(msr("from = \"10ms\"\nto = \"40ms\""), [0, 5_000_000], "records at 10 and 15 ms, from the window's first");
+    assert_eq!(replayed("msr.csv", "ops = \"reads\"").iter().map(|r| r.1).collect::<Vec<_>>(), [Op::Read, Op::Read]);
+    assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ntime_scale = 0.5\niops_scale = 2.0").contains("both compress time"));
+}
+
 // ---- numbers out of range ------------------------------------------------------------------
 
 #[test]

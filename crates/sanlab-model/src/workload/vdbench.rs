@@ -391,7 +391,7 @@ impl ForKey {
             ForKey::Seekpct => n == SEEK_EOF || (0.0..=100.0).contains(&n),
             ForKey::Hitarea => n >= 0.0 && n <= SIZE.max() as f64,
             ForKey::Compratio => n > 0.0,
-            ForKey::Iorate => n > 0.0 && rate_iops(v, n).is_ok(),
+            ForKey::Iorate => n > 0.0,
         };
         if !ok {
             let expected = match self {
@@ -404,6 +404,9 @@ impl ForKey {
                 ForKey::Iorate => "a positive rate",
             };
             return Err(format!("{keyword}=`{v}`: expected {expected}"));
+        }
+        if self == ForKey::Iorate {
+            rate_iops(v, n)?;
         }
         Ok(n)
     }
