@@ -424,7 +424,7 @@ fn closed_replay_and_bad_traces() {
     assert!(e("v1.iolog", "fio_iolog").starts_with("vm[0].job[0].file: DATA/traces/bad/v1.iolog:1: expected the header `fio version 2 iolog` or `fio version 3 iolog`"));
     assert!(e("short_row.csv", "msr_csv").ends_with("short_row.csv:2: expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found 6"));
     assert!(e("no_sector.txt", "blkparse").ends_with("no_sector.txt:2: expected `sector + nsectors` after RWBS `W`"));
-    assert!(error("kind = \"trace\"\nfile = \"traces/v2.iolog\"\nformat = \"fio_iolog\"\naction = \"D\"").contains("applies to format = \"blkparse\" only"));
+    assert!(error("kind = \"trace\"\nfile = \"traces/v2.iolog\"\nformat = \"fio_iolog\"\naction = \"D\"").contains("applies to format = \"blkparse\" or \"blktrace\" only"));
     assert!(error("kind = \"trace\"\nfile = \"traces/nothere.csv\"\nformat = \"msr_csv\"").contains("cannot read trace DATA/traces/nothere.csv"));
 }
 
@@ -454,7 +454,7 @@ fn trace_formats_spc_alibaba_tencent_biosnoop_and_auto() {
         assert!(trace(file, &rest).options().contains(&("format".to_string(), format.to_string())), "{file}");
     }
     let e = error("kind = \"trace\"\nfile = \"traces/bad/unknown_format.txt\"");
-    assert_eq!(e, "vm[0].job[0].format: DATA/traces/bad/unknown_format.txt:1: `hello world` is none of the trace formats sanlab reads (tried fio_iolog, biosnoop, blkparse, msr_csv, alibaba, tencent, spc): give format = \"...\"");
+    assert_eq!(e, "vm[0].job[0].format: DATA/traces/bad/unknown_format.txt:1: `hello world` is none of the trace formats sanlab reads (tried blktrace, fio_iolog, biosnoop, blkparse, msr_csv, alibaba, tencent, spc): give format = \"...\"");
     // Several disks in one file: one must be picked.
     let e = error("kind = \"trace\"\nfile = \"traces/alibaba.csv\"\ndevice_size = \"200GiB\"");
     assert!(e.ends_with("alibaba.csv: records of several disks (5, 7, ...): replaying them onto one volume mixes their offsets; select one with disk"), "{e}");
@@ -473,6 +473,22 @@ fn msr_hosts_and_disks_blkparse_actions() {
     assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"M\""), [(0, Op::Write, 4096, 4112 * 512)]);
     assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"C\"").iter().map(|r| r.0).collect::<Vec<_>>(), [0, 100_000]);
     assert!(error("kind = \"trace\"\nfile = \"traces/blkparse_actions.txt\"\ndisk = \"8,16\"\naction = \"P\"").ends_with("no read or write records to replay"), "plugs carry no data");
+}
+
+#[test]
+fn binary_blktrace_cpu_files_merge_by_time() {
+    // Naming one CPU's file reads both, merged by time; the notify and the flush are not I/O.
+    let q = trace("blktrace/sdb.blktrace.1", "");
+    assert!(q.options().contains(&("format".to_string(), "blktrace".to_string())));
+    assert!(q.options().contains(&("skipped".to_string(), "1 flush".to_string())), "{:?}", q.options());
+    let queued = replayed("blktrace/sdb.blktrace.0", "format = \"blktrace\"");
+    assert_eq!(queued, [(0, Op::Read, 4096, 2048 * 512), (199_000, Op::Read, 65536, 8192 * 512), (299_000, Op::Write, 8192, 4096 * 512)]);
+    assert_eq!(replayed("blktrace/sdb.blktrace.0", "action = \"D\""), [(0, Op::Write, 8192, 4096 * 512)]);
+    let mut issued = trace("blktrace/sdb.blktrace.0", "action = \"C\"\nmode = \"closed\"");
+    assert_eq!(draw(&mut issued, 10), [Request { op: Op::Read, size_bytes: 4096, offset_bytes: 2048 * 512 }]);
+    assert!(error("kind = \"trace\"\nfile = \"traces/blktrace/sdb.blktrace.0\"\ndisk = \"8,32\"").ends_with("no read or write records to replay"));
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/bad_magic.blktrace.0\"");
+    assert!(e.ends_with("bad_magic.blktrace.0:2: record 2 (of the CPU files merged by time): not a blktrace record: magic 0x12345678, expected 0x65617400 (is this blkparse text? use format = \"blkparse\")"), "{e}");
 }
 
 #[test]

@@ -18,12 +18,13 @@ use std::path::{Path, PathBuf};
 
 mod alibaba;
 mod biosnoop;
+mod blktrace_bin;
 mod spc;
 mod tencent;
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
 
-const FORMATS: [&str; 8] = ["auto", "fio_iolog", "msr_csv", "blkparse", "spc", "alibaba", "tencent", "biosnoop"];
+const FORMATS: [&str; 9] = ["auto", "fio_iolog", "msr_csv", "blkparse", "blktrace", "spc", "alibaba", "tencent", "biosnoop"];
 /// blkparse's action letters (fmt.c VALID_SPECS): Q queued (what fio's blktrace replay uses),
 /// G get request, I inserted, D issued to the driver, C completed, M and F merges, and the rest.
 const BLK_ACTIONS: [&str; 16] = ["Q", "A", "B", "C", "D", "F", "G", "I", "M", "P", "R", "S", "T", "U", "W", "X"];
@@ -38,6 +39,8 @@ enum Format {
     FioIolog,
     MsrCsv,
     Blkparse { action: char },
+    /// Binary per-CPU files; the action code of the letter replayed.
+    Blktrace { action: u32 },
     Spc,
     Alibaba,
     Tencent,
@@ -175,6 +178,7 @@ impl LineParser {
             Format::FioIolog => self.iolog(text),
             Format::MsrCsv => msr(number, text, &mut self.select),
             Format::Blkparse { action } => blkparse(text, action, &mut self.select),
+            Format::Blktrace { .. } => Err("binary blktrace records are not lines".to_string()),
             Format::Spc => spc::parse(text, &mut self.select),
             Format::Alibaba => alibaba::parse(text, &mut self.select),
             Format::Tencent => tencent::parse(text, &mut self.select),
@@ -185,6 +189,11 @@ impl LineParser {
                 biosnoop::parse(text, &self.biosnoop, &mut self.select)
             }
         }?;
+        self.admit(line)
+    }
+
+    /// A parsed record through the selection.
+    fn admit(&mut self, line: Line) -> Result<Line, String> {
         match line {
             Line::Io { at_ns, req } => self.select.admit(at_ns, req),
             other => Ok(other),
@@ -319,9 +328,16 @@ fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
     })
 }
 
+/// Where records come from: lines of text, or blktrace's binary per-CPU files.
+enum Source {
+    Text(Box<dyn BufRead>),
+    /// The files, and the action code replayed.
+    Binary(blktrace_bin::Merged, u32),
+}
+
 /// Streams the records of a trace.
 struct Reader {
-    input: Box<dyn BufRead>,
+    input: Source,
     parser: LineParser,
     buf: String,
     line: usize,
@@ -329,13 +345,26 @@ struct Reader {
 
 impl Reader {
     fn new(path: &Path, parser: &LineParser) -> std::io::Result<Self> {
-        Ok(Self { input: open(path)?, parser: parser.clone(), buf: String::new(), line: 0 })
+        let input = match parser.format {
+            Format::Blktrace { action } => Source::Binary(blktrace_bin::Merged::open(path, super::MAX_TRACE_FILE_BYTES)?, action),
+            _ => Source::Text(open(path)?),
+        };
+        Ok(Self { input, parser: parser.clone(), buf: String::new(), line: 0 })
     }
 
     /// The next line's content, or None at the end. Errors carry the line number.
     fn next_line(&mut self) -> Option<Result<Line, (usize, String)>> {
+        let input = match &mut self.input {
+            Source::Text(input) => input,
+            Source::Binary(merged, action) => {
+                let line = merged.next(*action, &mut self.parser.select)?;
+                self.line = merged.record;
+                let n = self.line;
+                return Some(line.and_then(|l| self.parser.admit(l)).map_err(|e| (n, format!("record {n} (of the CPU files merged by time): {e}"))));
+            }
+        };
         self.buf.clear();
-        match (&mut self.input).take(super::MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
+        match input.take(super::MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
             Ok(0) => None,
             Ok(n) if n as u64 == super::MAX_TRACE_LINE_BYTES && !self.buf.ends_with('\n') => {
                 Some(Err((self.line + 1, format!("line longer than {} bytes: is this a trace?", super::MAX_TRACE_LINE_BYTES))))
@@ -421,7 +450,15 @@ struct Trace {
 
 /// The format a trace's first lines are written in, tried in this order (`format = "auto"`).
 fn detect(path: &Path) -> Result<&'static str, String> {
-    let input = open(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let mut input = open(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    // blktrace's binary records start with their magic, in either byte order.
+    let head = input.fill_buf().map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    if let Some(m) = head.get(..4) {
+        let (le, be) = (u32::from_le_bytes(m.try_into().expect("4 bytes")), u32::from_be_bytes(m.try_into().expect("4 bytes")));
+        if le & 0xffff_ff00 == 0x6561_7400 || be & 0xffff_ff00 == 0x6561_7400 {
+            return Ok("blktrace");
+        }
+    }
     let lines: Vec<String> = input.lines().map_while(Result::ok).map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).take(5).collect();
     let fields = |l: &str| l.split(',').map(str::trim).map(str::to_string).collect::<Vec<_>>();
     let tried: [(&str, &dyn Fn(&str) -> bool); 7] = [
@@ -448,7 +485,7 @@ fn detect(path: &Path) -> Result<&'static str, String> {
     let first = lines.first().ok_or_else(|| format!("{}: empty: no trace to recognise", path.display()))?;
     tried.iter().find(|(_, test)| test(first)).map(|(name, _)| *name).ok_or_else(|| {
         let names: Vec<&str> = tried.iter().map(|t| t.0).collect();
-        at_line(path, 1, format!("`{first}` is none of the trace formats sanlab reads (tried {}): give format = \"...\"", names.join(", ")))
+        at_line(path, 1, format!("`{first}` is none of the trace formats sanlab reads (tried blktrace, {}): give format = \"...\"", names.join(", ")))
     })
 }
 
@@ -488,10 +525,11 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
         "alibaba" => Format::Alibaba,
         "tencent" => Format::Tencent,
         "biosnoop" => Format::Biosnoop,
+        "blktrace" => Format::Blktrace { action: blktrace_bin::action_code(action.chars().next().expect("one letter")).ok_or_else(|| spec.error("action", format!("`{action}` has no binary action code: expected one of Q, M, F, G, S, R, D, C, P, U, T, I, X, B, A")))? },
         _ => Format::Blkparse { action: action.chars().next().expect("one letter") },
     };
-    if spec.has("action") && !matches!(format, Format::Blkparse { .. }) {
-        return Err(spec.error("action", "applies to format = \"blkparse\" only"));
+    if spec.has("action") && !matches!(format, Format::Blkparse { .. } | Format::Blktrace { .. }) {
+        return Err(spec.error("action", "applies to format = \"blkparse\" or \"blktrace\" only"));
     }
     if host.is_some() && format != Format::MsrCsv {
         return Err(spec.error("host", "applies to format = \"msr_csv\" only (other formats name disks: use disk)"));
@@ -540,6 +578,7 @@ fn format_name(f: Format) -> &'static str {
         Format::FioIolog => "fio_iolog",
         Format::MsrCsv => "msr_csv",
         Format::Blkparse { .. } => "blkparse",
+        Format::Blktrace { .. } => "blktrace",
         Format::Spc => "spc",
         Format::Alibaba => "alibaba",
         Format::Tencent => "tencent",
