@@ -273,7 +273,7 @@ fn vdbench_eof_runs_and_inline_keys() {
 fn vdbench_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&vdb(&format!("bad/{f}")));
     assert!(e("unknown_keyword.vdb").starts_with("vm[0].job[0].file: DATA/vdbench/bad/unknown_keyword.vdb:1: sd=sd1: unknown keyword `sizee`"), "{}", e("unknown_keyword.vdb"));
-    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `stride=` is a vdbench keyword sanlab cannot model: strided offsets are not modelled"));
+    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `priority=` is a vdbench keyword sanlab cannot model: workload priorities are not modelled"), "{}", e("unmodelled.vdb"));
     assert!(e("bad_xfersize.vdb").ends_with("bad_xfersize.vdb:2: wd=wd1: xfersize distribution adds up to 90%, expected 100 (vdbench)"));
     assert!(e("missing_include.vdb").contains("missing_include.vdb:1: include=nothere.vdb: cannot read"));
     assert!(e("small_sd.vdb").contains("small_sd.vdb:3: wd=wd1: on sd=sd1: after the hit area (1048576 bytes)"), "{}", e("small_sd.vdb"));
@@ -363,6 +363,24 @@ fn vdbench_curve_points_take_percents_of_the_max_run() {
     assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
     let low = job(&format!("{}\ncurve_max_iops = 101", vdb_run("curve.vdb", "c_(90%)")), "sd1");
     assert!(low.options().contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
+}
+
+#[test]
+fn vdbench_stride_skips_forward() {
+    let reqs = draw(&mut job(&vdb("stride.vdb"), "sd1"), 20_000);
+    assert_eq!(reqs[0].offset_bytes, 4096, "the first at the start (block 0 is never touched)");
+    let mut wraps = 0;
+    for w in reqs.windows(2) {
+        let gap = w[1].offset_bytes as i64 - (w[0].offset_bytes + 4096) as i64;
+        if gap < 0 {
+            wraps += 1;
+            assert_eq!(w[1].offset_bytes, 4096, "past the end: back to the start");
+        } else {
+            assert!((65536..128 * 1024).contains(&gap) && gap % 4096 == 0, "gap {gap}");
+        }
+    }
+    // About 1 GiB / (4k + 96k mean skip) requests per pass.
+    assert!((wraps as f64 - 20_000.0 * 100.0 * 1024.0 / (1u64 << 30) as f64).abs() < 3.0, "{wraps} wraps");
 }
 
 #[test]

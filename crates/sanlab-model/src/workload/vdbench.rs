@@ -265,6 +265,9 @@ struct Wd {
     hotband: bool,
     skew: f64,
     iorate: f64,
+    /// `stride=(min,max)`: random requests skip forward from the previous one by min plus a
+    /// random multiple of the transfer size below max - min (WG_entry.blockBoundarySeek).
+    stride_bytes: Option<(u64, u64)>,
 }
 
 impl Wd {
@@ -301,7 +304,16 @@ impl Wd {
             "rhpct" => self.rhpct = percent(keyword, value)?,
             "whpct" => self.whpct = percent(keyword, value)?,
             "host" | "hd" | "openflags" => {}
-            "stride" => return Err(unmodelled(keyword, "strided offsets are not modelled")),
+            "stride" => {
+                let [lo, hi] = values(value)[..] else {
+                    return Err(format!("stride=`{value}`: expected a minimum and a maximum, e.g. stride=(4k,64k)"));
+                };
+                let (lo, hi) = (bytes(keyword, lo)?, bytes(keyword, hi)?);
+                if hi < lo {
+                    return Err(format!("stride=`{value}`: the maximum must not be below the minimum (vdbench)"));
+                }
+                self.stride_bytes = Some((lo, hi));
+            }
             "priority" => return Err(unmodelled(keyword, "workload priorities are not modelled")),
             "user" => return Err(unmodelled(keyword, "user-written generators cannot run in sanlab")),
             "threads" => return Err(unmodelled(keyword, "WD threads= needs concatenatesds=yes, which is not modelled; set threads= on the SD")),
@@ -552,7 +564,7 @@ fn default_sd() -> Sd {
 }
 
 fn default_wd() -> Wd {
-    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0 }
+    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None }
 }
 
 fn default_rd() -> Rd {
@@ -748,6 +760,7 @@ struct Generator {
     miss: Context,
     hotband_mb: Option<u64>,
     align_bytes: Option<u64>,
+    stride_bytes: Option<(u64, u64)>,
 }
 
 fn chance(rng: &mut RngStream, pct: f64) -> bool {
@@ -802,7 +815,7 @@ impl Generator {
                 mb => Some(mb),
             },
         };
-        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb, align_bytes: sd.align_bytes })
+        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb, align_bytes: sd.align_bytes, stride_bytes: wd.stride_bytes })
     }
 
     /// The next request (WG_task.createNormalIO's order: read, size, hit, random, offset), or None
@@ -818,10 +831,20 @@ impl Generator {
         let hotband = self.hotband_mb.filter(|_| !hit);
         let ctx = if hit { self.hit.as_mut().expect("checked") } else { &mut self.miss };
         let offset = if random {
-            let o = match hotband {
-                Some(mb) => ctx.low + hotband_record(mb, size, read, rng.uniform()) * size,
+            let o = match (hotband, self.stride_bytes) {
+                // Stride: the first at the start, then forward from the previous, back to the
+                // start past the end.
+                (None, Some((min, max))) => match ctx.next_seq {
+                    None => ctx.low,
+                    Some(prev) => {
+                        let step = (max - min) / size;
+                        let o = prev + min + ((rng.uniform() * step as f64) as u64) * size;
+                        if o + size > ctx.high { ctx.low } else { o }
+                    }
+                },
+                (Some(mb), _) => ctx.low + hotband_record(mb, size, read, rng.uniform()) * size,
                 // align=: any multiple of it that leaves room for the request.
-                None => match self.align_bytes {
+                (None, None) => match self.align_bytes {
                     Some(a) => ctx.low + rng.below((ctx.high - ctx.low).saturating_sub(size) / a + 1) * a,
                     None => ctx.low + rng.below((ctx.high - ctx.low) / size) * size,
                 },
