@@ -361,6 +361,8 @@ fn vdbench_curve_points_take_percents_of_the_max_run() {
     let mut half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
     assert_eq!(half.pacing(), Pacing::Timed { depth: 8 });
     assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
+    let stops = sanlab_model::workload::vdbench_runs(&data().join("vdbench/stopcurve.vdb")).unwrap();
+    assert_eq!(stops.iter().map(|r| r.stopcurve_ms).collect::<Vec<_>>(), [None, Some(0.001), Some(0.001), Some(0.001)], "points only");
     let low = job(&format!("{}\ncurve_max_iops = 101", vdb_run("curve.vdb", "c_(90%)")), "sd1");
     assert!(low.options().contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
 }

@@ -282,7 +282,14 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
     let mut results = vec![];
     let mut cancelled = false;
     for v in &selected {
-        match s.run(*v, &vdbench_runs::with_curve_max(&s, *v, o, &results)?, control)? {
+        // A vdbench stopcurve= ends the runs after it.
+        let Some(with_curve) = vdbench_runs::with_curve_max(&s, *v, o, &results)? else {
+            if let Some(c) = control {
+                c.finish_one();
+            }
+            continue;
+        };
+        match s.run(*v, &with_curve, control)? {
             Some(r) => results.push(r),
             None => {
                 cancelled = true;

@@ -104,33 +104,48 @@ pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result
     Ok(out)
 }
 
+/// The I/Os and mean response time (ms) of a run's jobs on `vm` in a result.
+fn run_figures(result: &VariantResult, vm: &str, run: &str) -> (f64, f64) {
+    let jobs = result.report.jobs.iter().filter(|j| j.vm == vm && j.options.get("run").or(j.options.get("rd")).map(String::as_str) == Some(run));
+    let (mut iops, mut ios, mut lat_ns) = (0.0, 0.0, 0.0);
+    for d in jobs.flat_map(|j| [&j.read, &j.write]) {
+        iops += d.iops;
+        ios += d.total_ios as f64;
+        lat_ns += d.lat_ns.mean * d.total_ios as f64;
+    }
+    (iops, if ios > 0.0 { lat_ns / ios / 1e6 } else { 0.0 })
+}
+
 /// The overrides to run variant `v` with: `o`, and for a curve point the IOPS its max run
-/// reached, taken from that run's result (run before it).
-pub(crate) fn with_curve_max(s: &Scenario, v: Option<&Variant>, o: &Overrides, results: &[VariantResult]) -> Result<Overrides, ScenarioError> {
-    let Some(v) = v else { return Ok(o.clone()) };
+/// reached, taken from that run's result (run before it). None when an earlier curve point of
+/// the same series went above its `stopcurve=`, which ends vdbench: the variant is not run.
+pub(crate) fn with_curve_max(s: &Scenario, v: Option<&Variant>, o: &Overrides, results: &[VariantResult]) -> Result<Option<Overrides>, ScenarioError> {
+    let Some(v) = v else { return Ok(Some(o.clone())) };
     let table = s.resolve(Some(v), o)?;
     let mut out = o.clone();
     for job in vdbench_jobs(&s.file, &table) {
         let Some(rd) = &job.rd else { continue };
+        let prefix = v.name.strip_suffix(rd.as_str()).unwrap_or_default();
+        let stopped = job.runs.iter().take_while(|r| &r.name != rd).any(|r| {
+            let Some(stop) = r.stopcurve_ms else { return false };
+            results.iter().find(|x| x.name == format!("{prefix}{}", r.name)).is_some_and(|x| run_figures(x, &job.vm, &r.name).1 > stop)
+        });
+        if stopped {
+            return Ok(None);
+        }
         let Some(max_run) = job.runs.iter().find(|r| &r.name == rd).and_then(|r| r.curve_max_run.clone()) else { continue };
-        let max_variant = format!("{}{max_run}", v.name.strip_suffix(rd.as_str()).unwrap_or_default());
+        let max_variant = format!("{prefix}{max_run}");
         let Some(max) = results.iter().find(|r| r.name == max_variant) else {
             return Err(ScenarioError(format!(
                 "{}: variant `{}` is a point of a vdbench curve: its rate is a percent of what `{max_variant}` reaches, so run that variant too, before it",
                 s.file, v.name
             )));
         };
-        let iops: f64 = max
-            .report
-            .jobs
-            .iter()
-            .filter(|j| j.vm == job.vm && j.options.get("run").or(j.options.get("rd")) == Some(&max_run))
-            .map(|j| j.read.iops + j.write.iops)
-            .sum();
+        let (iops, _) = run_figures(max, &job.vm, &max_run);
         if iops < 1.0 {
             return Err(ScenarioError(format!("{}: variant `{}`: its curve's max run `{max_variant}` reached {iops:.3} IOPS, too few for a curve (vdbench: was the run too short to establish a rate?)", s.file, v.name)));
         }
         out.sets.push(format!("{}.curve_max_iops={iops:?}", job.key));
     }
-    Ok(out)
+    Ok(Some(out))
 }

@@ -463,6 +463,8 @@ struct Rd {
     /// the end (For_loop's constructor).
     fors: Vec<(ForKey, Vec<f64>)>,
     curve_pct: Vec<f64>,
+    /// `stopcurve=`: vdbench ends once a curve point's response time is above this (ms).
+    stopcurve_ms: Option<f64>,
     elapsed_s: f64,
     interval_s: f64,
     warmup_s: Option<f64>,
@@ -538,7 +540,13 @@ impl Rd {
             }
             // Around the run or about data contents: no effect on the I/O (listed as ignored).
             "pause" | "startcmd" | "start_cmd" | "endcmd" | "end_cmd" | "openflags" => {}
-            "stopcurve" => return Err(unmodelled(keyword, "stopping a curve at a response time is not modelled: give curve= the points to run")),
+            "stopcurve" => {
+                let ms = number(keyword, single(keyword, value)?)?;
+                if ms <= 0.0 {
+                    return Err(format!("stopcurve={value}: expected a response time in ms, above 0"));
+                }
+                self.stopcurve_ms = Some(ms);
+            }
             "replay" => return Err(unmodelled(keyword, "replay a trace with kind = \"trace\"")),
             "format" => return Err(unmodelled(keyword, "formatting runs are not modelled")),
             "mount" => return Err(unmodelled(keyword, "mounts are not modelled")),
@@ -577,6 +585,7 @@ fn default_rd() -> Rd {
         iorates: vec![],
         fors: vec![],
         curve_pct: DEFAULT_CURVE_PCT.to_vec(),
+        stopcurve_ms: None,
         elapsed_s: DEFAULT_ELAPSED_S,
         interval_s: DEFAULT_INTERVAL_S,
         warmup_s: None,
@@ -985,6 +994,10 @@ pub struct VdbenchRun {
     pub rd: String,
     /// A curve point: the name of the max run whose rate it takes a percent of.
     pub curve_max_run: Option<String>,
+    /// A curve point of an RD with `stopcurve=`: vdbench stops every later run once a curve
+    /// point's response time (ms) is above it (Reporter: "Vdbench terminating because of
+    /// requested 'stopcurve='").
+    pub stopcurve_ms: Option<f64>,
 }
 
 /// Every run, in the order vdbench runs them: RDs in file order; each RD's loops nested with
@@ -1019,7 +1032,7 @@ fn plan(p: &Parm) -> Vec<RunPlan> {
 pub fn runs(path: &std::path::Path) -> Result<Vec<VdbenchRun>, String> {
     let (files, items) = read_items(path)?;
     let parm = parse_items(&items, &files)?;
-    Ok(plan(&parm).into_iter().map(|r| VdbenchRun { rd: parm.rds[r.rd].name.clone(), name: r.name, curve_max_run: r.curve.map(|c| c.1) }).collect())
+    Ok(plan(&parm).into_iter().map(|r| VdbenchRun { rd: parm.rds[r.rd].name.clone(), stopcurve_ms: parm.rds[r.rd].stopcurve_ms.filter(|_| r.curve.is_some()), name: r.name, curve_max_run: r.curve.map(|c| c.1) }).collect())
 }
 
 /// vdbench's rate for a curve point (RD_entry.set_iorate): whole IOPS times the whole percent,
