@@ -71,7 +71,7 @@ pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result
         let mut expanding = jobs.iter().filter(|j| runs_to_expand(j).len() > 1);
         let (Some(job), other) = (expanding.next(), expanding.next()) else {
             if let Some(v) = base {
-                claim_file_name(&v.name, "variants", &mut file_names).map_err(ScenarioError)?;
+                claim_file_name(&v.name, "variants", &mut file_names).map_err(|m| ScenarioError(format!("{file}: {m}")))?;
                 out.push(v);
             }
             continue;
