@@ -368,6 +368,15 @@ fn vdbench_curve_points_take_percents_of_the_max_run() {
 }
 
 #[test]
+fn vdbench_forhitarea_keeps_its_hit_area() {
+    assert_eq!(vdb_runs("forhitarea.vdb"), ["rd1 hitarea=8m", "rd1 hitarea=64m"]);
+    for (run, area) in [("rd1 hitarea=8m", 8 * MIB), ("rd1 hitarea=64m", 64 * MIB)] {
+        let reqs = draw(&mut job(&vdb_run("forhitarea.vdb", run), "sd1"), 20_000);
+        assert!(reqs.iter().all(|r| r.offset_bytes >= area), "{run}: misses start after the hit area");
+    }
+}
+
+#[test]
 fn vdbench_stride_skips_forward() {
     let reqs = draw(&mut job(&vdb("stride.vdb"), "sd1"), 20_000);
     assert_eq!(reqs[0].offset_bytes, 4096, "the first at the start (block 0 is never touched)");

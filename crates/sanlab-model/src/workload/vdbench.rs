@@ -148,6 +148,9 @@ struct Sd {
     range: Option<(f64, f64)>,
     /// Random offsets are multiples of this (vdbench `align=`; default the transfer size).
     align_bytes: Option<u64>,
+    /// A run's `forhitarea=` keeps the hit area even without rhpct or whpct, so misses avoid it
+    /// (For_loop.useForOverrides).
+    hitarea_forced: bool,
 }
 
 impl Sd {
@@ -568,7 +571,7 @@ struct Parm {
 }
 
 fn default_sd() -> Sd {
-    Sd { name: "default".into(), at: None, size_bytes: None, threads: DEFAULT_THREADS, hitarea_bytes: DEFAULT_HITAREA_BYTES, offset_bytes: 0, range: None, align_bytes: None }
+    Sd { name: "default".into(), at: None, size_bytes: None, threads: DEFAULT_THREADS, hitarea_bytes: DEFAULT_HITAREA_BYTES, offset_bytes: 0, range: None, align_bytes: None, hitarea_forced: false }
 }
 
 fn default_wd() -> Wd {
@@ -790,7 +793,7 @@ impl Generator {
         if hi > 100.0 && hi <= 200.0 {
             return Err(format!("range=({lo},{hi}): ranges past 100 % wrap around the SD in vdbench, which is not modelled"));
         }
-        let hit_bytes = if wd.rhpct + wd.whpct > 0.0 { sd.hitarea_bytes } else { 0 };
+        let hit_bytes = if wd.rhpct + wd.whpct > 0.0 || sd.hitarea_forced { sd.hitarea_bytes } else { 0 };
         let start = if lo <= 100.0 { (sd_bytes as f64 * lo / 100.0) as u64 } else { lo as u64 };
         let end = if hi <= 100.0 { (sd_bytes as f64 * hi / 100.0) as u64 } else { hi as u64 };
         if end > sd_bytes {
@@ -1127,7 +1130,7 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
         for sd in &mut sds {
             match key {
                 ForKey::Threads => sd.threads = *v as u32,
-                ForKey::Hitarea => sd.hitarea_bytes = *v as u64,
+                ForKey::Hitarea => (sd.hitarea_bytes, sd.hitarea_forced) = (*v as u64, true),
                 _ => {}
             }
         }
