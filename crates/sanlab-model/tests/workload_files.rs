@@ -283,6 +283,8 @@ fn vdbench_malformed_files_name_file_and_line() {
     assert!(e("replay.vdb").ends_with("replay.vdb:1: `rg=` is a vdbench keyword sanlab cannot model: replay groups are not modelled: replay a trace with kind = \"trace\""), "{}", e("replay.vdb"));
     assert!(e("fordepth.vdb").ends_with("fordepth.vdb:3: rd=rd1: `fordepth=` is a vdbench keyword sanlab cannot model: file system workloads (fsd/fwd and their for loops) are not modelled: use sd/wd"), "{}", e("fordepth.vdb"));
     assert!(e("bad_for_xfersize.vdb").ends_with("bad_for_xfersize.vdb:3: rd=rd1: forxfersize=`1000`: expected a positive multiple of 512 bytes"), "{}", e("bad_for_xfersize.vdb"));
+    assert!(e("wd_threads.vdb").ends_with("wd_threads.vdb:2: wd=wd1: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD"), "{}", e("wd_threads.vdb"));
+    assert!(e("concat_no_threads.vdb").ends_with("concat_no_threads.vdb:3: wd=wd1: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)"), "{}", e("concat_no_threads.vdb"));
     assert!(e("unknown_wd.vdb").ends_with("unknown_wd.vdb:3: rd=rd1: wd=wd9 matches no workload definition (defined: wd1); did you mean `wd1`?"), "{}", e("unknown_wd.vdb"));
 }
 
@@ -374,6 +376,20 @@ fn vdbench_forhitarea_keeps_its_hit_area() {
         let reqs = draw(&mut job(&vdb_run("forhitarea.vdb", run), "sd1"), 20_000);
         assert!(reqs.iter().all(|r| r.offset_bytes >= area), "{run}: misses start after the hit area");
     }
+}
+
+#[test]
+fn vdbench_concatenated_sds() {
+    let all = jobs(&vdb("concat.vdb"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["concat#01", "concat#02"], "one concatenated SD per WD");
+    let mut it = all.into_iter();
+    let (_, mut c1) = it.next().unwrap();
+    let (_, c2) = it.next().unwrap();
+    assert_eq!((c1.pacing(), c2.pacing()), (Pacing::Closed { depth: 4 }, Pacing::Closed { depth: 2 }), "the WDs' threads");
+    // wd1 reads sd1 then sd2 end to end: sequential past the first 1 GiB, within 4 GiB.
+    let reqs = draw(&mut c1, 30_000);
+    assert!(reqs.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 65536));
+    assert!(reqs.last().unwrap().offset_bytes > GIB && reqs.last().unwrap().offset_bytes < 4 * GIB);
 }
 
 #[test]

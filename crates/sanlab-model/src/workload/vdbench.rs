@@ -271,6 +271,8 @@ struct Wd {
     /// `stride=(min,max)`: random requests skip forward from the previous one by min plus a
     /// random multiple of the transfer size below max - min (WG_entry.blockBoundarySeek).
     stride_bytes: Option<(u64, u64)>,
+    /// With concatenatesds=yes: requests outstanding on the WD's concatenated SD.
+    threads: Option<u32>,
 }
 
 impl Wd {
@@ -319,7 +321,13 @@ impl Wd {
             }
             "priority" => return Err(unmodelled(keyword, "workload priorities are not modelled")),
             "user" => return Err(unmodelled(keyword, "user-written generators cannot run in sanlab")),
-            "threads" => return Err(unmodelled(keyword, "WD threads= needs concatenatesds=yes, which is not modelled; set threads= on the SD")),
+            "threads" => {
+                let t = number(keyword, single(keyword, value)?)?;
+                if !(1.0..=65_536.0).contains(&t) {
+                    return Err(format!("threads={value}: expected 1..=65536"));
+                }
+                self.threads = Some(t as u32);
+            }
             _ => return Err(unmodelled(keyword, "streams are not modelled")),
         }
         Ok(())
@@ -568,6 +576,8 @@ struct Parm {
     default_wd: Wd,
     /// Keywords accepted without effect, each once, in the order first seen.
     ignored: Vec<&'static str>,
+    /// concatenatesds=yes: each WD runs on one SD made of its SDs end to end.
+    concatenate: bool,
 }
 
 fn default_sd() -> Sd {
@@ -575,7 +585,7 @@ fn default_sd() -> Sd {
 }
 
 fn default_wd() -> Wd {
-    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None }
+    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None, threads: None }
 }
 
 fn default_rd() -> Rd {
@@ -624,7 +634,7 @@ fn start<T: Clone>(list: &mut Vec<T>, default: &T, name: &str, at: At, what: &st
 /// then hd=, sd=, wd=, rd=, in that order).
 fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
     let (mut dsd, mut dwd, mut drd) = (default_sd(), default_wd(), default_rd());
-    let mut p = Parm { sds: vec![], wds: vec![], rds: vec![], default_wd: default_wd(), ignored: vec![] };
+    let mut p = Parm { sds: vec![], wds: vec![], rds: vec![], default_wd: default_wd(), ignored: vec![], concatenate: false };
     let ignore = |ignored: &mut Vec<&'static str>, kw: &'static str| {
         if !ignored.contains(&kw) {
             ignored.push(kw);
@@ -653,7 +663,14 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
                 let kw = resolve(k, &GENERAL_KEYWORDS).ok_or_else(|| fail(unknown("general parameters", k, &GENERAL_KEYWORDS)))?;
                 match kw {
                     "validate" | "journal" => return Err(fail(unmodelled(kw, "data validation is not modelled"))),
-                    "concatenatesds" => return Err(fail(unmodelled(kw, "concatenated SDs are not modelled"))),
+                    "concatenatesds" => {
+                        p.concatenate = match single(kw, &item.value).map_err(fail)?.to_ascii_lowercase() {
+                            v if v.starts_with('y') => true,
+                            v if v.starts_with('n') => false,
+                            v => return Err(fail(format!("concatenatesds=`{v}`: expected yes or no"))),
+                        };
+                        continue;
+                    }
                     "loop" => return Err(fail(unmodelled(kw, "repeating every run is not modelled: run the scenario again with another --seed, or sweep seeds"))),
                     "fsd" | "fwd" => return Err(fail(unmodelled(kw, "file system workloads (fsd/fwd) are not modelled: use sd/wd"))),
                     "rg" => return Err(fail(unmodelled(kw, "replay groups are not modelled: replay a trace with kind = \"trace\""))),
@@ -1138,8 +1155,31 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
             iorate = IoRate::Rate(*v);
         }
     }
+    // ConcatSds: each WD gets one SD, `concat#01`, ..., its SDs end to end in file order, and
+    // the WD's threads (or the run's threads=/forthreads=).
+    let forthreads = run.values.iter().find(|(k, _)| *k == ForKey::Threads).map(|(_, v)| *v as u32);
+    let sds = if p.concatenate {
+        let mut concat = vec![];
+        for w in &mut wds {
+            let parts: Vec<&Sd> = sds.iter().filter(|s| w.sds.iter().any(|pat| matches(pat, &s.name))).collect();
+            let Some(first) = parts.first() else {
+                return Err(place(w.at, format!("wd={}: sd={} matches no storage definition", w.name, w.sds.join(","))));
+            };
+            let threads = forthreads.or(w.threads).ok_or_else(|| place(w.at, format!("wd={}: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)", w.name)))?;
+            let size_bytes = parts.iter().map(|s| s.size_bytes.unwrap_or(device_bytes)).sum();
+            let name = format!("concat#{:02}", concat.len() + 1);
+            concat.push(Sd { name: name.clone(), size_bytes: Some(size_bytes), threads, offset_bytes: 0, range: None, ..(*first).clone() });
+            w.sds = vec![name];
+        }
+        concat
+    } else {
+        if let Some(w) = wds.iter().find(|w| w.threads.is_some()) {
+            return Err(place(w.at, format!("wd={}: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD", w.name)));
+        }
+        sds
+    };
+    let p = &Parm { sds, wds: vec![], rds: vec![], default_wd: p.default_wd.clone(), ignored: p.ignored.clone(), concatenate: p.concatenate };
     let wds: Vec<&Wd> = wds.iter().collect();
-    let p = &Parm { sds, wds: vec![], rds: vec![], default_wd: p.default_wd.clone(), ignored: p.ignored.clone() };
     // HandleSkew.spreadWdSkew: WDs without skew (and without their own iorate) share what the
     // others leave, equally; the total must be 100.
     let given: f64 = wds.iter().filter(|w| w.iorate == 0.0).map(|w| w.skew).sum();
@@ -1281,7 +1321,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
             if rd.is_some() {
                 return Err(spec.error("rd", "picks a run of a parameter file: give `file` too, or drop `rd`"));
             }
-            let mut parm = Parm { sds: vec![default_sd()], wds: vec![default_wd()], rds: vec![default_rd()], default_wd: default_wd(), ignored: vec![] };
+            let mut parm = Parm { sds: vec![default_sd()], wds: vec![default_wd()], rds: vec![default_rd()], default_wd: default_wd(), ignored: vec![], concatenate: false };
             (parm.sds[0].name, parm.wds[0].name, parm.rds[0].name) = ("sd1".into(), "wd1".into(), "rd1".into());
             (parm.wds[0].sds, parm.rds[0].wds, parm.rds[0].iorate) = (vec!["sd1".into()], vec!["wd1".into()], Some(IoRate::Max));
             for (key, entry, value) in &inline {
