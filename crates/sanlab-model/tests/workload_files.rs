@@ -285,6 +285,7 @@ fn vdbench_malformed_files_name_file_and_line() {
     assert!(e("bad_for_xfersize.vdb").ends_with("bad_for_xfersize.vdb:3: rd=rd1: forxfersize=`1000`: expected a positive multiple of 512 bytes"), "{}", e("bad_for_xfersize.vdb"));
     assert!(e("wd_threads.vdb").ends_with("wd_threads.vdb:2: wd=wd1: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD"), "{}", e("wd_threads.vdb"));
     assert!(e("concat_no_threads.vdb").ends_with("concat_no_threads.vdb:3: wd=wd1: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)"), "{}", e("concat_no_threads.vdb"));
+    assert!(e("too_many_runs.vdb").ends_with("too_many_runs.vdb:3: rd=rd1: its loops make more than 4096 runs, each simulated on its own: loop over fewer values"), "{}", e("too_many_runs.vdb"));
     assert!(e("unknown_wd.vdb").ends_with("unknown_wd.vdb:3: rd=rd1: wd=wd9 matches no workload definition (defined: wd1); did you mean `wd1`?"), "{}", e("unknown_wd.vdb"));
 }
 
@@ -552,6 +553,7 @@ fn trace_volume_bounds_timing_and_replay_controls() {
     assert_eq!(msr("from = \"10ms\"\nto = \"40ms\""), [0, 5_000_000], "records at 10 and 15 ms, from the window's first");
     assert_eq!(replayed("msr.csv", "ops = \"reads\"").iter().map(|r| r.1).collect::<Vec<_>>(), [Op::Read, Op::Read]);
     assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ntime_scale = 0.5\niops_scale = 2.0").contains("both compress time"));
+    assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ndevice_size = \"0\"").ends_with("device_size: must hold at least one 512-byte sector"));
 }
 
 // ---- numbers out of range ------------------------------------------------------------------

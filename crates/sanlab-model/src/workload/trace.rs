@@ -516,6 +516,9 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     if to_ns <= from_ns {
         return Err(spec.error("to", "must be after `from`"));
     }
+    if device_bytes < SECTOR_BYTES {
+        return Err(spec.error("device_size", "must hold at least one 512-byte sector"));
+    }
     let auto = format == "auto";
     let format = if auto { detect(&path).map_err(|e| spec.error("format", e))? } else { format };
     let format = match format {

@@ -1020,14 +1020,22 @@ pub struct VdbenchRun {
     pub stopcurve_ms: Option<f64>,
 }
 
+/// Most runs one parameter file may make (each is a variant, simulated on its own).
+const MAX_RUNS: usize = 4096;
+
 /// Every run, in the order vdbench runs them: RDs in file order; each RD's loops nested with
 /// the first outermost; a curve's points right after its max run.
-fn plan(p: &Parm) -> Vec<RunPlan> {
+fn plan(p: &Parm, place: &dyn Fn(At, String) -> String) -> Result<Vec<RunPlan>, String> {
     let mut out = vec![];
     for (i, rd) in p.rds.iter().enumerate() {
         let mut loops = rd.fors.clone();
         if rd.iorates.len() > 1 {
             loops.push((ForKey::Iorate, rd.iorates.clone()));
+        }
+        let per_combo = if rd.iorate == Some(IoRate::Curve) { 1 + rd.curve_pct.len() } else { 1 };
+        let count = loops.iter().try_fold(per_combo, |n, (_, l)| n.checked_mul(l.len())).filter(|n| out.len() + n <= MAX_RUNS);
+        if count.is_none() {
+            return Err(place(rd.at, format!("rd={}: its loops make more than {MAX_RUNS} runs, each simulated on its own: loop over fewer values", rd.name)));
         }
         let mut combos: Vec<Vec<(ForKey, f64)>> = vec![vec![]];
         for (key, list) in &loops {
@@ -1045,14 +1053,18 @@ fn plan(p: &Parm) -> Vec<RunPlan> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The runs of a parameter file (see [`plan`]).
 pub fn runs(path: &std::path::Path) -> Result<Vec<VdbenchRun>, String> {
     let (files, items) = read_items(path)?;
     let parm = parse_items(&items, &files)?;
-    Ok(plan(&parm).into_iter().map(|r| VdbenchRun { rd: parm.rds[r.rd].name.clone(), stopcurve_ms: parm.rds[r.rd].stopcurve_ms.filter(|_| r.curve.is_some()), name: r.name, curve_max_run: r.curve.map(|c| c.1) }).collect())
+    let place = |at: At, msg: String| match at {
+        Some((f, l)) => files.at(f, l, msg),
+        None => format!("{}: {msg}", path.display()),
+    };
+    Ok(plan(&parm, &place)?.into_iter().map(|r| VdbenchRun { rd: parm.rds[r.rd].name.clone(), stopcurve_ms: parm.rds[r.rd].stopcurve_ms.filter(|_| r.curve.is_some()), name: r.name, curve_max_run: r.curve.map(|c| c.1) }).collect())
 }
 
 /// vdbench's rate for a curve point (RD_entry.set_iorate): whole IOPS times the whole percent,
@@ -1313,7 +1325,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
                 Some((f, l)) => files.at(f, l, msg),
                 None => format!("{}: {msg}", path.display()),
             };
-            let runs = plan(&parm);
+            let runs = plan(&parm, &place).map_err(|e| spec.error("file", e))?;
             let run = pick(&runs, &parm, rd.as_deref(), &place).map_err(|e| spec.error(if rd.is_some() { "rd" } else { "file" }, e))?;
             assemble(&parm, run, (curve_max > 0.0).then_some(curve_max), device_bytes, &place).map_err(|e| spec.error("file", e))?
         }
@@ -1333,7 +1345,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
                 set.map_err(|e| spec.error(key, e))?;
             }
             let key = inline.first().map_or("kind", |i| i.0);
-            let runs = plan(&parm);
+            let runs = plan(&parm, &|_, msg| msg).map_err(|e| spec.error(key, e))?;
             let run = pick(&runs, &parm, None, &|_, msg| msg).map_err(|e| spec.error(key, e))?;
             assemble(&parm, run, None, device_bytes, &|_, msg| msg).map_err(|e| spec.error(key, e))?
         }
