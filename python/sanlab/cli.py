@@ -143,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the results as one JSON document and nothing else on stdout",
     )
+    run.add_argument(
+        "--esxtop-csv",
+        action="store_true",
+        help="also write each variant's time series as <variant>/esxtop.csv, in esxtop batch mode's layout",
+    )
     _add_quiet(run, "run folder")
     run.set_defaults(handler=_cmd_run)
 
@@ -273,12 +278,12 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     # The run folder is written before anything is printed, so a closed pipe cannot lose it.
     if args.json:
         if args.out is not None:
-            write_run_folder(doc, args.out, argv=argv, started=started, wall_s=wall_s)
+            write_run_folder(doc, args.out, argv=argv, started=started, wall_s=wall_s, esxtop_csv=args.esxtop_csv)
         print(json.dumps(json_summary(doc), indent=2))
         return 130 if interrupted else 0
 
     out_dir = args.out or new_default_out_dir(DEFAULT_RUNS_DIR, doc["scenario"], started)
-    write_run_folder(doc, out_dir, argv=argv, started=started, wall_s=wall_s)
+    write_run_folder(doc, out_dir, argv=argv, started=started, wall_s=wall_s, esxtop_csv=args.esxtop_csv)
     if not args.quiet:
         console = _console()
         console.print(variants_table(doc))

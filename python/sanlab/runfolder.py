@@ -9,6 +9,8 @@
       report.html                        plots and tables, self-contained (`sanlab report` rewrites it)
       <variant>/scenario.resolved.toml
       <variant>/fio/<job>.json
+      <variant>/vdbench/summary.html     vdbench's interval lines, for variants with vdbench jobs
+      <variant>/esxtop.csv               with --esxtop-csv: the time series in esxtop's batch CSV
 ```
 
 `read_run_folder` turns a folder back into the engine's document, which is all a report needs.
@@ -27,9 +29,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sanlab import _core
+from sanlab.esxtop import write_esxtop_csvs
 from sanlab.fio import fio_document
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.results import Document, json_summary, summary_table, timeseries_table
+from sanlab.vdbench_out import write_vdbench_summaries
 
 RESULTS_FILE = "results.json"
 MANIFEST_FILE = "manifest.json"
@@ -80,6 +84,7 @@ def write_run_folder(
     argv: Sequence[str],
     started: datetime,
     wall_s: float,
+    esxtop_csv: bool = False,
 ) -> list[str]:
     """Writes every file of the run folder into the existing `out_dir`.
 
@@ -104,6 +109,11 @@ def write_run_folder(
             fio_path = fio_dir / f"{safe_name(job['name'])}.json"
             _write_json(fio_path, fio_document(job, doc["version"], started))
             record(fio_path)
+    for path in write_vdbench_summaries(doc, out_dir, safe_name):
+        record(path)
+    if esxtop_csv:
+        for path in write_esxtop_csvs(doc, out_dir, safe_name, started):
+            record(path)
 
     for name, table in (
         ("summary.parquet", summary_table(doc)),

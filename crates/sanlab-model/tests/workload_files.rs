@@ -273,11 +273,155 @@ fn vdbench_eof_runs_and_inline_keys() {
 fn vdbench_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&vdb(&format!("bad/{f}")));
     assert!(e("unknown_keyword.vdb").starts_with("vm[0].job[0].file: DATA/vdbench/bad/unknown_keyword.vdb:1: sd=sd1: unknown keyword `sizee`"), "{}", e("unknown_keyword.vdb"));
-    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `stride=` is a vdbench keyword sanlab cannot model: strided offsets are not modelled"));
+    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `priority=` is a vdbench keyword sanlab cannot model: workload priorities are not modelled"), "{}", e("unmodelled.vdb"));
     assert!(e("bad_xfersize.vdb").ends_with("bad_xfersize.vdb:2: wd=wd1: xfersize distribution adds up to 90%, expected 100 (vdbench)"));
     assert!(e("missing_include.vdb").contains("missing_include.vdb:1: include=nothere.vdb: cannot read"));
     assert!(e("small_sd.vdb").contains("small_sd.vdb:3: wd=wd1: on sd=sd1: after the hit area (1048576 bytes)"), "{}", e("small_sd.vdb"));
+    assert!(e("range_without_step.vdb").ends_with("range_without_step.vdb:3: rd=rd1: `1-64`: a range is followed by a step or `d` (double), e.g. (1-64,d)"), "{}", e("range_without_step.vdb"));
+    assert!(e("name_range.vdb").ends_with("name_range.vdb:2: wd=wd1: `sd1-disk4`: a name range keeps its letters and counts up, e.g. (sd1-sd2)"), "{}", e("name_range.vdb"));
+    assert!(e("fsd.vdb").ends_with("fsd.vdb:1: `fsd=` is a vdbench keyword sanlab cannot model: file system workloads (fsd/fwd) are not modelled: use sd/wd"), "{}", e("fsd.vdb"));
+    assert!(e("replay.vdb").ends_with("replay.vdb:1: `rg=` is a vdbench keyword sanlab cannot model: replay groups are not modelled: replay a trace with kind = \"trace\""), "{}", e("replay.vdb"));
+    assert!(e("fordepth.vdb").ends_with("fordepth.vdb:3: rd=rd1: `fordepth=` is a vdbench keyword sanlab cannot model: file system workloads (fsd/fwd and their for loops) are not modelled: use sd/wd"), "{}", e("fordepth.vdb"));
+    assert!(e("bad_for_xfersize.vdb").ends_with("bad_for_xfersize.vdb:3: rd=rd1: forxfersize=`1000`: expected a positive multiple of 512 bytes"), "{}", e("bad_for_xfersize.vdb"));
+    assert!(e("wd_threads.vdb").ends_with("wd_threads.vdb:2: wd=wd1: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD"), "{}", e("wd_threads.vdb"));
+    assert!(e("concat_no_threads.vdb").ends_with("concat_no_threads.vdb:3: wd=wd1: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)"), "{}", e("concat_no_threads.vdb"));
+    assert!(e("too_many_runs.vdb").ends_with("too_many_runs.vdb:3: rd=rd1: its loops make more than 4096 runs, each simulated on its own: loop over fewer values"), "{}", e("too_many_runs.vdb"));
     assert!(e("unknown_wd.vdb").ends_with("unknown_wd.vdb:3: rd=rd1: wd=wd9 matches no workload definition (defined: wd1); did you mean `wd1`?"), "{}", e("unknown_wd.vdb"));
+}
+
+/// The runs of a parameter file, by name.
+fn vdb_runs(file: &str) -> Vec<String> {
+    sanlab_model::workload::vdbench_runs(&data().join("vdbench").join(file)).unwrap().into_iter().map(|r| r.name).collect()
+}
+
+fn vdb_run(file: &str, run: &str) -> String {
+    format!("{}\nrd = \"{run}\"", vdb(file))
+}
+
+#[test]
+fn vdbench_for_loops_nest_as_vdbench_nests_them() {
+    let names = vdb_runs("for_loops.vdb");
+    assert_eq!(names.len(), 12, "3 xfersizes x 2 thread counts x 2 read percents");
+    assert_eq!(&names[..3], ["sweep xfersize=4k threads=2 rdpct=100", "sweep xfersize=4k threads=2 rdpct=50", "sweep xfersize=4k threads=8 rdpct=100"]);
+    assert_eq!(names[11], "sweep xfersize=16k threads=8 rdpct=50");
+    // Each run's I/O pattern: its transfer size, thread count and read share.
+    for (xfer, threads, rdpct) in [(4096u32, 2u32, 100u32), (8192, 8, 50), (16384, 2, 50)] {
+        let run = format!("sweep xfersize={}k threads={threads} rdpct={rdpct}", xfer / 1024);
+        let mut sd = job(&vdb_run("for_loops.vdb", &run), "sd1");
+        assert_eq!(sd.pacing(), Pacing::Closed { depth: threads }, "{run}");
+        let reqs = draw(&mut sd, 20_000);
+        assert!(reqs.iter().all(|r| r.size_bytes == xfer && r.offset_bytes % u64::from(xfer) == 0), "{run}");
+        assert!((share(&reqs, |r| r.op == Op::Read) - f64::from(rdpct) / 100.0).abs() < 0.015, "{run}");
+        assert!(sd.options().contains(&("run".to_string(), run.clone())));
+    }
+    assert!(error(&vdb("for_loops.vdb")).contains("12 runs (sweep xfersize=4k threads=2 rdpct=100, "), "{}", error(&vdb("for_loops.vdb")));
+    let e = error(&vdb_run("for_loops.vdb", "sweep"));
+    assert!(e.starts_with("vm[0].job[0].rd: DATA/vdbench/for_loops.vdb:4: rd=sweep makes 12 runs"), "{e}");
+    assert!(error(&vdb_run("for_loops.vdb", "sweep xfersize=4k")).contains("no run `sweep xfersize=4k`"));
+}
+
+#[test]
+fn vdbench_rd_with_sds_and_workload_keys() {
+    assert_eq!(vdb_runs("rd_keys.vdb"), ["direct threads=4 rdpct=70 seekpct=0"]);
+    let all = jobs(&vdb("rd_keys.vdb"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"], "sd=sd* in the rd");
+    for (_, mut sd) in all {
+        assert_eq!(sd.pacing(), Pacing::Closed { depth: 4 });
+        let reqs = draw(&mut sd, 10_000);
+        // wd=default's 8k, the rd's 70 % reads and seekpct=0 (sequential from the first block).
+        assert!(reqs.iter().all(|r| r.size_bytes == 8192));
+        assert!((share(&reqs, |r| r.op == Op::Read) - 0.70).abs() < 0.015);
+        assert!(reqs.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 8192));
+    }
+}
+
+#[test]
+fn vdbench_several_rds_run_in_order_with_ranges_and_wildcards() {
+    assert_eq!(vdb_runs("runs_in_order.vdb"), ["first", "second iorate=400", "second iorate=800"]);
+    let first = jobs(&vdb_run("runs_in_order.vdb", "first"));
+    assert_eq!(first.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"], "wd=rand,sd=(sd1-sd2)");
+    // rd=second: both WDs (wd=*), moved to sd3 and sd4 by the rd's sd=; 800 IOPS over two WDs on two SDs.
+    let second = jobs(&vdb_run("runs_in_order.vdb", "second iorate=800"));
+    assert_eq!(second.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd3", "sd4"]);
+    let (_, mut sd3) = second.into_iter().next().unwrap();
+    let mut rng = RngStream::new(5, "arrivals");
+    let (mut t, n) = (0, 20_000);
+    for _ in 0..n {
+        t = sd3.next_arrival_ns(t, &mut rng).unwrap();
+    }
+    assert!((t as f64 / n as f64 - 2.5e6).abs() < 5e4, "400 IOPS on sd3: mean gap {} ns", t / n);
+    let reqs = draw(&mut sd3, 10_000);
+    assert!((share(&reqs, |r| r.size_bytes == 65536) - 0.5).abs() < 0.02, "rand and seq share sd3 evenly");
+}
+
+#[test]
+fn vdbench_curve_points_take_percents_of_the_max_run() {
+    assert_eq!(vdb_runs("curve.vdb"), ["c", "c_(50%)", "c_(90%)"]);
+    let runs = sanlab_model::workload::vdbench_runs(&data().join("vdbench/curve.vdb")).unwrap();
+    assert_eq!(runs[1].curve_max_run.as_deref(), Some("c"));
+    assert_eq!(job(&vdb_run("curve.vdb", "c"), "sd1").pacing(), Pacing::Closed { depth: 8 });
+    // 50 % of 12,345.6 IOPS: 6,172, rounded up to a multiple of 100 above 1000 (RD_entry.set_iorate).
+    let mut half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
+    assert_eq!(half.pacing(), Pacing::Timed { depth: 8 });
+    assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
+    let stops = sanlab_model::workload::vdbench_runs(&data().join("vdbench/stopcurve.vdb")).unwrap();
+    assert_eq!(stops.iter().map(|r| r.stopcurve_ms).collect::<Vec<_>>(), [None, Some(0.001), Some(0.001), Some(0.001)], "points only");
+    let low = job(&format!("{}\ncurve_max_iops = 101", vdb_run("curve.vdb", "c_(90%)")), "sd1");
+    assert!(low.options().contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
+}
+
+#[test]
+fn vdbench_forhitarea_keeps_its_hit_area() {
+    assert_eq!(vdb_runs("forhitarea.vdb"), ["rd1 hitarea=8m", "rd1 hitarea=64m"]);
+    for (run, area) in [("rd1 hitarea=8m", 8 * MIB), ("rd1 hitarea=64m", 64 * MIB)] {
+        let reqs = draw(&mut job(&vdb_run("forhitarea.vdb", run), "sd1"), 20_000);
+        assert!(reqs.iter().all(|r| r.offset_bytes >= area), "{run}: misses start after the hit area");
+    }
+}
+
+#[test]
+fn vdbench_concatenated_sds() {
+    let all = jobs(&vdb("concat.vdb"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["concat#01", "concat#02"], "one concatenated SD per WD");
+    let mut it = all.into_iter();
+    let (_, mut c1) = it.next().unwrap();
+    let (_, c2) = it.next().unwrap();
+    assert_eq!((c1.pacing(), c2.pacing()), (Pacing::Closed { depth: 4 }, Pacing::Closed { depth: 2 }), "the WDs' threads");
+    // wd1 reads sd1 then sd2 end to end: sequential past the first 1 GiB, within 4 GiB.
+    let reqs = draw(&mut c1, 30_000);
+    assert!(reqs.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 65536));
+    assert!(reqs.last().unwrap().offset_bytes > GIB && reqs.last().unwrap().offset_bytes < 4 * GIB);
+}
+
+#[test]
+fn vdbench_stride_skips_forward() {
+    let reqs = draw(&mut job(&vdb("stride.vdb"), "sd1"), 20_000);
+    assert_eq!(reqs[0].offset_bytes, 4096, "the first at the start (block 0 is never touched)");
+    let mut wraps = 0;
+    for w in reqs.windows(2) {
+        let gap = w[1].offset_bytes as i64 - (w[0].offset_bytes + 4096) as i64;
+        if gap < 0 {
+            wraps += 1;
+            assert_eq!(w[1].offset_bytes, 4096, "past the end: back to the start");
+        } else {
+            assert!((65536..128 * 1024).contains(&gap) && gap % 4096 == 0, "gap {gap}");
+        }
+    }
+    // About 1 GiB / (4k + 96k mean skip) requests per pass.
+    assert!((wraps as f64 - 20_000.0 * 100.0 * 1024.0 / (1u64 << 30) as f64).abs() < 3.0, "{wraps} wraps");
+}
+
+#[test]
+fn vdbench_general_keywords_align_and_maxdata() {
+    let mut sd = job(&vdb("general.vdb"), "sd1");
+    let ignored = sd.options().into_iter().find(|o| o.0 == "ignored").map(|o| o.1);
+    assert_eq!(ignored.as_deref(), Some("compratio, messagescan, histogram, report, openflags, pause"));
+    let reqs = draw(&mut sd, 1_000_000);
+    // align=4k: 16k requests at any 4k boundary, not only at 16k ones.
+    assert!(reqs.iter().all(|r| r.offset_bytes % 4096 == 0));
+    assert!(share(&reqs, |r| r.offset_bytes % 16384 != 0) > 0.7);
+    // maxdata=2: twice the 1 GiB SD, then the run stops.
+    assert_eq!(reqs.len() as u64, 2 * GIB / 16384);
 }
 
 // ---- traces --------------------------------------------------------------------------------
@@ -326,8 +470,90 @@ fn closed_replay_and_bad_traces() {
     assert!(e("v1.iolog", "fio_iolog").starts_with("vm[0].job[0].file: DATA/traces/bad/v1.iolog:1: expected the header `fio version 2 iolog` or `fio version 3 iolog`"));
     assert!(e("short_row.csv", "msr_csv").ends_with("short_row.csv:2: expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found 6"));
     assert!(e("no_sector.txt", "blkparse").ends_with("no_sector.txt:2: expected `sector + nsectors` after RWBS `W`"));
-    assert!(error("kind = \"trace\"\nfile = \"traces/v2.iolog\"\nformat = \"fio_iolog\"\naction = \"D\"").contains("applies to format = \"blkparse\" only"));
+    assert!(error("kind = \"trace\"\nfile = \"traces/v2.iolog\"\nformat = \"fio_iolog\"\naction = \"D\"").contains("applies to format = \"blkparse\" or \"blktrace\" only"));
     assert!(error("kind = \"trace\"\nfile = \"traces/nothere.csv\"\nformat = \"msr_csv\"").contains("cannot read trace DATA/traces/nothere.csv"));
+}
+
+/// (arrival ns, op, size, offset) of each request of an open replay.
+fn replayed(file: &str, rest: &str) -> Vec<(u64, Op, u32, u64)> {
+    replay(&mut trace(file, rest)).into_iter().map(|(t, r)| (t, r.op, r.size_bytes, r.offset_bytes)).collect()
+}
+
+#[test]
+fn trace_formats_spc_alibaba_tencent_biosnoop_and_auto() {
+    // SPC: LBA in sectors, size in bytes, seconds; ASU 1 selected away with disk = "0".
+    let spc = replayed("spc.csv", "format = \"spc\"\ndisk = \"0\"");
+    assert_eq!(spc, [(0, Op::Write, 3584, 303_567 * 512), (1_000_000, Op::Write, 3584, 303_574 * 512), (2_500_000, Op::Read, 512, 303_581 * 512)]);
+    assert!(trace("spc.csv", "format = \"spc\"\ndisk = \"0\"").options().contains(&("skipped".to_string(), "1 other ASUs".to_string())));
+    // Alibaba: bytes and microseconds, device 5.
+    let ali = replayed("alibaba.csv", "disk = \"5\"\ndevice_size = \"200GiB\"");
+    assert_eq!(ali, [(0, Op::Read, 4096, 126_703_644_672), (1_000_000, Op::Write, 16384, 126_703_648_768), (3_000_000, Op::Read, 4096, 0)]);
+    // Tencent: sectors and whole seconds, volume 1063.
+    let ten = replayed("tencent.csv", "disk = \"1063\"");
+    assert_eq!(ten, [(0, Op::Read, 4096, 2048 * 512), (1_000_000_000, Op::Write, 4096, 2056 * 512), (3_000_000_000, Op::Read, 16384, 8192 * 512)]);
+    // biosnoop: columns from the header, DISK sda.
+    let bio = replayed("biosnoop.txt", "disk = \"sda\"");
+    assert_eq!(bio, [(0, Op::Write, 4096, 1_048_576 * 512), (812_000, Op::Read, 8192, 2_097_152 * 512), (4_000_000, Op::Read, 8192, 2_097_168 * 512)]);
+    // auto: each recognised from its first line, and said so.
+    for (file, format, disk) in [("spc.csv", "spc", "0"), ("alibaba.csv", "alibaba", "5\"\ndevice_size = \"200GiB"), ("tencent.csv", "tencent", "1063"), ("biosnoop.txt", "biosnoop", "sda"), ("v3.iolog", "fio_iolog", ""), ("blkparse.txt", "blkparse", ""), ("msr.csv", "msr_csv", "")] {
+        let rest = if disk.is_empty() { String::new() } else { format!("disk = \"{disk}\"") };
+        assert!(trace(file, &rest).options().contains(&("format".to_string(), format.to_string())), "{file}");
+    }
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/unknown_format.txt\"");
+    assert_eq!(e, "vm[0].job[0].format: DATA/traces/bad/unknown_format.txt:1: `hello world` is none of the trace formats sanlab reads (tried blktrace, fio_iolog, biosnoop, blkparse, msr_csv, alibaba, tencent, spc): give format = \"...\"");
+    // Several disks in one file: one must be picked.
+    let e = error("kind = \"trace\"\nfile = \"traces/alibaba.csv\"\ndevice_size = \"200GiB\"");
+    assert!(e.ends_with("alibaba.csv: records of several disks (5, 7, ...): replaying them onto one volume mixes their offsets; select one with disk"), "{e}");
+}
+
+#[test]
+fn msr_hosts_and_disks_blkparse_actions() {
+    let e = error("kind = \"trace\"\nfile = \"traces/msr_hosts.csv\"");
+    assert!(e.contains("records of several disks (web/0, src1/0, ...)") && e.ends_with("select one with host and disk (e.g. host = \"web\", disk = \"0\")"), "{e}");
+    let web0 = replayed("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"");
+    assert_eq!(web0.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 40_000_000, 50_000_000]);
+    assert!(trace("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"").options().contains(&("skipped".to_string(), "1 other hosts, 1 other disks".to_string())));
+    // Every action letter can be replayed; records without data are skipped and counted.
+    let q = trace("blkparse_actions.txt", "disk = \"8,16\"");
+    assert!(q.options().contains(&("skipped".to_string(), "1 flush, 1 other devices".to_string())), "{:?}", q.options());
+    assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"M\""), [(0, Op::Write, 4096, 4112 * 512)]);
+    assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"C\"").iter().map(|r| r.0).collect::<Vec<_>>(), [0, 100_000]);
+    assert!(error("kind = \"trace\"\nfile = \"traces/blkparse_actions.txt\"\ndisk = \"8,16\"\naction = \"P\"").ends_with("no read or write records to replay"), "plugs carry no data");
+}
+
+#[test]
+fn binary_blktrace_cpu_files_merge_by_time() {
+    // Naming one CPU's file reads both, merged by time; the notify and the flush are not I/O.
+    let q = trace("blktrace/sdb.blktrace.1", "");
+    assert!(q.options().contains(&("format".to_string(), "blktrace".to_string())));
+    assert!(q.options().contains(&("skipped".to_string(), "1 flush".to_string())), "{:?}", q.options());
+    let queued = replayed("blktrace/sdb.blktrace.0", "format = \"blktrace\"");
+    assert_eq!(queued, [(0, Op::Read, 4096, 2048 * 512), (199_000, Op::Read, 65536, 8192 * 512), (299_000, Op::Write, 8192, 4096 * 512)]);
+    assert_eq!(replayed("blktrace/sdb.blktrace.0", "action = \"D\""), [(0, Op::Write, 8192, 4096 * 512)]);
+    let mut issued = trace("blktrace/sdb.blktrace.0", "action = \"C\"\nmode = \"closed\"");
+    assert_eq!(draw(&mut issued, 10), [Request { op: Op::Read, size_bytes: 4096, offset_bytes: 2048 * 512 }]);
+    assert!(error("kind = \"trace\"\nfile = \"traces/blktrace/sdb.blktrace.0\"\ndisk = \"8,32\"").ends_with("no read or write records to replay"));
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/bad_magic.blktrace.0\"");
+    assert!(e.ends_with("bad_magic.blktrace.0:2: record 2 (of the CPU files merged by time): not a blktrace record: magic 0x12345678, expected 0x65617400 (is this blkparse text? use format = \"blkparse\")"), "{e}");
+}
+
+#[test]
+fn trace_volume_bounds_timing_and_replay_controls() {
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/beyond_volume.csv\"");
+    assert!(e.ends_with("beyond_volume.csv:2: offset 107374182400 + 4096 bytes ends beyond the volume's 107374182400 bytes (device_size): set device_size to the traced disk's size, or offset_wrap = true"), "{e}");
+    let wrapped = replayed("bad/beyond_volume.csv", "offset_wrap = true");
+    assert_eq!(wrapped[1].3, 0, "100 GiB wraps to 0");
+    assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ndevice_size = \"1GiB\"").contains("msr.csv:1: offset 7014609920 + 24576 bytes ends beyond"));
+    let e = error("kind = \"trace\"\nfile = \"traces/bad/no_timing.iolog\"");
+    assert!(e.ends_with("no_timing.iolog: its 2 records all have the same time (no timing), so open replay would issue them at once: replay with mode = \"closed\" (depth outstanding) or give rate_iops"), "{e}");
+    assert_eq!(replayed("bad/no_timing.iolog", "rate_iops = 1000").iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1_000_000]);
+    // iops_scale = 4 is time_scale = 0.25; a window; reads only.
+    let msr = |rest: &str| replayed("msr.csv", rest).iter().map(|r| r.0).collect::<Vec<_>>();
+    assert_eq!(msr("iops_scale = 4.0"), [0, 2_500_000, 3_750_000, 10_000_000]);
+    assert_eq!(msr("from = \"10ms\"\nto = \"40ms\""), [0, 5_000_000], "records at 10 and 15 ms, from the window's first");
+    assert_eq!(replayed("msr.csv", "ops = \"reads\"").iter().map(|r| r.1).collect::<Vec<_>>(), [Op::Read, Op::Read]);
+    assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ntime_scale = 0.5\niops_scale = 2.0").contains("both compress time"));
+    assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ndevice_size = \"0\"").ends_with("device_size: must hold at least one 512-byte sector"));
 }
 
 // ---- numbers out of range ------------------------------------------------------------------

@@ -6,6 +6,7 @@ mod build;
 mod cost;
 mod injector;
 pub mod overrides;
+mod vdbench_runs;
 
 use sanlab_model::report::RunReport;
 use sanlab_model::names::{claim_file_name, escaped};
@@ -152,6 +153,7 @@ impl Scenario {
             v.finish().map_err(spec_err)?;
             variants.push(Variant { name: vname, description: vdesc, sets });
         }
+        let variants = vdbench_runs::expand(file, &root, variants)?;
         let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
         Ok(Self { file: file.to_string(), name, description, sha256, variants, root })
     }
@@ -294,7 +296,14 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
     let mut results = vec![];
     let mut cancelled = false;
     for v in &selected {
-        match s.run(*v, o, control)? {
+        // A vdbench stopcurve= ends the runs after it.
+        let Some(with_curve) = vdbench_runs::with_curve_max(&s, *v, o, &results)? else {
+            if let Some(c) = control {
+                c.finish_one();
+            }
+            continue;
+        };
+        match s.run(*v, &with_curve, control)? {
             Some(r) => results.push(r),
             None => {
                 cancelled = true;

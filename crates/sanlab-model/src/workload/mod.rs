@@ -12,6 +12,8 @@ mod trace;
 mod vdbench;
 mod vdbench_file;
 
+pub use vdbench::{runs as vdbench_runs, VdbenchRun};
+
 use crate::io::Op;
 use crate::spec::{Kind, KindDoc};
 use sanlab_des::RngStream;

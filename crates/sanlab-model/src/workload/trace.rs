@@ -1,5 +1,6 @@
 //! Block-trace replay: fio iolog v2/v3, MSR Cambridge CSV and blkparse text (formats in
-//! shared/reference/simulators.md section 4), optionally gzipped.
+//! shared/reference/simulators.md section 4), SPC, Alibaba and Tencent CSV and bcc biosnoop
+//! (one file each under trace/), optionally gzipped; `format = "auto"` recognises them.
 //!
 //! The file is read twice, never held: once when the scenario is built, to check every line and
 //! count the records, and again, streamed, while the run replays it. Open replay issues each
@@ -15,11 +16,18 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text", build };
+mod alibaba;
+mod biosnoop;
+mod blktrace_bin;
+mod spc;
+mod tencent;
 
-const FORMATS: [&str; 3] = ["fio_iolog", "msr_csv", "blkparse"];
-/// blkparse events: Q queued (what fio's blktrace replay uses), D issued to the driver, C completed.
-const BLK_ACTIONS: [&str; 3] = ["Q", "D", "C"];
+pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
+
+const FORMATS: [&str; 9] = ["auto", "fio_iolog", "msr_csv", "blkparse", "blktrace", "spc", "alibaba", "tencent", "biosnoop"];
+/// blkparse's action letters (fmt.c VALID_SPECS): Q queued (what fio's blktrace replay uses),
+/// G get request, I inserted, D issued to the driver, C completed, M and F merges, and the rest.
+const BLK_ACTIONS: [&str; 16] = ["Q", "A", "B", "C", "D", "F", "G", "I", "M", "P", "R", "S", "T", "U", "W", "X"];
 const SECTOR_BYTES: u64 = 512;
 /// MSR timestamps are Windows FILETIME: 100 ns ticks.
 const FILETIME_TICK_NS: u64 = 100;
@@ -31,6 +39,81 @@ enum Format {
     FioIolog,
     MsrCsv,
     Blkparse { action: char },
+    /// Binary per-CPU files; the action code of the letter replayed.
+    Blktrace { action: u32 },
+    Spc,
+    Alibaba,
+    Tencent,
+    Biosnoop,
+}
+
+/// Which records of a trace are replayed: one disk (MSR DiskNumber, SPC ASU, Alibaba
+/// device_id, Tencent VolumeID, biosnoop DISK) and host (MSR Hostname), reads or writes only,
+/// a time window; and where they land on a volume of `device_bytes`.
+#[derive(Clone, Debug, Default)]
+struct Select {
+    disk: Option<String>,
+    host: Option<String>,
+    /// Disks (or hosts) seen when none is selected, to refuse mixing several (first few kept).
+    seen: Vec<String>,
+    op: Option<Op>,
+    from_ns: u64,
+    to_ns: Option<u64>,
+    device_bytes: u64,
+    offset_wrap: bool,
+    /// The first record kept: time zero of the window.
+    origin_ns: Option<u64>,
+}
+
+/// Disks named in a "several disks" message at most.
+const MAX_SEEN: usize = 8;
+
+impl Select {
+    fn keep_disk(&mut self, id: &str) -> bool {
+        self.keep_disk_seen_as(id, id)
+    }
+
+    /// `id` against the selected disk; without one, `label` is what is seen (MSR: host/disk).
+    fn keep_disk_seen_as(&mut self, id: &str, label: &str) -> bool {
+        match &self.disk {
+            Some(d) => d == id,
+            None => {
+                if self.seen.len() < MAX_SEEN && !self.seen.iter().any(|s| s == label) {
+                    self.seen.push(label.to_string());
+                }
+                true
+            }
+        }
+    }
+
+    fn keep_host(&mut self, host: &str) -> bool {
+        self.host.as_ref().is_none_or(|h| h == host)
+    }
+
+    /// A record read or written: kept (its offset checked or wrapped), or skipped by the
+    /// selection.
+    fn admit(&mut self, at_ns: u64, mut req: Request) -> Result<Line, String> {
+        if self.op.is_some_and(|op| op != req.op) {
+            return Ok(Line::Skipped(if req.op == Op::Read { "reads (writes only)" } else { "writes (reads only)" }));
+        }
+        let origin = *self.origin_ns.get_or_insert(at_ns);
+        let t = at_ns.saturating_sub(origin);
+        if t < self.from_ns || self.to_ns.is_some_and(|to| t >= to) {
+            return Ok(Line::Skipped("outside from/to"));
+        }
+        let size = u64::from(req.size_bytes);
+        if req.offset_bytes.saturating_add(size) > self.device_bytes {
+            if !self.offset_wrap || size > self.device_bytes {
+                return Err(format!(
+                    "offset {} + {size} bytes ends beyond the volume's {} bytes (device_size): set device_size to the traced disk's size, or offset_wrap = true",
+                    req.offset_bytes, self.device_bytes
+                ));
+            }
+            // Wrapped onto the volume, kept within it and sector-aligned.
+            req.offset_bytes = (req.offset_bytes % self.device_bytes).min(self.device_bytes - size) / SECTOR_BYTES * SECTOR_BYTES;
+        }
+        Ok(Line::Io { at_ns, req })
+    }
 }
 
 /// What one line holds.
@@ -50,6 +133,8 @@ struct LineParser {
     format: Format,
     iolog_version: Option<u8>,
     wait_ns: u64,
+    select: Select,
+    biosnoop: Option<biosnoop::Columns>,
 }
 
 fn num<T: std::str::FromStr>(field: &str, what: &str) -> Result<T, String> {
@@ -61,6 +146,16 @@ fn num_times(field: &str, what: &str, unit: u64) -> Result<u64, String> {
     num::<u64>(field, what)?.checked_mul(unit).ok_or_else(|| format!("{what} `{}` is out of range", field.trim()))
 }
 
+/// Seconds with up to 9 decimals (`33.779662409`), in ns.
+fn seconds_ns(field: &str, what: &str) -> Result<u64, String> {
+    let field = field.trim();
+    let (sec, frac) = field.split_once('.').unwrap_or((field, "0"));
+    if frac.len() > 9 || frac.is_empty() {
+        return Err(format!("{what} `{field}`: expected seconds with at most 9 decimals"));
+    }
+    num_times(sec, what, 1_000_000_000)?.checked_add(num_times(frac, what, 10u64.pow(9 - frac.len() as u32))?).ok_or_else(|| format!("{what} `{field}` is out of range"))
+}
+
 fn request(op: Op, offset_bytes: u64, size: u64) -> Result<Request, String> {
     let size_bytes = u32::try_from(size).ok().filter(|s| *s > 0).ok_or_else(|| format!("request size {size} bytes is out of range: expected 1..=4 GiB"))?;
     if offset_bytes > SIZE.max() {
@@ -70,8 +165,8 @@ fn request(op: Op, offset_bytes: u64, size: u64) -> Result<Request, String> {
 }
 
 impl LineParser {
-    fn new(format: Format) -> Self {
-        Self { format, iolog_version: None, wait_ns: 0 }
+    fn new(format: Format, select: Select) -> Self {
+        Self { format, iolog_version: None, wait_ns: 0, select, biosnoop: None }
     }
 
     fn line(&mut self, number: usize, text: &str) -> Result<Line, String> {
@@ -79,10 +174,29 @@ impl LineParser {
         if text.is_empty() {
             return Ok(Line::Other);
         }
-        match self.format {
+        let line = match self.format {
             Format::FioIolog => self.iolog(text),
-            Format::MsrCsv => msr(number, text),
-            Format::Blkparse { action } => blkparse(text, action),
+            Format::MsrCsv => msr(number, text, &mut self.select),
+            Format::Blkparse { action } => blkparse(text, action, &mut self.select),
+            Format::Blktrace { .. } => Err("binary blktrace records are not lines".to_string()),
+            Format::Spc => spc::parse(text, &mut self.select),
+            Format::Alibaba => alibaba::parse(text, &mut self.select),
+            Format::Tencent => tencent::parse(text, &mut self.select),
+            Format::Biosnoop => {
+                if biosnoop::is_header(text) {
+                    self.biosnoop = Some(biosnoop::header(text)?);
+                }
+                biosnoop::parse(text, &self.biosnoop, &mut self.select)
+            }
+        }?;
+        self.admit(line)
+    }
+
+    /// A parsed record through the selection.
+    fn admit(&mut self, line: Line) -> Result<Line, String> {
+        match line {
+            Line::Io { at_ns, req } => self.select.admit(at_ns, req),
+            other => Ok(other),
         }
     }
 
@@ -136,13 +250,21 @@ impl LineParser {
 
 /// MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, Timestamp in
 /// FILETIME ticks, Offset and Size in bytes (SNIA IOTTA README).
-fn msr(number: usize, text: &str) -> Result<Line, String> {
+fn msr(number: usize, text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').collect();
     if number == 1 && f.first().is_some_and(|t| t.trim().eq_ignore_ascii_case("timestamp")) {
         return Ok(Line::Other);
     }
     if f.len() != 7 {
         return Err(format!("expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found {}", f.len()));
+    }
+    if !select.keep_host(f[1].trim()) {
+        return Ok(Line::Skipped("other hosts"));
+    }
+    // Hosts and disks together: web,0 and src1,0 are different volumes.
+    let label = if select.host.is_some() { f[2].trim().to_string() } else { format!("{}/{}", f[1].trim(), f[2].trim()) };
+    if !select.keep_disk_seen_as(f[2].trim(), &label) {
+        return Ok(Line::Skipped("other disks"));
     }
     let at_ns = num_times(f[0], "Timestamp", FILETIME_TICK_NS)?;
     let op = match f[3].trim().to_ascii_lowercase().as_str() {
@@ -156,7 +278,7 @@ fn msr(number: usize, text: &str) -> Result<Line, String> {
 /// blkparse's default output (`%D %2c %8s %5T.%9t %5p %2a %3d `): `maj,min cpu seq sec.nsec pid
 /// action RWBS sector + nsectors [process]`. Only lines that start with a device number are
 /// events; the per-CPU summary at the end is not.
-fn blkparse(text: &str, wanted: char) -> Result<Line, String> {
+fn blkparse(text: &str, wanted: char, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split_whitespace().collect();
     let is_device = f.first().and_then(|d| d.split_once(',')).is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok());
     if !is_device {
@@ -168,16 +290,23 @@ fn blkparse(text: &str, wanted: char) -> Result<Line, String> {
     if f[5] != wanted.to_string() {
         return Ok(Line::Other);
     }
+    if !select.keep_disk(f[0]) {
+        return Ok(Line::Skipped("other devices"));
+    }
     let (sec, frac) = f[3].split_once('.').unwrap_or((f[3], "0"));
     if frac.len() > 9 {
         return Err(format!("time `{}`: expected seconds.nanoseconds", f[3]));
     }
     let at_ns = num_times(sec, "time", 1_000_000_000)?.checked_add(num_times(frac, "time", 10u64.pow(9 - frac.len() as u32))?).ok_or_else(|| format!("time `{}` is out of range", f[3]))?;
     // RWBS: the first of R, W, D (discard), F (flush) says what the request is.
-    let op = match f[6].chars().find(|c| matches!(c, 'R' | 'W' | 'D' | 'F')) {
+    // Records without data are skipped and counted: flushes, barriers (B, older kernels) and
+    // no-data events (N: plugs, unplugs).
+    let op = match f[6].chars().find(|c| matches!(c, 'R' | 'W' | 'D' | 'F' | 'B' | 'N')) {
         Some('R') => Op::Read,
         Some('W') => Op::Write,
         Some('D') => return Ok(Line::Skipped("discard")),
+        Some('B') => return Ok(Line::Skipped("barrier")),
+        Some('N') => return Ok(Line::Skipped("no data")),
         _ => return Ok(Line::Skipped("flush")),
     };
     let [sector, "+", sectors, ..] = f[7..] else {
@@ -248,27 +377,47 @@ fn open(path: &Path, max_bytes: u64) -> std::io::Result<Box<dyn BufRead>> {
     })
 }
 
+/// Where records come from: lines of text, or blktrace's binary per-CPU files.
+enum Source {
+    Text(Box<dyn BufRead>),
+    /// The files, and the action code replayed.
+    Binary(blktrace_bin::Merged, u32),
+}
+
 /// Streams the records of a trace.
 struct Reader {
-    input: Box<dyn BufRead>,
+    input: Source,
     parser: LineParser,
     buf: String,
     line: usize,
 }
 
 impl Reader {
-    fn new(path: &Path, format: Format) -> std::io::Result<Self> {
-        Self::with_limit(path, format, super::MAX_TRACE_FILE_BYTES)
+    fn new(path: &Path, parser: &LineParser) -> std::io::Result<Self> {
+        Self::with_limit(path, parser, super::MAX_TRACE_FILE_BYTES)
     }
 
-    fn with_limit(path: &Path, format: Format, max_bytes: u64) -> std::io::Result<Self> {
-        Ok(Self { input: open(path, max_bytes)?, parser: LineParser::new(format), buf: String::new(), line: 0 })
+    fn with_limit(path: &Path, parser: &LineParser, max_bytes: u64) -> std::io::Result<Self> {
+        let input = match parser.format {
+            Format::Blktrace { action } => Source::Binary(blktrace_bin::Merged::open(path, max_bytes)?, action),
+            _ => Source::Text(open(path, max_bytes)?),
+        };
+        Ok(Self { input, parser: parser.clone(), buf: String::new(), line: 0 })
     }
 
     /// The next line's content, or None at the end. Errors carry the line number.
     fn next_line(&mut self) -> Option<Result<Line, (usize, String)>> {
+        let input = match &mut self.input {
+            Source::Text(input) => input,
+            Source::Binary(merged, action) => {
+                let line = merged.next(*action, &mut self.parser.select)?;
+                self.line = merged.record;
+                let n = self.line;
+                return Some(line.and_then(|l| self.parser.admit(l)).map_err(|e| (n, format!("record {n} (of the CPU files merged by time): {e}"))));
+            }
+        };
         self.buf.clear();
-        match (&mut self.input).take(MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
+        match input.take(MAX_TRACE_LINE_BYTES).read_line(&mut self.buf) {
             Ok(0) => None,
             Ok(n) if n as u64 == MAX_TRACE_LINE_BYTES && !self.buf.ends_with('\n') => {
                 Some(Err((self.line + 1, format!("line longer than {} bytes: is this a trace?", MAX_TRACE_LINE_BYTES))))
@@ -304,8 +453,8 @@ struct Summary {
 
 /// Checks every line and counts the records. Replayed times (after the first record, times
 /// `time_scale`) must stay within the longest duration.
-fn scan(path: &Path, format: Format, time_scale: f64) -> Result<Summary, String> {
-    let mut r = Reader::new(path, format).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+fn scan(path: &Path, parser: &LineParser, time_scale: f64) -> Result<Summary, String> {
+    let mut r = Reader::new(path, parser).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     let mut s = Summary { records: 0, first_ns: 0, last_ns: 0, skipped: vec![] };
     while let Some(line) = r.next_line() {
         match line.map_err(|(n, e)| at_line(path, n, e))? {
@@ -329,13 +478,20 @@ fn scan(path: &Path, format: Format, time_scale: f64) -> Result<Summary, String>
     if s.records == 0 {
         return Err(format!("{}: no read or write records to replay", path.display()));
     }
+    if let [a, b, ..] = &r.parser.select.seen[..] {
+        let key = if matches!(parser.format, Format::MsrCsv) { "host and disk (e.g. host = \"web\", disk = \"0\")" } else { "disk" };
+        return Err(format!("{}: records of several disks ({a}, {b}, ...): replaying them onto one volume mixes their offsets; select one with {key}", path.display()));
+    }
     Ok(s)
 }
 
 struct Trace {
     path: PathBuf,
-    format: Format,
+    parser: LineParser,
     open_loop: bool,
+    /// Open replay at this rate instead of the timestamps.
+    rate_iops: Option<f64>,
+    arrivals: u64,
     depth: u32,
     time_scale: f64,
     first_ns: u64,
@@ -345,43 +501,152 @@ struct Trace {
     options: Vec<(String, String)>,
 }
 
+/// The format a trace's first lines are written in, tried in this order (`format = "auto"`).
+fn detect(path: &Path) -> Result<&'static str, String> {
+    let mut input = open(path, super::MAX_TRACE_FILE_BYTES).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    // blktrace's binary records start with their magic, in either byte order.
+    let head = input.fill_buf().map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    if let Some(m) = head.get(..4) {
+        let (le, be) = (u32::from_le_bytes(m.try_into().expect("4 bytes")), u32::from_be_bytes(m.try_into().expect("4 bytes")));
+        if le & 0xffff_ff00 == 0x6561_7400 || be & 0xffff_ff00 == 0x6561_7400 {
+            return Ok("blktrace");
+        }
+    }
+    // Five lines at most, each within the longest line a trace may have.
+    let lines: Vec<String> = input.take(5 * MAX_TRACE_LINE_BYTES).lines().map_while(Result::ok).map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).take(5).collect();
+    let fields = |l: &str| l.split(',').map(str::trim).map(str::to_string).collect::<Vec<_>>();
+    let tried: [(&str, &dyn Fn(&str) -> bool); 7] = [
+        ("fio_iolog", &|l| l.starts_with("fio version ")),
+        ("biosnoop", &|l| biosnoop::is_header(l)),
+        ("blkparse", &|l| l.split_whitespace().next().and_then(|d| d.split_once(',')).is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())),
+        ("msr_csv", &|l| {
+            let f = fields(l);
+            f.len() == 7 && (f[0].eq_ignore_ascii_case("timestamp") || f[3].eq_ignore_ascii_case("read") || f[3].eq_ignore_ascii_case("write"))
+        }),
+        ("alibaba", &|l| {
+            let f = fields(l);
+            f.len() == 5 && (f[1] == "R" || f[1] == "W")
+        }),
+        ("tencent", &|l| {
+            let f = fields(l);
+            f.len() == 5 && (f[3] == "0" || f[3] == "1") && f[0].parse::<u64>().is_ok()
+        }),
+        ("spc", &|l| {
+            let f = fields(l);
+            f.len() >= 5 && matches!(f[3].as_str(), "r" | "R" | "w" | "W")
+        }),
+    ];
+    let first = lines.first().ok_or_else(|| format!("{}: empty: no trace to recognise", path.display()))?;
+    tried.iter().find(|(_, test)| test(first)).map(|(name, _)| *name).ok_or_else(|| {
+        let names: Vec<&str> = tried.iter().map(|t| t.0).collect();
+        at_line(path, 1, format!("`{first}` is none of the trace formats sanlab reads (tried blktrace, {}): give format = \"...\"", names.join(", ")))
+    })
+}
+
 fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     let path = spec.path("file", "trace file, relative to the scenario file (.gz is read gzipped)")?;
-    let format = spec.choice("format", &FORMATS, None, "fio_iolog (v2 or v3), msr_csv (MSR Cambridge), blkparse (default text output)")?;
+    let format = spec.choice("format", &FORMATS, Some("auto"), "auto (recognised from the first line), fio_iolog (v2 or v3), msr_csv (MSR Cambridge), blkparse (default text output), spc (UMass), alibaba, tencent, biosnoop (bcc)")?;
     let mode = spec.choice("mode", &["open", "closed"], Some("open"), "open: issue at the timestamps; closed: keep depth outstanding, ignoring them")?;
     let depth = spec.int("depth", Some(64), 1, 65_536, "closed: requests kept outstanding; open: at most this many, later arrivals wait")?;
     let time_scale = spec.float("time_scale", 1.0, 1e-6, 1e6, "multiplies the timestamps: 0.5 replays twice as fast")?;
-    let action = spec.choice("action", &BLK_ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed)")?;
+    let iops_scale = spec.float("iops_scale", 1.0, 1e-6, 1e6, "replays at this many times the trace's rate, by compressing time (2: twice the IOPS); not with time_scale")?;
+    let rate = spec.float("rate_iops", 0.0, 0.0, 1e9, "open: arrivals evenly spaced at this rate instead of the timestamps (0: the timestamps)")?;
+    let action = spec.choice("action", &BLK_ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed; any of blkparse's letters)")?;
+    let disk = spec.opt_string("disk", "the disk to replay from a trace of several: MSR DiskNumber, SPC ASU, Alibaba device_id, Tencent VolumeID, biosnoop DISK, blkparse maj,min")?;
+    let host = spec.opt_string("host", "msr_csv: the Hostname to replay")?;
+    let ops = spec.choice("ops", &["all", "reads", "writes"], Some("all"), "replay reads only or writes only")?;
+    let from_ns = spec.duration_ns("from", Some((0, "0s")), "start of the replayed window, after the first record")?;
+    let to_ns = spec.duration_or_never_ns("to", (u64::MAX, "end"), "end of the replayed window, after the first record")?;
+    let device_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "the volume's size: a record ending beyond it is an error, or wraps with offset_wrap")?;
+    let offset_wrap = spec.boolean("offset_wrap", false, "wrap offsets beyond device_size onto the volume instead of stopping with an error")?;
     if spec.is_describing() {
-        return Ok(Box::new(Trace { path: PathBuf::new(), format: Format::FioIolog, open_loop: true, depth: 1, time_scale: 1.0, first_ns: 0, reader: None, pending: VecDeque::new(), options: vec![] }));
+        let parser = LineParser::new(Format::FioIolog, Select::default());
+        return Ok(Box::new(Trace { path: PathBuf::new(), parser, open_loop: true, rate_iops: None, arrivals: 0, depth: 1, time_scale: 1.0, first_ns: 0, reader: None, pending: VecDeque::new(), options: vec![] }));
     }
     let path = path.ok_or_else(|| spec.error("file", "is required: the trace file, e.g. \"traces/web.csv.gz\""))?;
+    if spec.has("iops_scale") && spec.has("time_scale") {
+        return Err(spec.error("iops_scale", "and time_scale both compress time: give one (iops_scale = N is time_scale = 1/N)"));
+    }
+    if to_ns <= from_ns {
+        return Err(spec.error("to", "must be after `from`"));
+    }
+    if device_bytes < SECTOR_BYTES {
+        return Err(spec.error("device_size", "must hold at least one 512-byte sector"));
+    }
+    let auto = format == "auto";
+    let format = if auto { detect(&path).map_err(|e| spec.error("format", e))? } else { format };
     let format = match format {
         "fio_iolog" => Format::FioIolog,
         "msr_csv" => Format::MsrCsv,
+        "spc" => Format::Spc,
+        "alibaba" => Format::Alibaba,
+        "tencent" => Format::Tencent,
+        "biosnoop" => Format::Biosnoop,
+        "blktrace" => Format::Blktrace { action: blktrace_bin::action_code(action.chars().next().expect("one letter")).ok_or_else(|| spec.error("action", format!("`{action}` has no binary action code: expected one of Q, M, F, G, S, R, D, C, P, U, T, I, X, B, A")))? },
         _ => Format::Blkparse { action: action.chars().next().expect("one letter") },
     };
-    if spec.has("action") && !matches!(format, Format::Blkparse { .. }) {
-        return Err(spec.error("action", "applies to format = \"blkparse\" only"));
+    if spec.has("action") && !matches!(format, Format::Blkparse { .. } | Format::Blktrace { .. }) {
+        return Err(spec.error("action", "applies to format = \"blkparse\" or \"blktrace\" only"));
     }
-    let s = scan(&path, format, time_scale).map_err(|e| spec.error("file", e))?;
+    if host.is_some() && format != Format::MsrCsv {
+        return Err(spec.error("host", "applies to format = \"msr_csv\" only (other formats name disks: use disk)"));
+    }
+    if disk.is_some() && format == Format::FioIolog {
+        return Err(spec.error("disk", "fio iologs name files, not disks: it does not apply"));
+    }
+    let open_loop = mode == "open";
+    if rate > 0.0 && !open_loop {
+        return Err(spec.error("rate_iops", "applies to mode = \"open\" only: closed replay keeps depth outstanding"));
+    }
+    let time_scale = if spec.has("iops_scale") { 1.0 / iops_scale } else { time_scale };
+    let op = match ops {
+        "reads" => Some(Op::Read),
+        "writes" => Some(Op::Write),
+        _ => None,
+    };
+    let select = Select { disk, host, op, from_ns, to_ns: (to_ns != u64::MAX).then_some(to_ns), device_bytes, offset_wrap, ..Select::default() };
+    let parser = LineParser::new(format, select);
+    let s = scan(&path, &parser, time_scale).map_err(|e| spec.error("file", e))?;
+    if open_loop && rate == 0.0 && s.records > 1 && s.last_ns == s.first_ns {
+        return Err(spec.error(
+            "file",
+            format!("{}: its {} records all have the same time (no timing), so open replay would issue them at once: replay with mode = \"closed\" (depth outstanding) or give rate_iops", path.display(), s.records),
+        ));
+    }
     let mut options = vec![
         ("file".to_string(), path.display().to_string()),
         ("records".to_string(), s.records.to_string()),
         ("trace_span".to_string(), format!("{:.6}s", (s.last_ns - s.first_ns) as f64 / 1e9)),
         ("mode".to_string(), mode.to_string()),
     ];
+    if auto {
+        options.push(("format".to_string(), format_name(format).to_string()));
+    }
     if !s.skipped.is_empty() {
         let list: Vec<String> = s.skipped.iter().map(|(w, n)| format!("{n} {w}")).collect();
         options.push(("skipped".to_string(), list.join(", ")));
     }
-    Ok(Box::new(Trace { path, format, open_loop: mode == "open", depth: depth as u32, time_scale, first_ns: s.first_ns, reader: None, pending: VecDeque::new(), options }))
+    let rate_iops = (rate > 0.0).then_some(rate);
+    Ok(Box::new(Trace { path, parser, open_loop, rate_iops, arrivals: 0, depth: depth as u32, time_scale, first_ns: s.first_ns, reader: None, pending: VecDeque::new(), options }))
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::FioIolog => "fio_iolog",
+        Format::MsrCsv => "msr_csv",
+        Format::Blkparse { .. } => "blkparse",
+        Format::Blktrace { .. } => "blktrace",
+        Format::Spc => "spc",
+        Format::Alibaba => "alibaba",
+        Format::Tencent => "tencent",
+        Format::Biosnoop => "biosnoop",
+    }
 }
 
 impl Trace {
     fn read(&mut self) -> Option<(u64, Request)> {
         if self.reader.is_none() {
-            self.reader = Some(Reader::new(&self.path, self.format).ok()?);
+            self.reader = Some(Reader::new(&self.path, &self.parser).ok()?);
         }
         self.reader.as_mut()?.next_io()
     }
@@ -407,11 +672,15 @@ impl Workload for Trace {
     fn next_arrival_ns(&mut self, _now_ns: u64, _rng: &mut RngStream) -> Option<u64> {
         let (at_ns, req) = self.read()?;
         self.pending.push_back(req);
+        if let Some(rate) = self.rate_iops {
+            self.arrivals += 1;
+            return Some(((self.arrivals - 1) as f64 * 1e9 / rate).round() as u64);
+        }
         Some((at_ns.saturating_sub(self.first_ns) as f64 * self.time_scale).round() as u64)
     }
 
     fn instances(&self) -> Vec<Instance> {
-        let fresh = Trace { path: self.path.clone(), reader: None, pending: VecDeque::new(), options: self.options.clone(), ..*self };
+        let fresh = Trace { path: self.path.clone(), parser: self.parser.clone(), reader: None, pending: VecDeque::new(), options: self.options.clone(), arrivals: 0, ..*self };
         vec![Instance { suffix: None, workload: Box::new(fresh) }]
     }
 
@@ -425,7 +694,7 @@ mod tests {
     use super::*;
 
     fn lines(format: Format, text: &str) -> Result<Vec<Line>, String> {
-        let mut p = LineParser::new(format);
+        let mut p = LineParser::new(format, Select { device_bytes: u64::MAX, ..Select::default() });
         text.lines().enumerate().map(|(i, l)| p.line(i + 1, l)).collect()
     }
 
@@ -463,7 +732,7 @@ mod tests {
         // 64 MiB of blank lines (valid, skipped) in 64 kB: read up to an 8 MiB limit.
         let max_bytes = 8 << 20;
         let path = gzip_bomb("blank-lines", b'\n', 1 << 20, 64);
-        let mut r = Reader::with_limit(&path, Format::FioIolog, max_bytes).unwrap();
+        let mut r = Reader::with_limit(&path, &LineParser::new(Format::FioIolog, Select::default()), max_bytes).unwrap();
         let error = std::iter::from_fn(|| r.next_line()).find_map(Result::err).expect("an error at the limit");
         let message = at_line(&path, error.0, error.1);
         std::fs::remove_file(&path).unwrap();
@@ -477,12 +746,13 @@ mod tests {
         // 10 GiB of zeros in 10 MB: the first line passes the longest line.
         let zeros = gzip_bomb("zeros", 0, 1 << 20, 10 << 10);
         let started = std::time::Instant::now();
-        let message = scan(&zeros, Format::MsrCsv, 1.0).err().expect("an error");
+        let msr = LineParser::new(Format::MsrCsv, Select::default());
+        let message = scan(&zeros, &msr, 1.0).err().expect("an error");
         assert_eq!(message, format!("{}:1: line longer than {MAX_TRACE_LINE_BYTES} bytes: is this a trace?", zeros.display()));
         std::fs::remove_file(&zeros).unwrap();
         // 1 GiB of blank lines in 1 MB: refused at the compression ratio, after 16 MiB.
         let blank = gzip_bomb("blank", b'\n', 1 << 20, 1 << 10);
-        let message = scan(&blank, Format::MsrCsv, 1.0).err().expect("an error");
+        let message = scan(&blank, &msr, 1.0).err().expect("an error");
         std::fs::remove_file(&blank).unwrap();
         assert!(message.starts_with(&format!("{}:", blank.display())), "names the file: {message}");
         assert!(message.contains(&format!("above the limit of {MAX_GZIP_RATIO}")) && message.contains("gzip bomb"), "{message}");

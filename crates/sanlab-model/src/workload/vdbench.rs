@@ -9,7 +9,7 @@
 //! vdbench's "workload generator") by its skew or rate. Every SD addresses the VM's one virtual
 //! disk from its offset on.
 
-use super::vdbench_file::{read_items, values, Files, Item};
+use super::vdbench_file::{names, numbers, read_items, values, Files, Item};
 use super::{Instance, JobSet, Pacing, Request, Workload};
 use crate::io::Op;
 use crate::number::{checked, finite, rate_iops, DURATION, SIZE};
@@ -30,8 +30,27 @@ const SECTOR_BYTES: u64 = 512;
 /// Keywords in the order vdbench tries them, which decides what an abbreviation means.
 const SD_KEYWORDS: [&str; 18] = ["host", "hd", "lun", "count", "size", "threads", "hitarea", "offset", "align", "kstat", "instance", "replay", "journal", "resetlun", "resetbus", "openflags", "range", "streams"];
 const WD_KEYWORDS: [&str; 20] = ["skew", "xfersize", "readpct", "rdpct", "writepct", "wrpct", "range", "hotband", "seekpct", "stride", "priority", "iorate", "rhpct", "whpct", "host", "hd", "openflags", "user", "threads", "streams"];
-const RD_KEYWORDS: [&str; 20] = ["iorate", "maxdata", "curve", "stopcurve", "elapsed", "interval", "warmup", "replay", "pause", "distribution", "startcmd", "start_cmd", "endcmd", "end_cmd", "fwd", "fwdrate", "operations", "format", "openflags", "mount"];
-const GENERAL_KEYWORDS: [&str; 15] = ["compratio", "data_errors", "messagescan", "report", "histogram", "debug", "create_anchors", "dedupratio", "dedupunit", "dedupsets", "validate", "journal", "concatenatesds", "fsd", "fwd"];
+/// RD keywords (RD_entry.readParms): the `for` loops and the workload keys that make loops
+/// (For_loop.checkForLoop) come after `pause` and before `distribution`.
+const RD_KEYWORDS: [&str; 55] = [
+    "iorate", "maxdata", "maxdataread", "maxdatawritten", "curve", "stopcurve", "elapsed", "interval", "warmup", "replay", "pause",
+    "forxfersize", "forthreads", "forrdpct", "forrhpct", "forwhpct", "forseekpct", "forhitarea", "forcompratio", "forcompression", "fordepth", "forwidth", "forfiles", "forsizes", "fortotalsize", "forwss", "forworkingsetsize", "foroperations",
+    "xfersize", "threads", "rdpct", "rhpct", "whpct", "seekpct", "hitarea", "compratio", "compression", "depth", "width", "files", "sizes", "totalsize", "wss", "workingsetsize",
+    "distribution", "startcmd", "start_cmd", "endcmd", "end_cmd", "fwd", "fwdrate", "operations", "format", "openflags", "mount",
+];
+/// General parameters (MiscParms.scan), in vdbench's order.
+const GENERAL_KEYWORDS: [&str; 42] = [
+    "compratio", "compressionseed", "port", "pattern", "data_errors", "dataerrors", "swat", "validate", "journal", "startcmd", "start_cmd", "endcmd", "end_cmd", "heartbeat_error",
+    "debug", "unix2windows", "formatxfersize", "create_anchors", "formatsds", "report", "report_run_totals", "histogram", "psrset", "auxreport", "monitor", "concatenatesds",
+    "messagescan", "abort_failed_skew", "misc", "pattern_buffer", "showlba", "loop", "compression", "dedupratio", "dedupunit", "dedupsets", "deduphotsets", "dedupflipflop", "dedup",
+    "fsd", "fwd", "rg",
+];
+/// SD, WD and RD keywords accepted without effect: how files are opened (sanlab has no host
+/// cache for `openflags` to bypass), statistics sources, commands and pauses between runs, and
+/// data compressibility (sanlab moves no data).
+const ENTRY_IGNORED: [&str; 11] = ["openflags", "kstat", "instance", "pause", "startcmd", "start_cmd", "endcmd", "end_cmd", "compratio", "compression", "forcompratio"];
+/// vdbench's curve points when `curve=` is not given (RD_entry.insertCurveRuns).
+const DEFAULT_CURVE_PCT: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
 
 /// The first keyword of `list` that `given` abbreviates.
 fn resolve(given: &str, list: &[&'static str]) -> Option<&'static str> {
@@ -127,6 +146,11 @@ struct Sd {
     hitarea_bytes: u64,
     offset_bytes: u64,
     range: Option<(f64, f64)>,
+    /// Random offsets are multiples of this (vdbench `align=`; default the transfer size).
+    align_bytes: Option<u64>,
+    /// A run's `forhitarea=` keeps the hit area even without rhpct or whpct, so misses avoid it
+    /// (For_loop.useForOverrides).
+    hitarea_forced: bool,
 }
 
 impl Sd {
@@ -142,10 +166,16 @@ impl Sd {
                 }
             }
             "range" => self.range = Some(pair(keyword, value)?),
+            "align" => {
+                let a = bytes(keyword, value)?;
+                if a == 0 || !a.is_multiple_of(SECTOR_BYTES) {
+                    return Err(format!("align={value} must be a positive multiple of 512 bytes (vdbench)"));
+                }
+                self.align_bytes = Some(a);
+            }
             // Where the SD lives and how it is opened: the VM's virtual disk, here.
             "host" | "hd" | "lun" | "kstat" | "instance" | "openflags" => {}
             "count" => return Err(unmodelled(keyword, "several files or LUNs per SD are not modelled: the SD is the VM's virtual disk")),
-            "align" => return Err(unmodelled(keyword, "offsets align to the transfer size")),
             "replay" => return Err(unmodelled(keyword, "replay a trace with kind = \"trace\"")),
             "journal" => return Err(unmodelled(keyword, "journals belong to data validation, which is not modelled")),
             "resetlun" | "resetbus" => return Err(unmodelled(keyword, "SCSI resets are not modelled")),
@@ -238,12 +268,17 @@ struct Wd {
     hotband: bool,
     skew: f64,
     iorate: f64,
+    /// `stride=(min,max)`: random requests skip forward from the previous one by min plus a
+    /// random multiple of the transfer size below max - min (WG_entry.blockBoundarySeek).
+    stride_bytes: Option<(u64, u64)>,
+    /// With concatenatesds=yes: requests outstanding on the WD's concatenated SD.
+    threads: Option<u32>,
 }
 
 impl Wd {
     fn set(&mut self, keyword: &'static str, value: &str) -> Result<(), String> {
         match keyword {
-            "sd" => self.sds = values(value).iter().map(|s| s.to_string()).collect(),
+            "sd" => self.sds = names(value)?,
             "skew" => self.skew = percent(keyword, value)?,
             "xfersize" => self.xfer = Xfer::parse(value)?,
             // vdbench keeps whole percents: `wd.readpct = (int) prm.numerics[0]`.
@@ -274,10 +309,25 @@ impl Wd {
             "rhpct" => self.rhpct = percent(keyword, value)?,
             "whpct" => self.whpct = percent(keyword, value)?,
             "host" | "hd" | "openflags" => {}
-            "stride" => return Err(unmodelled(keyword, "strided offsets are not modelled")),
+            "stride" => {
+                let [lo, hi] = values(value)[..] else {
+                    return Err(format!("stride=`{value}`: expected a minimum and a maximum, e.g. stride=(4k,64k)"));
+                };
+                let (lo, hi) = (bytes(keyword, lo)?, bytes(keyword, hi)?);
+                if hi < lo {
+                    return Err(format!("stride=`{value}`: the maximum must not be below the minimum (vdbench)"));
+                }
+                self.stride_bytes = Some((lo, hi));
+            }
             "priority" => return Err(unmodelled(keyword, "workload priorities are not modelled")),
             "user" => return Err(unmodelled(keyword, "user-written generators cannot run in sanlab")),
-            "threads" => return Err(unmodelled(keyword, "WD threads= needs concatenatesds=yes, which is not modelled; set threads= on the SD")),
+            "threads" => {
+                let t = number(keyword, single(keyword, value)?)?;
+                if !(1.0..=65_536.0).contains(&t) {
+                    return Err(format!("threads={value}: expected 1..=65536"));
+                }
+                self.threads = Some(t as u32);
+            }
             _ => return Err(unmodelled(keyword, "streams are not modelled")),
         }
         Ok(())
@@ -288,6 +338,8 @@ impl Wd {
 enum IoRate {
     Max,
     Rate(f64),
+    /// A max run, then runs at percentages of the rate it reached.
+    Curve,
 }
 
 /// Inter-arrival times with a numeric iorate (RD `distribution`).
@@ -298,33 +350,193 @@ enum Arrivals {
     Deterministic,
 }
 
+/// What a `for` loop of an RD varies (For_loop's labels). A workload key given in an RD is a
+/// loop too (`xfersize=8k` is `forxfersize=8k`, one value).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ForKey {
+    Xfersize,
+    Threads,
+    Rdpct,
+    Rhpct,
+    Whpct,
+    Seekpct,
+    Hitarea,
+    /// Data compressibility: runs are made, the I/O is the same (sanlab moves no data).
+    Compratio,
+    Iorate,
+}
+
+impl ForKey {
+    fn of(keyword: &str) -> Option<ForKey> {
+        Some(match keyword.strip_prefix("for").unwrap_or(keyword) {
+            "xfersize" => ForKey::Xfersize,
+            "threads" => ForKey::Threads,
+            "rdpct" => ForKey::Rdpct,
+            "rhpct" => ForKey::Rhpct,
+            "whpct" => ForKey::Whpct,
+            "seekpct" => ForKey::Seekpct,
+            "hitarea" => ForKey::Hitarea,
+            "compratio" | "compression" => ForKey::Compratio,
+            _ => return None,
+        })
+    }
+
+    /// The name vdbench shows in "For loops: xfersize=4k threads=8".
+    fn label(self) -> &'static str {
+        match self {
+            ForKey::Xfersize => "xfersize",
+            ForKey::Threads => "threads",
+            ForKey::Rdpct => "rdpct",
+            ForKey::Rhpct => "rhpct",
+            ForKey::Whpct => "whpct",
+            ForKey::Seekpct => "seekpct",
+            ForKey::Hitarea => "hitarea",
+            ForKey::Compratio => "compratio",
+            ForKey::Iorate => "iorate",
+        }
+    }
+
+    /// One value, checked as the keyword it replaces.
+    fn parse(self, keyword: &str, v: &str) -> Result<f64, String> {
+        let n = match self {
+            ForKey::Seekpct => match v.to_ascii_lowercase().as_str() {
+                w if "sequential".starts_with(w) => 0.0,
+                w if "random".starts_with(w) => 100.0,
+                "eof" => SEEK_EOF,
+                _ => number(keyword, v)?,
+            },
+            _ => number(keyword, v)?,
+        };
+        let ok = match self {
+            ForKey::Xfersize => n >= 1.0 && n <= f64::from(u32::MAX) && (n.trunc() as u64).is_multiple_of(SECTOR_BYTES),
+            ForKey::Threads => (1.0..=65_536.0).contains(&n),
+            ForKey::Rdpct | ForKey::Rhpct | ForKey::Whpct => (0.0..=100.0).contains(&n),
+            ForKey::Seekpct => n == SEEK_EOF || (0.0..=100.0).contains(&n),
+            ForKey::Hitarea => n >= 0.0 && n <= SIZE.max() as f64,
+            ForKey::Compratio => n > 0.0,
+            ForKey::Iorate => n > 0.0,
+        };
+        if !ok {
+            let expected = match self {
+                ForKey::Xfersize => "a positive multiple of 512 bytes",
+                ForKey::Threads => "1..=65536",
+                ForKey::Rdpct | ForKey::Rhpct | ForKey::Whpct => "0..=100",
+                ForKey::Seekpct => "0..=100, sequential, random or eof",
+                ForKey::Hitarea => "a size",
+                ForKey::Compratio => "a positive ratio",
+                ForKey::Iorate => "a positive rate",
+            };
+            return Err(format!("{keyword}=`{v}`: expected {expected}"));
+        }
+        if self == ForKey::Iorate {
+            rate_iops(v, n)?;
+        }
+        Ok(n)
+    }
+
+    /// The value as vdbench prints it (FileAnchor.whatSize for all but iorate and seekpct).
+    fn show(self, n: f64) -> String {
+        match self {
+            ForKey::Iorate => format!("{}", n.trunc()),
+            ForKey::Seekpct if n == SEEK_EOF => "eof".into(),
+            _ => what_size(n),
+        }
+    }
+}
+
+/// `seekpct=eof` among a loop's numbers (vdbench's -1).
+const SEEK_EOF: f64 = -1.0;
+
+/// vdbench's FileAnchor.whatSize: below 1k a whole number, else three decimals with k, m, g, t
+/// or p, `.000` dropped.
+fn what_size(n: f64) -> String {
+    const UNITS: [(f64, &str); 5] = [(1024.0, "k"), (1048576.0, "m"), (1073741824.0, "g"), (1099511627776.0, "t"), (1125899906842624.0, "p")];
+    if n < 1024.0 {
+        return format!("{}", n.trunc());
+    }
+    let (div, unit) = UNITS.iter().rev().find(|(d, _)| n >= *d).copied().unwrap_or(UNITS[0]);
+    let text = format!("{:.3}", n / div);
+    format!("{}{unit}", text.strip_suffix(".000").unwrap_or(&text))
+}
+
 #[derive(Clone, Debug)]
 struct Rd {
     name: String,
     at: At,
     wds: Vec<String>,
+    /// `sd=` in the RD: the SDs its WDs run on instead of their own (or, without `wd=`, the
+    /// latest wd=default runs on them).
+    sds: Option<Vec<String>>,
     iorate: Option<IoRate>,
+    /// `iorate=(100,200,...)`: a loop after the RD's other loops (RD_entry.parserCleanup).
+    iorates: Vec<f64>,
+    /// The RD's loops, outermost first; a keyword given again replaces its loop, which moves to
+    /// the end (For_loop's constructor).
+    fors: Vec<(ForKey, Vec<f64>)>,
+    curve_pct: Vec<f64>,
+    /// `stopcurve=`: vdbench ends once a curve point's response time is above this (ms).
+    stopcurve_ms: Option<f64>,
     elapsed_s: f64,
     interval_s: f64,
     warmup_s: Option<f64>,
     arrivals: Arrivals,
+    /// `maxdata`, `maxdataread`, `maxdatawritten`: data after which the run stops, besides
+    /// `elapsed`; 100 or less is a multiple of the SDs' sizes (CollectSlaveStats.getLimit).
+    maxdata: [Option<f64>; 3],
 }
 
 impl Rd {
     fn set(&mut self, keyword: &'static str, value: &str) -> Result<(), String> {
+        if let Some(key) = ForKey::of(keyword) {
+            let mut list = numbers(value, &|v| key.parse(keyword, v))?;
+            if keyword.contains("compression") {
+                // compression= is a percent; vdbench turns it into a ratio (percentageToRatio).
+                list = list.iter().map(|p| 100.0 / p).collect();
+            }
+            if list.is_empty() {
+                return Err(format!("{keyword}=`{value}`: expected one or more values"));
+            }
+            self.fors.retain(|(k, _)| *k != key);
+            self.fors.push((key, list));
+            return Ok(());
+        }
         match keyword {
-            "wd" => self.wds = values(value).iter().map(|s| s.to_string()).collect(),
+            "wd" => self.wds = names(value)?,
+            "sd" => self.sds = Some(names(value)?),
             "iorate" => {
+                self.iorates.clear();
                 self.iorate = Some(match values(value)[..] {
                     [v] if v.eq_ignore_ascii_case("max") => IoRate::Max,
-                    [v] if v.eq_ignore_ascii_case("curve") => return Err(unmodelled(keyword, "iorate=curve is a series of runs; give max or one rate")),
-                    [v] => IoRate::Rate(number(keyword, v).and_then(|r| if r > 0.0 { rate_iops(v, r) } else { Err(format!("iorate=`{v}`: expected max or a positive rate")) })?),
-                    _ => return Err(unmodelled(keyword, "several iorates make several runs; give one (sanlab runs one rd)")),
+                    [v] if v.eq_ignore_ascii_case("curve") => IoRate::Curve,
+                    _ => {
+                        let rates = numbers(value, &|v| ForKey::Iorate.parse(keyword, v))?;
+                        match rates[..] {
+                            [] => return Err(format!("iorate=`{value}`: expected max, curve or a rate")),
+                            [one] => IoRate::Rate(one),
+                            _ => {
+                                self.iorates = rates;
+                                IoRate::Rate(self.iorates[0])
+                            }
+                        }
+                    }
                 })
+            }
+            "curve" => {
+                self.curve_pct = numbers(value, &|v| number(keyword, v).and_then(|p| if p > 0.0 && p <= 1000.0 { Ok(p) } else { Err(format!("curve point `{v}`: expected a percent of the max rate, above 0")) }))?;
+                if self.curve_pct.is_empty() {
+                    return Err(format!("curve=`{value}`: expected percents of the max rate, e.g. curve=(10,50,90)"));
+                }
             }
             "elapsed" => self.elapsed_s = seconds(keyword, value, false)?,
             "interval" => self.interval_s = seconds(keyword, value, false)?,
             "warmup" => self.warmup_s = Some(seconds(keyword, value, true)?),
+            "maxdata" | "maxdataread" | "maxdatawritten" => {
+                let b = number(keyword, single(keyword, value)?)?;
+                if b <= 0.0 {
+                    return Err(format!("{keyword}={value}: expected a positive amount of data (100 or less: times the SDs' sizes)"));
+                }
+                self.maxdata[match keyword { "maxdata" => 0, "maxdataread" => 1, _ => 2 }] = Some(b);
+            }
             "distribution" => {
                 let v = single(keyword, value)?.to_ascii_lowercase();
                 self.arrivals = if "exponential".starts_with(&v) {
@@ -337,14 +549,19 @@ impl Rd {
                     return Err(format!("distribution=`{v}`: expected exponential, uniform or deterministic (variable and spike are not modelled)"));
                 };
             }
-            // After the run, or around it: no effect on the run itself.
+            // Around the run or about data contents: no effect on the I/O (listed as ignored).
             "pause" | "startcmd" | "start_cmd" | "endcmd" | "end_cmd" | "openflags" => {}
-            "maxdata" => return Err(unmodelled(keyword, "stopping after an amount of data is not modelled: use elapsed")),
-            "curve" | "stopcurve" => return Err(unmodelled(keyword, "curves are series of runs; give one iorate")),
+            "stopcurve" => {
+                let ms = number(keyword, single(keyword, value)?)?;
+                if ms <= 0.0 {
+                    return Err(format!("stopcurve={value}: expected a response time in ms, above 0"));
+                }
+                self.stopcurve_ms = Some(ms);
+            }
             "replay" => return Err(unmodelled(keyword, "replay a trace with kind = \"trace\"")),
             "format" => return Err(unmodelled(keyword, "formatting runs are not modelled")),
             "mount" => return Err(unmodelled(keyword, "mounts are not modelled")),
-            _ => return Err(unmodelled(keyword, "file system workloads (fsd/fwd) are not modelled: use sd/wd")),
+            _ => return Err(unmodelled(keyword, "file system workloads (fsd/fwd and their for loops) are not modelled: use sd/wd")),
         }
         Ok(())
     }
@@ -355,18 +572,39 @@ struct Parm {
     sds: Vec<Sd>,
     wds: Vec<Wd>,
     rds: Vec<Rd>,
+    /// The latest wd=default: what an RD with `sd=` and no `wd=` runs.
+    default_wd: Wd,
+    /// Keywords accepted without effect, each once, in the order first seen.
+    ignored: Vec<&'static str>,
+    /// concatenatesds=yes: each WD runs on one SD made of its SDs end to end.
+    concatenate: bool,
 }
 
 fn default_sd() -> Sd {
-    Sd { name: "default".into(), at: None, size_bytes: None, threads: DEFAULT_THREADS, hitarea_bytes: DEFAULT_HITAREA_BYTES, offset_bytes: 0, range: None }
+    Sd { name: "default".into(), at: None, size_bytes: None, threads: DEFAULT_THREADS, hitarea_bytes: DEFAULT_HITAREA_BYTES, offset_bytes: 0, range: None, align_bytes: None, hitarea_forced: false }
 }
 
 fn default_wd() -> Wd {
-    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0 }
+    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None, threads: None }
 }
 
 fn default_rd() -> Rd {
-    Rd { name: "default".into(), at: None, wds: vec![], iorate: None, elapsed_s: DEFAULT_ELAPSED_S, interval_s: DEFAULT_INTERVAL_S, warmup_s: None, arrivals: Arrivals::Exponential }
+    Rd {
+        name: "default".into(),
+        at: None,
+        wds: vec![],
+        sds: None,
+        iorate: None,
+        iorates: vec![],
+        fors: vec![],
+        curve_pct: DEFAULT_CURVE_PCT.to_vec(),
+        stopcurve_ms: None,
+        elapsed_s: DEFAULT_ELAPSED_S,
+        interval_s: DEFAULT_INTERVAL_S,
+        warmup_s: None,
+        arrivals: Arrivals::Exponential,
+        maxdata: [None; 3],
+    }
 }
 
 /// Which entry the keywords go to. `None` in an entry means its `default`.
@@ -396,7 +634,12 @@ fn start<T: Clone>(list: &mut Vec<T>, default: &T, name: &str, at: At, what: &st
 /// then hd=, sd=, wd=, rd=, in that order).
 fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
     let (mut dsd, mut dwd, mut drd) = (default_sd(), default_wd(), default_rd());
-    let mut p = Parm { sds: vec![], wds: vec![], rds: vec![] };
+    let mut p = Parm { sds: vec![], wds: vec![], rds: vec![], default_wd: default_wd(), ignored: vec![], concatenate: false };
+    let ignore = |ignored: &mut Vec<&'static str>, kw: &'static str| {
+        if !ignored.contains(&kw) {
+            ignored.push(kw);
+        }
+    };
     let mut section = Section::General;
     for item in items {
         let at = Some((item.file, item.line));
@@ -405,6 +648,9 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
         let k = item.keyword.as_str();
         if matches!(k, "fsd" | "fwd" | "fwdrate") {
             return Err(fail(unmodelled(k, "file system workloads (fsd/fwd) are not modelled: use sd/wd")));
+        }
+        if k == "rg" {
+            return Err(fail(unmodelled(k, "replay groups are not modelled: replay a trace with kind = \"trace\"")));
         }
         section = match (&section, k) {
             (Section::General | Section::Host, "hd" | "host") => Section::Host,
@@ -417,9 +663,23 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
                 let kw = resolve(k, &GENERAL_KEYWORDS).ok_or_else(|| fail(unknown("general parameters", k, &GENERAL_KEYWORDS)))?;
                 match kw {
                     "validate" | "journal" => return Err(fail(unmodelled(kw, "data validation is not modelled"))),
-                    "concatenatesds" => return Err(fail(unmodelled(kw, "concatenated SDs are not modelled"))),
+                    "concatenatesds" => {
+                        p.concatenate = match single(kw, &item.value).map_err(fail)?.to_ascii_lowercase() {
+                            v if v.starts_with('y') => true,
+                            v if v.starts_with('n') => false,
+                            v => return Err(fail(format!("concatenatesds=`{v}`: expected yes or no"))),
+                        };
+                        continue;
+                    }
+                    "loop" => return Err(fail(unmodelled(kw, "repeating every run is not modelled: run the scenario again with another --seed, or sweep seeds"))),
                     "fsd" | "fwd" => return Err(fail(unmodelled(kw, "file system workloads (fsd/fwd) are not modelled: use sd/wd"))),
-                    _ => continue,
+                    "rg" => return Err(fail(unmodelled(kw, "replay groups are not modelled: replay a trace with kind = \"trace\""))),
+                    // The others leave the I/O sanlab simulates as it is (data patterns, reporting,
+                    // monitoring, commands around the runs): accepted and listed once as ignored.
+                    _ => {
+                        ignore(&mut p.ignored, kw);
+                        continue;
+                    }
                 }
             }
             (Section::Sd(i), _) => {
@@ -428,6 +688,9 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
                     None => &mut dsd,
                 };
                 let kw = resolve(k, &SD_KEYWORDS).ok_or_else(|| fail(unknown(&format!("sd={}", target.name), k, &SD_KEYWORDS)))?;
+                if ENTRY_IGNORED.contains(&kw) {
+                    ignore(&mut p.ignored, kw);
+                }
                 let entry = format!("sd={}", target.name);
                 target.set(kw, &item.value).map_err(|e| fail(format!("{entry}: {e}")))?;
                 continue;
@@ -438,6 +701,9 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
                     None => &mut dwd,
                 };
                 let kw = if k == "sd" { "sd" } else { resolve(k, &WD_KEYWORDS).ok_or_else(|| fail(unknown(&format!("wd={}", target.name), k, &WD_KEYWORDS)))? };
+                if ENTRY_IGNORED.contains(&kw) {
+                    ignore(&mut p.ignored, kw);
+                }
                 let entry = format!("wd={}", target.name);
                 target.set(kw, &item.value).map_err(|e| fail(format!("{entry}: {e}")))?;
                 continue;
@@ -450,15 +716,18 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
                 let entry = format!("rd={}", target.name);
                 let kw = match k {
                     "wd" => "wd",
-                    "sd" => return Err(fail(format!("{entry}: {}", unmodelled(k, "runs of SDs without WDs are not modelled: name WDs with wd=")))),
-                    _ if k.starts_with("for") => return Err(fail(format!("{entry}: {}", unmodelled(k, "for loops are series of runs; give one value")))),
+                    "sd" => "sd",
                     _ => resolve(k, &RD_KEYWORDS).ok_or_else(|| fail(unknown(&entry, k, &RD_KEYWORDS)))?,
                 };
+                if ENTRY_IGNORED.contains(&kw) {
+                    ignore(&mut p.ignored, kw);
+                }
                 target.set(kw, &item.value).map_err(|e| fail(format!("{entry}: {e}")))?;
                 continue;
             }
         };
     }
+    p.default_wd = dwd;
     Ok(p)
 }
 
@@ -519,6 +788,8 @@ struct Generator {
     hit: Option<Context>,
     miss: Context,
     hotband_mb: Option<u64>,
+    align_bytes: Option<u64>,
+    stride_bytes: Option<(u64, u64)>,
 }
 
 fn chance(rng: &mut RngStream, pct: f64) -> bool {
@@ -539,7 +810,7 @@ impl Generator {
         if hi > 100.0 && hi <= 200.0 {
             return Err(format!("range=({lo},{hi}): ranges past 100 % wrap around the SD in vdbench, which is not modelled"));
         }
-        let hit_bytes = if wd.rhpct + wd.whpct > 0.0 { sd.hitarea_bytes } else { 0 };
+        let hit_bytes = if wd.rhpct + wd.whpct > 0.0 || sd.hitarea_forced { sd.hitarea_bytes } else { 0 };
         let start = if lo <= 100.0 { (sd_bytes as f64 * lo / 100.0) as u64 } else { lo as u64 };
         let end = if hi <= 100.0 { (sd_bytes as f64 * hi / 100.0) as u64 } else { hi as u64 };
         if end > sd_bytes {
@@ -573,7 +844,7 @@ impl Generator {
                 mb => Some(mb),
             },
         };
-        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb })
+        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb, align_bytes: sd.align_bytes, stride_bytes: wd.stride_bytes })
     }
 
     /// The next request (WG_task.createNormalIO's order: read, size, hit, random, offset), or None
@@ -589,9 +860,23 @@ impl Generator {
         let hotband = self.hotband_mb.filter(|_| !hit);
         let ctx = if hit { self.hit.as_mut().expect("checked") } else { &mut self.miss };
         let offset = if random {
-            let o = match hotband {
-                Some(mb) => ctx.low + hotband_record(mb, size, read, rng.uniform()) * size,
-                None => ctx.low + rng.below((ctx.high - ctx.low) / size) * size,
+            let o = match (hotband, self.stride_bytes) {
+                // Stride: the first at the start, then forward from the previous, back to the
+                // start past the end.
+                (None, Some((min, max))) => match ctx.next_seq {
+                    None => ctx.low,
+                    Some(prev) => {
+                        let step = (max - min) / size;
+                        let o = prev + min + ((rng.uniform() * step as f64) as u64) * size;
+                        if o + size > ctx.high { ctx.low } else { o }
+                    }
+                },
+                (Some(mb), _) => ctx.low + hotband_record(mb, size, read, rng.uniform()) * size,
+                // align=: any multiple of it that leaves room for the request.
+                (None, None) => match self.align_bytes {
+                    Some(a) => ctx.low + rng.below((ctx.high - ctx.low).saturating_sub(size) / a + 1) * a,
+                    None => ctx.low + rng.below((ctx.high - ctx.low) / size) * size,
+                },
             };
             // vdbench remembers where a random request ended, for a later sequential one.
             ctx.next_seq = Some(o + size);
@@ -615,6 +900,29 @@ impl Generator {
     }
 }
 
+/// `maxdata=`: the run's SDs stop once this much data (all, read, written) was asked for. vdbench
+/// checks at the end of each interval and stops after the next one; here every SD stops at the
+/// request that reaches the limit.
+#[derive(Debug)]
+struct MaxData {
+    limit_bytes: [Option<u64>; 3],
+    done_bytes: std::cell::Cell<[u64; 3]>,
+}
+
+impl MaxData {
+    fn reached(&self) -> bool {
+        let done = self.done_bytes.get();
+        self.limit_bytes.iter().zip(done).any(|(l, d)| l.is_some_and(|l| d >= l))
+    }
+
+    fn add(&self, r: &Request) {
+        let mut done = self.done_bytes.get();
+        done[0] += u64::from(r.size_bytes);
+        done[if r.op == Op::Read { 1 } else { 2 }] += u64::from(r.size_bytes);
+        self.done_bytes.set(done);
+    }
+}
+
 /// One SD of a run: its generators, how requests are picked among them, and pacing.
 #[derive(Clone, Debug)]
 struct SdJob {
@@ -626,18 +934,27 @@ struct SdJob {
     arrivals: Arrivals,
     runtime_ns: u64,
     measured_from_ns: u64,
+    /// Shared by the run's SDs.
+    maxdata: Option<std::rc::Rc<MaxData>>,
     options: Vec<(String, String)>,
 }
 
 impl Workload for SdJob {
     fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        if self.maxdata.as_ref().is_some_and(|m| m.reached()) {
+            return None;
+        }
         let g = if self.generators.len() == 1 {
             0
         } else {
             let u = rng.uniform() * self.cum_weights[self.cum_weights.len() - 1];
             self.cum_weights.iter().position(|c| u < *c).unwrap_or(self.generators.len() - 1)
         };
-        self.generators[g].next(rng)
+        let r = self.generators[g].next(rng)?;
+        if let Some(m) = &self.maxdata {
+            m.add(&r);
+        }
+        Some(r)
     }
 
     fn pacing(&self) -> Pacing {
@@ -676,25 +993,131 @@ impl Workload for SdJob {
     }
 }
 
-/// The SD jobs of run `rd_name` (or the only run).
-fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(At, String) -> String) -> Result<Vec<(String, SdJob)>, String> {
-    let rd = match rd_name {
-        Some(n) => p.rds.iter().find(|r| r.name == n).ok_or_else(|| {
-            let names: Vec<&str> = p.rds.iter().map(|r| r.name.as_str()).collect();
-            place(None, format!("no rd={n} (defined: {}){}", names.join(", "), did_you_mean(n, names.iter().copied())))
-        })?,
-        None => match &p.rds[..] {
-            [one] => one,
-            [] => return Err(place(None, "no run definition: add one, e.g. rd=run1,wd=wd1,iorate=max,elapsed=60".into())),
-            many => return Err(place(None, format!("{} run definitions ({}): pick one with rd = \"...\"", many.len(), many.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")))),
-        },
+/// One run of a parameter file: an RD with one value of each of its loops, or one point of its
+/// curve (RD_entry.buildNewRdListForWd, For_loop.for_get).
+#[derive(Clone, Debug)]
+struct RunPlan {
+    rd: usize,
+    /// As vdbench names it: the RD's name, `_(10%)` for a curve point, then its loops' values
+    /// as vdbench's "For loops:" shows them, e.g. `rd1 xfersize=4k threads=8`.
+    name: String,
+    values: Vec<(ForKey, f64)>,
+    /// A curve point: its percent of the max run's rate, and that run's name.
+    curve: Option<(f64, String)>,
+}
+
+/// A run of a vdbench parameter file, for a scenario to run each as a variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VdbenchRun {
+    pub name: String,
+    /// The RD it belongs to.
+    pub rd: String,
+    /// A curve point: the name of the max run whose rate it takes a percent of.
+    pub curve_max_run: Option<String>,
+    /// A curve point of an RD with `stopcurve=`: vdbench stops every later run once a curve
+    /// point's response time (ms) is above it (Reporter: "Vdbench terminating because of
+    /// requested 'stopcurve='").
+    pub stopcurve_ms: Option<f64>,
+}
+
+/// Most runs one parameter file may make (each is a variant, simulated on its own).
+const MAX_RUNS: usize = 4096;
+
+/// Every run, in the order vdbench runs them: RDs in file order; each RD's loops nested with
+/// the first outermost; a curve's points right after its max run.
+fn plan(p: &Parm, place: &dyn Fn(At, String) -> String) -> Result<Vec<RunPlan>, String> {
+    let mut out = vec![];
+    for (i, rd) in p.rds.iter().enumerate() {
+        let mut loops = rd.fors.clone();
+        if rd.iorates.len() > 1 {
+            loops.push((ForKey::Iorate, rd.iorates.clone()));
+        }
+        let per_combo = if rd.iorate == Some(IoRate::Curve) { 1 + rd.curve_pct.len() } else { 1 };
+        let count = loops.iter().try_fold(per_combo, |n, (_, l)| n.checked_mul(l.len())).filter(|n| out.len() + n <= MAX_RUNS);
+        if count.is_none() {
+            return Err(place(rd.at, format!("rd={}: its loops make more than {MAX_RUNS} runs, each simulated on its own: loop over fewer values", rd.name)));
+        }
+        let mut combos: Vec<Vec<(ForKey, f64)>> = vec![vec![]];
+        for (key, list) in &loops {
+            combos = combos.iter().flat_map(|c| list.iter().map(move |v| c.iter().copied().chain([(*key, *v)]).collect())).collect();
+        }
+        for values in combos {
+            let shown: Vec<String> = values.iter().map(|(k, v)| format!("{}={}", k.label(), k.show(*v))).collect();
+            let named = |base: String| if shown.is_empty() { base } else { format!("{base} {}", shown.join(" ")) };
+            let max_name = named(rd.name.clone());
+            out.push(RunPlan { rd: i, name: max_name.clone(), values: values.clone(), curve: None });
+            if rd.iorate == Some(IoRate::Curve) {
+                for pct in &rd.curve_pct {
+                    out.push(RunPlan { rd: i, name: named(format!("{}_({}%)", rd.name, pct.trunc())), values: values.clone(), curve: Some((*pct, max_name.clone())) });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The runs of a parameter file (see [`plan`]).
+pub fn runs(path: &std::path::Path) -> Result<Vec<VdbenchRun>, String> {
+    let (files, items) = read_items(path)?;
+    let parm = parse_items(&items, &files)?;
+    let place = |at: At, msg: String| match at {
+        Some((f, l)) => files.at(f, l, msg),
+        None => format!("{}: {msg}", path.display()),
     };
+    Ok(plan(&parm, &place)?.into_iter().map(|r| VdbenchRun { rd: parm.rds[r.rd].name.clone(), stopcurve_ms: parm.rds[r.rd].stopcurve_ms.filter(|_| r.curve.is_some()), name: r.name, curve_max_run: r.curve.map(|c| c.1) }).collect())
+}
+
+/// vdbench's rate for a curve point (RD_entry.set_iorate): whole IOPS times the whole percent,
+/// rounded up to a multiple of 100 above 1000 IOPS, else of 10.
+fn curve_rate(max_iops: f64, pct: f64) -> f64 {
+    let rate = (max_iops.trunc() as i64) * (pct.trunc() as i64) / 100;
+    (if rate > 1000 { (rate + 99) / 100 * 100 } else { (rate + 9) / 10 * 10 }) as f64
+}
+
+/// The run named `name` (a run's full name, or an RD with one run), or the only run.
+fn pick<'a>(runs: &'a [RunPlan], p: &Parm, name: Option<&str>, place: &dyn Fn(At, String) -> String) -> Result<&'a RunPlan, String> {
+    let list = |rs: &[&RunPlan]| rs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ");
+    let plain = runs.len() == p.rds.len();
+    match name {
+        Some(n) => {
+            if let Some(r) = runs.iter().find(|r| r.name == n) {
+                return Ok(r);
+            }
+            let of_rd: Vec<&RunPlan> = runs.iter().filter(|r| p.rds[r.rd].name == n).collect();
+            if of_rd.is_empty() {
+                let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+                return Err(place(None, format!("no run `{n}` (runs: {}){}", names.join(", "), did_you_mean(n, names.iter().copied()))));
+            }
+            Err(place(p.rds[of_rd[0].rd].at, format!("rd={n} makes {} runs ({}): a scenario runs each as a variant; pick one with rd = \"...\"", of_rd.len(), list(&of_rd))))
+        }
+        None => match runs {
+            [one] => Ok(one),
+            [] => Err(place(None, "no run definition: add one, e.g. rd=run1,wd=wd1,iorate=max,elapsed=60".into())),
+            many => Err(place(None, format!("{} {} ({}): pick one with rd = \"...\"", many.len(), if plain { "run definitions" } else { "runs" }, list(&many.iter().collect::<Vec<_>>())))),
+        },
+    }
+}
+
+/// The SD jobs of one run. A curve point without `curve_max_iops` (only when a scenario is
+/// validated before its max run) runs as the max run does.
+fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: u64, place: &dyn Fn(At, String) -> String) -> Result<Vec<(String, SdJob)>, String> {
+    let rd = &p.rds[run.rd];
     let at_rd = |msg: String| place(rd.at, format!("rd={}: {msg}", rd.name));
-    let iorate = rd.iorate.ok_or_else(|| at_rd("no iorate=: give max (closed loop at the SDs' threads) or a rate".into()))?;
+    let mut iorate = match rd.iorate.ok_or_else(|| at_rd("no iorate=: give max (closed loop at the SDs' threads), curve or a rate".into()))? {
+        IoRate::Curve => IoRate::Max,
+        other => other,
+    };
+    if let (Some((pct, _)), Some(max)) = (&run.curve, curve_max_iops) {
+        let r = curve_rate(max, *pct);
+        if r < 1.0 {
+            return Err(at_rd(format!("the max run reached {max:.1} IOPS, too few for a curve (vdbench: was the run too short to establish a rate?)")));
+        }
+        iorate = IoRate::Rate(rate_iops(&r.to_string(), r).map_err(|e| at_rd(format!("curve point {pct}%: {e}")))?);
+    }
     if rd.elapsed_s / rd.interval_s < 2.0 {
         return Err(at_rd(format!("elapsed={} must be at least twice interval={} (vdbench)", rd.elapsed_s, rd.interval_s)));
     }
-    let mut wds: Vec<&Wd> = vec![];
+    let mut wds: Vec<Wd> = vec![];
     for pattern in &rd.wds {
         let found: Vec<&Wd> = p.wds.iter().filter(|w| matches(pattern, &w.name)).collect();
         if found.is_empty() {
@@ -703,13 +1126,72 @@ fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(A
         }
         for w in found {
             if !wds.iter().any(|x| x.name == w.name) {
-                wds.push(w);
+                wds.push(w.clone());
             }
         }
     }
-    if wds.is_empty() {
-        return Err(at_rd("no wd=: name the workloads to run, e.g. wd=wd1".into()));
+    // SelectWhichWdsToUse: an RD's sd= replaces its WDs' SDs; without wd=, the latest
+    // wd=default runs on them, named after the RD.
+    if let Some(sds) = &rd.sds {
+        if wds.is_empty() {
+            wds.push(Wd { name: format!("rd={}", rd.name), at: rd.at, ..p.default_wd.clone() });
+        }
+        for w in &mut wds {
+            w.sds = sds.clone();
+        }
     }
+    if wds.is_empty() {
+        return Err(at_rd("no wd=: name the workloads to run (wd=wd1), or the SDs to run the latest wd=default on (sd=sd1)".into()));
+    }
+    // The run's loop values override every workload and SD (For_loop.useForOverrides).
+    let mut sds = p.sds.clone();
+    for (key, v) in &run.values {
+        for w in &mut wds {
+            match key {
+                ForKey::Xfersize => w.xfer = Xfer::Table(vec![(*v as u32, 100.0)]),
+                ForKey::Rdpct => w.read_pct = v.trunc(),
+                ForKey::Rhpct => w.rhpct = *v,
+                ForKey::Whpct => w.whpct = *v,
+                ForKey::Seekpct => w.seek = if *v == SEEK_EOF { Seek::Eof } else { Seek::Percent(*v) },
+                _ => {}
+            }
+        }
+        for sd in &mut sds {
+            match key {
+                ForKey::Threads => sd.threads = *v as u32,
+                ForKey::Hitarea => (sd.hitarea_bytes, sd.hitarea_forced) = (*v as u64, true),
+                _ => {}
+            }
+        }
+        if *key == ForKey::Iorate {
+            iorate = IoRate::Rate(*v);
+        }
+    }
+    // ConcatSds: each WD gets one SD, `concat#01`, ..., its SDs end to end in file order, and
+    // the WD's threads (or the run's threads=/forthreads=).
+    let forthreads = run.values.iter().find(|(k, _)| *k == ForKey::Threads).map(|(_, v)| *v as u32);
+    let sds = if p.concatenate {
+        let mut concat = vec![];
+        for w in &mut wds {
+            let parts: Vec<&Sd> = sds.iter().filter(|s| w.sds.iter().any(|pat| matches(pat, &s.name))).collect();
+            let Some(first) = parts.first() else {
+                return Err(place(w.at, format!("wd={}: sd={} matches no storage definition", w.name, w.sds.join(","))));
+            };
+            let threads = forthreads.or(w.threads).ok_or_else(|| place(w.at, format!("wd={}: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)", w.name)))?;
+            let size_bytes = parts.iter().map(|s| s.size_bytes.unwrap_or(device_bytes)).sum();
+            let name = format!("concat#{:02}", concat.len() + 1);
+            concat.push(Sd { name: name.clone(), size_bytes: Some(size_bytes), threads, offset_bytes: 0, range: None, ..(*first).clone() });
+            w.sds = vec![name];
+        }
+        concat
+    } else {
+        if let Some(w) = wds.iter().find(|w| w.threads.is_some()) {
+            return Err(place(w.at, format!("wd={}: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD", w.name)));
+        }
+        sds
+    };
+    let p = &Parm { sds, wds: vec![], rds: vec![], default_wd: p.default_wd.clone(), ignored: p.ignored.clone(), concatenate: p.concatenate };
+    let wds: Vec<&Wd> = wds.iter().collect();
     // HandleSkew.spreadWdSkew: WDs without skew (and without their own iorate) share what the
     // others leave, equally; the total must be 100.
     let given: f64 = wds.iter().filter(|w| w.iorate == 0.0).map(|w| w.skew).sum();
@@ -733,7 +1215,7 @@ fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(A
         }
         // A WD's skew or rate is split evenly over its SDs (HandleSkew.spreadWgSkew).
         let weight = match iorate {
-            IoRate::Max => skew(w),
+            IoRate::Max | IoRate::Curve => skew(w),
             IoRate::Rate(_) if w.iorate > 0.0 => w.iorate,
             IoRate::Rate(r) => (r - fixed).max(0.0) * skew(w) / 100.0,
         } / sds.len() as f64;
@@ -744,6 +1226,11 @@ fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(A
         }
     }
     let measured_s = rd.warmup_s.unwrap_or(rd.interval_s);
+    let used_bytes: u64 = p.sds.iter().enumerate().filter(|(s, _)| gens.iter().any(|g| g.0 == *s)).map(|(_, sd)| sd.size_bytes.unwrap_or(device_bytes)).sum();
+    let maxdata = rd.maxdata.iter().any(Option::is_some).then(|| {
+        let limit = |m: Option<f64>| m.map(|m| if m <= 100.0 { (m * used_bytes as f64) as u64 } else { m as u64 });
+        std::rc::Rc::new(MaxData { limit_bytes: [limit(rd.maxdata[0]), limit(rd.maxdata[1]), limit(rd.maxdata[2])], done_bytes: Default::default() })
+    });
     let mut jobs = vec![];
     for (s, sd) in p.sds.iter().enumerate() {
         let mine: Vec<&(usize, Generator, f64)> = gens.iter().filter(|g| g.0 == s).collect();
@@ -756,17 +1243,26 @@ fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(A
         }).collect();
         let total = cum_weights[cum_weights.len() - 1];
         let rate_iops = match iorate {
-            IoRate::Max => None,
+            IoRate::Max | IoRate::Curve => None,
             IoRate::Rate(_) if total <= 0.0 => return Err(at_rd(format!("its iorate leaves no I/O for sd={}", sd.name))),
             IoRate::Rate(_) => Some(rate_iops(&total.to_string(), total).map_err(|e| at_rd(format!("the share of sd={}: {e}", sd.name)))?),
         };
-        let options = vec![
+        let mut options = vec![
             ("rd".to_string(), rd.name.clone()),
             ("sd".to_string(), sd.name.clone()),
             ("threads".to_string(), sd.threads.to_string()),
             ("iorate".to_string(), rate_iops.map_or("max".to_string(), |r| format!("{r}"))),
             ("elapsed".to_string(), rd.elapsed_s.to_string()),
         ];
+        if run.name != rd.name {
+            options.push(("run".to_string(), run.name.clone()));
+        }
+        if maxdata.is_some() {
+            options.push(("maxdata".to_string(), rd.maxdata.iter().map(|m| m.map_or("-".to_string(), what_size)).collect::<Vec<_>>().join("/")));
+        }
+        if !p.ignored.is_empty() {
+            options.push(("ignored".to_string(), p.ignored.join(", ")));
+        }
         jobs.push((
             sd.name.clone(),
             SdJob {
@@ -778,6 +1274,7 @@ fn assemble(p: &Parm, rd_name: Option<&str>, device_bytes: u64, place: &dyn Fn(A
                 runtime_ns: (rd.elapsed_s * 1e9) as u64,
                 // vdbench's totals leave out the first interval (its "avg_2-N" line) unless warmup= says otherwise.
                 measured_from_ns: (measured_s * 1e9) as u64,
+                maxdata: maxdata.clone(),
                 options,
             },
         ));
@@ -805,7 +1302,8 @@ const INLINE: [(&str, char, &str, &str, &str); 14] = [
 
 fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     let file = spec.path("file", "vdbench parameter file, relative to the scenario file; without it, the keys marked inline describe one sd, wd and rd")?;
-    let rd = spec.opt_string("rd", "the run definition to run (needed when the file has several)")?;
+    let rd = spec.opt_string("rd", "the run to run: an rd name, or a run of its for loops or curve as results name it (\"rd1 xfersize=4k\", \"rd1_(50%)\"); a scenario runs every run of the file as a variant when this is not given")?;
+    let curve_max = spec.float("curve_max_iops", 0.0, 0.0, 1e12, "a curve point's max run rate: sanlab sets it from the max run's result (0: not known yet)")?;
     let device_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "size of an SD without size= (vdbench would read the LUN's size)")?;
     let mut inline = vec![];
     for (key, entry, ty, default, doc) in INLINE {
@@ -827,13 +1325,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
                 Some((f, l)) => files.at(f, l, msg),
                 None => format!("{}: {msg}", path.display()),
             };
-            assemble(&parm, rd.as_deref(), device_bytes, &place).map_err(|e| spec.error("file", e))?
+            let runs = plan(&parm, &place).map_err(|e| spec.error("file", e))?;
+            let run = pick(&runs, &parm, rd.as_deref(), &place).map_err(|e| spec.error(if rd.is_some() { "rd" } else { "file" }, e))?;
+            assemble(&parm, run, (curve_max > 0.0).then_some(curve_max), device_bytes, &place).map_err(|e| spec.error("file", e))?
         }
         None => {
             if rd.is_some() {
                 return Err(spec.error("rd", "picks a run of a parameter file: give `file` too, or drop `rd`"));
             }
-            let mut parm = Parm { sds: vec![default_sd()], wds: vec![default_wd()], rds: vec![default_rd()] };
+            let mut parm = Parm { sds: vec![default_sd()], wds: vec![default_wd()], rds: vec![default_rd()], default_wd: default_wd(), ignored: vec![], concatenate: false };
             (parm.sds[0].name, parm.wds[0].name, parm.rds[0].name) = ("sd1".into(), "wd1".into(), "rd1".into());
             (parm.wds[0].sds, parm.rds[0].wds, parm.rds[0].iorate) = (vec!["sd1".into()], vec!["wd1".into()], Some(IoRate::Max));
             for (key, entry, value) in &inline {
@@ -844,7 +1344,10 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
                 };
                 set.map_err(|e| spec.error(key, e))?;
             }
-            assemble(&parm, None, device_bytes, &|_, msg| msg).map_err(|e| spec.error(inline.first().map_or("kind", |i| i.0), e))?
+            let key = inline.first().map_or("kind", |i| i.0);
+            let runs = plan(&parm, &|_, msg| msg).map_err(|e| spec.error(key, e))?;
+            let run = pick(&runs, &parm, None, &|_, msg| msg).map_err(|e| spec.error(key, e))?;
+            assemble(&parm, run, None, device_bytes, &|_, msg| msg).map_err(|e| spec.error(key, e))?
         }
     };
     Ok(Box::new(JobSet { jobs: jobs.into_iter().map(|(name, job)| (name, Box::new(job) as Box<dyn Workload>)).collect() }))

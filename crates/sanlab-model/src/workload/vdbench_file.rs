@@ -150,6 +150,86 @@ pub(super) fn values(value: &str) -> Vec<&str> {
     inner.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
 }
 
+/// Most values one range may expand to (vdbench's parser holds 10,240).
+const MAX_RANGE_VALUES: usize = 10_240;
+
+/// Names of a list, with vdbench's name ranges expanded (Var_parms.handle_alpha): inside
+/// parentheses, `sd1-sd4` is sd1, sd2, sd3, sd4; both ends share the letters before their
+/// trailing number, and the number counts up.
+pub(super) fn names(value: &str) -> Result<Vec<String>, String> {
+    let parenthesised = value.starts_with('(');
+    let mut out = vec![];
+    for v in values(value) {
+        let Some((a, b)) = v.split_once('-').filter(|_| parenthesised) else {
+            out.push(v.to_string());
+            continue;
+        };
+        let split = |s: &str| {
+            let digits = s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            (s[..s.len() - digits].to_string(), s[s.len() - digits..].parse::<u64>().ok())
+        };
+        let ((pa, na), (pb, nb)) = (split(a), split(b));
+        let (Some(na), Some(nb)) = (na, nb) else {
+            return Err(format!("`{v}`: a name range ends in numbers on both sides, e.g. (sd1-sd8)"));
+        };
+        if pa != pb || na >= nb {
+            return Err(format!("`{v}`: a name range keeps its letters and counts up, e.g. ({pa}{na}-{pa}{})", na + 1));
+        }
+        if nb - na >= MAX_RANGE_VALUES as u64 {
+            return Err(format!("`{v}`: more than {MAX_RANGE_VALUES} names"));
+        }
+        // vdbench reads the numbers as integers: sd01-sd03 gives sd01, sd2, sd3.
+        out.push(a.to_string());
+        out.extend((na + 1..=nb).map(|n| format!("{pa}{n}")));
+    }
+    Ok(out)
+}
+
+/// Numbers of a list, with vdbench's numeric ranges expanded (Var_parms.handle_num): inside
+/// parentheses `lo-hi` is followed by a step, or by `d` to double (halve when counting down):
+/// `(1-64,d)` is 1, 2, 4, ..., 64 and `(10-50,10)` is 10, 20, ..., 50.
+pub(super) fn numbers(value: &str, parse: &dyn Fn(&str) -> Result<f64, String>) -> Result<Vec<f64>, String> {
+    let parenthesised = value.starts_with('(');
+    let list = values(value);
+    let mut out: Vec<f64> = vec![];
+    let mut i = 0;
+    while i < list.len() {
+        let v = list[i];
+        i += 1;
+        let Some((a, b)) = v.split_once('-').filter(|(a, _)| parenthesised && !a.is_empty()) else {
+            out.push(parse(v)?);
+            continue;
+        };
+        let (lo, hi) = (parse(a)?, parse(b)?);
+        let Some(step) = list.get(i) else {
+            return Err(format!("`{v}`: a range is followed by a step or `d` (double), e.g. ({v},d)"));
+        };
+        i += 1;
+        let mut x = lo;
+        let more = |x: f64| if step.eq_ignore_ascii_case("d") && lo > hi { x >= hi } else { x <= hi };
+        let next: Box<dyn Fn(f64) -> f64> = if step.eq_ignore_ascii_case("d") {
+            if lo <= 0.0 {
+                return Err(format!("`{v}`: doubling starts above 0"));
+            }
+            if lo > hi { Box::new(|x| x / 2.0) } else { Box::new(|x| x * 2.0) }
+        } else {
+            let s = parse(step)?;
+            if s <= 0.0 {
+                return Err(format!("`{v},{step}`: the step must be positive"));
+            }
+            Box::new(move |x| x + s)
+        };
+        while more(x) {
+            if out.len() >= MAX_RANGE_VALUES {
+                return Err(format!("`{v}`: more than {MAX_RANGE_VALUES} values"));
+            }
+            out.push(x);
+            x = next(x);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +258,15 @@ mod tests {
         std::fs::write(&p, "sd=sd1,xfersize=(4k,50\n").unwrap();
         assert!(read_items(&p).unwrap_err().contains("unmatched parenthesis"));
         std::fs::write(&p, "include=missing.vdb\n").unwrap();
+        assert_eq!(names("(sd1-sd3,sd9)").unwrap(), ["sd1", "sd2", "sd3", "sd9"]);
+        assert_eq!(names("(sd01-sd03)").unwrap(), ["sd01", "sd2", "sd3"], "vdbench counts in integers");
+        assert_eq!(names("wd*").unwrap(), ["wd*"]);
+        assert!(names("(sd1-wd3)").unwrap_err().contains("keeps its letters and counts up"));
+        let num = |s: &str| s.parse::<f64>().map_err(|e| e.to_string());
+        assert_eq!(numbers("(1-64,d)", &num).unwrap(), [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]);
+        assert_eq!(numbers("(64-16,d)", &num).unwrap(), [64.0, 32.0, 16.0]);
+        assert_eq!(numbers("(10-30,10,70)", &num).unwrap(), [10.0, 20.0, 30.0, 70.0]);
+        assert!(numbers("(1-64)", &num).unwrap_err().contains("followed by a step or `d`"));
         assert!(read_items(&p).unwrap_err().contains("a.vdb:1: include=missing.vdb: cannot read"));
     }
 }
