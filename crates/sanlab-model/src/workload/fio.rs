@@ -8,6 +8,8 @@
 //! `time_based`, and whose default engine (psync) keeps one request outstanding whatever `iodepth`.
 
 use super::distribution::{Distribution, DistributionSpec};
+pub(super) use super::fio_options::{lookup, unknown_option, Effect};
+use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::{Instance, Pacing, Request, Workload};
 use crate::io::Op;
 use crate::number::{self, finite, whole_percent, DURATION, SIZE};
@@ -19,170 +21,6 @@ pub const KIND: Kind<dyn Workload> = Kind {
     summary: "fio job options in the scenario (rw, bs, bssplit, iodepth, rate_iops, random_distribution, thinktime, ...)",
     build,
 };
-
-/// How an option reaches the model.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Effect {
-    /// Shapes the requests or their pacing.
-    Model,
-    /// Accepted; fio uses it only for its own reports.
-    Report,
-    /// Accepted in job files; nothing it controls is modelled (engine internals, file names,
-    /// buffer contents, logs). sanlab models the disk as seen with `direct=1`.
-    Ignored,
-}
-
-pub(super) struct FioOption {
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
-    pub effect: Effect,
-    /// Also a parameter of the `fio` kind (the others only make sense in job files).
-    pub scenario: bool,
-    pub ty: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
-}
-
-const fn opt(name: &'static str, aliases: &'static [&'static str], ty: &'static str, default: &'static str, doc: &'static str) -> FioOption {
-    FioOption { name, aliases, effect: Effect::Model, scenario: true, ty, default, doc }
-}
-
-const fn ignored(name: &'static str) -> FioOption {
-    FioOption { name, aliases: &[], effect: Effect::Ignored, scenario: false, ty: "", default: "", doc: "" }
-}
-
-/// Every option sanlab accepts, with its documentation (which `sanlab kinds` prints for `fio`).
-static OPTIONS: &[FioOption] = &[
-    opt("rw", &["readwrite"], "choice", "read", "read, write, randread, randwrite, rw, randrw; `randread:8` takes a new random offset every 8 requests, `write:4k` leaves a 4k hole after each"),
-    opt("rwmixread", &[], "integer", "50", "percent reads of rw/randrw"),
-    opt("rwmixwrite", &[], "integer", "50", "percent writes of rw/randrw (the later of rwmixread/rwmixwrite wins)"),
-    opt("bs", &["blocksize"], "size", "4k", "block size; \"8k,32k\" gives reads 8k and writes 32k"),
-    opt("bsrange", &["blocksize_range"], "size range", "none", "random block sizes in multiples of the smallest, e.g. \"4k-64k\" (per direction with a comma)"),
-    opt("bssplit", &[], "string", "none", "block size mix, e.g. \"4k/60:64k/40\"; a blank share takes what is left; per direction with a comma"),
-    opt("iodepth", &[], "integer", "1", "requests kept outstanding (one with a sync ioengine)"),
-    opt("ioengine", &[], "choice", "libaio", "async engines (libaio, io_uring, posixaio, ...) keep iodepth outstanding; sync ones (psync, sync, pvsync, ...) one. Job files default to psync, fio's Linux default"),
-    opt("numjobs", &[], "integer", "1", "identical clones of this job"),
-    opt("offset_increment", &[], "size", "0", "clone k starts at offset + k x offset_increment"),
-    opt("rate_iops", &[], "IOPS", "0", "open-loop arrival rate; \"500,100\" paces reads and writes each on its own, as fio does (a mixed job then mixes at those rates); 0 = closed loop"),
-    opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
-    opt("runtime", &[], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
-    opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
-    opt("ramp_time", &[], "duration", "0", "lead-in left out of this job's statistics; it adds to runtime as in fio (seconds without a unit)"),
-    opt("startdelay", &[], "duration", "0", "idle time before the job starts (seconds without a unit)"),
-    opt("size", &[], "size", "1GiB", "region the job addresses, from offset (job files: a percent of device_size)"),
-    opt("io_size", &["io_limit"], "size", "size", "bytes to transfer before the job stops, unless time_based"),
-    opt("number_ios", &[], "integer", "0", "stop after this many requests; 0 = no limit"),
-    opt("loops", &[], "integer", "1", "passes over io_size, unless time_based"),
-    opt("offset", &[], "size", "0", "start of the region"),
-    opt("percentage_random", &[], "integer", "100", "with randread/randwrite/randrw: percent of requests at a random offset; the others continue from where the direction's previous request ended; \"100,0\" per direction; sequential modes ignore it"),
-    opt("random_distribution", &[], "string", "random", "random, zipf:theta[:centre], pareto:h[:centre], normal:dev[:centre], zoned:access/range%:..., zoned_abs:access/size:... (zoned per direction with a comma)"),
-    opt("thinktime", &[], "duration", "0", "pause after every thinktime_blocks requests, once they completed (microseconds without a unit)"),
-    opt("thinktime_blocks", &[], "integer", "1", "requests between pauses; it caps the queue depth as in fio"),
-    FioOption { name: "group_reporting", aliases: &[], effect: Effect::Report, scenario: true, ty: "boolean", default: "0", doc: "accepted; fio uses it only to sum clones in its report" },
-    FioOption { name: "kb_base", aliases: &[], effect: Effect::Model, scenario: false, ty: "choice", default: "1024", doc: "" },
-    FioOption { name: "name", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    FioOption { name: "description", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    FioOption { name: "new_group", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    FioOption { name: "unit_base", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    ignored("filename"),
-    ignored("directory"),
-    ignored("direct"),
-    ignored("buffered"),
-    ignored("norandommap"),
-    ignored("randrepeat"),
-    ignored("randseed"),
-    ignored("random_generator"),
-    ignored("thread"),
-    ignored("invalidate"),
-    ignored("iodepth_batch"),
-    ignored("iodepth_batch_submit"),
-    ignored("iodepth_batch_complete"),
-    ignored("iodepth_batch_complete_min"),
-    ignored("iodepth_batch_complete_max"),
-    ignored("iodepth_low"),
-    ignored("refill_buffers"),
-    ignored("zero_buffers"),
-    ignored("scramble_buffers"),
-    ignored("buffer_compress_percentage"),
-    ignored("buffer_compress_chunk"),
-    ignored("buffer_pattern"),
-    ignored("dedupe_percentage"),
-    ignored("end_fsync"),
-    ignored("fadvise_hint"),
-    ignored("fallocate"),
-    ignored("create_on_open"),
-    ignored("allow_mounted_write"),
-    ignored("overwrite"),
-    ignored("lockmem"),
-    ignored("cpus_allowed"),
-    ignored("cpus_allowed_policy"),
-    ignored("cpumask"),
-    ignored("nice"),
-    ignored("prio"),
-    ignored("prioclass"),
-    ignored("gtod_reduce"),
-    ignored("clocksource"),
-    ignored("clat_percentiles"),
-    ignored("lat_percentiles"),
-    ignored("slat_percentiles"),
-    ignored("percentile_list"),
-    ignored("disable_lat"),
-    ignored("disable_clat"),
-    ignored("disable_slat"),
-    ignored("disable_bw_measurement"),
-    ignored("write_lat_log"),
-    ignored("write_bw_log"),
-    ignored("write_iops_log"),
-    ignored("write_hist_log"),
-    ignored("write_iolog"),
-    ignored("log_avg_msec"),
-    ignored("log_hist_msec"),
-    ignored("log_max_value"),
-    ignored("log_offset"),
-    ignored("per_job_logs"),
-    ignored("unified_rw_reporting"),
-    ignored("exitall"),
-    ignored("exitall_on_error"),
-    ignored("continue_on_error"),
-    ignored("thinktime_spin"),
-    ignored("thinktime_blocks_type"),
-    ignored("stats"),
-];
-
-/// Options fio has and sanlab cannot model, with the reason and what to do instead.
-static UNMODELLED: &[(&str, &str)] = &[
-    ("stonewall", "jobs that wait for the previous ones are not modelled: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`"),
-    ("wait_for_previous", "jobs that wait for the previous ones are not modelled: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`"),
-    ("rate", "bandwidth caps are not modelled: use rate_iops"),
-    ("rate_min", "minimum rates are not modelled"),
-    ("rate_iops_min", "minimum rates are not modelled"),
-    ("verify", "verification reads are not modelled"),
-    ("do_verify", "verification reads are not modelled"),
-    ("fsync", "flushes are not modelled"),
-    ("fdatasync", "flushes are not modelled"),
-    ("nrfiles", "several files per job are not modelled: the job addresses the VM's virtual disk"),
-    ("filesize", "several files per job are not modelled: use size"),
-    ("read_iolog", "replay a log with kind = \"trace\", format = \"fio_iolog\""),
-    ("zonemode", "zoned block devices are not modelled"),
-    ("flow", "flow control between jobs is not modelled"),
-    ("thinktime_iotime", "time-based think cycles are not modelled: use thinktime_blocks"),
-    ("blockalign", "offsets align to the smallest block size"),
-    ("ba", "offsets align to the smallest block size"),
-];
-
-/// An option by its name or one of its aliases.
-pub(super) fn lookup(name: &str) -> Option<&'static FioOption> {
-    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
-}
-
-/// The message for an option sanlab does not accept.
-pub(super) fn unknown_option(name: &str) -> String {
-    if let Some((_, why)) = UNMODELLED.iter().find(|(n, _)| *n == name) {
-        return format!("fio option `{name}` cannot be modelled: {why}");
-    }
-    let names = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
-    format!("unknown fio option `{name}`{}", did_you_mean(name, names))
-}
 
 /// Option texts by canonical name; the last one given wins, as in fio.
 #[derive(Default, Clone, Debug)]
@@ -429,11 +267,6 @@ fn parse_bsrange(s: &str, units: &Units) -> Result<BlockSizes, String> {
     Ok(BlockSizes::Range { min: a.min(b), max: a.max(b) })
 }
 
-/// fio engines that complete each request before issuing the next (`FIO_SYNCIO`), and those
-/// that keep `iodepth` in flight.
-const SYNC_ENGINES: [&str; 7] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice"];
-const ASYNC_ENGINES: [&str; 8] = ["libaio", "io_uring", "io_uring_cmd", "posixaio", "windowsaio", "solarisaio", "null", "rdma"];
-
 /// One direction's block sizes, offsets and sequential position.
 #[derive(Clone, Debug)]
 struct Direction {
@@ -494,6 +327,8 @@ pub(super) struct FioJob {
     issued_ios: u64,
     issued_since_think: u64,
     options: Vec<(String, String)>,
+    /// Options given that have no effect on the model (see [`Workload::ignored`]).
+    pub(super) ignored: Vec<&'static str>,
 }
 
 impl FioJob {
@@ -611,9 +446,11 @@ impl FioJob {
             true
         } else if ASYNC_ENGINES.contains(&engine) {
             false
+        } else if NON_BLOCK_ENGINES.contains(&engine) || engine.starts_with("external") {
+            return Err(err("ioengine", format!("engine `{engine}` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync")));
         } else {
             let all: Vec<&str> = SYNC_ENGINES.iter().chain(ASYNC_ENGINES.iter()).copied().collect();
-            return Err(err("ioengine", format!("engine `{engine}` is not modelled: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all))));
+            return Err(err("ioengine", format!("unknown engine `{engine}`: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all))));
         };
         let iodepth = int_of("iodepth", 1, 1, 65_536)? as u32;
         let mut depth = if sync { 1 } else { iodepth };
@@ -677,7 +514,7 @@ impl FioJob {
         // the pass.
         let wraps = time_based || (mode == "randrw" && io_bytes > size_bytes);
         let passes = (mixes_sequential && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
-        let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| o.effect != Effect::Ignored)).map(|(n, s)| (n.to_string(), s.clone())).collect();
+        let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
         // The last clone's region must end within the largest size (no offset wraps around).
@@ -712,6 +549,7 @@ impl FioJob {
             issued_ios: 0,
             issued_since_think: 0,
             options,
+            ignored: vec![],
         })
     }
 
@@ -768,6 +606,11 @@ impl FioJob {
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+    let cmdline = spec.opt_string("cmdline", "a fio command line, e.g. \"fio --name=w --ioengine=libaio --iodepth=8 --rw=randwrite --bs=512k\"; read with fio's units and defaults, instead of the keys below")?;
+    if let Some(text) = cmdline {
+        let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "with cmdline: disk size for jobs without --size and for sizes in percent")?;
+        return Ok(Box::new(super::fio_file::cmdline_jobs(&text, device_size_bytes).map_err(|e| spec.error("cmdline", e))?));
+    }
     let mut values = OptionValues::default();
     for o in OPTIONS.iter().filter(|o| o.scenario) {
         if let Some(text) = spec.scalar_text(o.name, o.ty, o.default, o.doc)? {
@@ -852,6 +695,10 @@ impl Workload for FioJob {
     fn options(&self) -> Vec<(String, String)> {
         self.options.clone()
     }
+
+    fn ignored(&self) -> Vec<&'static str> {
+        self.ignored.clone()
+    }
 }
 
 #[cfg(test)]
@@ -921,14 +768,22 @@ mod tests {
         assert_eq!(job("iodepth = 0").err().unwrap().location, "vm[0].job[0].iodepth");
         assert!(job("rw = \"randtrim\"").err().unwrap().message.contains("trims are not modelled"));
         assert_eq!(job("blocksize = \"4k\"").err().unwrap().location, "vm[0].job[0].blocksize");
-        assert!(job("ioengine = \"spdk\"").err().unwrap().message.contains("not modelled"));
+        assert!(job("ioengine = \"spdk\"").err().unwrap().message.starts_with("unknown engine `spdk`: expected a sync engine"));
+        let e = job("ioengine = \"rbd\"").err().unwrap();
+        assert_eq!(e.message, "engine `rbd` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync");
         assert!(job("thinktime = 10\nrate_iops = 10").err().unwrap().message.contains("thinktime with rate_iops"));
     }
 
     #[test]
     fn pacing_depth_and_rates() {
         assert_eq!(job("iodepth = 32").unwrap().pacing(), Pacing::Closed { depth: 32 });
-        assert_eq!(job("iodepth = 32\nioengine = \"psync\"").unwrap().pacing(), Pacing::Closed { depth: 1 });
+        // Every block engine runs: sync ones one request at a time, the others at iodepth.
+        for engine in SYNC_ENGINES {
+            assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().pacing(), Pacing::Closed { depth: 1 }, "{engine}");
+        }
+        for engine in ASYNC_ENGINES {
+            assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().pacing(), Pacing::Closed { depth: 32 }, "{engine}");
+        }
         assert_eq!(
             job("rate_iops = 500\nrate_process = \"poisson\"\niodepth = 8").unwrap().pacing(),
             Pacing::Open { depth: 8, rate_iops: 500.0, poisson: true }

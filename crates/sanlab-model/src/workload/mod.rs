@@ -7,6 +7,7 @@
 mod distribution;
 mod fio;
 mod fio_file;
+mod fio_options;
 mod ioping;
 mod trace;
 mod vdbench;
@@ -91,12 +92,25 @@ pub trait Workload {
     }
     /// The job's options as the user would write them (for fio-compatible output).
     fn options(&self) -> Vec<(String, String)>;
+    /// Options the job's file gave that have no effect on the model (fio's logging, CPU
+    /// placement, engine tuning, ...), listed once per run as "ignored: ...".
+    fn ignored(&self) -> Vec<&'static str> {
+        vec![]
+    }
 }
 
 pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbench::KIND, trace::KIND, ioping::KIND];
 
+/// The workload kinds, then fio's option table (what each fio option does in sanlab).
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("workload", REGISTRY)
+    let mut out = crate::spec::describe_kinds("workload", REGISTRY);
+    out.extend(fio_options::kinds());
+    out
+}
+
+/// How many of fio's options sanlab models, accepts without effect, and cannot model.
+pub fn fio_option_coverage() -> [usize; 3] {
+    fio_options::coverage()
 }
 
 /// Largest scenario, job or parameter file, each read whole: 16 MiB.
@@ -165,5 +179,12 @@ impl Workload for JobSet {
 
     fn options(&self) -> Vec<(String, String)> {
         self.jobs[0].1.options()
+    }
+
+    fn ignored(&self) -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = self.jobs.iter().flat_map(|(_, j)| j.ignored()).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 }
