@@ -172,13 +172,23 @@ fn fio_percent_sizes_are_of_the_device() {
 }
 
 #[test]
+fn fio_stonewall_and_wait_for_order_the_jobs() {
+    let all = build(&fio("stonewall.fio")).unwrap().instances();
+    let order: Vec<(String, Vec<usize>)> = all.into_iter().map(|i| (i.suffix.unwrap(), i.after)).collect();
+    assert_eq!(order, [("fill".to_string(), vec![]), ("check".to_string(), vec![0]), ("side".to_string(), vec![0])]);
+    // Picking jobs drops waits for jobs that do not run.
+    let picked = build(&format!("{}\njobs = [\"check\"]", fio("stonewall.fio"))).unwrap().instances();
+    assert_eq!(picked[0].after, Vec::<usize>::new());
+}
+
+#[test]
 fn fio_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&fio(&format!("bad/{f}")));
     assert_eq!(e("bad_size.fio"), "vm[0].job[0].file: DATA/fio/bad/bad_size.fio:3: job `job`: option `bs`: `4kx` has an unknown size suffix `kx`: expected one of b, k, kb, kib, m, mb, mib, g, gb, gib, t, tb, % (e.g. \"4k\"); did you mean `k`?");
     assert!(e("bad_rw.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/bad_rw.fio:2: job `job`: option `rw`: unknown rw mode `randomread`"), "{}", e("bad_rw.fio"));
     assert_eq!(e("unterminated.fio"), "vm[0].job[0].file: DATA/fio/bad/unterminated.fio:2: unterminated section header `[job`: expected `[name]`");
     assert!(e("missing_include.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/missing_include.fio:3: include `nothere.fio`: cannot read"));
-    assert!(e("stonewall.fio").contains("stonewall.fio:5: fio option `stonewall` cannot be modelled: jobs that wait for other jobs are not modelled yet"));
+    assert_eq!(e("wait_for_loop.fio"), "vm[0].job[0].file: DATA/fio/bad/wait_for_loop.fio:2: job `first`: wait_for=`second` waits for job `second`, defined below it; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `second` above `first`");
     assert!(e("unknown_option.fio").ends_with("unknown_option.fio:2: unknown fio option `iodepht`; did you mean `iodepth`?"));
     assert!(e("include_section.fio").contains("fio/bad/../include/with_section.fio:2: `[sneaky]`: included files may not contain sections"));
     assert!(e("unset_env.fio").ends_with("unset_env.fio:3: job `job`: option `size`: `` does not start with a number (${SANLAB_TEST_UNSET} is not set, so it expanded to nothing)"), "{}", e("unset_env.fio"));

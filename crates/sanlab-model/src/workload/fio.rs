@@ -687,7 +687,7 @@ impl Workload for FioJob {
             .map(|c| {
                 let mut clone = self.clone();
                 clone.offset_bytes += u64::from(c) * self.offset_increment_bytes;
-                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(clone) as Box<dyn Workload> }
+                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(clone) as Box<dyn Workload>, after: vec![] }
             })
             .collect()
     }

@@ -312,8 +312,57 @@ fn read_cmdline(text: &str) -> Result<(Files, Vec<JobSection>), String> {
 /// The jobs of a fio command line (the `fio` kind's `cmdline`), with fio's units and defaults.
 pub(super) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
     let (files, sections) = read_cmdline(text)?;
-    let jobs = sections.iter().map(|s| Ok((s.name.clone(), Box::new(build_job(s, &files, device_size_bytes)?) as Box<dyn Workload>))).collect::<Result<Vec<_>, String>>()?;
-    Ok(JobSet { jobs })
+    job_set(&sections, &files, &[], device_size_bytes)
+}
+
+/// The last entry of `name` in a section.
+fn last<'s>(section: &'s JobSection, name: &str) -> Option<&'s Entry> {
+    section.entries.iter().rev().find(|e| e.name == name)
+}
+
+/// fio's job order (HOWTO `stonewall`, `wait_for`): per section, the sections whose jobs must
+/// finish before its jobs start. A stonewall job waits for every job above it; `wait_for=name`
+/// for every clone of that job, which fio requires to be defined above (no forward references,
+/// so no loops).
+fn ordering(sections: &[JobSection], files: &Files) -> Result<Vec<Vec<usize>>, String> {
+    let mut after = vec![];
+    for (i, s) in sections.iter().enumerate() {
+        let mut waits = vec![];
+        if last(s, "stonewall").is_some_and(|e| !matches!(e.value.trim(), "0" | "false" | "no" | "off")) {
+            waits.extend(0..i);
+        }
+        if let Some(e) = last(s, "wait_for") {
+            let name = e.value.trim();
+            match sections[..i].iter().position(|p| p.name == name) {
+                Some(p) => waits.push(p),
+                None if sections[i..].iter().any(|p| p.name == name) => {
+                    let what = if s.name == name { "itself".to_string() } else { format!("job `{name}`, defined below it") };
+                    return Err(files.at(e.file, e.line, format!("job `{}`: wait_for=`{name}` waits for {what}; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `{name}` above `{}`", s.name, s.name)));
+                }
+                None => {
+                    let names = sections[..i].iter().map(|p| p.name.as_str());
+                    return Err(files.at(e.file, e.line, format!("job `{}`: wait_for=`{name}`: no job of that name above this one{}", s.name, did_you_mean(name, names))));
+                }
+            }
+        }
+        waits.sort_unstable();
+        waits.dedup();
+        after.push(waits);
+    }
+    Ok(after)
+}
+
+/// Builds the sections picked (all when `picked` is empty) into a job set with fio's order; a
+/// wait for a job that was not picked is dropped, as that job does not run.
+fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_size_bytes: u64) -> Result<JobSet, String> {
+    let after = ordering(sections, files)?;
+    let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
+    let mut set = JobSet::default();
+    for &i in &chosen {
+        set.jobs.push((sections[i].name.clone(), Box::new(build_job(&sections[i], files, device_size_bytes)?) as Box<dyn Workload>));
+        set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
+    }
+    Ok(set)
 }
 
 /// Builds one job section into a fio job; option errors name the line that set the option.
@@ -323,6 +372,7 @@ fn build_job(section: &JobSection, files: &Files, device_size_bytes: u64) -> Res
         values.set(e.name, e.value.clone());
     }
     let mut ignored: Vec<&'static str> = section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| o.effect == Effect::Ignored)).map(|e| e.name).collect();
+    ignored.sort_unstable();
     ignored.dedup();
     let mut job = FioJob::from_options(&values, Dialect::JobFile { device_size_bytes }).map_err(|e| match section.entries.iter().rev().find(|x| x.name == e.option) {
         Some(x) => {
@@ -350,12 +400,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
             return Err(spec.error("jobs", format!("{} has no job `{p}` (jobs: {}){}", path.display(), names.join(", "), did_you_mean(p, names.iter().copied()))));
         }
     }
-    let jobs = sections
-        .iter()
-        .filter(|s| picked.is_empty() || picked.contains(&s.name))
-        .map(|s| Ok((s.name.clone(), Box::new(build_job(s, &files, device_size_bytes).map_err(|e| spec.error("file", e))?) as Box<dyn Workload>)))
-        .collect::<SpecResult<Vec<_>>>()?;
-    Ok(Box::new(JobSet { jobs }))
+    Ok(Box::new(job_set(&sections, &files, &picked, device_size_bytes).map_err(|e| spec.error("file", e))?))
 }
 
 #[cfg(test)]

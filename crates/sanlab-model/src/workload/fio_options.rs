@@ -69,7 +69,6 @@ const REPLAY: &str = "replay a log with kind = \"trace\", format = \"fio_iolog\"
 const ZBD: &str = "zoned block devices (zonemode=zbd) are not modelled";
 const FDP: &str = "NVMe flexible data placement is not modelled";
 const VERIFY: &str = "verification (its read-back I/O) is not modelled yet";
-const GROUPS: &str = "jobs that wait for other jobs are not modelled yet: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`";
 const RATE: &str = "bandwidth caps are not modelled yet: use rate_iops";
 const RATE_MIN: &str = "minimum rates (a job that fails below them) are not modelled yet";
 const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
@@ -128,8 +127,9 @@ pub(super) static OPTIONS: &[FioOption] = &[
     report("name", &[], "the job's name (a job file's section name otherwise)"),
     report("description", &[], "the job's description in fio's output"),
     report("new_group", &[], "starts a new reporting group"),
+    file_opt("stonewall", &["wait_for_previous"], "flag", "the job starts once every job above it has finished, as in fio"),
+    file_opt("wait_for", &[], "job name", "the job starts once every clone of that job (defined above it) has finished"),
     report("unit_base", &[], "bits or bytes in fio's printed output"),
-    cannot("wait_for", &[], GROUPS),
     ignored("filename", &[], FILES),
     ignored("filetype", &[], FILES),
     ignored("directory", &[], FILES),
@@ -283,7 +283,6 @@ pub(super) static OPTIONS: &[FioOption] = &[
     cannot("exitall", &[], EXITALL),
     cannot("exit_what", &[], EXITALL),
     cannot("exitall_on_error", &[], EXITALL),
-    cannot("stonewall", &["wait_for_previous"], GROUPS),
     ignored("thread", &[], PROCESS),
     ignored("per_job_logs", &[], REPORT),
     ignored("write_bw_log", &[], REPORT),

@@ -48,10 +48,13 @@ impl Pacing {
     }
 }
 
-/// One job instance a workload expands into: its name suffix (None keeps the job's name) and state.
+/// One job instance a workload expands into: its name suffix (None keeps the job's name), state,
+/// and the instances (indices among the workload's) that must finish before it starts (fio's
+/// `stonewall` and `wait_for`).
 pub struct Instance {
     pub suffix: Option<String>,
     pub workload: Box<dyn Workload>,
+    pub after: Vec<usize>,
 }
 
 /// A workload kind. One instance per job (fio's `numjobs` clones a job; a job file or a vdbench
@@ -153,6 +156,9 @@ fn at_line(path: &std::path::Path, line: usize, message: impl std::fmt::Display)
 #[derive(Default)]
 struct JobSet {
     jobs: Vec<(String, Box<dyn Workload>)>,
+    /// Per job: the jobs (indices into `jobs`) whose every instance must finish before its
+    /// instances start; empty when the set has no ordering.
+    after: Vec<Vec<usize>>,
 }
 
 impl Workload for JobSet {
@@ -169,12 +175,18 @@ impl Workload for JobSet {
     }
 
     fn instances(&self) -> Vec<Instance> {
-        self.jobs
-            .iter()
-            .flat_map(|(name, job)| {
-                job.instances().into_iter().map(move |i| Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), workload: i.workload })
-            })
-            .collect()
+        let mut out: Vec<Instance> = vec![];
+        // Per job, the range of its instances in `out`.
+        let mut ranges: Vec<std::ops::Range<usize>> = vec![];
+        for (k, (name, job)) in self.jobs.iter().enumerate() {
+            let after: Vec<usize> = self.after.get(k).into_iter().flatten().flat_map(|&p| ranges[p].clone()).collect();
+            let start = out.len();
+            for i in job.instances() {
+                out.push(Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), workload: i.workload, after: after.clone() });
+            }
+            ranges.push(start..out.len());
+        }
+        out
     }
 
     fn options(&self) -> Vec<(String, String)> {

@@ -359,7 +359,7 @@ impl Workload for Trace {
 
     fn instances(&self) -> Vec<Instance> {
         let fresh = Trace { path: self.path.clone(), reader: None, pending: VecDeque::new(), options: self.options.clone(), ..*self };
-        vec![Instance { suffix: None, workload: Box::new(fresh) }]
+        vec![Instance { suffix: None, workload: Box::new(fresh), after: vec![] }]
     }
 
     fn options(&self) -> Vec<(String, String)> {
