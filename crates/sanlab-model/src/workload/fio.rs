@@ -158,6 +158,14 @@ fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
     DURATION.whole(s, n * scale)
 }
 
+/// A rate must be 0 (no cap) or at least 1 per second, as fio's integer rates are.
+fn at_least_one(text: &str, r: f64) -> Result<f64, String> {
+    if r != 0.0 && r < 1.0 {
+        return Err(format!("rate `{text}` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)"));
+    }
+    Ok(r)
+}
+
 fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
     let n: i64 = s.trim().parse().map_err(|_| err(option, format!("`{s}` is not a whole number")))?;
     if n < min || n > max {
@@ -210,6 +218,29 @@ impl BlockSizes {
             Self::Fixed(b) => *b,
             Self::Range { max, .. } => *max,
             Self::Split(s) => s.iter().map(|e| e.0).max().unwrap_or(4096),
+        }
+    }
+
+    /// The mean of [`BlockSizes::draw`], exactly (for a bandwidth cap in bytes/s).
+    fn mean_bytes(&self) -> f64 {
+        match self {
+            Self::Fixed(b) => f64::from(*b),
+            // raw is uniform on [min, min + max); each multiple v of min takes raw in [v, v + min),
+            // and everything from max on gives max.
+            Self::Range { min, max } => {
+                let (min, max) = (f64::from(*min), f64::from(*max));
+                let mut sum = 0.0;
+                let mut v = min;
+                while v < max {
+                    sum += v * (v + min).min(max) - v * v;
+                    v += min;
+                }
+                (sum + max * (min + max - max.max(min))) / max
+            }
+            Self::Split(s) => {
+                let mut prev = 0;
+                s.iter().map(|&(size, cum)| { let share = cum - prev; prev = cum; f64::from(size) * f64::from(share) / 100.0 }).sum()
+            }
         }
     }
 
@@ -306,8 +337,10 @@ pub(super) struct FioJob {
     /// Set only with `perc_random` below 100 and without time_based; it then replaces
     /// `limit_bytes`.
     passes: Option<Passes>,
-    /// rw suffix: requests per random offset, or bytes of hole between sequential requests.
+    /// rw suffix of a random mode: requests per random offset.
     rw_nr: u64,
+    /// rw suffix of a sequential mode: bytes skipped after each request; negative goes backwards.
+    seq_add_bytes: i64,
     depth: u32,
     numjobs: u32,
     offset_increment_bytes: u64,
@@ -320,7 +353,14 @@ pub(super) struct FioJob {
     limit_bytes: Option<u64>,
     limit_ios: Option<u64>,
     think_ns: u64,
-    think_blocks: u64,
+    /// None when only thinktime_iotime paces the pauses (fio skips the blocks check then).
+    think_blocks: Option<u64>,
+    /// fio `thinktime_iotime`: think after issuing for this long.
+    think_iotime_ns: Option<u64>,
+    /// When the current stretch of issuing began (the job's start, or the end of its last pause).
+    issuing_since_ns: u64,
+    /// A pause was asked for; the next completion's issue time is when issuing resumed.
+    resuming: bool,
     size_bytes: u64,
     offset_bytes: u64,
     issued_bytes: u64,
@@ -355,10 +395,14 @@ impl FioJob {
             return Err(err("rw", format!("unknown rw mode `{mode}`: expected one of read, write, randread, randwrite, rw (readwrite), randrw{hint}")));
         }
         let random = mode.starts_with("rand");
-        let rw_nr = match nr {
-            None => 0,
-            Some(n) if random => parse_int("rw", n, 1, i64::from(u32::MAX))? as u64,
-            Some(n) => units.size(n).map_err(|e| err("rw", e))?,
+        let (rw_nr, seq_add_bytes) = match nr {
+            None => (0, 0),
+            Some(n) if random => (parse_int("rw", n, 1, i64::from(u32::MAX))? as u64, 0),
+            // `read:-8k` goes backwards (io_u.c `get_next_seq_offset`).
+            Some(n) => match n.strip_prefix('-') {
+                Some(back) => (0, -(units.size(back).map_err(|e| err("rw", e))? as i64)),
+                None => (0, units.size(n).map_err(|e| err("rw", e))? as i64),
+            },
         };
         // The later of rwmixread / rwmixwrite wins (HOWTO `rwmixwrite`).
         let mix_read = match (v.position("rwmixread"), v.position("rwmixwrite")) {
@@ -408,6 +452,9 @@ impl FioJob {
         if size_bytes < largest {
             return Err(err("size", format!("{size_bytes} bytes is smaller than the block size {largest}")));
         }
+        if seq_add_bytes.unsigned_abs() >= size_bytes {
+            return Err(err("rw", format!("a skip of {} bytes does not fit in the job's {size_bytes} bytes: expected less than size", seq_add_bytes.unsigned_abs())));
+        }
         let time_based = bool_of("time_based", scenario)?;
         let loops = int_of("loops", 1, 1, i64::from(u32::MAX))? as u64;
         let io_bytes = size_of("io_size", size_bytes)?;
@@ -428,9 +475,18 @@ impl FioJob {
             let one = DistributionSpec::parse(dist_text, &size_bytes_fn).map_err(|e| err("random_distribution", e))?;
             specs = [one.clone(), one];
         }
+        // fio `blockalign`: the boundary random offsets align to; default the smallest block.
+        let mut aligns = [None; 2];
+        if let Some(ba) = v.get("blockalign") {
+            for (d, s) in per_direction(ba).iter().enumerate() {
+                if let Some(s) = s {
+                    aligns[d] = Some(u64::from(units.block_size(s).map_err(|e| err("blockalign", e))?));
+                }
+            }
+        }
         let mut dirs: Vec<Direction> = vec![];
         for (d, sizes) in sizes.into_iter().enumerate() {
-            let align_bytes = u64::from(sizes.min());
+            let align_bytes = aligns[d].unwrap_or(u64::from(sizes.min()));
             // Reads and writes alike share one build: a zipf table over millions of blocks costs.
             let offsets = match dirs.first() {
                 Some(r) if specs[0] == specs[1] && r.align_bytes == align_bytes => r.offsets.clone(),
@@ -455,16 +511,41 @@ impl FioJob {
         let iodepth = int_of("iodepth", 1, 1, 65_536)? as u32;
         let mut depth = if sync { 1 } else { iodepth };
         let think_ns = time_of("thinktime", 1_000)?;
-        let think_blocks = int_of("thinktime_blocks", 1, 1, i64::from(u32::MAX))? as u64;
+        // thinktime_spin is the part of the pause fio spends spinning on the CPU (at most all of
+        // it, init.c): the pause is thinktime either way.
+        time_of("thinktime_spin", 1_000)?;
+        let think_iotime_ns = Some(time_of("thinktime_iotime", 1_000_000_000)?).filter(|t| *t > 0);
+        // With thinktime_iotime alone, fio skips the blocks check (backend.c `handle_thinktime`).
+        let think_blocks = match v.get("thinktime_blocks") {
+            None if think_iotime_ns.is_some() => None,
+            _ => Some(int_of("thinktime_blocks", 1, 1, i64::from(u32::MAX))? as u64),
+        };
         if think_ns > 0 {
-            depth = depth.min(think_blocks as u32);
+            if let Some(b) = think_blocks {
+                depth = depth.min(b as u32);
+            }
         }
         let mut rate_iops = None;
-        if let Some(text) = v.get("rate_iops") {
+        // fio `rate` (bytes/s) wins over `rate_iops` per direction (init.c `setup_rate`); a cap
+        // in bytes paces that direction at rate / its mean block size, which is exact for a
+        // fixed block size (fio spaces each request by its own size over the rate).
+        let rate_text = v.get("rate").map(|t| ("rate", t));
+        if let Some((option, text)) = rate_text.or(v.get("rate_iops").map(|t| ("rate_iops", t))) {
+            let option: &'static str = option;
+            let iops_text = v.get("rate_iops");
             let mut rates = [0.0; 2];
-            for (d, s) in per_direction(text).iter().enumerate() {
-                if let Some(s) = s {
-                    rates[d] = finite(s).and_then(|r| number::rate_iops(s, r)).map_err(|e| err("rate_iops", e))?;
+            for d in 0..2 {
+                if let Some(s) = iops_text.and_then(|t| per_direction(t)[d]) {
+                    rates[d] = finite(s).and_then(|r| at_least_one(s, r)).and_then(|r| number::rate_iops(s, r)).map_err(|e| err("rate_iops", e))?;
+                }
+                if let Some(s) = rate_text.and_then(|(_, t)| per_direction(t)[d]) {
+                    let bytes = units.size(s).map_err(|e| err("rate", e))?;
+                    let raw = finite(s.trim()).ok();
+                    at_least_one(s, raw.unwrap_or(bytes as f64)).map_err(|e| err("rate", e))?;
+                    if bytes > 0 {
+                        let mean = dirs[d].sizes.mean_bytes();
+                        rates[d] = number::rate_iops(s, bytes as f64 / mean).map_err(|e| err("rate", e))?;
+                    }
                 }
             }
             let [r, w] = rates;
@@ -480,12 +561,12 @@ impl FioJob {
             } else if r == 0.0 && w == 0.0 {
                 None
             } else {
-                return Err(err("rate_iops", format!("`{text}` paces only one direction of a mixed job; sanlab cannot mix a paced and an unpaced direction: give both rates, e.g. \"500,100\"")));
+                return Err(err(option, format!("`{text}` paces only one direction of a mixed job; sanlab cannot mix a paced and an unpaced direction: give both rates, e.g. \"500,100\"")));
             }
             .filter(|r| *r > 0.0);
         }
         if rate_iops.is_some() && think_ns > 0 {
-            return Err(err("thinktime", "thinktime with rate_iops is not modelled: use one or the other"));
+            return Err(err("thinktime", "thinktime with rate_iops or rate is not modelled: use one or the other"));
         }
         let poisson = match v.get("rate_process").map(str::trim) {
             None | Some("linear") => false,
@@ -529,6 +610,7 @@ impl FioJob {
             random,
             perc_random,
             rw_nr,
+            seq_add_bytes,
             depth,
             numjobs: numjobs as u32,
             offset_increment_bytes,
@@ -543,6 +625,9 @@ impl FioJob {
             limit_ios: (number_ios > 0).then_some(number_ios),
             think_ns,
             think_blocks,
+            think_iotime_ns,
+            issuing_since_ns: start_ns,
+            resuming: false,
             size_bytes,
             offset_bytes,
             issued_bytes: 0,
@@ -586,8 +671,11 @@ impl FioJob {
         } else {
             offset
         };
-        let hole = if self.random { 0 } else { self.rw_nr };
-        dir.next_seq_bytes = offset + size + hole;
+        // fio adds the skip to where the request ended; going back past the start wraps to the
+        // end of the region (io_u.c `get_next_seq_offset`).
+        let add = if self.random { 0 } else { self.seq_add_bytes };
+        let next = i128::from(offset + size) + i128::from(add);
+        dir.next_seq_bytes = if next < 0 { (i128::from(size_bytes) + i128::from(add)) as u64 } else { next as u64 };
         Some(offset)
     }
 
@@ -674,11 +762,23 @@ impl Workload for FioJob {
 
     /// fio `thinktime`: after `thinktime_blocks` requests the job stops issuing, waits for them,
     /// then thinks (backend.c `handle_thinktime` quiesces before it sleeps).
-    fn think_ns(&mut self, _issued_ns: u64, _now_ns: u64) -> Option<u64> {
-        if self.think_ns == 0 || self.issued_since_think < self.think_blocks {
+    /// With `thinktime_iotime`, also after issuing for that long, whichever comes first.
+    fn think_ns(&mut self, issued_ns: u64, now_ns: u64) -> Option<u64> {
+        if self.think_ns == 0 {
+            return None;
+        }
+        // After a pause the job refills at once, so the first completion after it was issued
+        // when issuing resumed.
+        if std::mem::take(&mut self.resuming) {
+            self.issuing_since_ns = issued_ns;
+        }
+        let by_time = self.think_iotime_ns.is_some_and(|t| now_ns - self.issuing_since_ns >= t);
+        let by_blocks = self.think_blocks.is_some_and(|b| self.issued_since_think >= b);
+        if !(by_time || by_blocks) {
             return None;
         }
         self.issued_since_think = 0;
+        self.resuming = true;
         Some(self.think_ns)
     }
 
@@ -832,6 +932,53 @@ mod tests {
         assert_eq!(inst.iter().map(|i| i.suffix.clone().unwrap()).collect::<Vec<_>>(), ["0", "1", "2"]);
         let mut third = inst.into_iter().nth(2).unwrap().workload;
         assert!(draw(&mut third, 100).iter().all(|r| (2 << 20..3 << 20).contains(&r.offset_bytes)));
+    }
+
+    #[test]
+    fn rate_caps_bandwidth_per_direction() {
+        // 1 MiB/s of 4k: 256 IOPS; per direction "1m,512k" on a 70/30 mix of 4k reads and 64k writes.
+        assert_eq!(job("rate = \"1m\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 256.0, poisson: false });
+        let j = job("rw = \"randrw\"\nbs = \"4k,64k\"\nrate = \"1m,512k\"\nrate_iops = 999").unwrap();
+        assert_eq!(j.pacing(), Pacing::Open { depth: 1, rate_iops: 256.0 + 8.0, poisson: false }, "rate wins over rate_iops");
+        // A bsrange's mean: 4k..16k in 4k steps, uniform.
+        assert_eq!(job("bsrange = \"4k-16k\"\nrate = \"10m\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 10.0 * 1048576.0 / 10240.0, poisson: false });
+        assert_eq!(BlockSizes::Split(vec![(4096, 75), (65536, 100)]).mean_bytes(), 0.75 * 4096.0 + 0.25 * 65536.0);
+        let e = job("rate = \"0.5\"").err().unwrap();
+        assert_eq!((e.location.as_str(), e.message.as_str()), ("vm[0].job[0].rate", "rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)"));
+        assert!(job("rate_iops = 0.2").err().unwrap().message.contains("is below 1"));
+    }
+
+    #[test]
+    fn sequential_skips_go_forward_or_backwards_and_blockalign() {
+        let offs = |src: &str, n| draw(&mut job(src).unwrap(), n).iter().map(|r| r.offset_bytes).collect::<Vec<u64>>();
+        // read:-8k with 4k blocks reads backwards 4k at a time, wrapping to the end (fio's rule).
+        assert_eq!(offs("rw = \"read:-8k\"\nsize = \"64k\"", 5), [0, 56 << 10, 52 << 10, 48 << 10, 44 << 10]);
+        assert_eq!(offs("rw = \"read:8k\"\nsize = \"64k\"", 6), [0, 12 << 10, 24 << 10, 36 << 10, 48 << 10, 60 << 10]);
+        assert!(job("rw = \"read:-64k\"\nsize = \"64k\"").err().unwrap().message.contains("does not fit"));
+        // Random 8k requests on a 512-byte boundary.
+        let reqs = draw(&mut job("rw = \"randread\"\nbs = \"8k\"\nblockalign = 512\nsize = \"1m\"").unwrap(), 2_000);
+        assert!(reqs.iter().all(|r| r.offset_bytes % 512 == 0 && r.offset_bytes + 8192 <= 1 << 20));
+        assert!(reqs.iter().any(|r| r.offset_bytes % 8192 != 0));
+    }
+
+    #[test]
+    fn thinktime_iotime_pauses_after_issuing_for_a_while() {
+        // No thinktime_blocks: only time counts (fio skips the blocks check), and the depth stays.
+        let mut j = job("thinktime = \"1ms\"\nthinktime_iotime = \"10ms\"\nthinktime_spin = \"200us\"\niodepth = 4").unwrap();
+        assert_eq!(j.pacing(), Pacing::Closed { depth: 4 });
+        let mut rng = RngStream::new(1, "t");
+        j.next(&mut rng);
+        assert_eq!(j.think_ns(0, 9_000_000), None);
+        assert_eq!(j.think_ns(9_000_000, 10_000_000), Some(1_000_000), "10 ms of issuing");
+        // Issuing resumed at 11.5 ms (the job drained, then paused): the next pause is 10 ms later.
+        assert_eq!(j.think_ns(11_500_000, 12_000_000), None);
+        assert_eq!(j.think_ns(20_000_000, 21_400_000), None);
+        assert_eq!(j.think_ns(21_000_000, 21_500_000), Some(1_000_000));
+        // With thinktime_blocks too, whichever comes first.
+        let mut j = job("thinktime = \"1ms\"\nthinktime_iotime = \"10s\"\nthinktime_blocks = 2").unwrap();
+        j.next(&mut rng);
+        j.next(&mut rng);
+        assert_eq!(j.think_ns(0, 1_000), Some(1_000_000));
     }
 
     /// Requests (after the first) that start where the previous one ended.

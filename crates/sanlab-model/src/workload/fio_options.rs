@@ -69,7 +69,6 @@ const REPLAY: &str = "replay a log with kind = \"trace\", format = \"fio_iolog\"
 const ZBD: &str = "zoned block devices (zonemode=zbd) are not modelled";
 const FDP: &str = "NVMe flexible data placement is not modelled";
 const VERIFY: &str = "verification (its read-back I/O) is not modelled yet";
-const RATE: &str = "bandwidth caps are not modelled yet: use rate_iops";
 const RATE_MIN: &str = "minimum rates (a job that fails below them) are not modelled yet";
 const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
 const THINK: &str = "think-time variants other than thinktime/thinktime_blocks are not modelled yet";
@@ -78,7 +77,6 @@ const STEADY: &str = "steady-state detection is not modelled yet: use runtime";
 const FLOW: &str = "flow control between jobs is not modelled yet";
 const FILES_REGIONS: &str = "several files per job are not modelled yet: use size and offset";
 const ZONES: &str = "zonemode and zone sizes are not modelled yet";
-const ALIGN: &str = "blockalign is not modelled yet: offsets align to the smallest block size";
 const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
@@ -108,6 +106,10 @@ pub(super) static OPTIONS: &[FioOption] = &[
     opt("numjobs", &[], "integer", "1", "identical clones of this job"),
     opt("offset_increment", &[], "size", "0", "clone k starts at offset + k x offset_increment"),
     opt("rate_iops", &[], "IOPS", "0", "open-loop arrival rate; \"500,100\" paces reads and writes each on its own, as fio does (a mixed job then mixes at those rates); 0 = closed loop"),
+    opt("rate", &[], "bytes/s", "0", "bandwidth cap, per direction as \"1m,500k\"; it wins over rate_iops, as in fio, and paces at rate / mean block size (exact for a fixed block size); 0 = no cap"),
+    opt("blockalign", &["ba"], "size", "bs", "boundary random offsets align to, per direction; default the smallest block size"),
+    opt("thinktime_spin", &[], "duration", "0", "part of thinktime fio spends spinning on the CPU: the pause is thinktime either way (microseconds without a unit)"),
+    opt("thinktime_iotime", &[], "duration", "0", "also pause after issuing for this long, whichever of it and thinktime_blocks comes first (seconds without a unit)"),
     opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
     opt("runtime", &["timeout"], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
     opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
@@ -149,7 +151,6 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("file_append", &[], FILES),
     cannot("offset_align", &[], SHAPE),
     cannot("num_range", &[], TRIM),
-    cannot("ba", &["blockalign"], ALIGN),
     cannot("bs_unaligned", &["blocksize_unaligned"], SHAPE),
     cannot("bs_is_seq_rand", &[], SHAPE),
     ignored("randrepeat", &["allrandrepeat"], RANDOM),
@@ -245,11 +246,8 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("prio", &[], PROCESS),
     ignored("prioclass", &[], PROCESS),
     ignored("priohint", &[], PROCESS),
-    cannot("thinktime_spin", &[], THINK),
     cannot("thinkcycles", &[], THINK),
     cannot("thinktime_blocks_type", &[], THINK),
-    cannot("thinktime_iotime", &[], THINK),
-    cannot("rate", &[], RATE),
     cannot("rate_min", &["ratemin"], RATE_MIN),
     cannot("rate_iops_min", &[], RATE_MIN),
     cannot("rate_cycle", &["ratecycle"], RATE_MIN),
