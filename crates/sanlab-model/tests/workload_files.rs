@@ -188,6 +188,8 @@ fn fio_malformed_files_name_file_and_line() {
     assert!(e("bad_rw.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/bad_rw.fio:2: job `job`: option `rw`: unknown rw mode `randomread`"), "{}", e("bad_rw.fio"));
     assert_eq!(e("unterminated.fio"), "vm[0].job[0].file: DATA/fio/bad/unterminated.fio:2: unterminated section header `[job`: expected `[name]`");
     assert!(e("missing_include.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/missing_include.fio:3: include `nothere.fio`: cannot read"));
+    assert_eq!(e("verify_read_only.fio"), "vm[0].job[0].file: DATA/fio/bad/verify_read_only.fio:4: job `check`: option `verify`: a read-only job (rw=randread) checks data that an earlier run wrote, which sanlab does not model; sanlab models the reads that verify adds to a writing job: drop verify, or make the job write (rw=write, randwrite, rw or randrw)");
+    assert_eq!(e("rate_below_one.fio"), "vm[0].job[0].file: DATA/fio/bad/rate_below_one.fio:4: job `slow`: option `rate`: rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)");
     assert_eq!(e("wait_for_loop.fio"), "vm[0].job[0].file: DATA/fio/bad/wait_for_loop.fio:2: job `first`: wait_for=`second` waits for job `second`, defined below it; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `second` above `first`");
     assert!(e("unknown_option.fio").ends_with("unknown_option.fio:2: unknown fio option `iodepht`; did you mean `iodepth`?"));
     assert!(e("include_section.fio").contains("fio/bad/../include/with_section.fio:2: `[sneaky]`: included files may not contain sections"));

@@ -325,6 +325,68 @@ struct Passes {
     start_bytes: u64,
 }
 
+/// The reads that fio's `verify` adds to a writing job (backend.c `do_verify`, io_u.c
+/// `get_next_verify`): every written block is read back, after every `verify_backlog` writes
+/// (interleaved with the writes) and at the end of each loop once the writes are done (fio waits
+/// for them first), unless the job is time_based (fio skips the phase when the runtime ends it).
+#[derive(Clone, Debug)]
+struct Verify {
+    /// Read back after this many logged writes, `batch` at a time.
+    backlog: Option<(u64, u64)>,
+    /// Bytes per loop when each loop ends with a verify phase.
+    loop_bytes: Option<u64>,
+    /// `issued_bytes` at which the current loop's writes are all issued.
+    boundary_bytes: u64,
+    /// Written blocks not read back yet: offset within the region, size.
+    log: std::collections::VecDeque<(u64, u32)>,
+    /// Logged writes since the last backlog batch, and reads of the batch left.
+    since_batch: u64,
+    batch_left: u64,
+    /// The loop's verify phase is reading the log back.
+    draining: bool,
+    /// Sequential jobs read back by offset (fio's rb-tree); random ones in written order.
+    by_offset: bool,
+}
+
+impl Verify {
+    /// The next read-back, if the job is verifying now.
+    fn next_read(&mut self) -> Option<(u64, u32)> {
+        if self.batch_left > 0 || self.draining {
+            self.batch_left = self.batch_left.saturating_sub(1);
+            if let Some(r) = self.log.pop_front() {
+                return Some(r);
+            }
+            self.batch_left = 0;
+            self.draining = false;
+        }
+        None
+    }
+
+    /// At the end of a loop's writes: start reading the log back. Returns whether it started.
+    fn start_phase(&mut self, issued_bytes: u64) -> bool {
+        let Some(lb) = self.loop_bytes.filter(|_| !self.draining && issued_bytes >= self.boundary_bytes) else {
+            return false;
+        };
+        self.boundary_bytes += lb;
+        if self.by_offset {
+            self.log.make_contiguous().sort_unstable();
+        }
+        self.draining = !self.log.is_empty();
+        self.draining
+    }
+
+    fn logged(&mut self, offset: u64, size: u32) {
+        self.log.push_back((offset, size));
+        if let Some((every, batch)) = self.backlog {
+            self.since_batch += 1;
+            if self.since_batch >= every {
+                self.since_batch = 0;
+                self.batch_left = batch;
+            }
+        }
+    }
+}
+
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
 #[derive(Clone, Debug)]
 pub(super) struct FioJob {
@@ -366,6 +428,7 @@ pub(super) struct FioJob {
     issued_bytes: u64,
     issued_ios: u64,
     issued_since_think: u64,
+    verify: Option<Verify>,
     options: Vec<(String, String)>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
@@ -595,6 +658,20 @@ impl FioJob {
         // the pass.
         let wraps = time_based || (mode == "randrw" && io_bytes > size_bytes);
         let passes = (mixes_sequential && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
+        // fio `verify` (any method but 0) with do_verify (default 1), verify_backlog[_batch].
+        let verify = match v.get("verify").map(str::trim) {
+            None | Some("0") => None,
+            Some(_) if read_pct >= 100.0 => {
+                return Err(err("verify", format!("a read-only job (rw={mode}) checks data that an earlier run wrote, which sanlab does not model; sanlab models the reads that verify adds to a writing job: drop verify, or make the job write (rw=write, randwrite, rw or randrw)")));
+            }
+            Some(_) => {
+                let backlog = int_of("verify_backlog", 0, 0, i64::MAX)? as u64;
+                let batch = int_of("verify_backlog_batch", backlog as i64, 0, i64::MAX)? as u64;
+                let at_end = bool_of("do_verify", true)? && !time_based;
+                let loop_bytes = at_end.then_some(io_bytes);
+                Some(Verify { backlog: (backlog > 0).then_some((backlog, if batch == 0 { backlog } else { batch })), loop_bytes, boundary_bytes: io_bytes, log: Default::default(), since_batch: 0, batch_left: 0, draining: false, by_offset: !random })
+            }
+        };
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
@@ -633,6 +710,7 @@ impl FioJob {
             issued_bytes: 0,
             issued_ios: 0,
             issued_since_think: 0,
+            verify,
             options,
             ignored: vec![],
         })
@@ -714,6 +792,11 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
 
 impl Workload for FioJob {
     fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        if let Some(v) = self.verify.as_mut() {
+            if let Some((offset, size_bytes)) = v.next_read().or_else(|| v.start_phase(self.issued_bytes).then(|| v.next_read()).flatten()) {
+                return Some(Request { op: Op::Read, size_bytes, offset_bytes: self.offset_bytes + offset });
+            }
+        }
         if self.limit_bytes.is_some_and(|l| self.issued_bytes >= l) || self.limit_ios.is_some_and(|l| self.issued_ios >= l) {
             return None;
         }
@@ -734,6 +817,9 @@ impl Workload for FioJob {
         self.issued_bytes += u64::from(size_bytes);
         self.issued_ios += 1;
         self.issued_since_think += 1;
+        if let Some(v) = self.verify.as_mut().filter(|_| op == Op::Write) {
+            v.logged(offset, size_bytes);
+        }
         Some(Request { op, size_bytes, offset_bytes: self.offset_bytes + offset })
     }
 
@@ -764,6 +850,10 @@ impl Workload for FioJob {
     /// then thinks (backend.c `handle_thinktime` quiesces before it sleeps).
     /// With `thinktime_iotime`, also after issuing for that long, whichever comes first.
     fn think_ns(&mut self, issued_ns: u64, now_ns: u64) -> Option<u64> {
+        // A loop's writes are all issued: wait for them before reading them back, as fio does.
+        if self.verify.as_mut().is_some_and(|v| v.start_phase(self.issued_bytes)) {
+            return Some(0);
+        }
         if self.think_ns == 0 {
             return None;
         }
@@ -979,6 +1069,39 @@ mod tests {
         j.next(&mut rng);
         j.next(&mut rng);
         assert_eq!(j.think_ns(0, 1_000), Some(1_000_000));
+    }
+
+    fn file_job(opts: &[(&'static str, &str)]) -> Result<Box<dyn Workload>, OptionError> {
+        let mut v = OptionValues::default();
+        for (n, x) in opts {
+            v.set(n, x.to_string());
+        }
+        Ok(Box::new(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 })?))
+    }
+
+    #[test]
+    fn verify_reads_back_what_was_written() {
+        let ops = |reqs: &[Request]| reqs.iter().map(|r| if r.op == Op::Read { 'R' } else { 'W' }).collect::<String>();
+        // After the writes (and a pause for them to complete), every block is read back.
+        let mut j = file_job(&[("rw", "write"), ("size", "16k"), ("verify", "crc32c")]).unwrap();
+        let mut rng = RngStream::new(1, "t");
+        let writes: Vec<Request> = (0..4).map(|_| j.next(&mut rng).unwrap()).collect();
+        assert_eq!(j.think_ns(0, 0), Some(0), "the writes complete before the reads");
+        let rest = draw(&mut j, 100);
+        assert_eq!(ops(&rest), "RRRR");
+        assert_eq!(rest.iter().map(|r| (r.offset_bytes, r.size_bytes)).collect::<Vec<_>>(), writes.iter().map(|r| (r.offset_bytes, r.size_bytes)).collect::<Vec<_>>());
+        // verify_backlog interleaves; loops verify after each pass; do_verify=0 keeps only the backlog.
+        let mut j = file_job(&[("rw", "randwrite"), ("size", "32k"), ("verify", "md5"), ("verify_backlog", "3")]).unwrap();
+        assert_eq!(ops(&draw(&mut j, 100)), "WWWRRRWWWRRRWWRR");
+        let mut j = file_job(&[("rw", "write"), ("size", "8k"), ("loops", "2"), ("verify", "md5")]).unwrap();
+        assert_eq!(ops(&draw(&mut j, 100)), "WWRRWWRR");
+        let mut j = file_job(&[("rw", "write"), ("size", "8k"), ("verify", "md5"), ("do_verify", "0")]).unwrap();
+        assert_eq!(ops(&draw(&mut j, 100)), "WW");
+        // time_based: fio ends the job at its runtime, before any verify phase.
+        let mut j = file_job(&[("rw", "write"), ("size", "8k"), ("time_based", "1"), ("verify", "md5")]).unwrap();
+        assert!(draw(&mut j, 100).iter().all(|r| r.op == Op::Write));
+        let e = file_job(&[("rw", "randread"), ("verify", "crc32c")]).err().unwrap();
+        assert!(e.message.starts_with("a read-only job (rw=randread) checks data that an earlier run wrote"), "{}", e.message);
     }
 
     /// Requests (after the first) that start where the previous one ended.

@@ -60,6 +60,7 @@ const PROCESS: &str = "CPU, memory, priority and process placement of fio itself
 const REPORT: &str = "what fio prints or logs";
 const BUFFERS: &str = "buffer contents (patterns, compression, dedupe): sanlab does not model data";
 const ERRORS: &str = "error handling: a sanlab job stops at its first failed request, as fio does by default";
+const VERIFY_CONTENT: &str = "what verification checks in the data: sanlab models the reads it adds, not the data";
 const DEPRECATED: &str = "deprecated: fio ignores it too";
 
 // Why options cannot be modelled.
@@ -68,7 +69,7 @@ const TRIM: &str = "trims are not modelled";
 const REPLAY: &str = "replay a log with kind = \"trace\", format = \"fio_iolog\"";
 const ZBD: &str = "zoned block devices (zonemode=zbd) are not modelled";
 const FDP: &str = "NVMe flexible data placement is not modelled";
-const VERIFY: &str = "verification (its read-back I/O) is not modelled yet";
+const VERIFY: &str = "this form of verification is not modelled: use verify with do_verify and verify_backlog";
 const RATE_MIN: &str = "minimum rates (a job that fails below them) are not modelled yet";
 const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
 const THINK: &str = "think-time variants other than thinktime/thinktime_blocks are not modelled yet";
@@ -110,6 +111,10 @@ pub(super) static OPTIONS: &[FioOption] = &[
     opt("blockalign", &["ba"], "size", "bs", "boundary random offsets align to, per direction; default the smallest block size"),
     opt("thinktime_spin", &[], "duration", "0", "part of thinktime fio spends spinning on the CPU: the pause is thinktime either way (microseconds without a unit)"),
     opt("thinktime_iotime", &[], "duration", "0", "also pause after issuing for this long, whichever of it and thinktime_blocks comes first (seconds without a unit)"),
+    file_opt("verify", &[], "choice", "a method (md5, crc32c, ...) makes a writing job read back every block it wrote: at the end of each loop (unless time_based) and after every verify_backlog writes; 0 = none; an error on a read-only job"),
+    file_opt("do_verify", &[], "boolean", "1: read back at the end of each loop (0: only verify_backlog reads)"),
+    file_opt("verify_backlog", &[], "integer", "read back after this many writes, interleaved with the writes"),
+    file_opt("verify_backlog_batch", &[], "integer", "blocks read back each time (default verify_backlog)"),
     opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
     opt("runtime", &["timeout"], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
     opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
@@ -182,26 +187,22 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("clocksource", &[], PROCESS),
     ignored("mem", &["iomem"], ENGINE),
     ignored("iomem_align", &["mem_align"], ENGINE),
-    cannot("verify", &[], VERIFY),
-    cannot("do_verify", &[], VERIFY),
-    cannot("verify_policy", &[], VERIFY),
+    ignored("verify_policy", &[], VERIFY_CONTENT),
     ignored("verifysort", &[], DEPRECATED),
     ignored("verifysort_nr", &[], DEPRECATED),
-    cannot("verify_interval", &[], VERIFY),
-    cannot("verify_offset", &[], VERIFY),
-    cannot("verify_pattern", &[], VERIFY),
-    cannot("verify_pattern_interval", &[], VERIFY),
-    cannot("verify_fatal", &[], VERIFY),
-    cannot("verify_dump", &[], VERIFY),
-    cannot("verify_async", &[], VERIFY),
-    cannot("verify_backlog", &[], VERIFY),
-    cannot("verify_backlog_batch", &[], VERIFY),
-    cannot("verify_async_cpus", &[], VERIFY),
+    ignored("verify_interval", &[], VERIFY_CONTENT),
+    ignored("verify_offset", &[], VERIFY_CONTENT),
+    ignored("verify_pattern", &[], VERIFY_CONTENT),
+    ignored("verify_pattern_interval", &[], VERIFY_CONTENT),
+    ignored("verify_fatal", &[], VERIFY_CONTENT),
+    ignored("verify_dump", &[], VERIFY_CONTENT),
+    ignored("verify_async", &[], VERIFY_CONTENT),
+    ignored("verify_async_cpus", &[], VERIFY_CONTENT),
     cannot("experimental_verify", &[], VERIFY),
-    cannot("verify_state_load", &[], VERIFY),
-    cannot("verify_state_save", &[], VERIFY),
-    cannot("verify_write_sequence", &[], VERIFY),
-    cannot("verify_header_seed", &[], VERIFY),
+    ignored("verify_state_load", &[], VERIFY_CONTENT),
+    ignored("verify_state_save", &[], VERIFY_CONTENT),
+    ignored("verify_write_sequence", &[], VERIFY_CONTENT),
+    ignored("verify_header_seed", &[], VERIFY_CONTENT),
     cannot("trim_percentage", &[], TRIM),
     cannot("trim_verify_zero", &[], TRIM),
     cannot("trim_backlog", &[], TRIM),
