@@ -190,6 +190,7 @@ fn fio_malformed_files_name_file_and_line() {
     assert!(e("missing_include.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/missing_include.fio:3: include `nothere.fio`: cannot read"));
     assert_eq!(e("verify_read_only.fio"), "vm[0].job[0].file: DATA/fio/bad/verify_read_only.fio:4: job `check`: option `verify`: a read-only job (rw=randread) checks data that an earlier run wrote, which sanlab does not model; sanlab models the reads that verify adds to a writing job: drop verify, or make the job write (rw=write, randwrite, rw or randrw)");
     assert_eq!(e("rate_below_one.fio"), "vm[0].job[0].file: DATA/fio/bad/rate_below_one.fio:4: job `slow`: option `rate`: rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)");
+    assert_eq!(e("wrong_section.fio"), "vm[0].job[0].file: DATA/fio/bad/wrong_section.fio:4: `output-format` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file");
     assert_eq!(e("wait_for_loop.fio"), "vm[0].job[0].file: DATA/fio/bad/wait_for_loop.fio:2: job `first`: wait_for=`second` waits for job `second`, defined below it; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `second` above `first`");
     assert!(e("unknown_option.fio").ends_with("unknown_option.fio:2: unknown fio option `iodepht`; did you mean `iodepth`?"));
     assert!(e("include_section.fio").contains("fio/bad/../include/with_section.fio:2: `[sneaky]`: included files may not contain sections"));
@@ -397,4 +398,12 @@ fn input_files_are_regular_files_of_bounded_size() {
         assert!(e.contains(&expected), "{e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_workload_page_states_the_option_tables_coverage() {
+    let page = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/models/workload.md")).unwrap();
+    let [model, ignored, unmodelled] = sanlab_model::workload::fio_option_coverage();
+    let line = format!("**modelled: {model}, accepted without effect: {ignored}, cannot be modelled: {unmodelled}**");
+    assert!(page.contains(&line), "docs/models/workload.md should say {line}");
 }

@@ -120,6 +120,9 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         Some((k, v)) => (k.trim(), Some(v.trim())),
         None => (body.trim(), None),
     };
+    if CMDLINE_OUTPUT.contains(&key) {
+        return Err(files.at(file, line, format!("`{key}` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file")));
+    }
     let Some(option) = lookup(key).filter(|o| o.effect != Effect::Unmodelled) else {
         return Err(files.at(file, line, unknown_option(key)));
     };
