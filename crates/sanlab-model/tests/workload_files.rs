@@ -432,7 +432,7 @@ fn sanlab_issued(name: &str) -> Vec<(Op, u64, u32)> {
 
 #[test]
 fn fio_issues_what_fio_itself_issued() {
-    for name in ["read", "holes", "backwards", "verify"] {
+    for name in ["read", "holes", "backwards", "verify", "strided", "strided_wide"] {
         assert_eq!(sanlab_issued(name), fio_issued(name), "{name}");
     }
     // Random block sizes: another generator, the same kind of sequence: each write where the

@@ -387,6 +387,19 @@ impl Verify {
     }
 }
 
+/// fio `zonemode=strided` (io_u.c `setup_strided_zone_mode`): the job works in a zone of
+/// `range` bytes until it has transferred `size` bytes there (going round the zone again when
+/// `size` exceeds `range`), then moves `range + skip` on, back to the region's start past its end.
+#[derive(Clone, Debug)]
+struct Zones {
+    size: u64,
+    range: u64,
+    skip: u64,
+    /// The current zone's start and the bytes transferred in it.
+    start: u64,
+    bytes: u64,
+}
+
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
 #[derive(Clone, Debug)]
 pub(super) struct FioJob {
@@ -429,6 +442,7 @@ pub(super) struct FioJob {
     issued_ios: u64,
     issued_since_think: u64,
     verify: Option<Verify>,
+    zones: Option<Zones>,
     options: Vec<(String, String)>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
@@ -538,6 +552,24 @@ impl FioJob {
             let one = DistributionSpec::parse(dist_text, &size_bytes_fn).map_err(|e| err("random_distribution", e))?;
             specs = [one.clone(), one];
         }
+        // zonemode=strided: random offsets are drawn within a zone of zonerange bytes.
+        let zones = match v.get("zonemode").map(str::trim) {
+            None | Some("none") => None,
+            Some("strided") => {
+                let zone_size = size_of("zonesize", 0)?;
+                if zone_size == 0 {
+                    return Err(err("zonesize", "zonemode=strided needs zonesize, the bytes to transfer in each zone, e.g. zonesize=256m"));
+                }
+                let range = size_of("zonerange", zone_size)?;
+                if range < largest || range > size_bytes {
+                    return Err(err("zonerange", format!("{range} bytes: a zone must hold a block ({largest} bytes) and fit in the job's {size_bytes} bytes")));
+                }
+                Some(Zones { size: zone_size, range, skip: size_of("zoneskip", 0)?, start: 0, bytes: 0 })
+            }
+            Some("zbd") => return Err(err("zonemode", "zoned block devices (zonemode=zbd) are not modelled: use zonemode=strided or none")),
+            Some(other) => return Err(err("zonemode", format!("unknown zonemode `{other}`: expected none, strided or zbd{}", did_you_mean(other, ["none", "strided", "zbd"])))),
+        };
+        let drawn_bytes = zones.as_ref().map_or(size_bytes, |z| z.range);
         // fio `blockalign`: the boundary random offsets align to; default the smallest block.
         let mut aligns = [None; 2];
         if let Some(ba) = v.get("blockalign") {
@@ -553,7 +585,7 @@ impl FioJob {
             // Reads and writes alike share one build: a zipf table over millions of blocks costs.
             let offsets = match dirs.first() {
                 Some(r) if specs[0] == specs[1] && r.align_bytes == align_bytes => r.offsets.clone(),
-                _ => specs[d].build(size_bytes / align_bytes, align_bytes).map_err(|e| err("random_distribution", e))?,
+                _ => specs[d].build(drawn_bytes / align_bytes, align_bytes).map_err(|e| err("random_distribution", e))?,
             };
             dirs.push(Direction { sizes, align_bytes, offsets, next_seq_bytes: 0, seq_left: 0 });
         }
@@ -711,6 +743,7 @@ impl FioJob {
             issued_ios: 0,
             issued_since_think: 0,
             verify,
+            zones,
             options,
             ignored: vec![],
         })
@@ -719,6 +752,26 @@ impl FioJob {
     /// The next offset in `d`, relative to the region's start; None when a sequential
     /// continuation runs off the region's end and that ends the pass (see [`Passes`]).
     fn offset(&mut self, d: usize, size: u64, rng: &mut RngStream) -> Option<u64> {
+        if let Some(z) = self.zones.as_mut() {
+            if z.bytes >= z.size {
+                z.bytes = 0;
+                z.start += z.range + z.skip;
+                if z.start >= self.size_bytes {
+                    z.start = 0;
+                }
+                self.dirs[d].next_seq_bytes = z.start;
+            }
+            if self.dirs[d].next_seq_bytes >= z.start + z.range {
+                self.dirs[d].next_seq_bytes = z.start;
+            }
+            z.bytes += size;
+            let (start, range) = (z.start, z.range);
+            let dir = &mut self.dirs[d];
+            let offset = if self.random { start + (dir.offsets.block(rng) * dir.align_bytes).min(range - size) / dir.align_bytes * dir.align_bytes } else { dir.next_seq_bytes };
+            let offset = if offset + size > self.size_bytes { start } else { offset };
+            dir.next_seq_bytes = offset + size;
+            return Some(offset);
+        }
         let size_bytes = self.size_bytes;
         let dir = &mut self.dirs[d];
         let mut random_now = self.random && dir.seq_left == 0;

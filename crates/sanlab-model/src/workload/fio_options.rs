@@ -77,7 +77,6 @@ const LATENCY: &str = "fio's latency-target search and max_latency are not model
 const STEADY: &str = "steady-state detection is not modelled yet: use runtime";
 const FLOW: &str = "flow control between jobs is not modelled yet";
 const FILES_REGIONS: &str = "several files per job are not modelled yet: use size and offset";
-const ZONES: &str = "zonemode and zone sizes are not modelled yet";
 const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
@@ -115,6 +114,10 @@ pub(super) static OPTIONS: &[FioOption] = &[
     file_opt("do_verify", &[], "boolean", "1: read back at the end of each loop (0: only verify_backlog reads)"),
     file_opt("verify_backlog", &[], "integer", "read back after this many writes, interleaved with the writes"),
     file_opt("verify_backlog_batch", &[], "integer", "blocks read back each time (default verify_backlog)"),
+    file_opt("zonemode", &[], "choice", "none or strided: the job works zonesize bytes in a zone of zonerange bytes, then skips zoneskip; zbd is an error"),
+    file_opt("zonesize", &[], "size", "with zonemode=strided: bytes transferred in a zone before moving on"),
+    file_opt("zonerange", &[], "size", "with zonemode=strided: the zone's size (default zonesize)"),
+    file_opt("zoneskip", &[], "size", "with zonemode=strided: bytes skipped after each zone"),
     opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
     opt("runtime", &["timeout"], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
     opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
@@ -222,11 +225,7 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("exec_prerun", &[], PROCESS),
     ignored("exec_postrun", &[], PROCESS),
     ignored("ioscheduler", &[], PROCESS),
-    cannot("zonemode", &[], ZONES),
-    cannot("zonesize", &[], ZONES),
     cannot("zonecapacity", &[], ZBD),
-    cannot("zonerange", &[], ZONES),
-    cannot("zoneskip", &[], ZONES),
     cannot("read_beyond_wp", &[], ZBD),
     cannot("max_open_zones", &[], ZBD),
     cannot("job_max_open_zones", &[], ZBD),
