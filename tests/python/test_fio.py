@@ -163,3 +163,11 @@ def test_fio_jsonplus_clat2csv_reads_sanlab_output(simulated_job: dict[str, Any]
     count = header.index("read_clat_ns_count")
     assert sum(int(r[count]) for r in body if r[count]) == simulated_job["read"]["total_ios"]
     assert float([r for r in body if r[count]][-1][count + 2]) == pytest.approx(1.0)
+
+
+def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
+    """Options without effect on the model are named once per run, on stderr."""
+    result = cli("run", str(ROOT / "scenarios/examples/fio_file.toml"), "--duration", "2s", "--quiet", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ignored:")]
+    assert lines == ["ignored: direct, filename, norandommap, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]
