@@ -425,6 +425,14 @@ fn fio_issued(name: &str) -> Vec<(Op, u64, u32)> {
         .collect()
 }
 
+/// Like [`fio_issued`], with the file's number (`job.0.N`).
+fn fio_issued_files(name: &str) -> Vec<(u64, Op, u64, u32)> {
+    let text = std::fs::read_to_string(data().join(format!("fio/iolog/{name}.iolog"))).unwrap();
+    let ops = fio_issued(name);
+    let files = text.lines().skip(1).filter(|l| l.contains(" read ") || l.contains(" write ")).map(|l| l.split_whitespace().nth(1).unwrap().rsplit('.').next().unwrap().parse::<u64>().unwrap());
+    files.zip(ops).map(|(f, (op, offset, len))| (f, op, offset, len)).collect()
+}
+
 fn sanlab_issued(name: &str) -> Vec<(Op, u64, u32)> {
     let mut j = job(&fio(&format!("iolog/{name}.fio")), name);
     draw(&mut j, 10_000).iter().map(|r| (r.op, r.offset_bytes, r.size_bytes)).collect()
@@ -435,6 +443,9 @@ fn fio_issues_what_fio_itself_issued() {
     for name in ["read", "holes", "backwards", "verify", "strided", "strided_wide"] {
         assert_eq!(sanlab_issued(name), fio_issued(name), "{name}");
     }
+    // Two files of 16k: fio names them; sanlab lays them one after the other.
+    let files: Vec<(Op, u64, u32)> = fio_issued_files("files").into_iter().map(|(file, op, offset, len)| (op, file * 16384 + offset, len)).collect();
+    assert_eq!(sanlab_issued("files"), files);
     // Random block sizes: another generator, the same kind of sequence: each write where the
     // previous ended, multiples of 4k from 4k to 16k, 64k in all.
     for issued in [fio_issued("bsrange"), sanlab_issued("bsrange")] {

@@ -400,6 +400,17 @@ struct Zones {
     bytes: u64,
 }
 
+/// fio `nrfiles` files of `filesize` bytes, laid one after another in the job's region; fio's
+/// default `file_service_type=roundrobin` moves to the next file after each request, and each
+/// file keeps its own sequential position per direction.
+#[derive(Clone, Debug)]
+struct JobFiles {
+    bytes: u64,
+    /// The file of the next request, and every file's next sequential offset per direction.
+    next: usize,
+    positions: Vec<[u64; 2]>,
+}
+
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
 #[derive(Clone, Debug)]
 pub(super) struct FioJob {
@@ -443,6 +454,7 @@ pub(super) struct FioJob {
     issued_since_think: u64,
     verify: Option<Verify>,
     zones: Option<Zones>,
+    files: Option<JobFiles>,
     options: Vec<(String, String)>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
@@ -524,7 +536,15 @@ impl FioJob {
             Dialect::JobFile { device_size_bytes } => device_size_bytes.saturating_sub(offset_bytes),
             Dialect::Scenario => 1 << 30,
         };
+        // nrfiles files of filesize bytes (default size / nrfiles); size defaults to their sum.
+        let nrfiles = int_of("nrfiles", 1, 1, 65_536)? as u64;
+        let file_bytes = v.get("filesize").map(|s| units.size(s).map_err(|e| err("filesize", e))).transpose()?;
+        let default_size = file_bytes.map_or(default_size, |f| f.saturating_mul(nrfiles));
         let size_bytes = size_of("size", default_size)?;
+        let file_bytes = file_bytes.unwrap_or(size_bytes / nrfiles);
+        if file_bytes.saturating_mul(nrfiles) > size_bytes {
+            return Err(err("filesize", format!("{nrfiles} files of {file_bytes} bytes do not fit in size ({size_bytes} bytes): raise size or leave it out")));
+        }
         let largest = u64::from(sizes[0].max().max(sizes[1].max()));
         if size_bytes < largest {
             return Err(err("size", format!("{size_bytes} bytes is smaller than the block size {largest}")));
@@ -569,7 +589,11 @@ impl FioJob {
             Some("zbd") => return Err(err("zonemode", "zoned block devices (zonemode=zbd) are not modelled: use zonemode=strided or none")),
             Some(other) => return Err(err("zonemode", format!("unknown zonemode `{other}`: expected none, strided or zbd{}", did_you_mean(other, ["none", "strided", "zbd"])))),
         };
-        let drawn_bytes = zones.as_ref().map_or(size_bytes, |z| z.range);
+        let files = (nrfiles > 1).then(|| JobFiles { bytes: file_bytes, next: 0, positions: vec![[0; 2]; nrfiles as usize] });
+        if files.is_some() && (file_bytes < largest || zones.is_some()) {
+            return Err(err("nrfiles", format!("files of {file_bytes} bytes must hold a block ({largest} bytes), and files with zonemode are not modelled")));
+        }
+        let drawn_bytes = zones.as_ref().map_or(files.as_ref().map_or(size_bytes, |f| f.bytes), |z| z.range);
         // fio `blockalign`: the boundary random offsets align to; default the smallest block.
         let mut aligns = [None; 2];
         if let Some(ba) = v.get("blockalign") {
@@ -744,6 +768,7 @@ impl FioJob {
             issued_since_think: 0,
             verify,
             zones,
+            files,
             options,
             ignored: vec![],
         })
@@ -772,7 +797,7 @@ impl FioJob {
             dir.next_seq_bytes = offset + size;
             return Some(offset);
         }
-        let size_bytes = self.size_bytes;
+        let size_bytes = self.files.as_ref().map_or(self.size_bytes, |f| f.bytes);
         let dir = &mut self.dirs[d];
         let mut random_now = self.random && dir.seq_left == 0;
         if random_now {
@@ -860,7 +885,24 @@ impl Workload for FioJob {
             let op = if self.read_pct >= 100.0 || (self.read_pct > 0.0 && rng.uniform() * 100.0 < self.read_pct) { Op::Read } else { Op::Write };
             let d = usize::from(op == Op::Write);
             let size_bytes = self.dirs[d].sizes.draw(rng);
-            match self.offset(d, u64::from(size_bytes), rng) {
+            // With several files: this file's position in, the next file's turn after.
+            let file = self.files.as_mut().map(|f| {
+                let k = f.next;
+                f.next = (k + 1) % f.positions.len();
+                (k, f.bytes, f.positions[k][d])
+            });
+            if let Some((_, _, pos)) = file {
+                self.dirs[d].next_seq_bytes = pos;
+            }
+            let got = self.offset(d, u64::from(size_bytes), rng);
+            let got = match (file, self.files.as_mut()) {
+                (Some((k, bytes, _)), Some(f)) => {
+                    f.positions[k][d] = self.dirs[d].next_seq_bytes;
+                    got.map(|o| k as u64 * bytes + o)
+                }
+                _ => got,
+            };
+            match got {
                 Some(offset) => break (op, size_bytes, offset),
                 // The pass ended; fio draws the next request afresh in the next loop.
                 None if self.next_pass() => continue,

@@ -76,7 +76,6 @@ const THINK: &str = "think-time variants other than thinktime/thinktime_blocks a
 const LATENCY: &str = "fio's latency-target search and max_latency are not modelled yet";
 const STEADY: &str = "steady-state detection is not modelled yet: use runtime";
 const FLOW: &str = "flow control between jobs is not modelled yet";
-const FILES_REGIONS: &str = "several files per job are not modelled yet: use size and offset";
 const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
@@ -118,6 +117,8 @@ pub(super) static OPTIONS: &[FioOption] = &[
     file_opt("zonesize", &[], "size", "with zonemode=strided: bytes transferred in a zone before moving on"),
     file_opt("zonerange", &[], "size", "with zonemode=strided: the zone's size (default zonesize)"),
     file_opt("zoneskip", &[], "size", "with zonemode=strided: bytes skipped after each zone"),
+    file_opt("nrfiles", &["nr_files"], "integer", "files per job, laid one after another in the job's region and served round robin (fio's default file_service_type), each with its own position"),
+    file_opt("filesize", &[], "size", "each file's size (default size / nrfiles; size defaults to nrfiles x filesize)"),
     opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
     opt("runtime", &["timeout"], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
     opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
@@ -155,7 +156,6 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("serialize_overlap", &[], ENGINE),
     ignored("io_submit_mode", &[], ENGINE),
     cannot("fill_device", &["fill_fs"], FILL),
-    cannot("filesize", &[], FILES_REGIONS),
     ignored("file_append", &[], FILES),
     cannot("offset_align", &[], SHAPE),
     cannot("num_range", &[], TRIM),
@@ -172,7 +172,6 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("random_generator", &[], RANDOM),
     cannot("random_sequence_stride", &[], SHAPE),
     ignored("percentage_sequential", &[], DEPRECATED),
-    cannot("nrfiles", &["nr_files"], FILES_REGIONS),
     ignored("openfiles", &[], FILES),
     ignored("file_service_type", &[], FILES),
     ignored("fallocate", &[], FILES),
