@@ -11,6 +11,7 @@ VENV_STAMP := $(VENV)/.installed
 SCENARIO ?= scenarios/studies/metro_cluster_psp.toml
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CHROMIUM := /usr/bin/chromium
+FIO := /usr/bin/fio_jsonplus_clat2csv
 
 # Build requirements, dependencies and the `test` extra, read from pyproject.toml (one source of truth).
 REQUIREMENTS := import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); \
@@ -48,7 +49,13 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-test: build $(CHROMIUM) ## Rust tests (release) and Python tests (installs Debian's chromium when missing)
+# Debian's fio: its json+ output and tools/fio_jsonplus_clat2csv check sanlab's fio JSON (tests/python/test_fio.py).
+$(FIO):
+	@echo "installing Debian's fio (the fio JSON tests run fio and its tools)"
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio
+
+test: build $(CHROMIUM) $(FIO) ## Rust tests (release) and Python tests (installs Debian's chromium and fio when missing)
 	cargo test --release --workspace --exclude sanlab-py
 	$(VENV)/bin/pytest -q
 

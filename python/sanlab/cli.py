@@ -312,6 +312,10 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(f"run folder: {out_dir}", flush=True)
     if not args.quiet:
         print(f"report: {out_dir / REPORT_FILE}", flush=True)
+    # fio options without effect on the model, once per run.
+    ignored = sorted({name for variant in doc["variants"] for job in variant["jobs"] for name in job.get("ignored", [])})
+    if ignored:
+        print(f"ignored: {', '.join(ignored)} (fio options without effect on the model; `sanlab kinds` says why)", file=sys.stderr)
     if interrupted:
         kept = ", ".join(variant["name"] for variant in doc["variants"])
         _error(f"interrupted: kept the variants that finished ({kept}) in {out_dir}")

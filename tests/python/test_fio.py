@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import shutil
+import subprocess
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from sanlab import _core
 from sanlab.fio import fio_document
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, 250000, tzinfo=UTC)
@@ -22,7 +29,7 @@ def _write_job(doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_top_level_fields(doc: dict[str, Any]) -> None:
     fio = fio_document(_write_job(doc), "0.1.0", STARTED)
-    assert list(fio) == ["fio version", "timestamp", "timestamp_ms", "time", "global options", "jobs"]
+    assert list(fio) == ["fio version", "timestamp", "timestamp_ms", "time", "global options", "jobs", "sanlab notes"]
     assert fio["fio version"] == "sanlab-0.1.0"
     assert fio["timestamp"] == int(STARTED.timestamp())
     assert fio["timestamp_ms"] == int(STARTED.timestamp() * 1000)
@@ -88,3 +95,79 @@ def test_reads_like_fio_json(doc: dict[str, Any]) -> None:
     p99_ms = job["write"]["clat_ns"]["percentile"]["99.000000"] / 1e6
     assert p99_ms > job["write"]["clat_ns"]["mean"] / 1e6
     assert job["write"]["bw"] * 1024 <= job["write"]["bw_bytes"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def simulated_job() -> dict[str, Any]:
+    """A job the engine ran: the fio_file example's first clone, 2 s."""
+    doc = json.loads(_core.run(str(ROOT / "scenarios/examples/fio_file.toml"), ["all"], [], None, "2s"))
+    job: dict[str, Any] = doc["variants"][0]["jobs"][0]
+    return job
+
+
+def _fio_tool(name: str) -> str:
+    """A tool of Debian's fio package (`make test` installs it)."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is missing: install Debian's fio package (apt-get install fio), as `make test` does")
+    return path
+
+
+def test_jsonplus_bins_and_latency_shares_come_from_the_histogram(simulated_job: dict[str, Any]) -> None:
+    job = fio_document(simulated_job, "0.1.0", STARTED)["jobs"][0]
+    read = job["read"]
+    bins = read["clat_ns"]["bins"]
+    assert sum(bins.values()) == read["total_ios"] == read["clat_ns"]["N"] > 1000
+    assert list(map(int, bins)) == sorted(map(int, bins))
+    assert read["clat_ns"]["min"] * 0.98 <= int(next(iter(bins))) <= read["clat_ns"]["max"] * 1.02
+    shares = [v for key in ("latency_ns", "latency_us", "latency_ms") for v in job[key].values()]
+    assert sum(shares) == pytest.approx(100.0)
+    # The example's flash answers reads in 150 us: the shares sit in fio's 250 us range.
+    assert job["latency_us"]["250"] > 50.0
+
+
+def test_keys_are_fios_own(simulated_job: dict[str, Any], tmp_path: Path) -> None:
+    """Every key sanlab writes is one real fio 3.x writes with --output-format=json+ (null engine)."""
+    out = subprocess.run(
+        [_fio_tool("fio"), "--output-format=json+", "--ioengine=null", "--size=1m", "--bs=4k", "--name=t", "--rw=randrw"],
+        check=True, capture_output=True, text=True, cwd=tmp_path,
+    ).stdout  # fmt: skip
+    real = json.loads(out)
+    ours = fio_document(simulated_job, "0.1.0", STARTED)
+    assert set(ours) - {"sanlab notes"} <= set(real)
+    assert set(ours["jobs"][0]) - {"job_start"} <= set(real["jobs"][0])
+    for direction in ("read", "write"):
+        assert set(ours["jobs"][0][direction]) <= set(real["jobs"][0][direction])
+        clat = ours["jobs"][0][direction]["clat_ns"]
+        # A direction without I/O has no percentiles or bins, as in fio.
+        assert set(clat) == set(real["jobs"][0][direction]["clat_ns"]) if clat["N"] else set(clat) < set(real["jobs"][0][direction]["clat_ns"])
+    for key in ("latency_ns", "latency_us", "latency_ms"):
+        assert list(ours["jobs"][0][key]) == list(real["jobs"][0][key])
+
+
+def test_fio_jsonplus_clat2csv_reads_sanlab_output(simulated_job: dict[str, Any], tmp_path: Path) -> None:
+    """fio's own tools/fio_jsonplus_clat2csv (Debian's fio package) turns sanlab's JSON into CSV rows."""
+    source = tmp_path / "sanlab.json"
+    source.write_text(json.dumps(fio_document(simulated_job, "0.1.0", STARTED)), encoding="utf-8")
+    # The first run writes the CSV; the second checks it against the JSON.
+    tool = [_fio_tool("fio_jsonplus_clat2csv"), str(source), str(tmp_path / "clat.csv")]
+    subprocess.run(tool, check=True, capture_output=True, text=True)
+    done = subprocess.run([*tool, "--validate"], check=True, capture_output=True, text=True)
+    assert "clat_job0.csv validated" in done.stdout
+    with (tmp_path / "clat_job0.csv").open(encoding="utf-8") as f:
+        rows = list(csv.reader(f, skipinitialspace=True))
+    header, body = rows[0], [r for r in rows[1:] if r]
+    count = header.index("read_clat_ns_count")
+    assert sum(int(r[count]) for r in body if r[count]) == simulated_job["read"]["total_ios"]
+    assert float([r for r in body if r[count]][-1][count + 2]) == pytest.approx(1.0)
+
+
+def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
+    """Options without effect on the model are named once per run, on stderr."""
+    result = cli("run", str(ROOT / "scenarios/examples/fio_file.toml"), "--duration", "2s", "--quiet", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ignored:")]
+    assert lines == ["ignored: direct, filename, norandommap, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]

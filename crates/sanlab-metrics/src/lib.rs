@@ -68,6 +68,35 @@ pub struct LatencyNs {
     #[serde(rename = "N")]
     pub n: u64,
     pub percentile: std::collections::BTreeMap<String, u64>,
+    /// fio's json+ `bins`: I/Os per fio latency bucket, keyed by the bucket's mean value [ns].
+    pub bins: std::collections::BTreeMap<u64, u64>,
+}
+
+/// fio's latency buckets (stat.h): values below 128 ns have a bucket each; above, each power of
+/// two is split into 64 buckets, so a bucket is at most 1/64 of its value wide; 29 groups.
+const FIO_PLAT_BITS: u32 = 6;
+const FIO_PLAT_VAL: u64 = 1 << FIO_PLAT_BITS;
+const FIO_PLAT_NR: u64 = 29 * FIO_PLAT_VAL;
+
+/// The fio bucket of a latency [ns].
+fn fio_bucket(ns: u64) -> u64 {
+    let msb = 63 - ns.max(1).leading_zeros();
+    if msb <= FIO_PLAT_BITS {
+        return ns;
+    }
+    let dropped = msb - FIO_PLAT_BITS;
+    let index = (u64::from(dropped) + 1) * FIO_PLAT_VAL + ((ns >> dropped) & (FIO_PLAT_VAL - 1));
+    index.min(FIO_PLAT_NR - 1)
+}
+
+/// The value fio writes for a bucket: the mean of its range [ns], truncated as fio prints it.
+fn fio_bucket_value(index: u64) -> u64 {
+    if index < FIO_PLAT_VAL << 1 {
+        return index;
+    }
+    let dropped = (index >> FIO_PLAT_BITS) - 1;
+    let base = 1u64 << (dropped + u64::from(FIO_PLAT_BITS));
+    (base as f64 + ((index % FIO_PLAT_VAL) as f64 + 0.5) * (1u64 << dropped) as f64) as u64
 }
 
 /// `Histogram::stdev`, the same arithmetic in the same order (so the same bits), over one walk of
@@ -171,7 +200,21 @@ impl IoStats {
             stddev: self.hist.as_ref().map_or(0.0, stdev),
             n: self.ios,
             percentile,
+            bins: self.fio_bins(),
         }
+    }
+
+    /// The histogram regrouped into fio's buckets: each recorded value (to 0.1 %) counts in
+    /// the bucket of its middle.
+    fn fio_bins(&self) -> std::collections::BTreeMap<u64, u64> {
+        let mut bins = std::collections::BTreeMap::new();
+        if let Some(h) = &self.hist {
+            for v in h.iter_recorded() {
+                let value = h.median_equivalent(v.value_iterated_to());
+                *bins.entry(fio_bucket_value(fio_bucket(value))).or_insert(0) += v.count_at_value();
+            }
+        }
+        bins
     }
 }
 
@@ -352,6 +395,22 @@ mod tests {
         assert!(ns.percentile.contains_key("99.990000"));
         assert_eq!(s.interval_mut().take().ios, 1001);
         assert_eq!(s.interval_mut().ios, 0);
+    }
+
+    #[test]
+    fn fio_buckets_follow_fio() {
+        // Exact below 128 ns; then 64 buckets per power of two, written as their mean.
+        assert_eq!((fio_bucket(100), fio_bucket_value(100)), (100, 100));
+        assert_eq!(fio_bucket(128), 128);
+        assert_eq!(fio_bucket_value(128), 129, "128 and 129 share a bucket");
+        assert_eq!(fio_bucket(1_000_000), fio_bucket(1_007_000));
+        let b = fio_bucket(1_000_000);
+        assert_eq!((fio_bucket_value(b), fio_bucket_value(b + 1) - fio_bucket_value(b)), (1_003_520, 8_192), "as fio writes it");
+        let mut s = IoStats::new();
+        for ns in [40, 50, 50, 1_000_000] {
+            s.record(ns, 4096, true);
+        }
+        assert_eq!(s.latency_ns().bins.into_iter().collect::<Vec<_>>(), [(40, 1), (50, 2), (1_003_520, 1)]);
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub struct JobReport {
     pub name: String,
     pub vm: String,
     pub options: std::collections::BTreeMap<String, String>,
+    /// fio options the job gave that have no effect on the model.
+    pub ignored: Vec<&'static str>,
     pub read: DirectionReport,
     pub write: DirectionReport,
 }
@@ -297,6 +299,7 @@ impl World {
                     name: j.name.clone(),
                     vm: self.vms[j.vm].name.clone(),
                     options: j.workload.options().into_iter().collect(),
+                    ignored: j.workload.ignored(),
                     read: direction(&j.read, window_s),
                     write: direction(&j.write, window_s),
                 }

@@ -85,6 +85,8 @@ pub struct JobConfig {
     pub name: String,
     pub vm: usize,
     pub workload: Box<dyn Workload>,
+    /// Jobs (indices into the topology's jobs) that must finish before this one starts.
+    pub after: Vec<usize>,
 }
 
 pub struct Topology {

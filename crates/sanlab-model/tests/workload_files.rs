@@ -172,13 +172,26 @@ fn fio_percent_sizes_are_of_the_device() {
 }
 
 #[test]
+fn fio_stonewall_and_wait_for_order_the_jobs() {
+    let all = build(&fio("stonewall.fio")).unwrap().instances();
+    let order: Vec<(String, Vec<usize>)> = all.into_iter().map(|i| (i.suffix.unwrap(), i.after)).collect();
+    assert_eq!(order, [("fill".to_string(), vec![]), ("check".to_string(), vec![0]), ("side".to_string(), vec![0])]);
+    // Picking jobs drops waits for jobs that do not run.
+    let picked = build(&format!("{}\njobs = [\"check\"]", fio("stonewall.fio"))).unwrap().instances();
+    assert_eq!(picked[0].after, Vec::<usize>::new());
+}
+
+#[test]
 fn fio_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&fio(&format!("bad/{f}")));
     assert_eq!(e("bad_size.fio"), "vm[0].job[0].file: DATA/fio/bad/bad_size.fio:3: job `job`: option `bs`: `4kx` has an unknown size suffix `kx`: expected one of b, k, kb, kib, m, mb, mib, g, gb, gib, t, tb, % (e.g. \"4k\"); did you mean `k`?");
     assert!(e("bad_rw.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/bad_rw.fio:2: job `job`: option `rw`: unknown rw mode `randomread`"), "{}", e("bad_rw.fio"));
     assert_eq!(e("unterminated.fio"), "vm[0].job[0].file: DATA/fio/bad/unterminated.fio:2: unterminated section header `[job`: expected `[name]`");
     assert!(e("missing_include.fio").starts_with("vm[0].job[0].file: DATA/fio/bad/missing_include.fio:3: include `nothere.fio`: cannot read"));
-    assert!(e("stonewall.fio").contains("stonewall.fio:5: fio option `stonewall` cannot be modelled: jobs that wait for the previous ones are not modelled"));
+    assert_eq!(e("verify_read_only.fio"), "vm[0].job[0].file: DATA/fio/bad/verify_read_only.fio:4: job `check`: option `verify`: a read-only job (rw=randread) checks data that an earlier run wrote, which sanlab does not model; sanlab models the reads that verify adds to a writing job: drop verify, or make the job write (rw=write, randwrite, rw or randrw)");
+    assert_eq!(e("rate_below_one.fio"), "vm[0].job[0].file: DATA/fio/bad/rate_below_one.fio:4: job `slow`: option `rate`: rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)");
+    assert_eq!(e("wrong_section.fio"), "vm[0].job[0].file: DATA/fio/bad/wrong_section.fio:4: `output-format` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file");
+    assert_eq!(e("wait_for_loop.fio"), "vm[0].job[0].file: DATA/fio/bad/wait_for_loop.fio:2: job `first`: wait_for=`second` waits for job `second`, defined below it; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `second` above `first`");
     assert!(e("unknown_option.fio").ends_with("unknown_option.fio:2: unknown fio option `iodepht`; did you mean `iodepth`?"));
     assert!(e("include_section.fio").contains("fio/bad/../include/with_section.fio:2: `[sneaky]`: included files may not contain sections"));
     assert!(e("unset_env.fio").ends_with("unset_env.fio:3: job `job`: option `size`: `` does not start with a number (${SANLAB_TEST_UNSET} is not set, so it expanded to nothing)"), "{}", e("unset_env.fio"));
@@ -361,7 +374,7 @@ fn vdbench_curve_points_take_percents_of_the_max_run() {
     assert_eq!(runs[1].curve_max_run.as_deref(), Some("c"));
     assert_eq!(job(&vdb_run("curve.vdb", "c"), "sd1").pacing(), Pacing::Closed { depth: 8 });
     // 50 % of 12,345.6 IOPS: 6,172, rounded up to a multiple of 100 above 1000 (RD_entry.set_iorate).
-    let mut half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
+    let half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
     assert_eq!(half.pacing(), Pacing::Timed { depth: 8 });
     assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
     let stops = sanlab_model::workload::vdbench_runs(&data().join("vdbench/stopcurve.vdb")).unwrap();
@@ -611,4 +624,59 @@ fn input_files_are_regular_files_of_bounded_size() {
         assert!(e.contains(&expected), "{e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_workload_page_states_the_option_tables_coverage() {
+    let page = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/models/workload.md")).unwrap();
+    let [model, ignored, unmodelled] = sanlab_model::workload::fio_option_coverage();
+    let line = format!("**modelled: {model}, accepted without effect: {ignored}, cannot be modelled: {unmodelled}**");
+    assert!(page.contains(&line), "docs/models/workload.md should say {line}");
+}
+
+/// The (op, offset, length) lines of an iolog fio wrote (v3: a timestamp first).
+fn fio_issued(name: &str) -> Vec<(Op, u64, u32)> {
+    let text = std::fs::read_to_string(data().join(format!("fio/iolog/{name}.iolog"))).unwrap();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let op = match f.get(2) {
+                Some(&"read") => Op::Read,
+                Some(&"write") => Op::Write,
+                _ => return None,
+            };
+            Some((op, f[3].parse().unwrap(), f[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// Like [`fio_issued`], with the file's number (`job.0.N`).
+fn fio_issued_files(name: &str) -> Vec<(u64, Op, u64, u32)> {
+    let text = std::fs::read_to_string(data().join(format!("fio/iolog/{name}.iolog"))).unwrap();
+    let ops = fio_issued(name);
+    let files = text.lines().skip(1).filter(|l| l.contains(" read ") || l.contains(" write ")).map(|l| l.split_whitespace().nth(1).unwrap().rsplit('.').next().unwrap().parse::<u64>().unwrap());
+    files.zip(ops).map(|(f, (op, offset, len))| (f, op, offset, len)).collect()
+}
+
+fn sanlab_issued(name: &str) -> Vec<(Op, u64, u32)> {
+    let mut j = job(&fio(&format!("iolog/{name}.fio")), name);
+    draw(&mut j, 10_000).iter().map(|r| (r.op, r.offset_bytes, r.size_bytes)).collect()
+}
+
+#[test]
+fn fio_issues_what_fio_itself_issued() {
+    for name in ["read", "holes", "backwards", "verify", "strided", "strided_wide"] {
+        assert_eq!(sanlab_issued(name), fio_issued(name), "{name}");
+    }
+    // Two files of 16k: fio names them; sanlab lays them one after the other.
+    let files: Vec<(Op, u64, u32)> = fio_issued_files("files").into_iter().map(|(file, op, offset, len)| (op, file * 16384 + offset, len)).collect();
+    assert_eq!(sanlab_issued("files"), files);
+    // Random block sizes: another generator, the same kind of sequence: each write where the
+    // previous ended, multiples of 4k from 4k to 16k, 64k in all.
+    for issued in [fio_issued("bsrange"), sanlab_issued("bsrange")] {
+        assert!(issued.windows(2).all(|w| w[1].1 == w[0].1 + u64::from(w[0].2)), "{issued:?}");
+        assert!(issued.iter().all(|r| r.0 == Op::Write && r.2 % 4096 == 0 && (4096..=16384).contains(&r.2)));
+        assert_eq!(issued.iter().map(|r| u64::from(r.2)).sum::<u64>(), 65536, "{issued:?}");
+    }
 }

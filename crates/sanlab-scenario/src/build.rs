@@ -355,11 +355,12 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         for (k, j) in job_specs.into_iter().enumerate() {
             let job_name = j.opt_string("name", "job name; default <vm>-<n>")?.unwrap_or_else(|| format!("{name}-{k}"));
             let workload = build_kind(&j, WORKLOADS, Some("fio"))?;
+            let first = jobs.len();
             for instance in workload.instances() {
                 let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));
                 // Each job writes <variant>/fio/<job>.json.
                 claim_file_name(&n, "jobs", &mut job_files).map_err(|e| j.error("name", e))?;
-                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload });
+                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, after: instance.after.iter().map(|k| first + k).collect() });
             }
         }
         v.finish()?;

@@ -101,6 +101,27 @@ fn fio_thinktime_startdelay_and_ramp() {
 }
 
 #[test]
+fn fio_stonewall_runs_jobs_one_group_after_another() {
+    // 64 reads of 64k at depth 1 (about 14 ms), then 64 writes; `b` starts only when `a` is done.
+    let cmd = |b: &str| format!("kind = \"fio\"\ncmdline = \"fio --ioengine=libaio --bs=64k --size=4m --name=a --rw=read --name=b {b} --rw=write\"");
+    let names = |r: &RunResult| r.variants[0].report.jobs.iter().map(|j| (j.read.total_ios, j.write.total_ios)).collect::<Vec<_>>();
+    let r = run_job(&cmd("--stonewall"), "duration = \"1s\"");
+    assert_eq!(names(&r), [(64, 0), (0, 64)]);
+    let (a, b) = (&r.variants[0].report.jobs[0], &r.variants[0].report.jobs[1]);
+    assert!(a.read.runtime_ms > 5.0 && b.write.runtime_ms > 0.5, "each measured over its own span: {} {}", a.read.runtime_ms, b.write.runtime_ms);
+    // Stopped while `a` still runs: `b` never starts, whereas without stonewall it runs beside `a`.
+    let short = run_job(&cmd("--stonewall"), "duration = \"5ms\"");
+    let (a_ios, b_ios) = (names(&short)[0].0, names(&short)[1].1);
+    assert!(a_ios > 10 && b_ios == 0, "{a_ios} {b_ios}");
+    assert_eq!(short.variants[0].report.jobs[1].write.runtime_ms, 0.0);
+    let together = run_job(&cmd(""), "duration = \"5ms\"");
+    assert!(names(&together)[1].1 > 10);
+    // wait_for names the job to wait for.
+    let r = run_job(&cmd("--wait_for=a"), "duration = \"5ms\"");
+    assert_eq!(names(&r)[1].1, 0);
+}
+
+#[test]
 fn vdbench_elapsed_stops_the_run() {
     let r = run_job("kind = \"vdbench\"\niorate = 1000\nelapsed = 2\ndistribution = \"deterministic\"", "duration = \"4s\"");
     // Arrivals every 1 ms from 1 ms on; the one at 2 s falls at the stop.

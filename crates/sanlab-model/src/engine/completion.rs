@@ -130,6 +130,8 @@ impl World {
                 }
                 Pacing::Open { .. } | Pacing::Timed { .. } => {}
             }
+        } else {
+            self.maybe_finished(j);
         }
     }
 
@@ -145,5 +147,6 @@ impl World {
         job.outstanding -= 1;
         job.failed += 1;
         job.stop_ns = job.stop_ns.min(now);
+        self.maybe_finished(j);
     }
 }

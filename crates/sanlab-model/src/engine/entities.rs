@@ -73,6 +73,11 @@ pub(crate) struct Job {
     pub write: IoStats,
     /// Requests that failed (the job stopped at the first).
     pub failed: u64,
+    /// Jobs not yet finished that this one waits for (fio `stonewall`, `wait_for`); it starts
+    /// when the count reaches zero.
+    pub waiting: u32,
+    /// Jobs waiting for this one.
+    pub waiters: Vec<u32>,
 }
 
 pub(crate) struct Vm {
@@ -357,10 +362,17 @@ impl World {
         }
         let faults = t.faults.into_iter().enumerate().map(|(k, f)| fault_run(k, f, &t.links, seed)).collect();
         let mirrors = t.replications.iter().map(|r| MirrorHealth { state: Mirror::Healthy, broken_by: 0, stalled: vec![], mediator: RngStream::new(seed, &format!("replication/{}/mediator", r.link.name)) }).collect();
+        let mut waiters: Vec<Vec<u32>> = vec![vec![]; t.jobs.len()];
+        for (k, j) in t.jobs.iter().enumerate() {
+            for &a in &j.after {
+                waiters[a].push(k as u32);
+            }
+        }
         let jobs = t
             .jobs
             .into_iter()
-            .map(|j| {
+            .zip(waiters)
+            .map(|(j, waiters)| {
                 let depth = match j.workload.pacing() {
                     Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } => depth,
                 };
@@ -376,12 +388,15 @@ impl World {
                     issued: 0,
                     completed: 0,
                     backlog: 0,
-                    stop_ns,
+                    // A job that waits has not run until it starts (see `World::start_job`).
+                    stop_ns: if j.after.is_empty() { stop_ns } else { 0 },
                     measured_from_ns,
                     pause_ns: None,
                     read: IoStats::new(),
                     write: IoStats::new(),
                     failed: 0,
+                    waiting: j.after.len() as u32,
+                    waiters,
                 }
             })
             .collect();

@@ -28,7 +28,6 @@ use entities::{Array, Device, Host, Job, Vm, Volume};
 
 use crate::array::disk_group::DiskOut;
 use crate::io::Slab;
-use crate::workload::Pacing;
 use sanlab_des::{EventQueue, RunControl, SimTime};
 use sanlab_metrics::TimeSeries;
 
@@ -137,11 +136,8 @@ impl World {
     /// when stopped early.
     pub fn run(&mut self, control: Option<&RunControl>) -> bool {
         for j in 0..self.jobs.len() {
-            let start = self.jobs[j].workload.start_ns();
-            match self.jobs[j].workload.pacing() {
-                Pacing::Closed { .. } if start == 0 => self.fill(j),
-                Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
-                Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
+            if self.jobs[j].waiting == 0 {
+                self.start_job(j, false);
             }
         }
         if self.sample_ns > 0 {

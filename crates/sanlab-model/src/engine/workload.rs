@@ -6,6 +6,45 @@ use crate::workload::Pacing;
 use sanlab_des::SimTime;
 
 impl World {
+    /// A job starts: at the run's start, or `released` when the jobs it waited for have
+    /// finished; its startdelay, ramp and runtime then count from now.
+    pub(super) fn start_job(&mut self, j: usize, released: bool) {
+        let now = self.q.now();
+        let start = now + self.jobs[j].workload.start_ns();
+        if released {
+            let job = &mut self.jobs[j];
+            job.stop_ns = job.workload.runtime_ns().map_or(self.end_ns, |r| (now + r).min(self.end_ns));
+            job.measured_from_ns = (now + job.workload.measured_from_ns()).max(self.warmup_ns);
+        }
+        // A job with waiters is told when its runtime is up, in case nothing of it is in flight.
+        let stop = self.jobs[j].stop_ns;
+        if !self.jobs[j].waiters.is_empty() && stop < self.end_ns {
+            self.q.schedule_at(stop, pack(Ev::JobArrival, j as u32));
+        }
+        match self.jobs[j].workload.pacing() {
+            Pacing::Closed { .. } if start == now => self.fill(j),
+            Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
+            Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
+        }
+    }
+
+    /// A job with waiters has stopped issuing: once its last request is back, it has finished,
+    /// and the jobs waiting only for it start.
+    pub(super) fn maybe_finished(&mut self, j: usize) {
+        let job = &self.jobs[j];
+        if job.waiters.is_empty() || job.outstanding > 0 || self.q.now() < job.stop_ns {
+            return;
+        }
+        let waiters = std::mem::take(&mut self.jobs[j].waiters);
+        for &w in &waiters {
+            let w = w as usize;
+            self.jobs[w].waiting -= 1;
+            if self.jobs[w].waiting == 0 {
+                self.start_job(w, true);
+            }
+        }
+    }
+
     pub(super) fn schedule_timed_arrival(&mut self, j: usize, from_ns: SimTime) {
         let job = &mut self.jobs[j];
         if let Some(at) = job.workload.next_arrival_ns(from_ns, &mut job.rng) {
@@ -24,7 +63,7 @@ impl World {
     pub(super) fn job_arrival(&mut self, j: usize) {
         let now = self.q.now();
         if now >= self.jobs[j].stop_ns {
-            return;
+            return self.maybe_finished(j);
         }
         match self.jobs[j].workload.pacing() {
             Pacing::Open { rate_iops, poisson, .. } => {
@@ -49,7 +88,7 @@ impl World {
         let Some(r) = job.workload.next(&mut job.rng) else {
             // The workload is done (end of a trace, fio size without time_based): no more issues.
             job.stop_ns = now;
-            return;
+            return self.maybe_finished(j);
         };
         job.outstanding += 1;
         job.issued += 1;

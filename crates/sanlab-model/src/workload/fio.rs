@@ -8,6 +8,8 @@
 //! `time_based`, and whose default engine (psync) keeps one request outstanding whatever `iodepth`.
 
 use super::distribution::{Distribution, DistributionSpec};
+pub(super) use super::fio_options::{lookup, unknown_option, Effect};
+use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::{Instance, Pacing, Request, Workload};
 use crate::io::Op;
 use crate::number::{self, finite, whole_percent, DURATION, SIZE};
@@ -19,170 +21,6 @@ pub const KIND: Kind<dyn Workload> = Kind {
     summary: "fio job options in the scenario (rw, bs, bssplit, iodepth, rate_iops, random_distribution, thinktime, ...)",
     build,
 };
-
-/// How an option reaches the model.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Effect {
-    /// Shapes the requests or their pacing.
-    Model,
-    /// Accepted; fio uses it only for its own reports.
-    Report,
-    /// Accepted in job files; nothing it controls is modelled (engine internals, file names,
-    /// buffer contents, logs). sanlab models the disk as seen with `direct=1`.
-    Ignored,
-}
-
-pub(super) struct FioOption {
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
-    pub effect: Effect,
-    /// Also a parameter of the `fio` kind (the others only make sense in job files).
-    pub scenario: bool,
-    pub ty: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
-}
-
-const fn opt(name: &'static str, aliases: &'static [&'static str], ty: &'static str, default: &'static str, doc: &'static str) -> FioOption {
-    FioOption { name, aliases, effect: Effect::Model, scenario: true, ty, default, doc }
-}
-
-const fn ignored(name: &'static str) -> FioOption {
-    FioOption { name, aliases: &[], effect: Effect::Ignored, scenario: false, ty: "", default: "", doc: "" }
-}
-
-/// Every option sanlab accepts, with its documentation (which `sanlab kinds` prints for `fio`).
-static OPTIONS: &[FioOption] = &[
-    opt("rw", &["readwrite"], "choice", "read", "read, write, randread, randwrite, rw, randrw; `randread:8` takes a new random offset every 8 requests, `write:4k` leaves a 4k hole after each"),
-    opt("rwmixread", &[], "integer", "50", "percent reads of rw/randrw"),
-    opt("rwmixwrite", &[], "integer", "50", "percent writes of rw/randrw (the later of rwmixread/rwmixwrite wins)"),
-    opt("bs", &["blocksize"], "size", "4k", "block size; \"8k,32k\" gives reads 8k and writes 32k"),
-    opt("bsrange", &["blocksize_range"], "size range", "none", "random block sizes in multiples of the smallest, e.g. \"4k-64k\" (per direction with a comma)"),
-    opt("bssplit", &[], "string", "none", "block size mix, e.g. \"4k/60:64k/40\"; a blank share takes what is left; per direction with a comma"),
-    opt("iodepth", &[], "integer", "1", "requests kept outstanding (one with a sync ioengine)"),
-    opt("ioengine", &[], "choice", "libaio", "async engines (libaio, io_uring, posixaio, ...) keep iodepth outstanding; sync ones (psync, sync, pvsync, ...) one. Job files default to psync, fio's Linux default"),
-    opt("numjobs", &[], "integer", "1", "identical clones of this job"),
-    opt("offset_increment", &[], "size", "0", "clone k starts at offset + k x offset_increment"),
-    opt("rate_iops", &[], "IOPS", "0", "open-loop arrival rate; \"500,100\" paces reads and writes each on its own, as fio does (a mixed job then mixes at those rates); 0 = closed loop"),
-    opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
-    opt("runtime", &[], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
-    opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
-    opt("ramp_time", &[], "duration", "0", "lead-in left out of this job's statistics; it adds to runtime as in fio (seconds without a unit)"),
-    opt("startdelay", &[], "duration", "0", "idle time before the job starts (seconds without a unit)"),
-    opt("size", &[], "size", "1GiB", "region the job addresses, from offset (job files: a percent of device_size)"),
-    opt("io_size", &["io_limit"], "size", "size", "bytes to transfer before the job stops, unless time_based"),
-    opt("number_ios", &[], "integer", "0", "stop after this many requests; 0 = no limit"),
-    opt("loops", &[], "integer", "1", "passes over io_size, unless time_based"),
-    opt("offset", &[], "size", "0", "start of the region"),
-    opt("percentage_random", &[], "integer", "100", "with randread/randwrite/randrw: percent of requests at a random offset; the others continue from where the direction's previous request ended; \"100,0\" per direction; sequential modes ignore it"),
-    opt("random_distribution", &[], "string", "random", "random, zipf:theta[:centre], pareto:h[:centre], normal:dev[:centre], zoned:access/range%:..., zoned_abs:access/size:... (zoned per direction with a comma)"),
-    opt("thinktime", &[], "duration", "0", "pause after every thinktime_blocks requests, once they completed (microseconds without a unit)"),
-    opt("thinktime_blocks", &[], "integer", "1", "requests between pauses; it caps the queue depth as in fio"),
-    FioOption { name: "group_reporting", aliases: &[], effect: Effect::Report, scenario: true, ty: "boolean", default: "0", doc: "accepted; fio uses it only to sum clones in its report" },
-    FioOption { name: "kb_base", aliases: &[], effect: Effect::Model, scenario: false, ty: "choice", default: "1024", doc: "" },
-    FioOption { name: "name", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    FioOption { name: "description", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    FioOption { name: "new_group", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    FioOption { name: "unit_base", aliases: &[], effect: Effect::Report, scenario: false, ty: "", default: "", doc: "" },
-    ignored("filename"),
-    ignored("directory"),
-    ignored("direct"),
-    ignored("buffered"),
-    ignored("norandommap"),
-    ignored("randrepeat"),
-    ignored("randseed"),
-    ignored("random_generator"),
-    ignored("thread"),
-    ignored("invalidate"),
-    ignored("iodepth_batch"),
-    ignored("iodepth_batch_submit"),
-    ignored("iodepth_batch_complete"),
-    ignored("iodepth_batch_complete_min"),
-    ignored("iodepth_batch_complete_max"),
-    ignored("iodepth_low"),
-    ignored("refill_buffers"),
-    ignored("zero_buffers"),
-    ignored("scramble_buffers"),
-    ignored("buffer_compress_percentage"),
-    ignored("buffer_compress_chunk"),
-    ignored("buffer_pattern"),
-    ignored("dedupe_percentage"),
-    ignored("end_fsync"),
-    ignored("fadvise_hint"),
-    ignored("fallocate"),
-    ignored("create_on_open"),
-    ignored("allow_mounted_write"),
-    ignored("overwrite"),
-    ignored("lockmem"),
-    ignored("cpus_allowed"),
-    ignored("cpus_allowed_policy"),
-    ignored("cpumask"),
-    ignored("nice"),
-    ignored("prio"),
-    ignored("prioclass"),
-    ignored("gtod_reduce"),
-    ignored("clocksource"),
-    ignored("clat_percentiles"),
-    ignored("lat_percentiles"),
-    ignored("slat_percentiles"),
-    ignored("percentile_list"),
-    ignored("disable_lat"),
-    ignored("disable_clat"),
-    ignored("disable_slat"),
-    ignored("disable_bw_measurement"),
-    ignored("write_lat_log"),
-    ignored("write_bw_log"),
-    ignored("write_iops_log"),
-    ignored("write_hist_log"),
-    ignored("write_iolog"),
-    ignored("log_avg_msec"),
-    ignored("log_hist_msec"),
-    ignored("log_max_value"),
-    ignored("log_offset"),
-    ignored("per_job_logs"),
-    ignored("unified_rw_reporting"),
-    ignored("exitall"),
-    ignored("exitall_on_error"),
-    ignored("continue_on_error"),
-    ignored("thinktime_spin"),
-    ignored("thinktime_blocks_type"),
-    ignored("stats"),
-];
-
-/// Options fio has and sanlab cannot model, with the reason and what to do instead.
-static UNMODELLED: &[(&str, &str)] = &[
-    ("stonewall", "jobs that wait for the previous ones are not modelled: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`"),
-    ("wait_for_previous", "jobs that wait for the previous ones are not modelled: sanlab runs every job at once; pick the jobs to run with `jobs = [...]`"),
-    ("rate", "bandwidth caps are not modelled: use rate_iops"),
-    ("rate_min", "minimum rates are not modelled"),
-    ("rate_iops_min", "minimum rates are not modelled"),
-    ("verify", "verification reads are not modelled"),
-    ("do_verify", "verification reads are not modelled"),
-    ("fsync", "flushes are not modelled"),
-    ("fdatasync", "flushes are not modelled"),
-    ("nrfiles", "several files per job are not modelled: the job addresses the VM's virtual disk"),
-    ("filesize", "several files per job are not modelled: use size"),
-    ("read_iolog", "replay a log with kind = \"trace\", format = \"fio_iolog\""),
-    ("zonemode", "zoned block devices are not modelled"),
-    ("flow", "flow control between jobs is not modelled"),
-    ("thinktime_iotime", "time-based think cycles are not modelled: use thinktime_blocks"),
-    ("blockalign", "offsets align to the smallest block size"),
-    ("ba", "offsets align to the smallest block size"),
-];
-
-/// An option by its name or one of its aliases.
-pub(super) fn lookup(name: &str) -> Option<&'static FioOption> {
-    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
-}
-
-/// The message for an option sanlab does not accept.
-pub(super) fn unknown_option(name: &str) -> String {
-    if let Some((_, why)) = UNMODELLED.iter().find(|(n, _)| *n == name) {
-        return format!("fio option `{name}` cannot be modelled: {why}");
-    }
-    let names = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
-    format!("unknown fio option `{name}`{}", did_you_mean(name, names))
-}
 
 /// Option texts by canonical name; the last one given wins, as in fio.
 #[derive(Default, Clone, Debug)]
@@ -320,6 +158,14 @@ fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
     DURATION.whole(s, n * scale)
 }
 
+/// A bandwidth cap must be 0 (none) or at least 1 byte/s, as fio's integer rates are.
+fn at_least_one(text: &str, r: f64) -> Result<f64, String> {
+    if r != 0.0 && r < 1.0 {
+        return Err(format!("rate `{text}` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)"));
+    }
+    Ok(r)
+}
+
 fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
     let n: i64 = s.trim().parse().map_err(|_| err(option, format!("`{s}` is not a whole number")))?;
     if n < min || n > max {
@@ -372,6 +218,29 @@ impl BlockSizes {
             Self::Fixed(b) => *b,
             Self::Range { max, .. } => *max,
             Self::Split(s) => s.iter().map(|e| e.0).max().unwrap_or(4096),
+        }
+    }
+
+    /// The mean of [`BlockSizes::draw`], exactly (for a bandwidth cap in bytes/s).
+    fn mean_bytes(&self) -> f64 {
+        match self {
+            Self::Fixed(b) => f64::from(*b),
+            // raw is uniform on [min, min + max); each multiple v of min takes raw in [v, v + min),
+            // and everything from max on gives max.
+            Self::Range { min, max } => {
+                let (min, max) = (f64::from(*min), f64::from(*max));
+                let mut sum = 0.0;
+                let mut v = min;
+                while v < max {
+                    sum += v * (v + min).min(max) - v * v;
+                    v += min;
+                }
+                (sum + max * (min + max - max.max(min))) / max
+            }
+            Self::Split(s) => {
+                let mut prev = 0;
+                s.iter().map(|&(size, cum)| { let share = cum - prev; prev = cum; f64::from(size) * f64::from(share) / 100.0 }).sum()
+            }
         }
     }
 
@@ -429,11 +298,6 @@ fn parse_bsrange(s: &str, units: &Units) -> Result<BlockSizes, String> {
     Ok(BlockSizes::Range { min: a.min(b), max: a.max(b) })
 }
 
-/// fio engines that complete each request before issuing the next (`FIO_SYNCIO`), and those
-/// that keep `iodepth` in flight.
-const SYNC_ENGINES: [&str; 7] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice"];
-const ASYNC_ENGINES: [&str; 8] = ["libaio", "io_uring", "io_uring_cmd", "posixaio", "windowsaio", "solarisaio", "null", "rdma"];
-
 /// One direction's block sizes, offsets and sequential position.
 #[derive(Clone, Debug)]
 struct Direction {
@@ -461,6 +325,92 @@ struct Passes {
     start_bytes: u64,
 }
 
+/// The reads that fio's `verify` adds to a writing job (backend.c `do_verify`, io_u.c
+/// `get_next_verify`): every written block is read back, after every `verify_backlog` writes
+/// (interleaved with the writes) and at the end of each loop once the writes are done (fio waits
+/// for them first), unless the job is time_based (fio skips the phase when the runtime ends it).
+#[derive(Clone, Debug)]
+struct Verify {
+    /// Read back after this many logged writes, `batch` at a time.
+    backlog: Option<(u64, u64)>,
+    /// Bytes per loop when each loop ends with a verify phase.
+    loop_bytes: Option<u64>,
+    /// `issued_bytes` at which the current loop's writes are all issued.
+    boundary_bytes: u64,
+    /// Written blocks not read back yet: offset within the region, size.
+    log: std::collections::VecDeque<(u64, u32)>,
+    /// Logged writes since the last backlog batch, and reads of the batch left.
+    since_batch: u64,
+    batch_left: u64,
+    /// The loop's verify phase is reading the log back.
+    draining: bool,
+    /// Sequential jobs read back by offset (fio's rb-tree); random ones in written order.
+    by_offset: bool,
+}
+
+impl Verify {
+    /// The next read-back, if the job is verifying now.
+    fn next_read(&mut self) -> Option<(u64, u32)> {
+        if self.batch_left > 0 || self.draining {
+            self.batch_left = self.batch_left.saturating_sub(1);
+            if let Some(r) = self.log.pop_front() {
+                return Some(r);
+            }
+            self.batch_left = 0;
+            self.draining = false;
+        }
+        None
+    }
+
+    /// At the end of a loop's writes: start reading the log back. Returns whether it started.
+    fn start_phase(&mut self, issued_bytes: u64) -> bool {
+        let Some(lb) = self.loop_bytes.filter(|_| !self.draining && issued_bytes >= self.boundary_bytes) else {
+            return false;
+        };
+        self.boundary_bytes += lb;
+        if self.by_offset {
+            self.log.make_contiguous().sort_unstable();
+        }
+        self.draining = !self.log.is_empty();
+        self.draining
+    }
+
+    fn logged(&mut self, offset: u64, size: u32) {
+        self.log.push_back((offset, size));
+        if let Some((every, batch)) = self.backlog {
+            self.since_batch += 1;
+            if self.since_batch >= every {
+                self.since_batch = 0;
+                self.batch_left = batch;
+            }
+        }
+    }
+}
+
+/// fio `zonemode=strided` (io_u.c `setup_strided_zone_mode`): the job works in a zone of
+/// `range` bytes until it has transferred `size` bytes there (going round the zone again when
+/// `size` exceeds `range`), then moves `range + skip` on, back to the region's start past its end.
+#[derive(Clone, Debug)]
+struct Zones {
+    size: u64,
+    range: u64,
+    skip: u64,
+    /// The current zone's start and the bytes transferred in it.
+    start: u64,
+    bytes: u64,
+}
+
+/// fio `nrfiles` files of `filesize` bytes, laid one after another in the job's region; fio's
+/// default `file_service_type=roundrobin` moves to the next file after each request, and each
+/// file keeps its own sequential position per direction.
+#[derive(Clone, Debug)]
+struct JobFiles {
+    bytes: u64,
+    /// The file of the next request, and every file's next sequential offset per direction.
+    next: usize,
+    positions: Vec<[u64; 2]>,
+}
+
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
 #[derive(Clone, Debug)]
 pub(super) struct FioJob {
@@ -473,8 +423,10 @@ pub(super) struct FioJob {
     /// Set only with `perc_random` below 100 and without time_based; it then replaces
     /// `limit_bytes`.
     passes: Option<Passes>,
-    /// rw suffix: requests per random offset, or bytes of hole between sequential requests.
+    /// rw suffix of a random mode: requests per random offset.
     rw_nr: u64,
+    /// rw suffix of a sequential mode: bytes skipped after each request; negative goes backwards.
+    seq_add_bytes: i64,
     depth: u32,
     numjobs: u32,
     offset_increment_bytes: u64,
@@ -487,13 +439,25 @@ pub(super) struct FioJob {
     limit_bytes: Option<u64>,
     limit_ios: Option<u64>,
     think_ns: u64,
-    think_blocks: u64,
+    /// None when only thinktime_iotime paces the pauses (fio skips the blocks check then).
+    think_blocks: Option<u64>,
+    /// fio `thinktime_iotime`: think after issuing for this long.
+    think_iotime_ns: Option<u64>,
+    /// When the current stretch of issuing began (the job's start, or the end of its last pause).
+    issuing_since_ns: u64,
+    /// A pause was asked for; the next completion's issue time is when issuing resumed.
+    resuming: bool,
     size_bytes: u64,
     offset_bytes: u64,
     issued_bytes: u64,
     issued_ios: u64,
     issued_since_think: u64,
+    verify: Option<Verify>,
+    zones: Option<Zones>,
+    files: Option<JobFiles>,
     options: Vec<(String, String)>,
+    /// Options given that have no effect on the model (see [`Workload::ignored`]).
+    pub(super) ignored: Vec<&'static str>,
 }
 
 impl FioJob {
@@ -520,10 +484,14 @@ impl FioJob {
             return Err(err("rw", format!("unknown rw mode `{mode}`: expected one of read, write, randread, randwrite, rw (readwrite), randrw{hint}")));
         }
         let random = mode.starts_with("rand");
-        let rw_nr = match nr {
-            None => 0,
-            Some(n) if random => parse_int("rw", n, 1, i64::from(u32::MAX))? as u64,
-            Some(n) => units.size(n).map_err(|e| err("rw", e))?,
+        let (rw_nr, seq_add_bytes) = match nr {
+            None => (0, 0),
+            Some(n) if random => (parse_int("rw", n, 1, i64::from(u32::MAX))? as u64, 0),
+            // `read:-8k` goes backwards (io_u.c `get_next_seq_offset`).
+            Some(n) => match n.strip_prefix('-') {
+                Some(back) => (0, -(units.size(back).map_err(|e| err("rw", e))? as i64)),
+                None => (0, units.size(n).map_err(|e| err("rw", e))? as i64),
+            },
         };
         // The later of rwmixread / rwmixwrite wins (HOWTO `rwmixwrite`).
         let mix_read = match (v.position("rwmixread"), v.position("rwmixwrite")) {
@@ -568,10 +536,21 @@ impl FioJob {
             Dialect::JobFile { device_size_bytes } => device_size_bytes.saturating_sub(offset_bytes),
             Dialect::Scenario => 1 << 30,
         };
+        // nrfiles files of filesize bytes (default size / nrfiles); size defaults to their sum.
+        let nrfiles = int_of("nrfiles", 1, 1, 65_536)? as u64;
+        let file_bytes = v.get("filesize").map(|s| units.size(s).map_err(|e| err("filesize", e))).transpose()?;
+        let default_size = file_bytes.map_or(default_size, |f| f.saturating_mul(nrfiles));
         let size_bytes = size_of("size", default_size)?;
+        let file_bytes = file_bytes.unwrap_or(size_bytes / nrfiles);
+        if file_bytes.saturating_mul(nrfiles) > size_bytes {
+            return Err(err("filesize", format!("{nrfiles} files of {file_bytes} bytes do not fit in size ({size_bytes} bytes): raise size or leave it out")));
+        }
         let largest = u64::from(sizes[0].max().max(sizes[1].max()));
         if size_bytes < largest {
             return Err(err("size", format!("{size_bytes} bytes is smaller than the block size {largest}")));
+        }
+        if seq_add_bytes.unsigned_abs() >= size_bytes {
+            return Err(err("rw", format!("a skip of {} bytes does not fit in the job's {size_bytes} bytes: expected less than size", seq_add_bytes.unsigned_abs())));
         }
         let time_based = bool_of("time_based", scenario)?;
         let loops = int_of("loops", 1, 1, i64::from(u32::MAX))? as u64;
@@ -593,13 +572,44 @@ impl FioJob {
             let one = DistributionSpec::parse(dist_text, &size_bytes_fn).map_err(|e| err("random_distribution", e))?;
             specs = [one.clone(), one];
         }
+        // zonemode=strided: random offsets are drawn within a zone of zonerange bytes.
+        let zones = match v.get("zonemode").map(str::trim) {
+            None | Some("none") => None,
+            Some("strided") => {
+                let zone_size = size_of("zonesize", 0)?;
+                if zone_size == 0 {
+                    return Err(err("zonesize", "zonemode=strided needs zonesize, the bytes to transfer in each zone, e.g. zonesize=256m"));
+                }
+                let range = size_of("zonerange", zone_size)?;
+                if range < largest || range > size_bytes {
+                    return Err(err("zonerange", format!("{range} bytes: a zone must hold a block ({largest} bytes) and fit in the job's {size_bytes} bytes")));
+                }
+                Some(Zones { size: zone_size, range, skip: size_of("zoneskip", 0)?, start: 0, bytes: 0 })
+            }
+            Some("zbd") => return Err(err("zonemode", "zoned block devices (zonemode=zbd) are not modelled: use zonemode=strided or none")),
+            Some(other) => return Err(err("zonemode", format!("unknown zonemode `{other}`: expected none, strided or zbd{}", did_you_mean(other, ["none", "strided", "zbd"])))),
+        };
+        let files = (nrfiles > 1).then(|| JobFiles { bytes: file_bytes, next: 0, positions: vec![[0; 2]; nrfiles as usize] });
+        if files.is_some() && (file_bytes < largest || zones.is_some()) {
+            return Err(err("nrfiles", format!("files of {file_bytes} bytes must hold a block ({largest} bytes), and files with zonemode are not modelled")));
+        }
+        let drawn_bytes = zones.as_ref().map_or(files.as_ref().map_or(size_bytes, |f| f.bytes), |z| z.range);
+        // fio `blockalign`: the boundary random offsets align to; default the smallest block.
+        let mut aligns = [None; 2];
+        if let Some(ba) = v.get("blockalign") {
+            for (d, s) in per_direction(ba).iter().enumerate() {
+                if let Some(s) = s {
+                    aligns[d] = Some(u64::from(units.block_size(s).map_err(|e| err("blockalign", e))?));
+                }
+            }
+        }
         let mut dirs: Vec<Direction> = vec![];
         for (d, sizes) in sizes.into_iter().enumerate() {
-            let align_bytes = u64::from(sizes.min());
+            let align_bytes = aligns[d].unwrap_or(u64::from(sizes.min()));
             // Reads and writes alike share one build: a zipf table over millions of blocks costs.
             let offsets = match dirs.first() {
                 Some(r) if specs[0] == specs[1] && r.align_bytes == align_bytes => r.offsets.clone(),
-                _ => specs[d].build(size_bytes / align_bytes, align_bytes).map_err(|e| err("random_distribution", e))?,
+                _ => specs[d].build(drawn_bytes / align_bytes, align_bytes).map_err(|e| err("random_distribution", e))?,
             };
             dirs.push(Direction { sizes, align_bytes, offsets, next_seq_bytes: 0, seq_left: 0 });
         }
@@ -611,23 +621,50 @@ impl FioJob {
             true
         } else if ASYNC_ENGINES.contains(&engine) {
             false
+        } else if NON_BLOCK_ENGINES.contains(&engine) || engine.starts_with("external") {
+            return Err(err("ioengine", format!("engine `{engine}` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync")));
         } else {
             let all: Vec<&str> = SYNC_ENGINES.iter().chain(ASYNC_ENGINES.iter()).copied().collect();
-            return Err(err("ioengine", format!("engine `{engine}` is not modelled: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all))));
+            return Err(err("ioengine", format!("unknown engine `{engine}`: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all))));
         };
         let iodepth = int_of("iodepth", 1, 1, 65_536)? as u32;
         let mut depth = if sync { 1 } else { iodepth };
         let think_ns = time_of("thinktime", 1_000)?;
-        let think_blocks = int_of("thinktime_blocks", 1, 1, i64::from(u32::MAX))? as u64;
+        // thinktime_spin is the part of the pause fio spends spinning on the CPU (at most all of
+        // it, init.c): the pause is thinktime either way.
+        time_of("thinktime_spin", 1_000)?;
+        let think_iotime_ns = Some(time_of("thinktime_iotime", 1_000_000_000)?).filter(|t| *t > 0);
+        // With thinktime_iotime alone, fio skips the blocks check (backend.c `handle_thinktime`).
+        let think_blocks = match v.get("thinktime_blocks") {
+            None if think_iotime_ns.is_some() => None,
+            _ => Some(int_of("thinktime_blocks", 1, 1, i64::from(u32::MAX))? as u64),
+        };
         if think_ns > 0 {
-            depth = depth.min(think_blocks as u32);
+            if let Some(b) = think_blocks {
+                depth = depth.min(b as u32);
+            }
         }
         let mut rate_iops = None;
-        if let Some(text) = v.get("rate_iops") {
+        // fio `rate` (bytes/s) wins over `rate_iops` per direction (init.c `setup_rate`); a cap
+        // in bytes paces that direction at rate / its mean block size, which is exact for a
+        // fixed block size (fio spaces each request by its own size over the rate).
+        let rate_text = v.get("rate").map(|t| ("rate", t));
+        if let Some((option, text)) = rate_text.or(v.get("rate_iops").map(|t| ("rate_iops", t))) {
+            let option: &'static str = option;
+            let iops_text = v.get("rate_iops");
             let mut rates = [0.0; 2];
-            for (d, s) in per_direction(text).iter().enumerate() {
-                if let Some(s) = s {
+            for d in 0..2 {
+                if let Some(s) = iops_text.and_then(|t| per_direction(t)[d]) {
                     rates[d] = finite(s).and_then(|r| number::rate_iops(s, r)).map_err(|e| err("rate_iops", e))?;
+                }
+                if let Some(s) = rate_text.and_then(|(_, t)| per_direction(t)[d]) {
+                    let bytes = units.size(s).map_err(|e| err("rate", e))?;
+                    let raw = finite(s.trim()).ok();
+                    at_least_one(s, raw.unwrap_or(bytes as f64)).map_err(|e| err("rate", e))?;
+                    if bytes > 0 {
+                        let mean = dirs[d].sizes.mean_bytes();
+                        rates[d] = number::rate_iops(s, bytes as f64 / mean).map_err(|e| err("rate", e))?;
+                    }
                 }
             }
             let [r, w] = rates;
@@ -643,12 +680,12 @@ impl FioJob {
             } else if r == 0.0 && w == 0.0 {
                 None
             } else {
-                return Err(err("rate_iops", format!("`{text}` paces only one direction of a mixed job; sanlab cannot mix a paced and an unpaced direction: give both rates, e.g. \"500,100\"")));
+                return Err(err(option, format!("`{text}` paces only one direction of a mixed job; sanlab cannot mix a paced and an unpaced direction: give both rates, e.g. \"500,100\"")));
             }
             .filter(|r| *r > 0.0);
         }
         if rate_iops.is_some() && think_ns > 0 {
-            return Err(err("thinktime", "thinktime with rate_iops is not modelled: use one or the other"));
+            return Err(err("thinktime", "thinktime with rate_iops or rate is not modelled: use one or the other"));
         }
         let poisson = match v.get("rate_process").map(str::trim) {
             None | Some("linear") => false,
@@ -677,7 +714,21 @@ impl FioJob {
         // the pass.
         let wraps = time_based || (mode == "randrw" && io_bytes > size_bytes);
         let passes = (mixes_sequential && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
-        let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| o.effect != Effect::Ignored)).map(|(n, s)| (n.to_string(), s.clone())).collect();
+        // fio `verify` (any method but 0) with do_verify (default 1), verify_backlog[_batch].
+        let verify = match v.get("verify").map(str::trim) {
+            None | Some("0") => None,
+            Some(_) if read_pct >= 100.0 => {
+                return Err(err("verify", format!("a read-only job (rw={mode}) checks data that an earlier run wrote, which sanlab does not model; sanlab models the reads that verify adds to a writing job: drop verify, or make the job write (rw=write, randwrite, rw or randrw)")));
+            }
+            Some(_) => {
+                let backlog = int_of("verify_backlog", 0, 0, i64::MAX)? as u64;
+                let batch = int_of("verify_backlog_batch", backlog as i64, 0, i64::MAX)? as u64;
+                let at_end = bool_of("do_verify", true)? && !time_based;
+                let loop_bytes = at_end.then_some(io_bytes);
+                Some(Verify { backlog: (backlog > 0).then_some((backlog, if batch == 0 { backlog } else { batch })), loop_bytes, boundary_bytes: io_bytes, log: Default::default(), since_batch: 0, batch_left: 0, draining: false, by_offset: !random })
+            }
+        };
+        let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
         // The last clone's region must end within the largest size (no offset wraps around).
@@ -692,6 +743,7 @@ impl FioJob {
             random,
             perc_random,
             rw_nr,
+            seq_add_bytes,
             depth,
             numjobs: numjobs as u32,
             offset_increment_bytes,
@@ -706,19 +758,46 @@ impl FioJob {
             limit_ios: (number_ios > 0).then_some(number_ios),
             think_ns,
             think_blocks,
+            think_iotime_ns,
+            issuing_since_ns: start_ns,
+            resuming: false,
             size_bytes,
             offset_bytes,
             issued_bytes: 0,
             issued_ios: 0,
             issued_since_think: 0,
+            verify,
+            zones,
+            files,
             options,
+            ignored: vec![],
         })
     }
 
     /// The next offset in `d`, relative to the region's start; None when a sequential
     /// continuation runs off the region's end and that ends the pass (see [`Passes`]).
     fn offset(&mut self, d: usize, size: u64, rng: &mut RngStream) -> Option<u64> {
-        let size_bytes = self.size_bytes;
+        if let Some(z) = self.zones.as_mut() {
+            if z.bytes >= z.size {
+                z.bytes = 0;
+                z.start += z.range + z.skip;
+                if z.start >= self.size_bytes {
+                    z.start = 0;
+                }
+                self.dirs[d].next_seq_bytes = z.start;
+            }
+            if self.dirs[d].next_seq_bytes >= z.start + z.range {
+                self.dirs[d].next_seq_bytes = z.start;
+            }
+            z.bytes += size;
+            let (start, range) = (z.start, z.range);
+            let dir = &mut self.dirs[d];
+            let offset = if self.random { start + (dir.offsets.block(rng) * dir.align_bytes).min(range - size) / dir.align_bytes * dir.align_bytes } else { dir.next_seq_bytes };
+            let offset = if offset + size > self.size_bytes { start } else { offset };
+            dir.next_seq_bytes = offset + size;
+            return Some(offset);
+        }
+        let size_bytes = self.files.as_ref().map_or(self.size_bytes, |f| f.bytes);
         let dir = &mut self.dirs[d];
         let mut random_now = self.random && dir.seq_left == 0;
         if random_now {
@@ -748,8 +827,11 @@ impl FioJob {
         } else {
             offset
         };
-        let hole = if self.random { 0 } else { self.rw_nr };
-        dir.next_seq_bytes = offset + size + hole;
+        // fio adds the skip to where the request ended; going back past the start wraps to the
+        // end of the region (io_u.c `get_next_seq_offset`).
+        let add = if self.random { 0 } else { self.seq_add_bytes };
+        let next = i128::from(offset + size) + i128::from(add);
+        dir.next_seq_bytes = if next < 0 { (i128::from(size_bytes) + i128::from(add)) as u64 } else { next as u64 };
         Some(offset)
     }
 
@@ -768,6 +850,11 @@ impl FioJob {
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+    let cmdline = spec.opt_string("cmdline", "a fio command line, e.g. \"fio --name=w --ioengine=libaio --iodepth=8 --rw=randwrite --bs=512k\"; read with fio's units and defaults, instead of the keys below")?;
+    if let Some(text) = cmdline {
+        let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "with cmdline: disk size for jobs without --size and for sizes in percent")?;
+        return Ok(Box::new(super::fio_file::cmdline_jobs(&text, device_size_bytes).map_err(|e| spec.error("cmdline", e))?));
+    }
     let mut values = OptionValues::default();
     for o in OPTIONS.iter().filter(|o| o.scenario) {
         if let Some(text) = spec.scalar_text(o.name, o.ty, o.default, o.doc)? {
@@ -783,6 +870,11 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
 
 impl Workload for FioJob {
     fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        if let Some(v) = self.verify.as_mut() {
+            if let Some((offset, size_bytes)) = v.next_read().or_else(|| v.start_phase(self.issued_bytes).then(|| v.next_read()).flatten()) {
+                return Some(Request { op: Op::Read, size_bytes, offset_bytes: self.offset_bytes + offset });
+            }
+        }
         if self.limit_bytes.is_some_and(|l| self.issued_bytes >= l) || self.limit_ios.is_some_and(|l| self.issued_ios >= l) {
             return None;
         }
@@ -793,7 +885,24 @@ impl Workload for FioJob {
             let op = if self.read_pct >= 100.0 || (self.read_pct > 0.0 && rng.uniform() * 100.0 < self.read_pct) { Op::Read } else { Op::Write };
             let d = usize::from(op == Op::Write);
             let size_bytes = self.dirs[d].sizes.draw(rng);
-            match self.offset(d, u64::from(size_bytes), rng) {
+            // With several files: this file's position in, the next file's turn after.
+            let file = self.files.as_mut().map(|f| {
+                let k = f.next;
+                f.next = (k + 1) % f.positions.len();
+                (k, f.bytes, f.positions[k][d])
+            });
+            if let Some((_, _, pos)) = file {
+                self.dirs[d].next_seq_bytes = pos;
+            }
+            let got = self.offset(d, u64::from(size_bytes), rng);
+            let got = match (file, self.files.as_mut()) {
+                (Some((k, bytes, _)), Some(f)) => {
+                    f.positions[k][d] = self.dirs[d].next_seq_bytes;
+                    got.map(|o| k as u64 * bytes + o)
+                }
+                _ => got,
+            };
+            match got {
                 Some(offset) => break (op, size_bytes, offset),
                 // The pass ended; fio draws the next request afresh in the next loop.
                 None if self.next_pass() => continue,
@@ -803,6 +912,9 @@ impl Workload for FioJob {
         self.issued_bytes += u64::from(size_bytes);
         self.issued_ios += 1;
         self.issued_since_think += 1;
+        if let Some(v) = self.verify.as_mut().filter(|_| op == Op::Write) {
+            v.logged(offset, size_bytes);
+        }
         Some(Request { op, size_bytes, offset_bytes: self.offset_bytes + offset })
     }
 
@@ -831,11 +943,27 @@ impl Workload for FioJob {
 
     /// fio `thinktime`: after `thinktime_blocks` requests the job stops issuing, waits for them,
     /// then thinks (backend.c `handle_thinktime` quiesces before it sleeps).
-    fn think_ns(&mut self, _issued_ns: u64, _now_ns: u64) -> Option<u64> {
-        if self.think_ns == 0 || self.issued_since_think < self.think_blocks {
+    /// With `thinktime_iotime`, also after issuing for that long, whichever comes first.
+    fn think_ns(&mut self, issued_ns: u64, now_ns: u64) -> Option<u64> {
+        // A loop's writes are all issued: wait for them before reading them back, as fio does.
+        if self.verify.as_mut().is_some_and(|v| v.start_phase(self.issued_bytes)) {
+            return Some(0);
+        }
+        if self.think_ns == 0 {
+            return None;
+        }
+        // After a pause the job refills at once, so the first completion after it was issued
+        // when issuing resumed.
+        if std::mem::take(&mut self.resuming) {
+            self.issuing_since_ns = issued_ns;
+        }
+        let by_time = self.think_iotime_ns.is_some_and(|t| now_ns - self.issuing_since_ns >= t);
+        let by_blocks = self.think_blocks.is_some_and(|b| self.issued_since_think >= b);
+        if !(by_time || by_blocks) {
             return None;
         }
         self.issued_since_think = 0;
+        self.resuming = true;
         Some(self.think_ns)
     }
 
@@ -844,13 +972,17 @@ impl Workload for FioJob {
             .map(|c| {
                 let mut clone = self.clone();
                 clone.offset_bytes += u64::from(c) * self.offset_increment_bytes;
-                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(clone) as Box<dyn Workload> }
+                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(clone) as Box<dyn Workload>, after: vec![] }
             })
             .collect()
     }
 
     fn options(&self) -> Vec<(String, String)> {
         self.options.clone()
+    }
+
+    fn ignored(&self) -> Vec<&'static str> {
+        self.ignored.clone()
     }
 }
 
@@ -921,14 +1053,22 @@ mod tests {
         assert_eq!(job("iodepth = 0").err().unwrap().location, "vm[0].job[0].iodepth");
         assert!(job("rw = \"randtrim\"").err().unwrap().message.contains("trims are not modelled"));
         assert_eq!(job("blocksize = \"4k\"").err().unwrap().location, "vm[0].job[0].blocksize");
-        assert!(job("ioengine = \"spdk\"").err().unwrap().message.contains("not modelled"));
+        assert!(job("ioengine = \"spdk\"").err().unwrap().message.starts_with("unknown engine `spdk`: expected a sync engine"));
+        let e = job("ioengine = \"rbd\"").err().unwrap();
+        assert_eq!(e.message, "engine `rbd` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync");
         assert!(job("thinktime = 10\nrate_iops = 10").err().unwrap().message.contains("thinktime with rate_iops"));
     }
 
     #[test]
     fn pacing_depth_and_rates() {
         assert_eq!(job("iodepth = 32").unwrap().pacing(), Pacing::Closed { depth: 32 });
-        assert_eq!(job("iodepth = 32\nioengine = \"psync\"").unwrap().pacing(), Pacing::Closed { depth: 1 });
+        // Every block engine runs: sync ones one request at a time, the others at iodepth.
+        for engine in SYNC_ENGINES {
+            assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().pacing(), Pacing::Closed { depth: 1 }, "{engine}");
+        }
+        for engine in ASYNC_ENGINES {
+            assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().pacing(), Pacing::Closed { depth: 32 }, "{engine}");
+        }
         assert_eq!(
             job("rate_iops = 500\nrate_process = \"poisson\"\niodepth = 8").unwrap().pacing(),
             Pacing::Open { depth: 8, rate_iops: 500.0, poisson: true }
@@ -977,6 +1117,87 @@ mod tests {
         assert_eq!(inst.iter().map(|i| i.suffix.clone().unwrap()).collect::<Vec<_>>(), ["0", "1", "2"]);
         let mut third = inst.into_iter().nth(2).unwrap().workload;
         assert!(draw(&mut third, 100).iter().all(|r| (2 << 20..3 << 20).contains(&r.offset_bytes)));
+    }
+
+    #[test]
+    fn rate_caps_bandwidth_per_direction() {
+        // 1 MiB/s of 4k: 256 IOPS; per direction "1m,512k" on a 70/30 mix of 4k reads and 64k writes.
+        assert_eq!(job("rate = \"1m\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 256.0, poisson: false });
+        let j = job("rw = \"randrw\"\nbs = \"4k,64k\"\nrate = \"1m,512k\"\nrate_iops = 999").unwrap();
+        assert_eq!(j.pacing(), Pacing::Open { depth: 1, rate_iops: 256.0 + 8.0, poisson: false }, "rate wins over rate_iops");
+        // A bsrange's mean: 4k..16k in 4k steps, uniform.
+        assert_eq!(job("bsrange = \"4k-16k\"\nrate = \"10m\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 10.0 * 1048576.0 / 10240.0, poisson: false });
+        assert_eq!(BlockSizes::Split(vec![(4096, 75), (65536, 100)]).mean_bytes(), 0.75 * 4096.0 + 0.25 * 65536.0);
+        let e = job("rate = \"0.5\"").err().unwrap();
+        assert_eq!((e.location.as_str(), e.message.as_str()), ("vm[0].job[0].rate", "rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)"));
+        // rate_iops keeps sanlab's range: one request every 5 s is a rate.
+        assert!(job("rate_iops = 0.2").is_ok());
+    }
+
+    #[test]
+    fn sequential_skips_go_forward_or_backwards_and_blockalign() {
+        let offs = |src: &str, n| draw(&mut job(src).unwrap(), n).iter().map(|r| r.offset_bytes).collect::<Vec<u64>>();
+        // read:-8k with 4k blocks reads backwards 4k at a time, wrapping to the end (fio's rule).
+        assert_eq!(offs("rw = \"read:-8k\"\nsize = \"64k\"", 5), [0, 56 << 10, 52 << 10, 48 << 10, 44 << 10]);
+        assert_eq!(offs("rw = \"read:8k\"\nsize = \"64k\"", 6), [0, 12 << 10, 24 << 10, 36 << 10, 48 << 10, 60 << 10]);
+        assert!(job("rw = \"read:-64k\"\nsize = \"64k\"").err().unwrap().message.contains("does not fit"));
+        // Random 8k requests on a 512-byte boundary.
+        let reqs = draw(&mut job("rw = \"randread\"\nbs = \"8k\"\nblockalign = 512\nsize = \"1m\"").unwrap(), 2_000);
+        assert!(reqs.iter().all(|r| r.offset_bytes % 512 == 0 && r.offset_bytes + 8192 <= 1 << 20));
+        assert!(reqs.iter().any(|r| r.offset_bytes % 8192 != 0));
+    }
+
+    #[test]
+    fn thinktime_iotime_pauses_after_issuing_for_a_while() {
+        // No thinktime_blocks: only time counts (fio skips the blocks check), and the depth stays.
+        let mut j = job("thinktime = \"1ms\"\nthinktime_iotime = \"10ms\"\nthinktime_spin = \"200us\"\niodepth = 4").unwrap();
+        assert_eq!(j.pacing(), Pacing::Closed { depth: 4 });
+        let mut rng = RngStream::new(1, "t");
+        j.next(&mut rng);
+        assert_eq!(j.think_ns(0, 9_000_000), None);
+        assert_eq!(j.think_ns(9_000_000, 10_000_000), Some(1_000_000), "10 ms of issuing");
+        // Issuing resumed at 11.5 ms (the job drained, then paused): the next pause is 10 ms later.
+        assert_eq!(j.think_ns(11_500_000, 12_000_000), None);
+        assert_eq!(j.think_ns(20_000_000, 21_400_000), None);
+        assert_eq!(j.think_ns(21_000_000, 21_500_000), Some(1_000_000));
+        // With thinktime_blocks too, whichever comes first.
+        let mut j = job("thinktime = \"1ms\"\nthinktime_iotime = \"10s\"\nthinktime_blocks = 2").unwrap();
+        j.next(&mut rng);
+        j.next(&mut rng);
+        assert_eq!(j.think_ns(0, 1_000), Some(1_000_000));
+    }
+
+    fn file_job(opts: &[(&'static str, &str)]) -> Result<Box<dyn Workload>, OptionError> {
+        let mut v = OptionValues::default();
+        for (n, x) in opts {
+            v.set(n, x.to_string());
+        }
+        Ok(Box::new(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 })?))
+    }
+
+    #[test]
+    fn verify_reads_back_what_was_written() {
+        let ops = |reqs: &[Request]| reqs.iter().map(|r| if r.op == Op::Read { 'R' } else { 'W' }).collect::<String>();
+        // After the writes (and a pause for them to complete), every block is read back.
+        let mut j = file_job(&[("rw", "write"), ("size", "16k"), ("verify", "crc32c")]).unwrap();
+        let mut rng = RngStream::new(1, "t");
+        let writes: Vec<Request> = (0..4).map(|_| j.next(&mut rng).unwrap()).collect();
+        assert_eq!(j.think_ns(0, 0), Some(0), "the writes complete before the reads");
+        let rest = draw(&mut j, 100);
+        assert_eq!(ops(&rest), "RRRR");
+        assert_eq!(rest.iter().map(|r| (r.offset_bytes, r.size_bytes)).collect::<Vec<_>>(), writes.iter().map(|r| (r.offset_bytes, r.size_bytes)).collect::<Vec<_>>());
+        // verify_backlog interleaves; loops verify after each pass; do_verify=0 keeps only the backlog.
+        let mut j = file_job(&[("rw", "randwrite"), ("size", "32k"), ("verify", "md5"), ("verify_backlog", "3")]).unwrap();
+        assert_eq!(ops(&draw(&mut j, 100)), "WWWRRRWWWRRRWWRR");
+        let mut j = file_job(&[("rw", "write"), ("size", "8k"), ("loops", "2"), ("verify", "md5")]).unwrap();
+        assert_eq!(ops(&draw(&mut j, 100)), "WWRRWWRR");
+        let mut j = file_job(&[("rw", "write"), ("size", "8k"), ("verify", "md5"), ("do_verify", "0")]).unwrap();
+        assert_eq!(ops(&draw(&mut j, 100)), "WW");
+        // time_based: fio ends the job at its runtime, before any verify phase.
+        let mut j = file_job(&[("rw", "write"), ("size", "8k"), ("time_based", "1"), ("verify", "md5")]).unwrap();
+        assert!(draw(&mut j, 100).iter().all(|r| r.op == Op::Write));
+        let e = file_job(&[("rw", "randread"), ("verify", "crc32c")]).err().unwrap();
+        assert!(e.message.starts_with("a read-only job (rw=randread) checks data that an earlier run wrote"), "{}", e.message);
     }
 
     /// Requests (after the first) that start where the previous one ended.

@@ -40,9 +40,10 @@ struct JobSection {
     entries: Vec<Entry>,
 }
 
-/// The files read (the job file and its includes), for naming them in messages.
+/// The files read (the job file and its includes), for naming them in messages; or, for a
+/// command line, its arguments (an entry's `line` is then the argument's number).
 #[derive(Default, Debug)]
-struct Files(Vec<PathBuf>);
+struct Files(Vec<PathBuf>, Option<Vec<String>>);
 
 impl Files {
     fn add(&mut self, p: PathBuf) -> usize {
@@ -51,7 +52,10 @@ impl Files {
     }
 
     fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
-        at_line(&self.0[file], line, msg)
+        match &self.1 {
+            Some(args) => format!("cmdline argument {line} `{}`: {msg}", args[line - 1]),
+            None => at_line(&self.0[file], line, msg),
+        }
     }
 }
 
@@ -116,13 +120,16 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         Some((k, v)) => (k.trim(), Some(v.trim())),
         None => (body.trim(), None),
     };
-    let Some(option) = lookup(key) else {
+    if CMDLINE_OUTPUT.contains(&key) {
+        return Err(files.at(file, line, format!("`{key}` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file")));
+    }
+    let Some(option) = lookup(key).filter(|o| o.effect != Effect::Unmodelled) else {
         return Err(files.at(file, line, unknown_option(key)));
     };
     let value = match value {
         Some(v) => v.to_string(),
         // A bare option is a flag set to 1 (fio bool options); others need their value.
-        None if option.effect == Effect::Ignored || option.ty == "boolean" => "1".to_string(),
+        None if matches!(option.effect, Effect::Ignored | Effect::Report) || matches!(option.ty, "boolean" | "flag") => "1".to_string(),
         None => return Err(files.at(file, line, format!("option `{key}` needs a value, e.g. `{key}=...`"))),
     };
     sink.push(Entry { name: option.name, value, file, line, unset_vars });
@@ -180,19 +187,205 @@ fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
     Ok((files, jobs))
 }
 
+/// fio's own command-line options (init.c `l_opts`) that only change what fio prints or where:
+/// accepted without effect.
+const CMDLINE_OUTPUT: [&str; 20] = [
+    "output", "output-format", "minimal", "append-terse", "terse-version", "eta", "eta-interval", "eta-newline", "status-interval", "debug",
+    "warnings-fatal", "max-jobs", "alloc-size", "aux-path", "latency-log", "bandwidth-log", "idle-prof", "inflate-log", "readonly", "trigger-timeout",
+];
+
+/// Splits a command line into words as a POSIX shell does: blanks separate, '...' is literal,
+/// "..." keeps blanks and honours \" \\ \$, a backslash escapes the next character (and joins
+/// lines). An unbalanced quote is an error naming where it opened.
+fn shell_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = vec![];
+    let mut word: Option<String> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                words.extend(word.take());
+            }
+            '\\' => match chars.next() {
+                Some((_, '\n')) => {}
+                Some((_, n)) => word.get_or_insert_with(String::new).push(n),
+                None => return Err("the command line ends with a lone backslash: remove it or escape it as \\\\".into()),
+            },
+            '\'' | '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        None => return Err(format!("unbalanced {c} quote opened at character {}: close it with a matching {c}", i + 1)),
+                        Some((_, q)) if q == c => break,
+                        Some((_, '\\')) if c == '"' => match chars.next() {
+                            Some((_, n @ ('"' | '\\' | '$' | '`'))) => w.push(n),
+                            Some((_, '\n')) => {}
+                            Some((_, n)) => {
+                                w.push('\\');
+                                w.push(n);
+                            }
+                            None => return Err(format!("unbalanced {c} quote opened at character {}: close it with a matching {c}", i + 1)),
+                        },
+                        Some((_, q)) => w.push(q),
+                    }
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+/// Reads a fio command line (`fio --name=a --rw=randread ...`) into job sections, as fio's
+/// `parse_cmd_line` does: options before the first `--name` (or under `--name=global`) apply to
+/// every job after them; each `--name` starts a job.
+fn read_cmdline(text: &str) -> Result<(Files, Vec<JobSection>), String> {
+    let mut args = shell_words(text).map_err(|e| format!("cmdline: {e}"))?;
+    if args.first().is_some_and(|a| a == "fio" || a.ends_with("/fio")) {
+        args.remove(0);
+    }
+    let mut files = Files(vec![PathBuf::from("cmdline")], Some(args.clone()));
+    let mut globals: Vec<Entry> = vec![];
+    let mut jobs: Vec<JobSection> = vec![];
+    let mut in_job = false;
+    let mut k = 0;
+    let mut failures = vec![];
+    while k < args.len() {
+        let n = k + 1;
+        let arg = args[k].clone();
+        k += 1;
+        let Some(body) = arg.strip_prefix("--") else {
+            let why = if arg.starts_with('-') { "fio's short options do not describe a workload: write long options (--name=..., --rw=...)".to_string() } else { format!("a job file on the command line: read it with kind = \"fio_file\", file = \"{arg}\"") };
+            failures.push((n, why));
+            continue;
+        };
+        let (key, value) = match body.split_once('=') {
+            Some((key, v)) => (key.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
+        };
+        if CMDLINE_OUTPUT.contains(&key.as_str()) {
+            // `--output file` takes the next word when it has no `=`.
+            if value.is_none() && !["minimal", "append-terse", "eta-newline", "readonly", "idle-prof"].contains(&key.as_str()) && args.get(k).is_some_and(|a| !a.starts_with("--")) {
+                k += 1;
+            }
+            continue;
+        }
+        if key == "name" {
+            let name = value.clone().or_else(|| args.get(k).cloned()).unwrap_or_default();
+            if value.is_none() {
+                k += 1;
+            }
+            if name.starts_with("global") {
+                in_job = false;
+                continue;
+            }
+            file_name(&name).map_err(|e| format!("cmdline argument {n} `{arg}`: job {e}"))?;
+            jobs.push(JobSection { name: name.clone(), file: 0, line: n, entries: globals.clone() });
+            in_job = true;
+            continue;
+        }
+        // `--bs 4k`: a value-taking option without `=` takes the next word (fio's getopt).
+        let value = match value {
+            Some(v) => Some(v),
+            None => match lookup(&key) {
+                Some(o) if !(matches!(o.effect, Effect::Ignored | Effect::Report) || matches!(o.ty, "boolean" | "flag")) && args.get(k).is_some_and(|a| !a.starts_with("--")) => {
+                    k += 1;
+                    Some(args[k - 1].clone())
+                }
+                _ => None,
+            },
+        };
+        let line = match &value {
+            Some(v) => format!("{key}={v}"),
+            None => key.clone(),
+        };
+        let sink = if in_job { &mut jobs.last_mut().expect("a job").entries } else { &mut globals };
+        option_line(&line, 0, n, &mut files, MAX_INCLUDE_DEPTH, sink)?;
+    }
+    if let Some((n, why)) = failures.first() {
+        return Err(files.at(0, *n, why));
+    }
+    if jobs.is_empty() {
+        return Err("cmdline: no job: add --name=..., as fio needs one".into());
+    }
+    Ok((files, jobs))
+}
+
+/// The jobs of a fio command line (the `fio` kind's `cmdline`), with fio's units and defaults.
+pub(super) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
+    let (files, sections) = read_cmdline(text)?;
+    job_set(&sections, &files, &[], device_size_bytes)
+}
+
+/// The last entry of `name` in a section.
+fn last<'s>(section: &'s JobSection, name: &str) -> Option<&'s Entry> {
+    section.entries.iter().rev().find(|e| e.name == name)
+}
+
+/// fio's job order (HOWTO `stonewall`, `wait_for`): per section, the sections whose jobs must
+/// finish before its jobs start. A stonewall job waits for every job above it; `wait_for=name`
+/// for every clone of that job, which fio requires to be defined above (no forward references,
+/// so no loops).
+fn ordering(sections: &[JobSection], files: &Files) -> Result<Vec<Vec<usize>>, String> {
+    let mut after = vec![];
+    for (i, s) in sections.iter().enumerate() {
+        let mut waits = vec![];
+        if last(s, "stonewall").is_some_and(|e| !matches!(e.value.trim(), "0" | "false" | "no" | "off")) {
+            waits.extend(0..i);
+        }
+        if let Some(e) = last(s, "wait_for") {
+            let name = e.value.trim();
+            match sections[..i].iter().position(|p| p.name == name) {
+                Some(p) => waits.push(p),
+                None if sections[i..].iter().any(|p| p.name == name) => {
+                    let what = if s.name == name { "itself".to_string() } else { format!("job `{name}`, defined below it") };
+                    return Err(files.at(e.file, e.line, format!("job `{}`: wait_for=`{name}` waits for {what}; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `{name}` above `{}`", s.name, s.name)));
+                }
+                None => {
+                    let names = sections[..i].iter().map(|p| p.name.as_str());
+                    return Err(files.at(e.file, e.line, format!("job `{}`: wait_for=`{name}`: no job of that name above this one{}", s.name, did_you_mean(name, names))));
+                }
+            }
+        }
+        waits.sort_unstable();
+        waits.dedup();
+        after.push(waits);
+    }
+    Ok(after)
+}
+
+/// Builds the sections picked (all when `picked` is empty) into a job set with fio's order; a
+/// wait for a job that was not picked is dropped, as that job does not run.
+fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_size_bytes: u64) -> Result<JobSet, String> {
+    let after = ordering(sections, files)?;
+    let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
+    let mut set = JobSet::default();
+    for &i in &chosen {
+        set.jobs.push((sections[i].name.clone(), Box::new(build_job(&sections[i], files, device_size_bytes)?) as Box<dyn Workload>));
+        set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
+    }
+    Ok(set)
+}
+
 /// Builds one job section into a fio job; option errors name the line that set the option.
 fn build_job(section: &JobSection, files: &Files, device_size_bytes: u64) -> Result<FioJob, String> {
     let mut values = OptionValues::default();
-    for e in section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| o.effect != Effect::Ignored)) {
+    for e in section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))) {
         values.set(e.name, e.value.clone());
     }
-    FioJob::from_options(&values, Dialect::JobFile { device_size_bytes }).map_err(|e| match section.entries.iter().rev().find(|x| x.name == e.option) {
+    let mut ignored: Vec<&'static str> = section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| o.effect == Effect::Ignored)).map(|e| e.name).collect();
+    ignored.sort_unstable();
+    ignored.dedup();
+    let mut job = FioJob::from_options(&values, Dialect::JobFile { device_size_bytes }).map_err(|e| match section.entries.iter().rev().find(|x| x.name == e.option) {
         Some(x) => {
             let unset = x.unset_vars.iter().map(|v| format!(" (${{{v}}} is not set, so it expanded to nothing)")).collect::<String>();
             files.at(x.file, x.line, format!("job `{}`: option `{}`: {}{unset}", section.name, e.option, e.message))
         }
         None => files.at(section.file, section.line, format!("job `{}`: option `{}`: {}", section.name, e.option, e.message)),
-    })
+    })?;
+    job.ignored = ignored;
+    Ok(job)
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
@@ -210,12 +403,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
             return Err(spec.error("jobs", format!("{} has no job `{p}` (jobs: {}){}", path.display(), names.join(", "), did_you_mean(p, names.iter().copied()))));
         }
     }
-    let jobs = sections
-        .iter()
-        .filter(|s| picked.is_empty() || picked.contains(&s.name))
-        .map(|s| Ok((s.name.clone(), Box::new(build_job(s, &files, device_size_bytes).map_err(|e| spec.error("file", e))?) as Box<dyn Workload>)))
-        .collect::<SpecResult<Vec<_>>>()?;
-    Ok(Box::new(JobSet { jobs }))
+    Ok(Box::new(job_set(&sections, &files, &picked, device_size_bytes).map_err(|e| spec.error("file", e))?))
 }
 
 #[cfg(test)]
@@ -256,5 +444,43 @@ mod tests {
         assert!(read_job_file(&p).unwrap_err().ends_with("b.fio:1: option `rw=read` is outside of a [job] section"));
         let p = write(&d, "c.fio", "[j]\nnumjobs=$ncpus\n");
         assert!(read_job_file(&p).unwrap_err().contains("c.fio:2: `$ncpus` depends on the machine"));
+    }
+
+    #[test]
+    fn command_lines_read_like_job_files() {
+        let words = shell_words("fio --name='a b' --rw=\"rand\\\"x\" \\\n --bs 4k").unwrap();
+        assert_eq!(words, ["fio", "--name=a b", "--rw=rand\"x", "--bs", "4k"]);
+        assert_eq!(shell_words("fio --name='oops").unwrap_err(), "unbalanced ' quote opened at character 12: close it with a matching '");
+        // Options before the first --name apply to every job; `--bs 4k` takes the next word.
+        let (_, jobs) = read_cmdline("fio --ioengine=libaio --direct=1 --name=r --rw=randread --bs 8k --time_based --name=w --rw=write --output-format=json").unwrap();
+        assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["r", "w"]);
+        assert_eq!(jobs[0].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("ioengine", "libaio"), ("direct", "1"), ("rw", "randread"), ("bs", "8k"), ("time_based", "1")]);
+        assert_eq!(jobs[1].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["ioengine", "direct", "rw"]);
+        let set = cmdline_jobs("fio --name=w --ioengine=psync --iodepth=8 --rw=randwrite --bs=512k --filename=/dev/sdb --group_reporting", 1 << 30).unwrap();
+        assert_eq!(set.pacing(), super::super::Pacing::Closed { depth: 1 }, "psync: one request at a time");
+        assert_eq!(set.ignored(), ["filename"]);
+        let e = |c: &str| cmdline_jobs(c, 1 << 30).err().unwrap();
+        assert_eq!(e("fio --name=x --iodepht=4"), "cmdline argument 2 `--iodepht=4`: unknown fio option `iodepht`; did you mean `iodepth`?");
+        assert_eq!(e("fio jobs.fio"), "cmdline argument 1 `jobs.fio`: a job file on the command line: read it with kind = \"fio_file\", file = \"jobs.fio\"");
+        assert!(e("fio --name=x --ioengine=net").contains("engine `net` does not do block I/O on a disk"));
+        assert_eq!(e("fio --rw=read"), "cmdline: no job: add --name=..., as fio needs one");
+        assert!(e("fio --name=\"x").starts_with("cmdline: unbalanced \" quote"));
+    }
+
+    #[test]
+    fn the_option_table_names_every_option_once() {
+        use super::super::fio_options::{coverage, OPTIONS};
+        let mut names: Vec<&str> = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name or alias twice");
+        let [model, ignored, unmodelled] = coverage();
+        assert_eq!(model + ignored + unmodelled, OPTIONS.len());
+        // A few of fio's everyday options, one of each effect.
+        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Ignored), ("fsync", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
+            assert_eq!(lookup(name).map(|o| o.effect), Some(effect), "{name}");
+        }
+        assert_eq!(unknown_option("fsync"), "fio option `fsync` cannot be modelled: flushes (fsync, fdatasync, sync_file_range, barriers) are not modelled");
     }
 }

@@ -73,7 +73,7 @@ impl Workload for Ioping {
     }
 
     fn instances(&self) -> Vec<Instance> {
-        vec![Instance { suffix: None, workload: Box::new(self.clone()) }]
+        vec![Instance { suffix: None, workload: Box::new(self.clone()), after: vec![] }]
     }
 
     fn options(&self) -> Vec<(String, String)> {

@@ -7,6 +7,7 @@
 mod distribution;
 mod fio;
 mod fio_file;
+mod fio_options;
 mod ioping;
 mod trace;
 mod vdbench;
@@ -49,10 +50,13 @@ impl Pacing {
     }
 }
 
-/// One job instance a workload expands into: its name suffix (None keeps the job's name) and state.
+/// One job instance a workload expands into: its name suffix (None keeps the job's name), state,
+/// and the instances (indices among the workload's) that must finish before it starts (fio's
+/// `stonewall` and `wait_for`).
 pub struct Instance {
     pub suffix: Option<String>,
     pub workload: Box<dyn Workload>,
+    pub after: Vec<usize>,
 }
 
 /// A workload kind. One instance per job (fio's `numjobs` clones a job; a job file or a vdbench
@@ -93,12 +97,25 @@ pub trait Workload {
     }
     /// The job's options as the user would write them (for fio-compatible output).
     fn options(&self) -> Vec<(String, String)>;
+    /// Options the job's file gave that have no effect on the model (fio's logging, CPU
+    /// placement, engine tuning, ...), listed once per run as "ignored: ...".
+    fn ignored(&self) -> Vec<&'static str> {
+        vec![]
+    }
 }
 
 pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbench::KIND, trace::KIND, ioping::KIND];
 
+/// The workload kinds, then fio's option table (what each fio option does in sanlab).
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("workload", REGISTRY)
+    let mut out = crate::spec::describe_kinds("workload", REGISTRY);
+    out.extend(fio_options::kinds());
+    out
+}
+
+/// How many of fio's options sanlab models, accepts without effect, and cannot model.
+pub fn fio_option_coverage() -> [usize; 3] {
+    fio_options::coverage()
 }
 
 /// Largest scenario, job or parameter file, each read whole: 16 MiB.
@@ -141,6 +158,9 @@ fn at_line(path: &std::path::Path, line: usize, message: impl std::fmt::Display)
 #[derive(Default)]
 struct JobSet {
     jobs: Vec<(String, Box<dyn Workload>)>,
+    /// Per job: the jobs (indices into `jobs`) whose every instance must finish before its
+    /// instances start; empty when the set has no ordering.
+    after: Vec<Vec<usize>>,
 }
 
 impl Workload for JobSet {
@@ -157,15 +177,28 @@ impl Workload for JobSet {
     }
 
     fn instances(&self) -> Vec<Instance> {
-        self.jobs
-            .iter()
-            .flat_map(|(name, job)| {
-                job.instances().into_iter().map(move |i| Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), workload: i.workload })
-            })
-            .collect()
+        let mut out: Vec<Instance> = vec![];
+        // Per job, the range of its instances in `out`.
+        let mut ranges: Vec<std::ops::Range<usize>> = vec![];
+        for (k, (name, job)) in self.jobs.iter().enumerate() {
+            let after: Vec<usize> = self.after.get(k).into_iter().flatten().flat_map(|&p| ranges[p].clone()).collect();
+            let start = out.len();
+            for i in job.instances() {
+                out.push(Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), workload: i.workload, after: after.clone() });
+            }
+            ranges.push(start..out.len());
+        }
+        out
     }
 
     fn options(&self) -> Vec<(String, String)> {
         self.jobs[0].1.options()
+    }
+
+    fn ignored(&self) -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = self.jobs.iter().flat_map(|(_, j)| j.ignored()).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 }

@@ -681,7 +681,7 @@ impl Workload for Trace {
 
     fn instances(&self) -> Vec<Instance> {
         let fresh = Trace { path: self.path.clone(), parser: self.parser.clone(), reader: None, pending: VecDeque::new(), options: self.options.clone(), arrivals: 0, ..*self };
-        vec![Instance { suffix: None, workload: Box::new(fresh) }]
+        vec![Instance { suffix: None, workload: Box::new(fresh), after: vec![] }]
     }
 
     fn options(&self) -> Vec<(String, String)> {

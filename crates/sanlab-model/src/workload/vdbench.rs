@@ -985,7 +985,7 @@ impl Workload for SdJob {
     }
 
     fn instances(&self) -> Vec<Instance> {
-        vec![Instance { suffix: None, workload: Box::new(self.clone()) }]
+        vec![Instance { suffix: None, workload: Box::new(self.clone()), after: vec![] }]
     }
 
     fn options(&self) -> Vec<(String, String)> {
@@ -1350,7 +1350,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
             assemble(&parm, run, None, device_bytes, &|_, msg| msg).map_err(|e| spec.error(key, e))?
         }
     };
-    Ok(Box::new(JobSet { jobs: jobs.into_iter().map(|(name, job)| (name, Box::new(job) as Box<dyn Workload>)).collect() }))
+    Ok(Box::new(JobSet { jobs: jobs.into_iter().map(|(name, job)| (name, Box::new(job) as Box<dyn Workload>)).collect(), after: vec![] }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,519 @@
+//! Every option fio accepts (axboe/fio `options.c` and the engines' option tables at f5344384,
+//! HOWTO.rst), each with what sanlab does with it: models it, accepts it without effect on the
+//! model (and lists it once per run as "ignored: ..."), or stops with why it cannot be modelled.
+//! An option fio does not know is an error naming the nearest one. `sanlab kinds` prints the
+//! table (extension point `fio_option`), and docs/models/workload.md gives its counts.
+
+use crate::spec::{did_you_mean, KindDoc, ParamDoc};
+
+/// How an option reaches the model.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Effect {
+    /// Shapes the requests, their pacing or the job's phases.
+    Model,
+    /// Read for sanlab's fio-compatible output (names, groups, logs); no effect on the requests.
+    Report,
+    /// Accepted without effect on the model; `doc` says why.
+    Ignored,
+    /// fio has it and sanlab cannot model it: an error, with `doc` saying why.
+    Unmodelled,
+}
+
+pub(super) struct FioOption {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub effect: Effect,
+    /// Also a parameter of the `fio` kind (the others only make sense in job files).
+    pub scenario: bool,
+    pub ty: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+const fn opt(name: &'static str, aliases: &'static [&'static str], ty: &'static str, default: &'static str, doc: &'static str) -> FioOption {
+    FioOption { name, aliases, effect: Effect::Model, scenario: true, ty, default, doc }
+}
+
+/// A modelled option read only from job files and command lines.
+const fn file_opt(name: &'static str, aliases: &'static [&'static str], ty: &'static str, doc: &'static str) -> FioOption {
+    FioOption { name, aliases, effect: Effect::Model, scenario: false, ty, default: "", doc }
+}
+
+const fn report(name: &'static str, aliases: &'static [&'static str], doc: &'static str) -> FioOption {
+    FioOption { name, aliases, effect: Effect::Report, scenario: false, ty: "", default: "", doc }
+}
+
+const fn ignored(name: &'static str, aliases: &'static [&'static str], why: &'static str) -> FioOption {
+    FioOption { name, aliases, effect: Effect::Ignored, scenario: false, ty: "", default: "", doc: why }
+}
+
+const fn cannot(name: &'static str, aliases: &'static [&'static str], why: &'static str) -> FioOption {
+    FioOption { name, aliases, effect: Effect::Unmodelled, scenario: false, ty: "", default: "", doc: why }
+}
+
+// Why options are accepted without effect.
+const FILES: &str = "file naming and file setup: the job addresses the VM's virtual disk";
+const ENGINE: &str = "engine tuning: how fio hands requests to the kernel, not what reaches the disk";
+const RANDOM: &str = "fio's random generator and seed: sanlab draws from its own seeded streams";
+const CACHE: &str = "page cache, open flags and final syncs: sanlab models the disk as fio sees it with direct=1";
+const PROCESS: &str = "CPU, memory, priority and process placement of fio itself";
+const REPORT: &str = "what fio prints or logs";
+const BUFFERS: &str = "buffer contents (patterns, compression, dedupe): sanlab does not model data";
+const ERRORS: &str = "error handling: a sanlab job stops at its first failed request, as fio does by default";
+const VERIFY_CONTENT: &str = "what verification checks in the data: sanlab models the reads it adds, not the data";
+const DEPRECATED: &str = "deprecated: fio ignores it too";
+
+// Why options cannot be modelled.
+const FLUSH: &str = "flushes (fsync, fdatasync, sync_file_range, barriers) are not modelled";
+const TRIM: &str = "trims are not modelled";
+const REPLAY: &str = "replay a log with kind = \"trace\", format = \"fio_iolog\"";
+const ZBD: &str = "zoned block devices (zonemode=zbd) are not modelled";
+const FDP: &str = "NVMe flexible data placement is not modelled";
+const VERIFY: &str = "this form of verification is not modelled: use verify with do_verify and verify_backlog";
+const RATE_MIN: &str = "minimum rates (a job that fails below them) are not modelled yet";
+const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
+const THINK: &str = "think-time variants other than thinktime/thinktime_blocks are not modelled yet";
+const LATENCY: &str = "fio's latency-target search and max_latency are not modelled yet";
+const STEADY: &str = "steady-state detection is not modelled yet: use runtime";
+const FLOW: &str = "flow control between jobs is not modelled yet";
+const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
+const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
+const FILL: &str = "filling or pre-reading a file system is not modelled";
+const RAMP_SIZE: &str = "a ramp measured in bytes is not modelled: use ramp_time";
+const EXITALL: &str = "ending every job when one ends is not modelled";
+const PROFILE: &str = "fio's built-in profiles (tiobench, act) are not modelled: write the jobs out";
+// Options of engines that are not block I/O.
+const NETWORK: &str = "an option of fio's network engines (net, netsplice, rdma): sanlab simulates block I/O on a disk";
+const CPUIO: &str = "an option of fio's cpuio engine: sanlab simulates block I/O on a disk";
+const EXEC: &str = "an option of fio's exec engine: sanlab simulates block I/O on a disk";
+const HTTP: &str = "an option of fio's http engine: sanlab simulates block I/O on a disk";
+const CEPH: &str = "an option of fio's rados and rbd engines: sanlab simulates block I/O on a disk";
+const FILEOPS: &str = "an option of fio's file-operation engines (filestat, e4defrag): sanlab simulates block I/O on a disk";
+const DISTRIBUTED: &str = "an option of fio's distributed file system engines (libhdfs, nfs, dfs): sanlab simulates block I/O on a disk";
+const GPU: &str = "an option of fio's GPU direct-storage engines (libcufile, libhipfile): sanlab simulates block I/O on a disk";
+
+/// Every option fio accepts, options.c first, then the block engines' and other engines' own.
+pub(super) static OPTIONS: &[FioOption] = &[
+    opt("rw", &["readwrite"], "choice", "read", "read, write, randread, randwrite, rw, randrw; `randread:8` takes a new random offset every 8 requests, `write:4k` leaves a 4k hole after each"),
+    opt("rwmixread", &[], "integer", "50", "percent reads of rw/randrw"),
+    opt("rwmixwrite", &[], "integer", "50", "percent writes of rw/randrw (the later of rwmixread/rwmixwrite wins)"),
+    opt("bs", &["blocksize"], "size", "4k", "block size; \"8k,32k\" gives reads 8k and writes 32k"),
+    opt("bsrange", &["blocksize_range"], "size range", "none", "random block sizes in multiples of the smallest, e.g. \"4k-64k\" (per direction with a comma)"),
+    opt("bssplit", &[], "string", "none", "block size mix, e.g. \"4k/60:64k/40\"; a blank share takes what is left; per direction with a comma"),
+    opt("iodepth", &[], "integer", "1", "requests kept outstanding (one with a sync ioengine)"),
+    opt("ioengine", &[], "choice", "libaio", "block engines: async ones (libaio, io_uring, posixaio, null, libiscsi, nbd, ...) keep iodepth outstanding; sync ones (psync, sync, pvsync2, mmap, ...) one. Job files default to psync, fio's Linux default"),
+    opt("numjobs", &[], "integer", "1", "identical clones of this job"),
+    opt("offset_increment", &[], "size", "0", "clone k starts at offset + k x offset_increment"),
+    opt("rate_iops", &[], "IOPS", "0", "open-loop arrival rate; \"500,100\" paces reads and writes each on its own, as fio does (a mixed job then mixes at those rates); 0 = closed loop"),
+    opt("rate", &[], "bytes/s", "0", "bandwidth cap, per direction as \"1m,500k\"; it wins over rate_iops, as in fio, and paces at rate / mean block size (exact for a fixed block size); 0 = no cap"),
+    opt("blockalign", &["ba"], "size", "bs", "boundary random offsets align to, per direction; default the smallest block size"),
+    opt("thinktime_spin", &[], "duration", "0", "part of thinktime fio spends spinning on the CPU: the pause is thinktime either way (microseconds without a unit)"),
+    opt("thinktime_iotime", &[], "duration", "0", "also pause after issuing for this long, whichever of it and thinktime_blocks comes first (seconds without a unit)"),
+    file_opt("verify", &[], "choice", "a method (md5, crc32c, ...) makes a writing job read back every block it wrote: at the end of each loop (unless time_based) and after every verify_backlog writes; 0 = none; an error on a read-only job"),
+    file_opt("do_verify", &[], "boolean", "1: read back at the end of each loop (0: only verify_backlog reads)"),
+    file_opt("verify_backlog", &[], "integer", "read back after this many writes, interleaved with the writes"),
+    file_opt("verify_backlog_batch", &[], "integer", "blocks read back each time (default verify_backlog)"),
+    file_opt("zonemode", &[], "choice", "none or strided: the job works zonesize bytes in a zone of zonerange bytes, then skips zoneskip; zbd is an error"),
+    file_opt("zonesize", &[], "size", "with zonemode=strided: bytes transferred in a zone before moving on"),
+    file_opt("zonerange", &[], "size", "with zonemode=strided: the zone's size (default zonesize)"),
+    file_opt("zoneskip", &[], "size", "with zonemode=strided: bytes skipped after each zone"),
+    file_opt("nrfiles", &["nr_files"], "integer", "files per job, laid one after another in the job's region and served round robin (fio's default file_service_type), each with its own position"),
+    file_opt("filesize", &[], "size", "each file's size (default size / nrfiles; size defaults to nrfiles x filesize)"),
+    opt("rate_process", &[], "choice", "linear", "arrival spacing with rate_iops: linear or poisson"),
+    opt("runtime", &["timeout"], "duration", "0", "stop issuing after this long (seconds without a unit); 0 = the run's duration"),
+    opt("time_based", &[], "boolean", "1", "run until runtime even after io_size bytes; job files default to 0 (fio's default): the job stops after io_size (or size) bytes"),
+    opt("ramp_time", &[], "duration", "0", "lead-in left out of this job's statistics; it adds to runtime as in fio (seconds without a unit)"),
+    opt("startdelay", &[], "duration", "0", "idle time before the job starts (seconds without a unit)"),
+    opt("size", &[], "size", "1GiB", "region the job addresses, from offset (job files: a percent of device_size)"),
+    opt("io_size", &["io_limit"], "size", "size", "bytes to transfer before the job stops, unless time_based"),
+    opt("number_ios", &[], "integer", "0", "stop after this many requests; 0 = no limit"),
+    opt("loops", &[], "integer", "1", "passes over io_size, unless time_based"),
+    opt("offset", &["fileoffset"], "size", "0", "start of the region"),
+    opt("percentage_random", &[], "integer", "100", "with randread/randwrite/randrw: percent of requests at a random offset; the others continue from where the direction's previous request ended; \"100,0\" per direction; sequential modes ignore it"),
+    opt("random_distribution", &[], "string", "random", "random, zipf:theta[:centre], pareto:h[:centre], normal:dev[:centre], zoned:access/range%:..., zoned_abs:access/size:... (zoned per direction with a comma)"),
+    opt("thinktime", &[], "duration", "0", "pause after every thinktime_blocks requests, once they completed (microseconds without a unit)"),
+    opt("thinktime_blocks", &[], "integer", "1", "requests between pauses; it caps the queue depth as in fio"),
+    FioOption { name: "group_reporting", aliases: &[], effect: Effect::Report, scenario: true, ty: "boolean", default: "0", doc: "accepted; fio uses it only to sum clones in its report" },
+    file_opt("kb_base", &[], "choice", "1024 (fio's default: k and KB are 1024, KiB 1000) or 1000"),
+    report("name", &[], "the job's name (a job file's section name otherwise)"),
+    report("description", &[], "the job's description in fio's output"),
+    report("new_group", &[], "starts a new reporting group"),
+    file_opt("stonewall", &["wait_for_previous"], "flag", "the job starts once every job above it has finished, as in fio"),
+    file_opt("wait_for", &[], "job name", "the job starts once every clone of that job (defined above it) has finished"),
+    report("unit_base", &[], "bits or bytes in fio's printed output"),
+    ignored("filename", &[], FILES),
+    ignored("filetype", &[], FILES),
+    ignored("directory", &[], FILES),
+    ignored("filename_format", &[], FILES),
+    ignored("unique_filename", &[], FILES),
+    ignored("lockfile", &[], FILES),
+    ignored("opendir", &[], FILES),
+    cannot("rw_sequencer", &[], SHAPE),
+    ignored("iodepth_batch", &["iodepth_batch_submit"], ENGINE),
+    ignored("iodepth_batch_complete_min", &["iodepth_batch_complete"], ENGINE),
+    ignored("iodepth_batch_complete_max", &[], ENGINE),
+    ignored("iodepth_low", &[], ENGINE),
+    ignored("serialize_overlap", &[], ENGINE),
+    ignored("io_submit_mode", &[], ENGINE),
+    cannot("fill_device", &["fill_fs"], FILL),
+    ignored("file_append", &[], FILES),
+    cannot("offset_align", &[], SHAPE),
+    cannot("num_range", &[], TRIM),
+    cannot("bs_unaligned", &["blocksize_unaligned"], SHAPE),
+    cannot("bs_is_seq_rand", &[], SHAPE),
+    ignored("randrepeat", &["allrandrepeat"], RANDOM),
+    ignored("randseed", &[], RANDOM),
+    ignored("norandommap", &[], RANDOM),
+    ignored("softrandommap", &[], RANDOM),
+    cannot("sprandom", &[], SPRANDOM),
+    cannot("spr_num_regions", &[], SPRANDOM),
+    cannot("spr_op", &[], SPRANDOM),
+    cannot("spr_cs", &[], SPRANDOM),
+    ignored("random_generator", &[], RANDOM),
+    cannot("random_sequence_stride", &[], SHAPE),
+    ignored("percentage_sequential", &[], DEPRECATED),
+    ignored("openfiles", &[], FILES),
+    ignored("file_service_type", &[], FILES),
+    ignored("fallocate", &[], FILES),
+    ignored("fadvise_hint", &[], FILES),
+    cannot("fsync", &[], FLUSH),
+    cannot("fdatasync", &[], FLUSH),
+    cannot("write_barrier", &[], FLUSH),
+    cannot("sync_file_range", &[], FLUSH),
+    ignored("direct", &[], CACHE),
+    ignored("atomic", &[], CACHE),
+    ignored("buffered", &[], CACHE),
+    ignored("overwrite", &[], FILES),
+    cannot("verify_only", &[], VERIFY),
+    cannot("ramp_size", &[], RAMP_SIZE),
+    ignored("clocksource", &[], PROCESS),
+    ignored("mem", &["iomem"], ENGINE),
+    ignored("iomem_align", &["mem_align"], ENGINE),
+    ignored("verify_policy", &[], VERIFY_CONTENT),
+    ignored("verifysort", &[], DEPRECATED),
+    ignored("verifysort_nr", &[], DEPRECATED),
+    ignored("verify_interval", &[], VERIFY_CONTENT),
+    ignored("verify_offset", &[], VERIFY_CONTENT),
+    ignored("verify_pattern", &[], VERIFY_CONTENT),
+    ignored("verify_pattern_interval", &[], VERIFY_CONTENT),
+    ignored("verify_fatal", &[], VERIFY_CONTENT),
+    ignored("verify_dump", &[], VERIFY_CONTENT),
+    ignored("verify_async", &[], VERIFY_CONTENT),
+    ignored("verify_async_cpus", &[], VERIFY_CONTENT),
+    cannot("experimental_verify", &[], VERIFY),
+    ignored("verify_state_load", &[], VERIFY_CONTENT),
+    ignored("verify_state_save", &[], VERIFY_CONTENT),
+    ignored("verify_write_sequence", &[], VERIFY_CONTENT),
+    ignored("verify_header_seed", &[], VERIFY_CONTENT),
+    cannot("trim_percentage", &[], TRIM),
+    cannot("trim_verify_zero", &[], TRIM),
+    cannot("trim_backlog", &[], TRIM),
+    cannot("trim_backlog_batch", &[], TRIM),
+    ignored("write_iolog", &[], REPORT),
+    cannot("read_iolog", &[], REPLAY),
+    cannot("read_iolog_chunked", &[], REPLAY),
+    cannot("replay_no_stall", &[], REPLAY),
+    cannot("replay_redirect", &[], REPLAY),
+    cannot("replay_scale", &[], REPLAY),
+    cannot("replay_align", &[], REPLAY),
+    cannot("replay_time_scale", &[], REPLAY),
+    cannot("replay_skip", &[], REPLAY),
+    cannot("merge_blktrace_file", &[], REPLAY),
+    cannot("merge_blktrace_scalars", &[], REPLAY),
+    cannot("merge_blktrace_iters", &[], REPLAY),
+    ignored("exec_prerun", &[], PROCESS),
+    ignored("exec_postrun", &[], PROCESS),
+    ignored("ioscheduler", &[], PROCESS),
+    cannot("zonecapacity", &[], ZBD),
+    cannot("read_beyond_wp", &[], ZBD),
+    cannot("max_open_zones", &[], ZBD),
+    cannot("job_max_open_zones", &[], ZBD),
+    cannot("ignore_zone_limits", &[], ZBD),
+    cannot("zone_reset_threshold", &[], ZBD),
+    cannot("zone_reset_frequency", &[], ZBD),
+    cannot("recover_zbd_write_error", &[], ZBD),
+    cannot("write_zone_remainder", &[], ZBD),
+    cannot("fdp", &[], FDP),
+    cannot("dataplacement", &["data_placement"], FDP),
+    cannot("plid_select", &["fdp_pli_select"], FDP),
+    cannot("plids", &["fdp_pli"], FDP),
+    cannot("dp_scheme", &[], FDP),
+    ignored("lockmem", &[], PROCESS),
+    ignored("rwmixcycle", &[], DEPRECATED),
+    ignored("comm", &[], PROCESS),
+    ignored("nice", &[], PROCESS),
+    ignored("prio", &[], PROCESS),
+    ignored("prioclass", &[], PROCESS),
+    ignored("priohint", &[], PROCESS),
+    cannot("thinkcycles", &[], THINK),
+    cannot("thinktime_blocks_type", &[], THINK),
+    cannot("rate_min", &["ratemin"], RATE_MIN),
+    cannot("rate_iops_min", &[], RATE_MIN),
+    cannot("rate_cycle", &["ratecycle"], RATE_MIN),
+    cannot("rate_ignore_thinktime", &[], RATE_THINK),
+    cannot("max_latency", &[], LATENCY),
+    cannot("latency_target", &[], LATENCY),
+    cannot("latency_window", &[], LATENCY),
+    cannot("latency_percentile", &[], LATENCY),
+    cannot("latency_run", &[], LATENCY),
+    ignored("invalidate", &[], CACHE),
+    ignored("sync", &[], CACHE),
+    ignored("write_hint", &[], ENGINE),
+    ignored("create_serialize", &[], FILES),
+    ignored("create_fsync", &[], FILES),
+    ignored("create_on_open", &[], FILES),
+    ignored("create_only", &[], FILES),
+    ignored("allow_file_create", &[], FILES),
+    ignored("allow_mounted_write", &[], FILES),
+    cannot("pre_read", &[], FILL),
+    ignored("cpumask", &[], PROCESS),
+    ignored("cpus_allowed", &[], PROCESS),
+    ignored("cpus_allowed_policy", &[], PROCESS),
+    ignored("numa_cpu_nodes", &[], PROCESS),
+    ignored("numa_mem_policy", &[], PROCESS),
+    ignored("gpu_dev_id", &[], PROCESS),
+    ignored("end_fsync", &[], CACHE),
+    ignored("fsync_on_close", &[], CACHE),
+    ignored("end_syncfs", &[], CACHE),
+    ignored("unlink", &[], FILES),
+    ignored("unlink_each_loop", &[], FILES),
+    cannot("exitall", &[], EXITALL),
+    cannot("exit_what", &[], EXITALL),
+    cannot("exitall_on_error", &[], EXITALL),
+    ignored("thread", &[], PROCESS),
+    ignored("per_job_logs", &[], REPORT),
+    ignored("write_bw_log", &[], REPORT),
+    ignored("write_lat_log", &[], REPORT),
+    ignored("write_iops_log", &[], REPORT),
+    ignored("log_entries", &[], REPORT),
+    ignored("log_avg_msec", &[], REPORT),
+    ignored("log_hist_msec", &[], REPORT),
+    ignored("log_hist_coarseness", &[], REPORT),
+    ignored("write_hist_log", &[], REPORT),
+    ignored("log_window_value", &["log_max_value"], REPORT),
+    ignored("log_offset", &[], REPORT),
+    ignored("log_prio", &[], REPORT),
+    ignored("log_issue_time", &[], REPORT),
+    ignored("log_compression", &[], REPORT),
+    ignored("log_compression_cpus", &[], REPORT),
+    ignored("log_store_compressed", &[], REPORT),
+    ignored("log_alternate_epoch", &["log_unix_epoch"], REPORT),
+    ignored("log_alternate_epoch_clock_id", &[], REPORT),
+    ignored("block_error_percentiles", &[], REPORT),
+    ignored("bwavgtime", &[], REPORT),
+    ignored("iopsavgtime", &[], REPORT),
+    ignored("stats", &[], REPORT),
+    ignored("zero_buffers", &[], BUFFERS),
+    ignored("refill_buffers", &[], BUFFERS),
+    ignored("scramble_buffers", &[], BUFFERS),
+    ignored("buffer_pattern", &[], BUFFERS),
+    ignored("buffer_compress_percentage", &[], BUFFERS),
+    ignored("buffer_compress_chunk", &[], BUFFERS),
+    ignored("dedupe_percentage", &[], BUFFERS),
+    ignored("dedupe_global", &[], BUFFERS),
+    ignored("dedupe_mode", &[], BUFFERS),
+    ignored("dedupe_working_set_percentage", &[], BUFFERS),
+    ignored("clat_percentiles", &[], REPORT),
+    ignored("lat_percentiles", &[], REPORT),
+    ignored("slat_percentiles", &[], REPORT),
+    ignored("percentile_list", &[], REPORT),
+    ignored("significant_figures", &[], REPORT),
+    ignored("disk_util", &[], REPORT),
+    ignored("gtod_reduce", &[], REPORT),
+    ignored("disable_lat", &[], REPORT),
+    ignored("disable_clat", &[], REPORT),
+    ignored("disable_slat", &[], REPORT),
+    ignored("disable_bw_measurement", &["disable_bw"], REPORT),
+    ignored("gtod_cpu", &[], PROCESS),
+    ignored("job_start_clock_id", &[], PROCESS),
+    ignored("unified_rw_reporting", &[], REPORT),
+    ignored("continue_on_error", &[], ERRORS),
+    ignored("ignore_error", &[], ERRORS),
+    ignored("error_dump", &[], ERRORS),
+    cannot("profile", &[], PROFILE),
+    ignored("cgroup", &[], PROCESS),
+    ignored("cgroup_nodelete", &[], PROCESS),
+    ignored("cgroup_weight", &[], PROCESS),
+    ignored("uid", &[], PROCESS),
+    ignored("gid", &[], PROCESS),
+    ignored("hugepage-size", &[], PROCESS),
+    cannot("flow_id", &[], FLOW),
+    cannot("flow", &[], FLOW),
+    ignored("flow_watermark", &[], DEPRECATED),
+    cannot("flow_sleep", &[], FLOW),
+    cannot("steadystate", &["ss"], STEADY),
+    cannot("steadystate_duration", &["ss_dur"], STEADY),
+    cannot("steadystate_ramp_time", &["ss_ramp"], STEADY),
+    cannot("steadystate_check_interval", &["ss_interval"], STEADY),
+    ignored("userspace_reap", &[], ENGINE),
+    ignored("nowait", &[], ENGINE),
+    ignored("libaio_vectored", &[], ENGINE),
+    ignored("hipri", &[], ENGINE),
+    ignored("readfua", &[], ENGINE),
+    ignored("writefua", &[], ENGINE),
+    ignored("write_mode", &[], ENGINE),
+    ignored("verify_mode", &[], ENGINE),
+    ignored("fixedbufs", &[], ENGINE),
+    ignored("registerfiles", &[], ENGINE),
+    ignored("sqthread_poll", &[], ENGINE),
+    ignored("sqthread_poll_cpu", &[], ENGINE),
+    ignored("nonvectored", &[], ENGINE),
+    ignored("uncached", &[], ENGINE),
+    ignored("force_async", &[], ENGINE),
+    ignored("cmd_type", &[], ENGINE),
+    ignored("cdb_len", &[], ENGINE),
+    ignored("verify_bytchk", &[], ENGINE),
+    ignored("read_mode", &[], ENGINE),
+    ignored("md_per_io_size", &[], ENGINE),
+    ignored("pi_act", &[], ENGINE),
+    ignored("pi_chk", &[], ENGINE),
+    ignored("apptag", &[], ENGINE),
+    ignored("apptag_mask", &[], ENGINE),
+    ignored("deac", &[], ENGINE),
+    ignored("hipri_percentage", &[], ENGINE),
+    ignored("sg_write_mode", &[], ENGINE),
+    ignored("stream_id", &[], ENGINE),
+    ignored("initiator", &[], ENGINE),
+    ignored("uri", &[], ENGINE),
+    ignored("libblkio_driver", &[], ENGINE),
+    ignored("libblkio_path", &[], ENGINE),
+    ignored("libblkio_pre_connect_props", &[], ENGINE),
+    ignored("libblkio_num_entries", &[], ENGINE),
+    ignored("libblkio_queue_size", &[], ENGINE),
+    ignored("libblkio_pre_start_props", &[], ENGINE),
+    ignored("libblkio_vectored", &[], ENGINE),
+    ignored("libblkio_write_zeroes_on_trim", &[], ENGINE),
+    ignored("libblkio_wait_mode", &[], ENGINE),
+    ignored("libblkio_force_enable_completion_eventfd", &[], ENGINE),
+    ignored("thp", &[], ENGINE),
+    ignored("no_completion_thread", &[], ENGINE),
+    ignored("xnvme_be", &[], ENGINE),
+    ignored("xnvme_mem", &[], ENGINE),
+    ignored("xnvme_async", &[], ENGINE),
+    ignored("xnvme_sync", &[], ENGINE),
+    ignored("xnvme_admin", &[], ENGINE),
+    ignored("xnvme_dev_nsid", &[], ENGINE),
+    ignored("xnvme_dev_subnqn", &[], ENGINE),
+    ignored("xnvme_iovec", &[], ENGINE),
+    ignored("skip_bad", &[], ENGINE),
+    ignored("cmdprio_percentage", &[], ENGINE),
+    ignored("cmdprio_class", &[], ENGINE),
+    ignored("cmdprio_hint", &[], ENGINE),
+    ignored("cmdprio", &[], ENGINE),
+    ignored("cmdprio_bssplit", &[], ENGINE),
+    cannot("hostname", &[], NETWORK),
+    cannot("port", &[], NETWORK),
+    cannot("protocol", &["proto"], NETWORK),
+    cannot("nodelay", &[], NETWORK),
+    cannot("listen", &[], NETWORK),
+    cannot("pingpong", &[], NETWORK),
+    cannot("interface", &[], NETWORK),
+    cannot("ttl", &[], NETWORK),
+    cannot("window_size", &[], NETWORK),
+    cannot("mss", &[], NETWORK),
+    cannot("bindname", &[], NETWORK),
+    cannot("verb", &[], NETWORK),
+    cannot("cpuload", &[], CPUIO),
+    cannot("cpumode", &[], CPUIO),
+    cannot("cpuchunks", &[], CPUIO),
+    cannot("exit_on_io_done", &[], CPUIO),
+    cannot("program", &[], EXEC),
+    cannot("arguments", &[], EXEC),
+    cannot("grace_time", &[], EXEC),
+    cannot("std_redirect", &[], EXEC),
+    cannot("https", &[], HTTP),
+    cannot("http_host", &[], HTTP),
+    cannot("http_user", &[], HTTP),
+    cannot("http_pass", &[], HTTP),
+    cannot("http_s3_key", &[], HTTP),
+    cannot("http_s3_keyid", &[], HTTP),
+    cannot("http_s3_security_token", &[], HTTP),
+    cannot("http_swift_auth_token", &[], HTTP),
+    cannot("http_s3_region", &[], HTTP),
+    cannot("http_s3_sse_customer_key", &[], HTTP),
+    cannot("http_s3_sse_customer_algorithm", &[], HTTP),
+    cannot("http_s3_storage_class", &[], HTTP),
+    cannot("http_mode", &[], HTTP),
+    cannot("http_verbose", &[], HTTP),
+    cannot("http_object_mode", &[], HTTP),
+    cannot("clustername", &[], CEPH),
+    cannot("rbdname", &[], CEPH),
+    cannot("pool", &[], CEPH),
+    cannot("clientname", &[], CEPH),
+    cannot("conf", &[], CEPH),
+    cannot("busy_poll", &[], CEPH),
+    cannot("touch_objects", &[], CEPH),
+    cannot("rbd_encryption_format", &[], CEPH),
+    cannot("rbd_encryption_passphrase", &[], CEPH),
+    cannot("stat_type", &[], FILEOPS),
+    cannot("donorname", &[], FILEOPS),
+    cannot("inplace", &[], FILEOPS),
+    cannot("namenode", &[], DISTRIBUTED),
+    cannot("hdfsdirectory", &[], DISTRIBUTED),
+    cannot("chunk_size", &[], DISTRIBUTED),
+    cannot("single_instance", &[], DISTRIBUTED),
+    cannot("hdfs_use_direct", &[], DISTRIBUTED),
+    cannot("nfs_url", &[], DISTRIBUTED),
+    cannot("cont", &[], DISTRIBUTED),
+    cannot("object_class", &[], DISTRIBUTED),
+    cannot("svcl", &[], DISTRIBUTED),
+    cannot("gpu_dev_ids", &[], GPU),
+    cannot("cuda_io", &[], GPU),
+    cannot("rocm_io", &[], GPU),
+];
+
+/// Engines that complete each request before the next is issued (fio `FIO_SYNCIO` with a
+/// `queue` that completes): one request outstanding whatever `iodepth` says, as fio notes
+/// "queue depth will be capped at 1".
+pub(super) const SYNC_ENGINES: [&str; 10] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice", "libzbc", "mtd", "sg"];
+/// Engines that keep `iodepth` requests in flight (libiscsi is flagged FIO_SYNCIO but queues).
+pub(super) const ASYNC_ENGINES: [&str; 11] = ["libaio", "io_uring", "io_uring_cmd", "posixaio", "solarisaio", "windowsaio", "null", "libiscsi", "nbd", "libblkio", "xnvme"];
+/// fio's engines that do not do block I/O on a disk.
+pub(super) const NON_BLOCK_ENGINES: [&str; 33] = [
+    "net", "netsplice", "rdma", "cpuio", "exec", "http", "rados", "rbd", "falloc", "ftruncate", "e4defrag", "gfapi", "gfapi_async", "libhdfs", "nfs", "dfs",
+    "ime_psync", "ime_psyncv", "ime_aio", "libcufile", "libhipfile", "dev-dax", "libpmem", "page_fault", "filecreate", "filestat", "filedelete", "dircreate",
+    "dirstat", "dirdelete", "guasi", "binject", "pmemblk",
+];
+
+/// An option by its name or one of its aliases.
+pub(super) fn lookup(name: &str) -> Option<&'static FioOption> {
+    OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
+}
+
+/// The message for an option sanlab does not accept: one fio lacks, or one sanlab cannot model.
+pub(super) fn unknown_option(name: &str) -> String {
+    if let Some(o) = lookup(name).filter(|o| o.effect == Effect::Unmodelled) {
+        return format!("fio option `{name}` cannot be modelled: {}", o.doc);
+    }
+    let names = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()));
+    format!("unknown fio option `{name}`{}", did_you_mean(name, names))
+}
+
+/// How many options (names, not aliases) have each effect: modelled, accepted without effect
+/// (Report and Ignored), cannot be modelled.
+pub fn coverage() -> [usize; 3] {
+    let count = |f: fn(Effect) -> bool| OPTIONS.iter().filter(|o| f(o.effect)).count();
+    [count(|e| e == Effect::Model), count(|e| matches!(e, Effect::Report | Effect::Ignored)), count(|e| e == Effect::Unmodelled)]
+}
+
+/// The table for `sanlab kinds`: the modelled options with their types and defaults, then the
+/// others grouped by why they are accepted without effect or cannot be modelled.
+pub fn kinds() -> Vec<KindDoc> {
+    let names = |o: &FioOption| std::iter::once(o.name).chain(o.aliases.iter().copied()).collect::<Vec<_>>().join(" | ");
+    let by_reason = |effects: &[Effect], ty: &'static str| {
+        let mut groups: Vec<(&'static str, Vec<String>)> = vec![];
+        for o in OPTIONS.iter().filter(|o| effects.contains(&o.effect)) {
+            match groups.iter_mut().find(|g| g.0 == o.doc) {
+                Some(g) => g.1.push(names(o)),
+                None => groups.push((o.doc, vec![names(o)])),
+            }
+        }
+        groups.into_iter().map(|(why, opts)| ParamDoc { name: opts.join(", "), ty, default: why.to_string(), doc: why }).collect()
+    };
+    let modelled = OPTIONS.iter().filter(|o| o.effect == Effect::Model).map(|o| ParamDoc { name: names(o), ty: o.ty, default: o.default.to_string(), doc: o.doc }).collect();
+    vec![
+        KindDoc { extension_point: "fio_option", kind: "modelled", summary: "fio options that shape the requests, their pacing or the job's phases", params: modelled },
+        KindDoc { extension_point: "fio_option", kind: "accepted", summary: "accepted without effect on the model; listed once per run as \"ignored: ...\"", params: by_reason(&[Effect::Report, Effect::Ignored], "accepted") },
+        KindDoc { extension_point: "fio_option", kind: "cannot_be_modelled", summary: "fio options sanlab stops at, saying why", params: by_reason(&[Effect::Unmodelled], "error") },
+    ]
+}
