@@ -392,8 +392,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             }
         }
     }
-    let names = Names { hosts: &host_names, arrays: &array_names, volumes: &volume_names, volume_arrays: &volume_arrays, controllers: arrays.iter().map(|a| a.controllers).collect() };
-    let faults = read_faults(&top, &names, &links, &link_ends, &replications, duration_ns)?;
+    let names = Names { paths: links.iter().map(|l| l.name.clone()).collect(), hosts: &host_names, arrays: &array_names, volumes: &volume_names, volume_arrays: &volume_arrays, controllers: arrays.iter().map(|a| a.controllers).collect() };
+    let faults = read_faults(&top, &names, &link_ends, &replications, duration_ns)?;
     top.finish()?;
     let topology = Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs, faults };
     check_limits(&topology)?;
@@ -432,11 +432,11 @@ fn check_limits(t: &Topology) -> SpecResult<()> {
 
 /// The `[[event]]` timeline: each event's target resolved, within the run, and not overlapping
 /// another event of its kind on the same part.
-fn read_faults(top: &Spec, names: &Names, links: &[Link], ends: &[LinkEnd], replications: &[Replication], duration_ns: u64) -> SpecResult<Vec<FaultConfig>> {
+fn read_faults(top: &Spec, names: &Names, ends: &[LinkEnd], replications: &[Replication], duration_ns: u64) -> SpecResult<Vec<FaultConfig>> {
     let mut faults: Vec<FaultConfig> = vec![];
     for e in top.tables("event", "faults at set times: paths, adapters, ports, controllers, arrays, the replication link, ALUA states, a lost volume")? {
         let fault = *build_kind(&e, EVENTS, None)?;
-        let config = resolve_target(&e, fault, names, links, ends, replications)?;
+        let config = resolve_target(&e, fault, names, ends, replications)?;
         let fault = &config.fault;
         let s = |ns: u64| format!("{}s", ns as f64 / 1e9);
         if fault.at_ns >= duration_ns {
@@ -461,6 +461,7 @@ fn read_faults(top: &Spec, names: &Names, links: &[Link], ends: &[LinkEnd], repl
 
 /// Names of what events can target.
 struct Names<'a> {
+    paths: Vec<String>,
     hosts: &'a [String],
     arrays: &'a [String],
     volumes: &'a [String],
@@ -469,8 +470,7 @@ struct Names<'a> {
 }
 
 /// The links (paths) an event acts on, and the array, controller, replication pair or volume.
-fn resolve_target(e: &Spec, fault: Fault, names: &Names, links: &[Link], ends: &[LinkEnd], replications: &[Replication]) -> SpecResult<FaultConfig> {
-    let link_names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
+fn resolve_target(e: &Spec, fault: Fault, names: &Names, ends: &[LinkEnd], replications: &[Replication]) -> SpecResult<FaultConfig> {
     let mut c = FaultConfig { target: String::new(), links: vec![], array: None, controller: None, replication: None, volume: None, fault };
     let matching = |keep: &dyn Fn(&LinkEnd) -> bool| -> Vec<usize> { ends.iter().enumerate().filter(|(_, end)| keep(end)).map(|(l, _)| l).collect() };
     let listed = |mut v: Vec<String>| {
@@ -480,7 +480,7 @@ fn resolve_target(e: &Spec, fault: Fault, names: &Names, links: &[Link], ends: &
     };
     match &c.fault.target {
         Target::Path(name) => {
-            c.links = vec![resolve(e, "path", name, "path", &link_names)?];
+            c.links = vec![resolve(e, "path", name, "path", &names.paths)?];
             c.target = format!("path {name}");
         }
         Target::Adapter { host, adapter } => {

@@ -31,9 +31,6 @@ pub enum Reason {
     Pdl,
 }
 
-impl Reason {
-    pub const NAMES: [&'static str; 3] = ["no_path", "apd_timeout", "pdl"];
-}
 
 impl Failover {
     pub fn from_spec(spec: Spec) -> SpecResult<Self> {
