@@ -2,7 +2,9 @@
 vdbench's interval lines for each VM that runs a vdbench job, so vdbench users read the
 columns they know.
 
-Each interval line comes from the VM's sampled series (`vm/<name>`: IOPS, MB/s, mean latency).
+Each interval line covers the run's `interval=` (vdbench's reporting interval) and adds up the
+VM's samples in it (`vm/<name>`: IOPS, MB/s, mean latency); the scenario refuses an interval
+that is not a whole number of samples (run.sample_interval).
 The simulation samples neither the read/write split nor the maximum and deviation of latency per
 interval, so those columns show `-` on interval lines; the `avg_` line has every column, from
 the run's totals of the vdbench jobs (their measured window, vdbench's avg_2-N). Queue depth is
@@ -21,7 +23,7 @@ from typing import Any
 SUMMARY_FILE = "vdbench/summary.html"
 MIB = 1024 * 1024
 # The options that mark a job as one SD of a vdbench run.
-VDBENCH_OPTIONS = ("rd", "sd", "threads", "iorate", "elapsed")
+VDBENCH_OPTIONS = ("rd", "sd", "threads", "iorate", "elapsed", "interval")
 
 HEADER = (
     "    time   interval        i/o   MB/sec   bytes   read     resp     read    write     resp     resp  queue\n"
@@ -51,6 +53,29 @@ def _vm_series(series: Mapping[str, Sequence[Any]], vm: str) -> dict[float, dict
     for t, e, m, v in zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True):
         if e == entity:
             out.setdefault(t, {})[m] = v
+    return out
+
+
+def _intervals(samples: Mapping[float, Mapping[str, float]], interval_s: float, elapsed_s: float) -> list[tuple[float, float, float, float]]:
+    """vdbench's intervals from the samples, each (end time, i/o rate, MB/s, mean response ms):
+    the samples ending in ((k-1) x interval, k x interval] add up, weighted by their length
+    (rates) and by their I/Os (response). Only whole intervals within elapsed are reported; the
+    scenario checked that the interval is a whole number of samples."""
+    out = []
+    sums: list[float] = [0.0, 0.0, 0.0, 0.0]  # seconds, I/Os, MB, response ms x I/Os
+    last_t = 0.0
+    for t in sorted(samples):
+        if t > elapsed_s + 1e-9:
+            break
+        s, width = samples[t], t - last_t
+        last_t = t
+        ios = s.get("iops", 0.0) * width
+        for i, v in enumerate((width, ios, s.get("mbps", 0.0) * width, s.get("lat_ms_mean", 0.0) * ios)):
+            sums[i] += v
+        if sums[0] >= interval_s - 1e-9:
+            seconds, ios, mb, resp = sums
+            out.append((t, ios / seconds, mb / seconds, resp / ios if ios > 0 else 0.0))
+            sums = [0.0, 0.0, 0.0, 0.0]
     return out
 
 
@@ -101,18 +126,20 @@ def vdbench_summary(variant: Mapping[str, Any]) -> str | None:
     for vm, jobs in by_vm.items():
         options = jobs[0]["options"]
         run = options.get("run", options["rd"])
-        samples = _vm_series(variant["timeseries"], vm)
-        elapsed_s = float(options["elapsed"])
-        times = [t for t in sorted(samples) if t <= elapsed_s + 1e-9]
-        parts += ["", escape(f"Starting RD={run}; I/O rate: {options['iorate']}; elapsed={options['elapsed']}; VM {vm}; SDs {', '.join(j['options']['sd'] for j in jobs)}"), "", HEADER]
-        for i, t in enumerate(times, start=1):
-            s = samples[t]
-            parts.append(_line(_clock(t), str(i), s.get("iops", 0.0), s.get("mbps", 0.0) * 1e6 / MIB, ("-",) * 5, s.get("lat_ms_mean", 0.0)))
+        interval_s = float(options["interval"])
+        intervals = _intervals(_vm_series(variant["timeseries"], vm), interval_s, float(options["elapsed"]))
+        parts += [
+            "",
+            escape(f"Starting RD={run}; I/O rate: {options['iorate']}; elapsed={options['elapsed']}; interval={options['interval']}; VM {vm}; SDs {', '.join(j['options']['sd'] for j in jobs)}"),
+            "",
+            HEADER,
+        ]
+        for i, (t, rate, mbps, resp) in enumerate(intervals, start=1):
+            parts.append(_line(_clock(t), str(i), rate, mbps * 1e6 / MIB, ("-",) * 5, resp))
         rate, mib, cells, mean, window_s = _avg_cells(jobs)
-        if times:
-            step = times[0] if len(times) == 1 else times[1] - times[0]
-            first = max(len(times) - round(window_s / step) + 1, 1) if step > 0 else 1
-            parts.append(_line(_clock(times[-1]), f"avg_{first}-{len(times)}", rate, mib, cells, mean))
+        if intervals:
+            first = max(len(intervals) - round(window_s / interval_s) + 1, 1)
+            parts.append(_line(_clock(intervals[-1][0]), f"avg_{first}-{len(intervals)}", rate, mib, cells, mean))
     parts.append("</pre></body></html>")
     return "\n".join(parts) + "\n"
 

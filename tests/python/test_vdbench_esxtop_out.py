@@ -90,3 +90,35 @@ def test_esxtop_csv_is_perfmon_layout(run_dir: Path) -> None:
     lines = _lines(run_dir / safe_name("xfer xfersize=4k") / "vdbench/summary.html")
     for row, line in zip(rows[1:], lines[:4], strict=True):
         assert float(row[commands[0]]) == pytest.approx(float(line[2]), rel=1e-3)
+
+
+def test_summary_lines_at_the_files_interval(tmp_path: Path) -> None:
+    """interval=2 over 500 ms samples: each summary line adds up four samples (the esxtop rows)."""
+    import subprocess
+    import sys
+
+    parm = tmp_path / "two_s.vdb"
+    parm.write_text("sd=sd1,size=1g\nwd=wd1,sd=sd1,xfersize=8k\nrd=rd1,wd=wd1,iorate=max,elapsed=6,interval=2\n", encoding="utf-8")
+    text = SERIES.read_text(encoding="utf-8").replace('file = "parm/series.vdb"', f'file = "{parm}"')
+    text = text.replace('warmup = "0s"', 'warmup = "0s"\nsample_interval = "500ms"').replace('duration = "4s"', 'duration = "6s"')
+    scenario = tmp_path / "two_s.toml"
+    scenario.write_text(text, encoding="utf-8")
+    out = tmp_path / "run"
+    p = subprocess.run(
+        [sys.executable, "-m", "sanlab.cli", "run", str(scenario), "--out", str(out), "--esxtop-csv", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    folder = next(d for d in out.iterdir() if (d / "vdbench/summary.html").exists())
+    lines = _lines(folder / "vdbench/summary.html")
+    assert [(line[0], line[1]) for line in lines] == [("00:00:02.000", "1"), ("00:00:04.000", "2"), ("00:00:06.000", "3"), ("00:00:06.000", "avg_2-3")], lines
+    with (folder / "esxtop.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    commands = next(i for i, h in enumerate(rows[0]) if re.fullmatch(r"\\\\esx1\\Physical Disk SCSI Device\(.+\)\\Commands/sec", h))
+    per_sample = [float(row[commands]) for row in rows[1:]]
+    assert len(per_sample) == 12
+    for k, line in enumerate(lines[:3]):
+        assert float(line[2]) == pytest.approx(sum(per_sample[4 * k : 4 * k + 4]) / 4, rel=1e-3), line

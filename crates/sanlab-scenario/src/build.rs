@@ -355,6 +355,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         for (k, j) in job_specs.into_iter().enumerate() {
             let job_name = j.opt_string("name", "job name; default <vm>-<n>")?.unwrap_or_else(|| format!("{name}-{k}"));
             let workload = build_kind(&j, WORKLOADS, Some("fio"))?;
+            workload.check_sampling(sample_interval_ns).map_err(|(key, e)| j.error(key, e))?;
             let first = jobs.len();
             for instance in workload.instances() {
                 let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));

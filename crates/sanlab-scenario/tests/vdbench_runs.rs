@@ -49,3 +49,44 @@ fn variants_of_the_scenario_multiply_the_runs() {
     let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["a/xfer xfersize=4k", "a/xfer xfersize=64k", "a/curve xfersize=8k", "a/curve_(50%) xfersize=8k", "a/curve_(90%) xfersize=8k", "b/xfer xfersize=4k", "b/xfer xfersize=64k"]);
 }
+
+/// The series example with its parameter file replaced by `parm` (written beside the scenario)
+/// and `run_keys` added to [run]; the error of loading and running it, if any.
+fn series_with(parm: &str, run_keys: &str) -> (std::path::PathBuf, Result<sanlab_scenario::RunResult, String>) {
+    let parm_path = write_scenario(parm).with_extension("vdb");
+    std::fs::write(&parm_path, parm).unwrap();
+    let text = std::fs::read_to_string(common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", parm_path.display())).replace("warmup = \"0s\"", &format!("warmup = \"0s\"\n{run_keys}"));
+    let r = run_file(&write_scenario(&text), &[], &Overrides::default(), None).map_err(|e| e.0);
+    (parm_path, r)
+}
+
+#[test]
+fn interval_is_reported_and_checked_against_the_samples() {
+    const PARM: &str = "sd=sd1,size=1g\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=4,interval=2\n";
+    // 2 s intervals from 500 ms samples: the job carries its interval for the summary lines.
+    let (_, r) = series_with(PARM, "sample_interval = \"500ms\"");
+    let r = r.unwrap();
+    assert_eq!(r.variants[0].report.jobs[0].options["interval"], "2");
+    // 1.5 s samples cannot make 2 s intervals: the error names the parameter file's line.
+    let (parm, e) = series_with(PARM, "sample_interval = \"1500ms\"");
+    let e = e.err().expect("an error");
+    assert!(e.contains(&format!("vm[0].job[0].file: {}:3: rd=rd1: interval=2 cannot be reported", parm.display())), "{e}");
+    assert!(e.contains("taken every 1500ms (run.sample_interval)") && e.ends_with("or interval= to a whole multiple of the sample interval, e.g. interval=3"), "{e}");
+}
+
+#[test]
+fn elapsed_and_warmup_are_whole_intervals_as_vdbench_checks() {
+    for (rd, message) in [
+        ("elapsed=25,interval=10", "rd=rd1: elapsed=25 must be a multiple of interval=10 (vdbench): the nearest are elapsed=20 and elapsed=30"),
+        ("elapsed=30,interval=10,warmup=15", "rd=rd1: warmup=15 must be a multiple of interval=10 (vdbench): the nearest are warmup=10 and warmup=20"),
+        ("elapsed=3,interval=2", "rd=rd1: elapsed=3 must be at least twice interval=2 (vdbench): e.g. elapsed=4 or interval=1"),
+        ("elapsed=0.5", "rd=rd1: elapsed=0.5: vdbench keeps whole seconds, which makes 0; expected at least elapsed=1"),
+    ] {
+        let (parm, e) = series_with(&format!("sd=sd1,size=1g\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,{rd}\n"), "");
+        let e = e.err().expect("an error");
+        assert!(e.contains(&format!("{}:3: {message}", parm.display())), "{rd}: {e}");
+    }
+    // Without interval=, vdbench reports every min(elapsed/2, 60) s.
+    let (_, r) = series_with("sd=sd1,size=1g\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=4,interval=0\n", "");
+    assert_eq!(r.unwrap().variants[0].report.jobs[0].options["interval"], "2");
+}

@@ -97,6 +97,12 @@ pub trait Workload {
     }
     /// The job's options as the user would write them (for fio-compatible output).
     fn options(&self) -> Vec<(String, String)>;
+    /// Whether the job's own output can be made from the run's time series, sampled every
+    /// `sample_interval_ns` (vdbench's summary lines at its `interval=`); the error names the
+    /// job's key to blame.
+    fn check_sampling(&self, _sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
     /// Options the job's file gave that have no effect on the model (fio's logging, CPU
     /// placement, engine tuning, ...), listed once per run as "ignored: ...".
     fn ignored(&self) -> Vec<&'static str> {
@@ -193,6 +199,10 @@ impl Workload for JobSet {
 
     fn options(&self) -> Vec<(String, String)> {
         self.jobs[0].1.options()
+    }
+
+    fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
+        self.jobs.iter().try_for_each(|(_, j)| j.check_sampling(sample_interval_ns))
     }
 
     fn ignored(&self) -> Vec<&'static str> {

@@ -14,7 +14,7 @@ use super::{Instance, JobSet, Pacing, Request, Workload};
 use crate::io::Op;
 use crate::number::{checked, finite, rate_iops, DURATION, SIZE};
 use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
-use sanlab_des::RngStream;
+use sanlab_des::{RngStream, NS_PER_S};
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "vdbench", summary: "vdbench: a parameter file (sd/wd/rd: xfersize, rdpct, seekpct, rhpct, hitarea, hotband, ...) or the same keys inline", build };
 
@@ -22,8 +22,8 @@ pub const KIND: Kind<dyn Workload> = Kind { name: "vdbench", summary: "vdbench: 
 /// (RD_entry: `elapsed = 30`, `interval = 1`).
 const DEFAULT_HITAREA_BYTES: u64 = 1 << 20;
 const DEFAULT_THREADS: u32 = 8;
-const DEFAULT_ELAPSED_S: f64 = 30.0;
-const DEFAULT_INTERVAL_S: f64 = 1.0;
+const DEFAULT_ELAPSED_S: u64 = 30;
+const DEFAULT_INTERVAL_S: u64 = 1;
 /// vdbench's transfer sizes must be multiples of a sector (WD_entry.parseXfersize).
 const SECTOR_BYTES: u64 = 512;
 
@@ -111,14 +111,15 @@ fn bytes(keyword: &str, value: &str) -> Result<u64, String> {
     SIZE.whole(value, b.trunc()).map_err(|e| format!("{keyword}={e}"))
 }
 
-/// Seconds, 0 (when `zero_ok`) or positive, at most the longest duration.
-fn seconds(keyword: &str, value: &str, zero_ok: bool) -> Result<f64, String> {
+/// Whole seconds, as vdbench keeps `elapsed`, `interval` and `warmup` (RD_entry: `(long)` of the
+/// number, so 1.5 is 1).
+fn seconds(keyword: &str, value: &str) -> Result<u64, String> {
     let s = number(keyword, single(keyword, value)?)?;
-    if s < 0.0 || (s == 0.0 && !zero_ok) {
-        return Err(format!("{keyword}={value} must be {}", if zero_ok { "0 or positive" } else { "positive" }));
+    if s < 0.0 {
+        return Err(format!("{keyword}={value} must be 0 or positive"));
     }
     DURATION.whole(value, s * 1e9).map_err(|e| format!("{keyword}={e}"))?;
-    Ok(s)
+    Ok(s.trunc() as u64)
 }
 
 fn pair(keyword: &str, value: &str) -> Result<(f64, f64), String> {
@@ -476,9 +477,11 @@ struct Rd {
     curve_pct: Vec<f64>,
     /// `stopcurve=`: vdbench ends once a curve point's response time is above this (ms).
     stopcurve_ms: Option<f64>,
-    elapsed_s: f64,
-    interval_s: f64,
-    warmup_s: Option<f64>,
+    elapsed_s: u64,
+    /// The reporting interval of vdbench's summary lines; 0 until set means vdbench's default
+    /// for it, `min(elapsed/2, 60)` (RD_entry.parserCleanup).
+    interval_s: u64,
+    warmup_s: Option<u64>,
     arrivals: Arrivals,
     /// `maxdata`, `maxdataread`, `maxdatawritten`: data after which the run stops, besides
     /// `elapsed`; 100 or less is a multiple of the SDs' sizes (CollectSlaveStats.getLimit).
@@ -527,9 +530,15 @@ impl Rd {
                     return Err(format!("curve=`{value}`: expected percents of the max rate, e.g. curve=(10,50,90)"));
                 }
             }
-            "elapsed" => self.elapsed_s = seconds(keyword, value, false)?,
-            "interval" => self.interval_s = seconds(keyword, value, false)?,
-            "warmup" => self.warmup_s = Some(seconds(keyword, value, true)?),
+            "elapsed" => {
+                self.elapsed_s = seconds(keyword, value)?;
+                if self.elapsed_s == 0 {
+                    return Err(format!("elapsed={value}: vdbench keeps whole seconds, which makes 0; expected at least elapsed=1"));
+                }
+            }
+            // 0 (or below 1, which vdbench truncates to 0) asks for vdbench's default.
+            "interval" => self.interval_s = seconds(keyword, value)?,
+            "warmup" => self.warmup_s = Some(seconds(keyword, value)?),
             "maxdata" | "maxdataread" | "maxdatawritten" => {
                 let b = number(keyword, single(keyword, value)?)?;
                 if b <= 0.0 {
@@ -923,6 +932,16 @@ impl MaxData {
     }
 }
 
+/// The run's reporting interval (`interval=`), for its summary lines, and where it was given.
+#[derive(Clone, Debug)]
+struct Interval {
+    ns: u64,
+    /// The scenario key to blame: `file`, or `interval` for the inline form.
+    key: &'static str,
+    /// "file:line: rd=name" of the run.
+    at: String,
+}
+
 /// One SD of a run: its generators, how requests are picked among them, and pacing.
 #[derive(Clone, Debug)]
 struct SdJob {
@@ -934,6 +953,7 @@ struct SdJob {
     arrivals: Arrivals,
     runtime_ns: u64,
     measured_from_ns: u64,
+    interval: Interval,
     /// Shared by the run's SDs.
     maxdata: Option<std::rc::Rc<MaxData>>,
     options: Vec<(String, String)>,
@@ -990,6 +1010,32 @@ impl Workload for SdJob {
 
     fn options(&self) -> Vec<(String, String)> {
         self.options.clone()
+    }
+
+    /// vdbench's summary lines add up whole samples of the time series, so the interval must be
+    /// a multiple of the sample interval.
+    fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
+        let Interval { ns, key, at } = &self.interval;
+        if ns % sample_interval_ns == 0 {
+            return Ok(());
+        }
+        // The nearest interval that is whole seconds (as vdbench keeps it) and whole samples.
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let step_ns = (sample_interval_ns / gcd(sample_interval_ns, NS_PER_S)).saturating_mul(NS_PER_S);
+        let nearest_s = ((*ns as f64 / step_ns as f64).round().max(1.0) as u64).saturating_mul(step_ns) / NS_PER_S;
+        Err((
+            key,
+            format!(
+                "{at}: interval={} cannot be reported: its summary lines add up samples of the time series, taken every {}ms (run.sample_interval); set run.sample_interval to a divisor of it (\"1s\" always is), or interval= to a whole multiple of the sample interval, e.g. interval={nearest_s}",
+                ns / NS_PER_S,
+                sample_interval_ns as f64 / 1e6
+            ),
+        ))
     }
 }
 
@@ -1098,6 +1144,14 @@ fn pick<'a>(runs: &'a [RunPlan], p: &Parm, name: Option<&str>, place: &dyn Fn(At
     }
 }
 
+/// The RD's `interval=`, or vdbench's default for it, `min(elapsed/2, 60)` (at least 1).
+fn reporting_interval_s(rd: &Rd) -> u64 {
+    match rd.interval_s {
+        0 => (rd.elapsed_s / 2).clamp(1, 60),
+        s => s,
+    }
+}
+
 /// The SD jobs of one run. A curve point without `curve_max_iops` (only when a scenario is
 /// validated before its max run) runs as the max run does.
 fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: u64, place: &dyn Fn(At, String) -> String) -> Result<Vec<(String, SdJob)>, String> {
@@ -1114,8 +1168,16 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
         }
         iorate = IoRate::Rate(rate_iops(&r.to_string(), r).map_err(|e| at_rd(format!("curve point {pct}%: {e}")))?);
     }
-    if rd.elapsed_s / rd.interval_s < 2.0 {
-        return Err(at_rd(format!("elapsed={} must be at least twice interval={} (vdbench)", rd.elapsed_s, rd.interval_s)));
+    let (elapsed_s, interval_s) = (rd.elapsed_s, reporting_interval_s(rd));
+    if elapsed_s / interval_s < 2 {
+        return Err(at_rd(format!("elapsed={elapsed_s} must be at least twice interval={interval_s} (vdbench): e.g. elapsed={} or interval={}", 2 * interval_s, (elapsed_s / 2).max(1))));
+    }
+    // vdbench reports whole intervals only (RD_entry.parserCleanup).
+    for (key, s) in [("elapsed", elapsed_s), ("warmup", rd.warmup_s.unwrap_or(0))] {
+        if s % interval_s != 0 {
+            let below = s / interval_s * interval_s;
+            return Err(at_rd(format!("{key}={s} must be a multiple of interval={interval_s} (vdbench): the nearest are {key}={} and {key}={}", below.max(if key == "elapsed" { 2 * interval_s } else { 0 }), below + interval_s)));
+        }
     }
     let mut wds: Vec<Wd> = vec![];
     for pattern in &rd.wds {
@@ -1225,7 +1287,7 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
             gens.push((s, g, weight));
         }
     }
-    let measured_s = rd.warmup_s.unwrap_or(rd.interval_s);
+    let measured_s = rd.warmup_s.unwrap_or(interval_s);
     let used_bytes: u64 = p.sds.iter().enumerate().filter(|(s, _)| gens.iter().any(|g| g.0 == *s)).map(|(_, sd)| sd.size_bytes.unwrap_or(device_bytes)).sum();
     let maxdata = rd.maxdata.iter().any(Option::is_some).then(|| {
         let limit = |m: Option<f64>| m.map(|m| if m <= 100.0 { (m * used_bytes as f64) as u64 } else { m as u64 });
@@ -1253,6 +1315,7 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
             ("threads".to_string(), sd.threads.to_string()),
             ("iorate".to_string(), rate_iops.map_or("max".to_string(), |r| format!("{r}"))),
             ("elapsed".to_string(), rd.elapsed_s.to_string()),
+            ("interval".to_string(), interval_s.to_string()),
         ];
         if run.name != rd.name {
             options.push(("run".to_string(), run.name.clone()));
@@ -1271,9 +1334,10 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
                 threads: sd.threads,
                 rate_iops,
                 arrivals: rd.arrivals,
-                runtime_ns: (rd.elapsed_s * 1e9) as u64,
+                runtime_ns: rd.elapsed_s * NS_PER_S,
                 // vdbench's totals leave out the first interval (its "avg_2-N" line) unless warmup= says otherwise.
-                measured_from_ns: (measured_s * 1e9) as u64,
+                measured_from_ns: measured_s * NS_PER_S,
+                interval: Interval { ns: interval_s * NS_PER_S, key: if rd.at.is_some() { "file" } else { "interval" }, at: place(rd.at, format!("rd={}", rd.name)) },
                 maxdata: maxdata.clone(),
                 options,
             },
@@ -1294,9 +1358,9 @@ const INLINE: [(&str, char, &str, &str, &str); 14] = [
     ("hitarea", 's', "size", "1m", "inline: the hit area at the start of the SD; misses avoid it"),
     ("threads", 's', "integer", "8", "inline: requests outstanding at most (all of them with iorate = \"max\")"),
     ("iorate", 'r', "max or IOPS", "max", "inline: max = closed loop at threads; a number = open arrivals at that rate"),
-    ("elapsed", 'r', "seconds", "30", "inline: run length; the job stops after it"),
-    ("interval", 'r', "seconds", "1", "inline: reporting interval; the first is left out of the job's statistics"),
-    ("warmup", 'r', "seconds", "interval", "inline: left out of the job's statistics"),
+    ("elapsed", 'r', "seconds", "30", "inline: run length in whole seconds, a multiple of interval; the job stops after it"),
+    ("interval", 'r', "seconds", "1", "inline: reporting interval of vdbench's summary lines, whole seconds (0: min(elapsed/2, 60)); the first is left out of the job's statistics"),
+    ("warmup", 'r', "seconds", "interval", "inline: whole seconds, a multiple of interval, left out of the job's statistics"),
     ("distribution", 'r', "choice", "exponential", "inline: inter-arrival times with a numeric iorate: exponential, uniform, deterministic"),
 ];
 
