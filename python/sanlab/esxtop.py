@@ -3,14 +3,20 @@ tools made for esxtop captures (perfmon, esxplot, spreadsheets) open it: a perfm
 `"(PDH-CSV 4.0) (UTC)(0)","\\\\esx1\\Physical Disk SCSI Device(lun)\\Commands/sec",...`, then one
 quoted row per sample, its time the run's start plus the simulated time.
 
-The counters are those sanlab simulates, named as esxtop names them:
+The counters are those sanlab simulates, named as esxtop names them (checked against public
+batch captures and the per-LUN counter list of esxtop's documentation):
 
-- per device: Commands/sec; Average Guest MilliSec/Command (GAVG: from entering the device
-  queue to completion, KAVG + DAVG); Queue Depth (DQLEN); Active Commands (ACTV); Queued
-  Commands (QUED);
-- per path: Commands/sec; Average Driver MilliSec/Command (DAVG: on the wire and in the array).
+- per device: Commands/sec, Reads/sec, Writes/sec; MBytes Read/sec and MBytes Written/sec
+  (1024**2 bytes, our reading of esxtop's MB); Average Guest MilliSec/Command, /Read, /Write
+  (GAVG: from entering the device queue to completion); Average Driver MilliSec/Command, /Read,
+  /Write (DAVG: dispatch to completion, on the wire and in the array); Average Kernel
+  MilliSec/Command, /Read, /Write (KAVG = GAVG - DAVG, the wait in the device queue); Queue Depth
+  (DQLEN); Active Commands (ACTV); Queued Commands (QUED);
+- per path: Commands/sec; Average Driver MilliSec/Command.
 
-Reads and writes are not sampled apart, so esxtop's per-direction counters are left out.
+Left out: Average Queue MilliSec/* (sanlab does not tell QAVG apart from the rest of KAVG), the
+paths' per-direction counters (a path's series add both directions up), and the failure, abort
+and reset rates (not sampled).
 """
 
 from __future__ import annotations
@@ -23,15 +29,65 @@ from pathlib import Path
 from typing import Any
 
 ESXTOP_FILE = "esxtop.csv"
-# (sanlab entity prefix, esxtop object, sanlab metric, esxtop counter)
-COUNTERS = (
-    ("device", "Physical Disk SCSI Device", "iops", "Commands/sec"),
-    ("device", "Physical Disk SCSI Device", "lat_ms_mean", "Average Guest MilliSec/Command"),
-    ("device", "Physical Disk SCSI Device", "dqlen", "Queue Depth"),
-    ("device", "Physical Disk SCSI Device", "actv", "Active Commands"),
-    ("device", "Physical Disk SCSI Device", "qued", "Queued Commands"),
-    ("path", "Physical Disk Path", "iops", "Commands/sec"),
-    ("path", "Physical Disk Path", "lat_ms_mean", "Average Driver MilliSec/Command"),
+MIB = 1024 * 1024
+
+Sample = Mapping[str, float]
+
+
+def _metric(name: str) -> Callable[[Sample], float | None]:
+    return lambda s: s.get(name)
+
+
+def _mib(name: str) -> Callable[[Sample], float | None]:
+    return lambda s: s[name] * 1e6 / MIB if name in s else None
+
+
+def _both(metric: str) -> Callable[[Sample], float | None]:
+    """A per-direction latency over both directions, weighted by each one's I/Os."""
+
+    def value(s: Sample) -> float | None:
+        if f"read_{metric}" not in s:
+            return None
+        ios = s["read_iops"] + s["write_iops"]
+        return (s["read_iops"] * s[f"read_{metric}"] + s["write_iops"] * s[f"write_{metric}"]) / ios if ios else 0.0
+
+    return value
+
+
+def _kernel(guest: Callable[[Sample], float | None], driver: Callable[[Sample], float | None]) -> Callable[[Sample], float | None]:
+    """KAVG: guest minus driver latency; both are means over the same I/Os, so only the samples'
+    float rounding could make it negative."""
+
+    def value(s: Sample) -> float | None:
+        g, d = guest(s), driver(s)
+        return None if g is None or d is None else max(g - d, 0.0)
+
+    return value
+
+
+DEVICE = ("device", "Physical Disk SCSI Device")
+PATH = ("path", "Physical Disk Path")
+# (sanlab entity prefix, esxtop object, esxtop counter, value from the entity's sample)
+COUNTERS: tuple[tuple[str, str, str, Callable[[Sample], float | None]], ...] = (
+    (*DEVICE, "Commands/sec", _metric("iops")),
+    (*DEVICE, "Reads/sec", _metric("read_iops")),
+    (*DEVICE, "Writes/sec", _metric("write_iops")),
+    (*DEVICE, "MBytes Read/sec", _mib("read_mbps")),
+    (*DEVICE, "MBytes Written/sec", _mib("write_mbps")),
+    (*DEVICE, "Average Driver MilliSec/Command", _both("driver_ms_mean")),
+    (*DEVICE, "Average Kernel MilliSec/Command", _kernel(_metric("lat_ms_mean"), _both("driver_ms_mean"))),
+    (*DEVICE, "Average Guest MilliSec/Command", _metric("lat_ms_mean")),
+    (*DEVICE, "Average Driver MilliSec/Read", _metric("read_driver_ms_mean")),
+    (*DEVICE, "Average Kernel MilliSec/Read", _kernel(_metric("read_lat_ms_mean"), _metric("read_driver_ms_mean"))),
+    (*DEVICE, "Average Guest MilliSec/Read", _metric("read_lat_ms_mean")),
+    (*DEVICE, "Average Driver MilliSec/Write", _metric("write_driver_ms_mean")),
+    (*DEVICE, "Average Kernel MilliSec/Write", _kernel(_metric("write_lat_ms_mean"), _metric("write_driver_ms_mean"))),
+    (*DEVICE, "Average Guest MilliSec/Write", _metric("write_lat_ms_mean")),
+    (*DEVICE, "Queue Depth", _metric("dqlen")),
+    (*DEVICE, "Active Commands", _metric("actv")),
+    (*DEVICE, "Queued Commands", _metric("qued")),
+    (*PATH, "Commands/sec", _metric("iops")),
+    (*PATH, "Average Driver MilliSec/Command", _metric("lat_ms_mean")),
 )
 
 
@@ -40,14 +96,17 @@ def esxtop_csv(variant: Mapping[str, Any], started: datetime) -> str:
     hosts = {("device", d["name"]): d["host"] for d in variant["devices"]}
     hosts.update({("path", p["name"]): p["host"] for p in variant["paths"]})
     series = variant["timeseries"]
-    values: dict[tuple[str, str], dict[float, float]] = {}
+    # entity -> time -> metric -> value
+    samples: dict[str, dict[float, dict[str, float]]] = {}
     for t, entity, metric, value in zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True):
-        values.setdefault((entity, metric), {})[t] = value
+        samples.setdefault(entity, {}).setdefault(t, {})[metric] = value
     columns = []
-    for kind, obj, metric, counter in COUNTERS:
+    for kind, obj, counter, value in COUNTERS:
         for (k, name), host in hosts.items():
-            if k == kind and (f"{kind}/{name}", metric) in values:
-                columns.append((f"\\\\{host}\\{obj}({name})\\{counter}", values[(f"{kind}/{name}", metric)]))
+            by_time = samples.get(f"{kind}/{name}", {})
+            col = {t: v for t, s in by_time.items() if (v := value(s)) is not None}
+            if k == kind and col:
+                columns.append((f"\\\\{host}\\{obj}({name})\\{counter}", col))
     times = sorted({t for _, col in columns for t in col})
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\r\n")

@@ -86,6 +86,18 @@ def test_esxtop_csv_is_perfmon_layout(run_dir: Path) -> None:
     assert any(re.fullmatch(r"\\\\esx1\\Physical Disk Path\(.+\)\\Average Driver MilliSec/Command", h) for h in header)
     assert len(rows) == 1 + 4, "one row per sample"
     assert re.fullmatch(r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d", rows[1][0])
+    # Reads and writes apart: they add up to Commands/sec, at rdpct=70, 4k each; the kernel's
+    # time is the guest's less the driver's.
+    col = {h.rsplit("\\", 1)[1]: i for i, h in enumerate(header) if "Physical Disk SCSI Device" in h}
+    for row in rows[1:]:
+        v = {name: float(row[i]) for name, i in col.items()}
+        assert v["Reads/sec"] + v["Writes/sec"] == pytest.approx(v["Commands/sec"], rel=1e-3)
+        assert v["Reads/sec"] / v["Commands/sec"] == pytest.approx(0.7, abs=0.03)
+        assert v["MBytes Read/sec"] == pytest.approx(v["Reads/sec"] * 4096 / 1024**2, rel=1e-2)
+        assert v["MBytes Written/sec"] == pytest.approx(v["Writes/sec"] * 4096 / 1024**2, rel=1e-2)
+        for d in ("Command", "Read", "Write"):
+            guest, driver, kernel = (v[f"Average {w} MilliSec/{d}"] for w in ("Guest", "Driver", "Kernel"))
+            assert 0 < driver <= guest and kernel == pytest.approx(guest - driver, abs=0.011), (d, v)
     # The device's Commands/sec is the summary's i/o rate of the same interval.
     lines = _lines(run_dir / safe_name("xfer xfersize=4k") / "vdbench/summary.html")
     for row, line in zip(rows[1:], lines[:4], strict=True):

@@ -121,7 +121,8 @@ pub struct FaultConfig {
 pub const MAX_OUTSTANDING: u64 = 1 << 22;
 /// Largest time series a run may record: 1 GiB.
 pub const MAX_SERIES_BYTES: u64 = 1 << 30;
-/// Series per entity, at most (a device has six: IOPS, MB/s, latency, DQLEN, ACTV, QUED).
+/// Series per entity, at most (a device has six: IOPS, MB/s, latency, DQLEN, ACTV, QUED; and its
+/// reads and writes apart, counted on their own).
 const MAX_SERIES_PER_ENTITY: u64 = 6;
 /// Bytes per sample of one series (`f32`), and per sample of the shared time column.
 const SERIES_SAMPLE_BYTES: u64 = 4;
@@ -151,7 +152,7 @@ impl Topology {
         let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
         let entities = (self.hosts.len() + self.arrays.len() + cores + paths + self.devices.len() + self.vms.len()) as u64;
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
-        let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY);
+        let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY) + self.devices.len() as u64 * crate::engine::by_direction::SERIES;
         let series_bytes = series_bytes(samples, max_series);
         let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
         Cost { entities, samples, max_series, series_bytes, outstanding }

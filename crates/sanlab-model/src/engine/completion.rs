@@ -50,6 +50,7 @@ impl World {
         dev.paths[p].tally.done(now - r.t_dispatch, r.size_bytes, measured);
         dev.psp.on_complete(now, p, now - r.t_dispatch, r.size_bytes);
         dev.tally.done(now - r.t_device, r.size_bytes, measured);
+        dev.by_direction.done(r.op, r.size_bytes, now - r.t_device, now - r.t_dispatch);
         if measured {
             dev.kernel_ns_sum += u128::from(r.t_dispatch - r.t_device);
             dev.device_ns_sum += u128::from(now - r.t_dispatch);

@@ -134,6 +134,8 @@ pub(crate) struct Device {
     pub psp_log: Vec<PspEvent>,
     /// DQLEN, ACTV and QUED, as esxtop names them.
     pub queue_series: [SeriesId; 3],
+    /// Reads and writes apart, for esxtop's per-direction counters.
+    pub by_direction: super::by_direction::ByDirection,
     pub dqlen_sum: f64,
     pub actv_sum: f64,
     pub qued_sum: f64,
@@ -287,6 +289,7 @@ impl World {
                     .collect(),
                 tally: Tally::new(&mut series, &format!("device/{}", d.name)),
                 queue_series: ["dqlen", "actv", "qued"].map(|m| series.series(&format!("device/{}", d.name), m)),
+                by_direction: super::by_direction::ByDirection::new(&mut series, &format!("device/{}", d.name)),
                 name: d.name,
                 host: d.host,
                 label: d.label,

@@ -15,6 +15,7 @@
 //! `entities` holds the state they share and builds it from a topology.
 
 mod array;
+pub(crate) mod by_direction;
 mod completion;
 mod entities;
 mod fabric;

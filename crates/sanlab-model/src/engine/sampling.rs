@@ -58,6 +58,7 @@ impl World {
             for (id, x) in d.queue_series.into_iter().zip([dqlen, actv, qued]) {
                 series.push(id, x);
             }
+            d.by_direction.sample(series, secs);
         }
         let next = now + self.sample_ns;
         if next <= self.end_ns {
