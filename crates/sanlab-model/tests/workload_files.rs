@@ -286,7 +286,9 @@ fn vdbench_eof_runs_and_inline_keys() {
 fn vdbench_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&vdb(&format!("bad/{f}")));
     assert!(e("unknown_keyword.vdb").starts_with("vm[0].job[0].file: DATA/vdbench/bad/unknown_keyword.vdb:1: sd=sd1: unknown keyword `sizee`"), "{}", e("unknown_keyword.vdb"));
-    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `priority=` is a vdbench keyword sanlab cannot model: workload priorities are not modelled"), "{}", e("unmodelled.vdb"));
+    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `priority=` is a vdbench keyword sanlab cannot model: workload priorities need one SD's threads shared by a paced and a closed-loop workload, which sanlab's jobs cannot do; give each WD its own SD, or drop priority="), "{}", e("unmodelled.vdb"));
+    assert!(e("streams_threads.vdb").ends_with("streams_threads.vdb:2: wd=wd1 on sd=sd1: threads=6 must be a multiple of streams=4, each stream getting the same threads (vdbench): e.g. threads=4 or threads=8"), "{}", e("streams_threads.vdb"));
+    assert!(e("streams_two_wds.vdb").ends_with("streams_two_wds.vdb:2: wd=wd1: streams= needs a run of one workload (vdbench), and rd=rd1 runs 2"), "{}", e("streams_two_wds.vdb"));
     assert!(e("bad_xfersize.vdb").ends_with("bad_xfersize.vdb:2: wd=wd1: xfersize distribution adds up to 90%, expected 100 (vdbench)"));
     assert!(e("missing_include.vdb").contains("missing_include.vdb:1: include=nothere.vdb: cannot read"));
     assert!(e("small_sd.vdb").contains("small_sd.vdb:3: wd=wd1: on sd=sd1: after the hit area (1048576 bytes)"), "{}", e("small_sd.vdb"));
@@ -404,6 +406,24 @@ fn vdbench_concatenated_sds() {
     let reqs = draw(&mut c1, 30_000);
     assert!(reqs.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 65536));
     assert!(reqs.last().unwrap().offset_bytes > GIB && reqs.last().unwrap().offset_bytes < 4 * GIB);
+}
+
+#[test]
+fn vdbench_streams_read_their_parts_in_sequence() {
+    // 1 GiB in 4 streams of 256 MiB, 2 of the 8 threads each; seekpct=random is overridden.
+    let all = jobs(&vdb("streams.vdb"));
+    assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1.stream0", "sd1.stream1", "sd1.stream2", "sd1.stream3"]);
+    for (k, (_, mut w)) in all.into_iter().enumerate() {
+        assert_eq!(w.pacing(), Pacing::Closed { depth: 2 });
+        let (low, high) = (k as u64 * 256 * MIB + 65536, (k as u64 + 1) * 256 * MIB);
+        let reqs = draw(&mut w, 5_000);
+        assert_eq!(reqs[0].offset_bytes, low, "stream {k} starts past its first block");
+        for p in reqs.windows(2) {
+            let next = p[0].offset_bytes + 65536;
+            assert_eq!(p[1].offset_bytes, if next + 65536 > high { low } else { next }, "stream {k}: in sequence, back to its start at its end");
+        }
+        assert!(reqs.iter().all(|r| r.op == Op::Read && r.offset_bytes + 65536 <= high));
+    }
 }
 
 #[test]

@@ -274,6 +274,9 @@ struct Wd {
     stride_bytes: Option<(u64, u64)>,
     /// With concatenatesds=yes: requests outstanding on the WD's concatenated SD.
     threads: Option<u32>,
+    /// `streams=n`: the SD cut into n equal parts, each read or written sequentially by its
+    /// share of the SD's threads (StreamContext); 0 without.
+    streams: u32,
 }
 
 impl Wd {
@@ -320,7 +323,9 @@ impl Wd {
                 }
                 self.stride_bytes = Some((lo, hi));
             }
-            "priority" => return Err(unmodelled(keyword, "workload priorities are not modelled")),
+            // vdbench queues each workload's requests by priority and its threads take the
+            // highest first; sanlab's SD job has one queue of arrivals.
+            "priority" => return Err(unmodelled(keyword, "workload priorities need one SD's threads shared by a paced and a closed-loop workload, which sanlab's jobs cannot do; give each WD its own SD, or drop priority=")),
             "user" => return Err(unmodelled(keyword, "user-written generators cannot run in sanlab")),
             "threads" => {
                 let t = number(keyword, single(keyword, value)?)?;
@@ -329,7 +334,13 @@ impl Wd {
                 }
                 self.threads = Some(t as u32);
             }
-            _ => return Err(unmodelled(keyword, "streams are not modelled")),
+            _ => {
+                let n = number(keyword, single(keyword, value)?)?;
+                if !(2.0..=65_536.0).contains(&n) {
+                    return Err(format!("streams={value}: expected 2..=65536 (vdbench needs at least two streams)"));
+                }
+                self.streams = n as u32;
+            }
         }
         Ok(())
     }
@@ -594,7 +605,7 @@ fn default_sd() -> Sd {
 }
 
 fn default_wd() -> Wd {
-    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None, threads: None }
+    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None, threads: None, streams: 0 }
 }
 
 fn default_rd() -> Rd {
@@ -956,6 +967,11 @@ struct SdJob {
     interval: Interval,
     /// Shared by the run's SDs.
     maxdata: Option<std::rc::Rc<MaxData>>,
+    /// `streams=`: the SD's parts, one job instance each ([`Workload::instances`]).
+    streams: Vec<Context>,
+    /// An instance's stream: every request goes to its next block, whatever the workload's
+    /// seekpct (IO_task.processSingleIO overrides the address).
+    stream: Option<Context>,
     options: Vec<(String, String)>,
 }
 
@@ -970,7 +986,21 @@ impl Workload for SdJob {
             let u = rng.uniform() * self.cum_weights[self.cum_weights.len() - 1];
             self.cum_weights.iter().position(|c| u < *c).unwrap_or(self.generators.len() - 1)
         };
-        let r = self.generators[g].next(rng)?;
+        let mut r = self.generators[g].next(rng)?;
+        if let Some(area) = &mut self.stream {
+            // StreamContext.getNextSequentialLba: no short block at the end, back to the start
+            // (or the end of the run with seekpct=eof).
+            let size = u64::from(r.size_bytes);
+            let mut next = area.next_seq.unwrap_or(area.low);
+            if next + size > area.high {
+                if self.generators[g].seek == Seek::Eof {
+                    return None;
+                }
+                next = area.low;
+            }
+            area.next_seq = Some(next + size);
+            r.offset_bytes = next;
+        }
         if let Some(m) = &self.maxdata {
             m.add(&r);
         }
@@ -1004,8 +1034,22 @@ impl Workload for SdJob {
         Some(now_ns + (gap.round() as u64).max(1))
     }
 
+    /// One instance, or one per stream with its share of the threads (and of the rate: our
+    /// choice, as vdbench's threads take paced requests from one queue and each stream has as
+    /// many threads).
     fn instances(&self) -> Vec<Instance> {
-        vec![Instance { suffix: None, workload: Box::new(self.clone()), after: vec![] }]
+        if self.streams.is_empty() {
+            return vec![Instance { suffix: None, workload: Box::new(self.clone()), after: vec![] }];
+        }
+        let n = self.streams.len();
+        self.streams
+            .iter()
+            .enumerate()
+            .map(|(k, area)| {
+                let job = SdJob { threads: self.threads / n as u32, rate_iops: self.rate_iops.map(|r| r / n as f64), streams: vec![], stream: Some(area.clone()), ..self.clone() };
+                Instance { suffix: Some(format!("stream{k}")), workload: Box::new(job), after: vec![] }
+            })
+            .collect()
     }
 
     fn options(&self) -> Vec<(String, String)> {
@@ -1142,6 +1186,24 @@ fn pick<'a>(runs: &'a [RunPlan], p: &Parm, name: Option<&str>, place: &dyn Fn(At
             many => Err(place(None, format!("{} {} ({}): pick one with rd = \"...\"", many.len(), if plain { "run definitions" } else { "runs" }, list(&many.iter().collect::<Vec<_>>())))),
         },
     }
+}
+
+/// The parts of `sd` that `streams=` cuts it into (StreamContext): equal, whole transfer sizes,
+/// each without its first block (vdbench keeps block 0 of a LUN clear, and does so in every
+/// stream).
+fn stream_areas(w: &Wd, sd: &Sd, sd_bytes: u64) -> Result<Vec<Context>, String> {
+    let n = w.streams;
+    if sd.threads % n != 0 {
+        let lower = sd.threads / n * n;
+        let nearest = if lower > 0 { format!("threads={lower} or threads={}", lower + n) } else { format!("threads={n}") };
+        return Err(format!("threads={} must be a multiple of streams={n}, each stream getting the same threads (vdbench): e.g. {nearest}", sd.threads));
+    }
+    let max_xfer = w.xfer.max_bytes();
+    let size = sd_bytes / u64::from(n) / max_xfer * max_xfer;
+    if size < 2 * max_xfer {
+        return Err(format!("streams={n} leave each stream {size} bytes of the SD's {sd_bytes}, less than two transfers of {max_xfer} bytes: use fewer streams or a larger SD"));
+    }
+    Ok((0..u64::from(n)).map(|k| Context { low: sd.offset_bytes + k * size + max_xfer, high: sd.offset_bytes + (k + 1) * size, next_seq: None }).collect())
 }
 
 /// The RD's `interval=`, or vdbench's default for it, `min(elapsed/2, 60)` (at least 1).
@@ -1293,12 +1355,21 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
         let limit = |m: Option<f64>| m.map(|m| if m <= 100.0 { (m * used_bytes as f64) as u64 } else { m as u64 });
         std::rc::Rc::new(MaxData { limit_bytes: [limit(rd.maxdata[0]), limit(rd.maxdata[1]), limit(rd.maxdata[2])], done_bytes: Default::default() })
     });
+    // vdbench allows streams= only in a run of one workload (RD_entry.finalizeWds).
+    let streaming = match wds.iter().find(|w| w.streams > 0) {
+        Some(w) if wds.len() > 1 => return Err(place(w.at, format!("wd={}: streams= needs a run of one workload (vdbench), and rd={} runs {}", w.name, rd.name, wds.len()))),
+        other => other,
+    };
     let mut jobs = vec![];
     for (s, sd) in p.sds.iter().enumerate() {
         let mine: Vec<&(usize, Generator, f64)> = gens.iter().filter(|g| g.0 == s).collect();
         if mine.is_empty() {
             continue;
         }
+        let streams = match streaming {
+            Some(w) => stream_areas(w, sd, sd.size_bytes.unwrap_or(device_bytes)).map_err(|e| place(w.at, format!("wd={} on sd={}: {e}", w.name, sd.name)))?,
+            None => vec![],
+        };
         let cum_weights: Vec<f64> = mine.iter().scan(0.0, |c, g| {
             *c += g.2;
             Some(*c)
@@ -1320,6 +1391,9 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
         if run.name != rd.name {
             options.push(("run".to_string(), run.name.clone()));
         }
+        if !streams.is_empty() {
+            options.push(("streams".to_string(), streams.len().to_string()));
+        }
         if maxdata.is_some() {
             options.push(("maxdata".to_string(), rd.maxdata.iter().map(|m| m.map_or("-".to_string(), what_size)).collect::<Vec<_>>().join("/")));
         }
@@ -1339,6 +1413,8 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
                 measured_from_ns: measured_s * NS_PER_S,
                 interval: Interval { ns: interval_s * NS_PER_S, key: if rd.at.is_some() { "file" } else { "interval" }, at: place(rd.at, format!("rd={}", rd.name)) },
                 maxdata: maxdata.clone(),
+                streams,
+                stream: None,
                 options,
             },
         ));
