@@ -6,6 +6,7 @@ mod build;
 mod cost;
 mod injector;
 pub mod overrides;
+mod trace_volumes;
 mod vdbench_runs;
 
 use sanlab_model::report::RunReport;
@@ -203,6 +204,7 @@ impl Scenario {
         if let Some(d) = &o.duration {
             overrides::apply(&mut root, "run.duration", Value::String(d.clone()), "--duration").map_err(err)?;
         }
+        trace_volumes::expand(&mut root).map_err(err)?;
         Ok(root)
     }
 

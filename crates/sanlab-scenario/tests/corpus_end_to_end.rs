@@ -6,6 +6,11 @@ use sanlab_scenario::{run_file, Overrides};
 
 /// A one-VM scenario running `job`.
 fn scenario(job: &str) -> String {
+    scenario_with(job, "volume = \"lun\"", "")
+}
+
+/// A one-VM scenario running `job`, with the VM's `volume_key` and more volumes.
+fn scenario_with(job: &str, volume_key: &str, volumes: &str) -> String {
     format!(
         r#"schema_version = 1
 name = "corpus"
@@ -18,6 +23,7 @@ media = {{ kind = "flash", read_latency = "150us", write_latency = "20us", serve
 [[volume]]
 name = "lun"
 arrays = ["a"]
+{volumes}
 [[host]]
 name = "h"
 adapter = {{ kind = "ideal" }}
@@ -27,7 +33,7 @@ array = "a"
 [[vm]]
 name = "vm"
 host = "h"
-volume = "lun"
+{volume_key}
 [[vm.job]]
 {job}
 "#
@@ -86,4 +92,47 @@ fn every_trace_format_runs() {
     ] {
         run_job(&format!("kind = \"trace\"\nfile = \"{}\"\n{keys}", t(file)));
     }
+}
+
+/// The volumes of the mapping tests: one per traced disk.
+const DISK_VOLUMES: &str = "[[volume]]\nname = \"vol_a\"\narrays = [\"a\"]\n[[volume]]\nname = \"vol_b\"\narrays = [\"a\"]\n[[volume]]\nname = \"vol_c\"\narrays = [\"a\"]";
+
+fn trace_map(file: &str, volumes: &str) -> Result<sanlab_scenario::RunResult, String> {
+    let job = format!("kind = \"trace\"\nfile = \"{}\"\nvolumes = {volumes}", repo("tests/data/traces").join(file).display());
+    run_file(&write_scenario(&scenario_with(&job, "", DISK_VOLUMES)), &[], &Overrides::default(), None).map_err(|e| e.0)
+}
+
+#[test]
+fn msr_disks_each_onto_their_own_volume() {
+    // msr_disks.csv: host src2, disks 0 (4k reads), 1 (8k writes), 2 (64k reads), 10 records each.
+    let r = trace_map("msr_disks.csv", r#"{ "0" = "vol_a", "1" = "vol_b", "2" = "vol_c" }"#).unwrap();
+    let v = &r.variants[0];
+    common::assert_conserved(v);
+    let vms: Vec<&str> = v.report.vms.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(vms, ["vm.0", "vm.1", "vm.2"]);
+    for (vm, (volume, bytes, writes)) in v.report.vms.iter().zip([("vol_a", 4096.0, false), ("vol_b", 8192.0, true), ("vol_c", 65536.0, false)]) {
+        assert_eq!(vm.completed, 10, "{}", vm.name);
+        assert!((vm.mbps * 1e6 / vm.iops - bytes).abs() < 1.0, "{}: {} bytes per I/O", vm.name, vm.mbps * 1e6 / vm.iops);
+        assert_eq!(if writes { vm.read_iops } else { vm.write_iops }, 0.0, "{}", vm.name);
+        let device = v.report.devices.iter().find(|d| d.volume == volume).expect("a device per volume");
+        assert_eq!(device.ios, 10, "every I/O of disk {} lands on {volume}", vm.name);
+    }
+    // Several hosts: keyed Hostname/DiskNumber.
+    let r = trace_map("msr_hosts.csv", r#"{ "web/0" = "vol_a", "web/1" = "vol_b", "src1/0" = "vol_c" }"#).unwrap();
+    let done: Vec<(&str, u64)> = r.variants[0].report.vms.iter().map(|m| (m.name.as_str(), m.completed)).collect();
+    assert_eq!(done, [("vm.src1-0", 1), ("vm.web-0", 3), ("vm.web-1", 1)]);
+}
+
+#[test]
+fn unmapped_and_unknown_disks_are_named() {
+    let file = repo("tests/data/traces/msr_disks.csv").display().to_string();
+    let e = trace_map("msr_disks.csv", r#"{ "0" = "vol_a", "1" = "vol_b" }"#).err().expect("an error");
+    assert!(e.ends_with(&format!("vm[0].job[0].file: {file}:4: disk `src2/2` has no volume in `volumes` (it maps 0, 1): add it, e.g. \"src2/2\" = \"<volume>\"")), "{e}");
+    let e = trace_map("msr_disks.csv", r#"{ "0" = "vol_a", "1" = "vol_b", "2" = "vol_c", "7" = "vol_c" }"#).err().expect("an error");
+    assert!(e.ends_with(&format!("vm[3].job[0].file: {file}: `volumes` maps disk `7`, which has no read or write records in the file: check the disk's id (mapped: 0, 1, 2, 7)")), "{e}");
+    let hosts = repo("tests/data/traces/msr_hosts.csv").display().to_string();
+    let e = trace_map("msr_hosts.csv", r#"{ "0" = "vol_a", "1" = "vol_b" }"#).err().expect("an error");
+    assert!(e.ends_with(&format!("{hosts}:3: Hostname `src1` after `web`: a file of several hosts maps Hostname/DiskNumber, e.g. volumes = {{ \"src1/0\" = \"<volume>\" }}")), "{e}");
+    let e = trace_map("msr_disks.csv", r#"{ "0" = "vol_x" }"#).err().expect("an error");
+    assert!(e.ends_with("vm[0].job[0].volumes.\"0\": `vol_x` is no volume (volumes: lun, vol_a, vol_b, vol_c); did you mean `vol_a`?"), "{e}");
 }

@@ -56,6 +56,11 @@ struct Select {
     host: Option<String>,
     /// Disks (or hosts) seen when none is selected, to refuse mixing several (first few kept).
     seen: Vec<String>,
+    /// `volumes`: every disk of the trace has a volume, by these keys (disk ids, or MSR
+    /// `Hostname/DiskNumber`); a record of another disk is an error. Empty without a map.
+    mapped: Vec<String>,
+    /// With a map keyed by disk alone: the one MSR Hostname its disks belong to.
+    mapped_host: Option<String>,
     op: Option<Op>,
     from_ns: u64,
     to_ns: Option<u64>,
@@ -69,8 +74,17 @@ struct Select {
 const MAX_SEEN: usize = 8;
 
 impl Select {
-    fn keep_disk(&mut self, id: &str) -> bool {
-        self.keep_disk_seen_as(id, id)
+    fn keep_disk(&mut self, id: &str) -> Result<bool, String> {
+        self.check_mapped(id, id)?;
+        Ok(self.keep_disk_seen_as(id, id))
+    }
+
+    /// With `volumes`: the record's disk (`id`, or MSR `host/disk` as `full`) must have one.
+    fn check_mapped(&self, id: &str, full: &str) -> Result<(), String> {
+        if self.mapped.is_empty() || self.mapped.iter().any(|k| k == full || k == id) {
+            return Ok(());
+        }
+        Err(format!("disk `{full}` has no volume in `volumes` (it maps {}): add it, e.g. \"{full}\" = \"<volume>\"", self.mapped.join(", ")))
     }
 
     /// `id` against the selected disk; without one, `label` is what is seen (MSR: host/disk).
@@ -258,7 +272,12 @@ fn msr(number: usize, text: &str, select: &mut Select) -> Result<Line, String> {
     if f.len() != 7 {
         return Err(format!("expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found {}", f.len()));
     }
-    if !select.keep_host(f[1].trim()) {
+    let (host, disk) = (f[1].trim(), f[2].trim());
+    select.check_mapped(disk, &format!("{host}/{disk}"))?;
+    if !select.mapped.is_empty() && select.host.is_none() && *select.mapped_host.get_or_insert_with(|| host.to_string()) != host {
+        return Err(format!("Hostname `{host}` after `{}`: a file of several hosts maps Hostname/DiskNumber, e.g. volumes = {{ \"{host}/{disk}\" = \"<volume>\" }}", select.mapped_host.as_deref().unwrap_or_default()));
+    }
+    if !select.keep_host(host) {
         return Ok(Line::Skipped("other hosts"));
     }
     // Hosts and disks together: web,0 and src1,0 are different volumes.
@@ -290,7 +309,7 @@ fn blkparse(text: &str, wanted: char, select: &mut Select) -> Result<Line, Strin
     if f[5] != wanted.to_string() {
         return Ok(Line::Other);
     }
-    if !select.keep_disk(f[0]) {
+    if !select.keep_disk(f[0])? {
         return Ok(Line::Skipped("other devices"));
     }
     let (sec, frac) = f[3].split_once('.').unwrap_or((f[3], "0"));
@@ -476,6 +495,11 @@ fn scan(path: &Path, parser: &LineParser, time_scale: f64) -> Result<Summary, St
         }
     }
     if s.records == 0 {
+        let select = &r.parser.select;
+        if let (false, Some(disk)) = (select.mapped.is_empty(), &select.disk) {
+            let which = select.host.as_ref().map_or(disk.clone(), |h| format!("{h}/{disk}"));
+            return Err(format!("{}: `volumes` maps disk `{which}`, which has no read or write records in the file: check the disk's id (mapped: {})", path.display(), select.mapped.join(", ")));
+        }
         return Err(format!("{}: no read or write records to replay", path.display()));
     }
     if let [a, b, ..] = &r.parser.select.seen[..] {
@@ -554,6 +578,8 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     let action = spec.choice("action", &BLK_ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed; any of blkparse's letters)")?;
     let disk = spec.opt_string("disk", "the disk to replay from a trace of several: MSR DiskNumber, SPC ASU, Alibaba device_id, Tencent VolumeID, biosnoop DISK, blkparse maj,min")?;
     let host = spec.opt_string("host", "msr_csv: the Hostname to replay")?;
+    let volumes = spec.table("volumes", "each disk of the trace onto its own volume, { \"0\" = \"vol_a\", \"1\" = \"vol_b\" } (disk ids as `disk` takes them; MSR: DiskNumber, or Hostname/DiskNumber for a file of several hosts): the scenario makes the VM one VM per disk, <vm>.<disk>, each on its volume; a record of an unmapped disk is an error")?;
+    let mapped: Vec<String> = volumes.entries().into_iter().map(|(k, _)| k.to_string()).collect();
     let ops = spec.choice("ops", &["all", "reads", "writes"], Some("all"), "replay reads only or writes only")?;
     let from_ns = spec.duration_ns("from", Some((0, "0s")), "start of the replayed window, after the first record")?;
     let to_ns = spec.duration_or_never_ns("to", (u64::MAX, "end"), "end of the replayed window, after the first record")?;
@@ -604,7 +630,10 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
         "writes" => Some(Op::Write),
         _ => None,
     };
-    let select = Select { disk, host, op, from_ns, to_ns: (to_ns != u64::MAX).then_some(to_ns), device_bytes, offset_wrap, ..Select::default() };
+    if !mapped.is_empty() && disk.is_none() {
+        return Err(spec.error("volumes", "is expanded by the scenario into one VM per disk, each replaying its disk: give the job a VM of its own in a scenario"));
+    }
+    let select = Select { disk, host, mapped, op, from_ns, to_ns: (to_ns != u64::MAX).then_some(to_ns), device_bytes, offset_wrap, ..Select::default() };
     let parser = LineParser::new(format, select);
     let s = scan(&path, &parser, time_scale).map_err(|e| spec.error("file", e))?;
     if open_loop && rate == 0.0 && s.records > 1 && s.last_ns == s.first_ns {

@@ -10,7 +10,7 @@ pub(super) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     if f.len() != 5 {
         return Err(format!("expected 5 comma-separated fields (device_id,opcode,offset,length,timestamp), found {}", f.len()));
     }
-    if !select.keep_disk(f[0]) {
+    if !select.keep_disk(f[0])? {
         return Ok(Line::Skipped("other disks"));
     }
     let op = match f[1] {

@@ -38,7 +38,7 @@ pub(super) fn parse(text: &str, columns: &Option<Columns>, select: &mut Select) 
     if f.len() != c.count {
         return Err(format!("expected {} whitespace-separated fields as the header names, found {} (a COMM with blanks?)", c.count, f.len()));
     }
-    if !select.keep_disk(f[c.disk]) {
+    if !select.keep_disk(f[c.disk])? {
         return Ok(Line::Skipped("other disks"));
     }
     let op = match f[c.kind] {

@@ -141,7 +141,7 @@ fn line(r: Record, wanted: u32, select: &mut Select) -> Result<Line, String> {
         return Ok(Line::Other);
     }
     // The kernel's MKDEV: major above 20 bits of minor.
-    if !select.keep_disk(&format!("{},{}", r.device >> 20, r.device & 0xf_ffff)) {
+    if !select.keep_disk(&format!("{},{}", r.device >> 20, r.device & 0xf_ffff))? {
         return Ok(Line::Skipped("other devices"));
     }
     let op = if category & TC_DISCARD != 0 {

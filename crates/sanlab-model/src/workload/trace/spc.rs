@@ -11,7 +11,7 @@ pub(super) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     if f.len() < 5 {
         return Err(format!("expected at least 5 comma-separated fields (ASU,LBA,Size,Opcode,Timestamp), found {}", f.len()));
     }
-    if !select.keep_disk(f[0]) {
+    if !select.keep_disk(f[0])? {
         return Ok(Line::Skipped("other ASUs"));
     }
     let op = match f[3] {

@@ -10,7 +10,7 @@ pub(super) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     if f.len() != 5 {
         return Err(format!("expected 5 comma-separated fields (Timestamp,Offset,Size,IOType,VolumeID), found {}", f.len()));
     }
-    if !select.keep_disk(f[4]) {
+    if !select.keep_disk(f[4])? {
         return Ok(Line::Skipped("other volumes"));
     }
     let op = match f[3] {
