@@ -29,6 +29,10 @@ pub(crate) fn expand(root: &mut Table) -> Result<(), SpecError> {
             return Err(err("volumes", format!("makes one VM per disk of the trace, and this VM runs {} jobs: give the trace job a VM of its own", jobs.len())));
         }
         let job = jobs[0].as_table().expect("a job with keys is a table");
+        if expanded(vm_table, job) {
+            out.push(vm.clone());
+            continue;
+        }
         if let Some(key) = ["disk", "host"].into_iter().find(|k| job.contains_key(*k)) {
             return Err(err(key, "selects one disk, and `volumes` maps every disk to a volume: give one of them".into()));
         }
@@ -67,4 +71,14 @@ pub(crate) fn expand(root: &mut Table) -> Result<(), SpecError> {
     }
     root.insert("vm".into(), Value::Array(out));
     Ok(())
+}
+
+/// A VM this expansion made (as a resolved scenario written out holds it): its job's `disk` (and
+/// `host`) is a key of `volumes` that maps to the VM's volume, so resolving again keeps it.
+fn expanded(vm: &Table, job: &Table) -> bool {
+    let text = |t: &Table, k: &str| t.get(k).and_then(Value::as_str).map(str::to_string);
+    let Some(disk) = text(job, "disk") else { return false };
+    let key = text(job, "host").map_or(disk.clone(), |h| format!("{h}/{disk}"));
+    let mapped = job.get("volumes").and_then(|m| m.get(&key)).and_then(Value::as_str);
+    mapped.is_some() && mapped.map(str::to_string) == text(vm, "volume")
 }

@@ -117,6 +117,11 @@ fn msr_disks_each_onto_their_own_volume() {
         let device = v.report.devices.iter().find(|d| d.volume == volume).expect("a device per volume");
         assert_eq!(device.ios, 10, "every I/O of disk {} lands on {volume}", vm.name);
     }
+    // A resolved scenario holds the VMs per disk; resolving it again keeps them.
+    let s = sanlab_scenario::Scenario::load(&write_scenario(&scenario_with(&format!("kind = \"trace\"\nfile = \"{}\"\nvolumes = {{ \"0\" = \"vol_a\", \"1\" = \"vol_b\" }}", repo("tests/data/traces/msr_disks.csv").display()), "", DISK_VOLUMES))).unwrap();
+    let resolved = s.resolve(None, &Overrides::default()).unwrap();
+    let again = sanlab_scenario::Scenario::from_text("again.toml", &toml::to_string(&resolved).unwrap()).unwrap().resolve(None, &Overrides::default()).unwrap();
+    assert_eq!(again.get("vm"), resolved.get("vm"));
     // Several hosts: keyed Hostname/DiskNumber.
     let r = trace_map("msr_hosts.csv", r#"{ "web/0" = "vol_a", "web/1" = "vol_b", "src1/0" = "vol_c" }"#).unwrap();
     let done: Vec<(&str, u64)> = r.variants[0].report.vms.iter().map(|m| (m.name.as_str(), m.completed)).collect();
