@@ -1193,7 +1193,7 @@ fn pick<'a>(runs: &'a [RunPlan], p: &Parm, name: Option<&str>, place: &dyn Fn(At
 /// stream).
 fn stream_areas(w: &Wd, sd: &Sd, sd_bytes: u64) -> Result<Vec<Context>, String> {
     let n = w.streams;
-    if sd.threads % n != 0 {
+    if !sd.threads.is_multiple_of(n) {
         let lower = sd.threads / n * n;
         let nearest = if lower > 0 { format!("threads={lower} or threads={}", lower + n) } else { format!("threads={n}") };
         return Err(format!("threads={} must be a multiple of streams={n}, each stream getting the same threads (vdbench): e.g. {nearest}", sd.threads));
