@@ -287,6 +287,7 @@ fn vdbench_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&vdb(&format!("bad/{f}")));
     assert!(e("unknown_keyword.vdb").starts_with("vm[0].job[0].file: DATA/vdbench/bad/unknown_keyword.vdb:1: sd=sd1: unknown keyword `sizee`"), "{}", e("unknown_keyword.vdb"));
     assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `priority=` is a vdbench keyword sanlab cannot model: workload priorities need one SD's threads shared by a paced and a closed-loop workload, which sanlab's jobs cannot do; give each WD its own SD, or drop priority="), "{}", e("unmodelled.vdb"));
+    assert!(e("range_span.vdb").ends_with("range_span.vdb:2: wd=wd1: on sd=sd1: range=(10,120) may not span 100 % or more (vdbench): e.g. range=(10,109)"), "{}", e("range_span.vdb"));
     assert!(e("streams_threads.vdb").ends_with("streams_threads.vdb:2: wd=wd1 on sd=sd1: threads=6 must be a multiple of streams=4, each stream getting the same threads (vdbench): e.g. threads=4 or threads=8"), "{}", e("streams_threads.vdb"));
     assert!(e("streams_two_wds.vdb").ends_with("streams_two_wds.vdb:2: wd=wd1: streams= needs a run of one workload (vdbench), and rd=rd1 runs 2"), "{}", e("streams_two_wds.vdb"));
     assert!(e("bad_xfersize.vdb").ends_with("bad_xfersize.vdb:2: wd=wd1: xfersize distribution adds up to 90%, expected 100 (vdbench)"));
@@ -424,6 +425,22 @@ fn vdbench_streams_read_their_parts_in_sequence() {
         }
         assert!(reqs.iter().all(|r| r.op == Op::Read && r.offset_bytes + 65536 <= high));
     }
+}
+
+#[test]
+fn vdbench_range_past_100_percent_wraps() {
+    // range=(75,150) of 1 GiB: random misses from 768 MiB on, those past the end (2 in 3) back
+    // at the start.
+    let rand = draw(&mut job(&format!("{}\nrd = \"rand\"", vdb("range_wrap.vdb")), "sd1"), 20_000);
+    assert!(rand.iter().all(|r| r.offset_bytes > 0 && r.offset_bytes + 4096 <= GIB));
+    assert!((share(&rand, |r| r.offset_bytes < GIB / 2) - 2.0 / 3.0).abs() < 0.02);
+    assert_eq!(share(&rand, |r| (GIB / 2..768 * MIB).contains(&r.offset_bytes)), 0.0);
+    // Sequential: 768 MiB on to the end, then 1 MiB (block 0 skipped) to 511 MiB, then back to
+    // the range's start.
+    let seq: Vec<u64> = draw(&mut job(&format!("{}\nrd = \"seq\"", vdb("range_wrap.vdb")), "sd1"), 800).iter().map(|r| r.offset_bytes).collect();
+    assert_eq!(&seq[..3], [768 * MIB, 769 * MIB, 770 * MIB]);
+    assert_eq!(&seq[254..257], [1022 * MIB, 1023 * MIB, MIB], "past the end: wrapped, block 0 skipped");
+    assert_eq!(&seq[765..768], [510 * MIB, 511 * MIB, 768 * MIB], "back to the range's start");
 }
 
 #[test]

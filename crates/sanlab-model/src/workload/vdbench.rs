@@ -810,6 +810,16 @@ struct Generator {
     hotband_mb: Option<u64>,
     align_bytes: Option<u64>,
     stride_bytes: Option<(u64, u64)>,
+    wrap: Option<Wrap>,
+}
+
+/// A range past 100 %: a request that would run past the SD's end moves back by its size,
+/// rounded down to the largest transfer.
+#[derive(Clone, Copy, Debug)]
+struct Wrap {
+    sd_bytes: u64,
+    back_bytes: u64,
+    sd_offset_bytes: u64,
 }
 
 fn chance(rng: &mut RngStream, pct: f64) -> bool {
@@ -827,13 +837,17 @@ impl Generator {
         if lo >= hi {
             return Err(format!("range=({lo},{hi}): the second value must be higher than the first"));
         }
-        if hi > 100.0 && hi <= 200.0 {
-            return Err(format!("range=({lo},{hi}): ranges past 100 % wrap around the SD in vdbench, which is not modelled"));
+        // A range past 100 % (up to 200) runs on past the SD's end, where misses wrap to its
+        // start (WG_entry.calculateContext: crossing_range_boundary); seekpct=eof ends at 100 %.
+        let hi = if hi > 100.0 && hi <= 200.0 && wd.seek == Seek::Eof { 100.0 } else { hi };
+        let crossing = hi > 100.0 && hi <= 200.0;
+        if crossing && lo < 100.0 && hi < 200.0 && hi - lo >= 100.0 {
+            return Err(format!("range=({lo},{hi}) may not span 100 % or more (vdbench): e.g. range=({lo},{})", lo + 99.0));
         }
         let hit_bytes = if wd.rhpct + wd.whpct > 0.0 || sd.hitarea_forced { sd.hitarea_bytes } else { 0 };
         let start = if lo <= 100.0 { (sd_bytes as f64 * lo / 100.0) as u64 } else { lo as u64 };
-        let end = if hi <= 100.0 { (sd_bytes as f64 * hi / 100.0) as u64 } else { hi as u64 };
-        if end > sd_bytes {
+        let end = if hi <= 200.0 { (sd_bytes as f64 * hi / 100.0) as u64 } else { hi as u64 };
+        if end > sd_bytes && !crossing {
             return Err(format!("range ends at byte {end}, beyond the SD's {sd_bytes} bytes"));
         }
         let (mut mlow, mut hlow) = (start + hit_bytes, start);
@@ -864,12 +878,32 @@ impl Generator {
                 mb => Some(mb),
             },
         };
-        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb, align_bytes: sd.align_bytes, stride_bytes: wd.stride_bytes })
+        let wrap = crossing.then_some(Wrap { sd_bytes, back_bytes: sd_bytes / max_xfer * max_xfer, sd_offset_bytes: sd.offset_bytes });
+        Ok(Generator { read_pct: wd.read_pct, xfer: wd.xfer.clone(), rhpct: wd.rhpct, whpct: wd.whpct, seek: wd.seek, hit, miss, hotband_mb, align_bytes: sd.align_bytes, stride_bytes: wd.stride_bytes, wrap })
     }
 
-    /// The next request (WG_task.createNormalIO's order: read, size, hit, random, offset), or None
-    /// at the end of a seekpct=eof run.
+    /// The next request, or None at the end of a seekpct=eof run; with a range past 100 %, one
+    /// running past the SD's end wraps (WG_entry's crossing_range_boundary).
     fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        loop {
+            let mut r = self.draw(rng)?;
+            let Some(w) = self.wrap else { return Some(r) };
+            let rel = r.offset_bytes - w.sd_offset_bytes;
+            if rel + u64::from(r.size_bytes) <= w.sd_bytes {
+                return Some(r);
+            }
+            // Back by the SD's size; one that lands on block 0 is drawn again, as vdbench does.
+            let back = rel.saturating_sub(w.back_bytes);
+            if back > 0 {
+                r.offset_bytes = back + w.sd_offset_bytes;
+                return Some(r);
+            }
+        }
+    }
+
+    /// One request as drawn (WG_task.createNormalIO's order: read, size, hit, random, offset),
+    /// before a range past 100 % wraps it.
+    fn draw(&mut self, rng: &mut RngStream) -> Option<Request> {
         let read = chance(rng, self.read_pct);
         let mut size = self.xfer.draw(rng);
         let hit = chance(rng, if read { self.rhpct } else { self.whpct }) && self.hit.is_some();
