@@ -243,7 +243,7 @@ fn names_that_become_file_names_are_checked_where_written() {
 #[test]
 fn resource_limits_are_checked_before_the_run() {
     let e = error_for(BASE, &["run.sample_interval=1ns"]);
-    assert_eq!(e, "FILE: run.sample_interval: 1000000000 samples of 6 entities make about 152.0 GB of time series, above the limit of 1.1 GB: use a sample_interval of at least 1us");
+    assert_eq!(e, "FILE: run.sample_interval: 1000000000 samples of 6 entities make about 184.0 GB of time series, above the limit of 1.1 GB: use a sample_interval of at least 1us");
     let e = error_for(BASE, &["vm[0].job[0]={numjobs=4096, iodepth=65536}"]);
     assert_eq!(e, "FILE: vm[0]: with job `vm-0.64`, the jobs would keep 268435456 requests outstanding (iodepth x numjobs, summed), above the limit of 4194304: lower iodepth or numjobs");
     // 1024 paths: no histogram is allocated before the run, so this validates at once.
