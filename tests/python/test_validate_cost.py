@@ -65,10 +65,11 @@ def test_validate_warns_when_the_machine_has_less_memory(
 def test_a_series_near_its_limit_warns_on_this_machine(
     cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # An hour sampled every 2.1 ms, just within the engine's series limit: 1.7 M samples of 78
-    # series, 0.5 GB in the engine and about 86 GB of results, more than nearly any machine has.
+    # An hour sampled every 2.2 ms, just within the engine's series limit (each device's read and
+    # write series included): 1.6 M samples, about 1 GB in the engine and tens of GB of results,
+    # more than nearly any machine has.
     monkeypatch.delenv(MEMORY_ENV, raising=False)
-    sets = ["run.duration=3600s", "run.sample_interval=2100us"]
+    sets = ["run.duration=3600s", "run.sample_interval=2200us"]
     cost = sanlab.validate(METRO_STUDY, set=sets, variants="alua_rr")["cost"]
     machine = cost["machine"]
     if machine is None:
