@@ -90,6 +90,39 @@ def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _steadystate(ss: Mapping[str, Any]) -> dict[str, Any]:
+    """fio's `steadystate` object (stat.c): the criterion, whether it held, the window's samples."""
+    pct = "%" if ss["percent"] else ""
+    iops, bw = ss["iops"], ss["bw_bytes_per_s"]
+    return {
+        "ss": ss["ss"],
+        "duration": int(ss["duration_s"]),
+        "attained": int(ss["attained"]),
+        "criterion": f"{ss['criterion']:.6f}{pct}",
+        "max_deviation": float(ss["max_deviation"]),
+        "slope": float(ss["slope"]),
+        "data": {"bw_mean": sum(bw) // len(bw), "iops_mean": sum(iops) // len(iops), "iops": list(iops), "bw": list(bw)},
+    }
+
+
+def _findings(found: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a job found (fio's `latency_*` fields, `steadystate`), where fio's JSON has it."""
+    out: dict[str, Any] = {}
+    if not found:
+        return out
+    if "latency_target" in found:
+        lt = found["latency_target"]
+        out |= {
+            "latency_depth": int(lt["depth"]),
+            "latency_target": int(lt["target_ns"]),
+            "latency_percentile": float(lt["percentile"]),
+            "latency_window": int(lt["window_us"]),
+        }
+    if "steadystate" in found:
+        out["steadystate"] = _steadystate(found["steadystate"])
+    return out
+
+
 def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
     """One entry of fio's `jobs` list for a simulated job."""
     read = _direction(job["read"])
@@ -97,11 +130,13 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
     runtime_ms = max(read["runtime"], write["runtime"])
     total = read["total_ios"] + write["total_ios"]
     bins = [job[d]["lat_ns"].get("bins", {}) for d in ("read", "write")]
+    found = job.get("fio")
     return {
         "jobname": job["name"],
         "groupid": 0,
         "job_start": job_start_ms,
-        "error": 0,
+        # fio's errno for a job it ended (EIO for a missed rate_min, ETIMEDOUT for latency_target).
+        "error": found["error"]["errno"] if found and "error" in found else 0,
         "elapsed": -(-runtime_ms // 1000),
         "job options": {str(key): str(value) for key, value in job["options"].items()},
         "read": read,
@@ -110,6 +145,7 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
         "sync": {"total_ios": 0, "lat_ns": _lat_ns(_EMPTY_LAT_NS)},
         "job_runtime": runtime_ms,
         **_latency_shares(bins, total),
+        **_findings(found),
     }
 
 

@@ -171,3 +171,76 @@ def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("ignored:")]
     assert lines == ["ignored: direct, filename, norandommap, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]
+
+
+def _one_server_jobs(tmp_path: Path, cmdline: str, duration: str) -> list[dict[str, Any]]:
+    """Jobs the engine ran from a fio command line on one flash server whose reads take 100 us."""
+    scenario = tmp_path / "one_server.toml"
+    scenario.write_text(
+        f"""schema_version = 1
+name = "one_server"
+[run]
+duration = "{duration}"
+[[array]]
+name = "a"
+media = {{ kind = "flash", read_latency = "100us", write_latency = "20us", servers = 1 }}
+[[volume]]
+name = "lun"
+arrays = ["a"]
+[[host]]
+name = "h"
+adapter = {{ kind = "ideal" }}
+[[path]]
+host = "h"
+array = "a"
+[[vm]]
+name = "vm"
+host = "h"
+volume = "lun"
+adapter = {{ kind = "ideal" }}
+[[vm.job]]
+kind = "fio"
+cmdline = "{cmdline}"
+""",
+        encoding="utf-8",
+    )
+    jobs: list[dict[str, Any]] = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]["jobs"]
+    return jobs
+
+
+def _real_fio_job(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """The job object Debian's fio writes for `args` with the null engine."""
+    out = tmp_path / "real.json"
+    subprocess.run(
+        [_fio_tool("fio"), "--output-format=json", f"--output={out}", "--ioengine=null", "--size=64m", "--bs=4k", "--name=t", "--rw=randread", *args],
+        check=False, capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    job: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))["jobs"][0]
+    return job
+
+
+def test_latency_target_depth_and_errors_as_fio_reports_them(tmp_path: Path) -> None:
+    base = "fio --name=j --ioengine=libaio --rw=randread --bs=4k --size=1g --time_based --runtime=5"
+    jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=32 --latency_target=650us --latency_window=100ms --rate_iops_min=100", "5s")
+    job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
+    assert 1 < job["latency_depth"] < 32
+    assert (job["latency_target"], job["latency_percentile"], job["latency_window"], job["error"]) == (650_000, 100.0, 100_000, 0)
+    real = _real_fio_job(tmp_path, "--iodepth=8", "--latency_target=1s", "--latency_window=100ms", "--time_based", "--runtime=1")
+    assert {k for k in job if k.startswith("latency_")} == {k for k in real if k.startswith("latency_")}
+    # A missed rate_iops_min ends the job with fio's EIO; a target depth 1 misses, with ETIMEDOUT.
+    jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=1 --rate_iops_min=20000", "5s")
+    assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 5
+    assert jobs[0]["fio"]["error"]["message"] == "rate_iops_min=20000 not met for reads, got 10000 IOPS"
+    jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=4 --latency_target=50us", "5s")
+    assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 110
+
+
+def test_steadystate_object_as_fio_writes_it(tmp_path: Path) -> None:
+    jobs = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=10 --ss=iops:1% --ss_dur=3", "10s")
+    job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
+    ss = job["steadystate"]
+    assert (ss["ss"], ss["duration"], ss["attained"]) == ("iops:1.000000%", 3, 1)
+    assert ss["data"]["iops"][1:] == [10_000, 10_000] and ss["data"]["bw"][1:] == [40_960_000, 40_960_000]
+    assert job["job_runtime"] == 3000
+    real = _real_fio_job(tmp_path, "--ss=iops:50%", "--ss_dur=2", "--time_based", "--runtime=3")["steadystate"]
+    assert list(ss) == list(real) and list(ss["data"]) == list(real["data"])
