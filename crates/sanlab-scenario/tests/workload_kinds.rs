@@ -1,7 +1,7 @@
 //! Workload kinds end to end: the example scenarios run, and the engine honours what the kinds ask
 //! (ioping's wait, fio thinktime, startdelay and ramp_time, a trace's end, vdbench's elapsed).
 mod common;
-use common::{assert_conserved, run};
+use common::{assert_conserved, repo, run};
 use sanlab_scenario::{run_file, Overrides, RunResult};
 
 fn short(duration: &str) -> Overrides {
@@ -199,4 +199,24 @@ fn fio_rate_min_ends_a_job_below_it() {
     assert!((2_500.0..2_501.0).contains(&job.read.runtime_ms), "{}", job.read.runtime_ms);
     let r = one_server("--iodepth=1 --runtime=5 --rate_min=30m", "5s");
     assert!(r.variants[0].report.jobs[0].fio.is_none());
+}
+
+#[test]
+fn fio_flow_keeps_jobs_in_their_weights_ratio_as_fio_does() {
+    // fio-3.33 ran tests/data/fio/flow/flow.fio (weights 2 and 1, null engine): its I/O counts.
+    let real: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(repo("tests/data/fio/flow/flow.json")).unwrap()).unwrap();
+    let count = |j: usize| real["jobs"][j]["read"]["total_ios"].as_f64().unwrap();
+    let real_ratio = count(0) / count(1);
+    assert!((real_ratio - 2.0).abs() < 0.01, "{real_ratio}");
+    let file = repo("tests/data/fio/flow/flow.fio");
+    let r = run_job(&format!("kind = \"fio_file\"\nfile = \"{}\"", file.display()), "duration = \"2s\"");
+    let jobs = &r.variants[0].report.jobs;
+    let ratio = jobs[0].read.total_ios as f64 / jobs[1].read.total_ios as f64;
+    assert!((ratio / real_ratio - 1.0).abs() < 0.01, "sanlab {ratio} vs fio {real_ratio}");
+    // Without flow the two jobs share the array evenly.
+    let text = std::fs::read_to_string(&file).unwrap().replace("flow=", "; flow=").replace("flow_id=", "; flow_id=");
+    let plain = common::write_scenario(&text);
+    let r = run_job(&format!("kind = \"fio_file\"\nfile = \"{}\"", plain.display()), "duration = \"2s\"");
+    let jobs = &r.variants[0].report.jobs;
+    assert!((jobs[0].read.total_ios as f64 / jobs[1].read.total_ios as f64 - 1.0).abs() < 0.01);
 }

@@ -10,6 +10,7 @@
 use super::distribution::{Distribution, DistributionSpec};
 pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
+use super::fio_flow::{Flow, FlowShare};
 use super::fio_steer::{FioFindings, Steering};
 use super::{Completion, Instance, Pacing, Request, Steer, Workload};
 use crate::io::Op;
@@ -458,6 +459,8 @@ pub(super) struct FioJob {
     files: Option<JobFiles>,
     /// fio latency_target, steadystate and rate_min.
     steering: Steering,
+    /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
+    flow: Option<FlowShare>,
     options: Vec<(String, String)>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
@@ -732,6 +735,10 @@ impl FioJob {
             }
         };
         let steering = Steering::from_options(v, &units, depth)?;
+        let flow = FlowShare::from_options(v)?;
+        if flow.is_some() && rate_iops.is_some() {
+            return Err(err("flow", "flow with rate or rate_iops is not modelled: use one or the other"));
+        }
         let depth = steering.start_depth(depth);
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
@@ -775,6 +782,7 @@ impl FioJob {
             zones,
             files,
             steering,
+            flow,
             options,
             ignored: vec![],
         })
@@ -874,8 +882,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     Ok(Box::new(job))
 }
 
-impl Workload for FioJob {
-    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+impl FioJob {
+    /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
+    pub(super) fn join_flow(&mut self, flows: &mut std::collections::BTreeMap<u32, std::rc::Rc<Flow>>) {
+        if let Some(f) = self.flow.as_mut() {
+            f.join(flows);
+        }
+    }
+
+    fn draw_next(&mut self, rng: &mut RngStream) -> Option<Request> {
         if let Some(v) = self.verify.as_mut() {
             if let Some((offset, size_bytes)) = v.next_read().or_else(|| v.start_phase(self.issued_bytes).then(|| v.next_read()).flatten()) {
                 return Some(Request { op: Op::Read, size_bytes, offset_bytes: self.offset_bytes + offset });
@@ -923,6 +938,20 @@ impl Workload for FioJob {
         }
         Some(Request { op, size_bytes, offset_bytes: self.offset_bytes + offset })
     }
+}
+
+impl Workload for FioJob {
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        let r = self.draw_next(rng);
+        if let Some(f) = self.flow.as_mut() {
+            if r.is_some() {
+                f.issued();
+            } else {
+                f.done();
+            }
+        }
+        r
+    }
 
     fn region_bytes(&self) -> Option<std::ops::Range<u64>> {
         Some(self.offset_bytes..self.offset_bytes + self.size_bytes)
@@ -954,6 +983,13 @@ impl Workload for FioJob {
         // A loop's writes are all issued: wait for them before reading them back, as fio does.
         if self.verify.as_mut().is_some_and(|v| v.start_phase(self.issued_bytes)) {
             return Some(0);
+        }
+        if let Some(f) = self.flow.as_mut() {
+            // The first completion was issued at the job's start.
+            let ends_at_ns = self.runtime_ns.map(|r| issued_ns - self.start_ns + r);
+            if let Some(pause) = f.pause_ns(now_ns, now_ns - issued_ns, ends_at_ns) {
+                return Some(pause);
+            }
         }
         if self.think_ns == 0 {
             return None;

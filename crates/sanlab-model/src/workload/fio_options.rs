@@ -73,7 +73,6 @@ const VERIFY: &str = "this form of verification is not modelled: use verify with
 const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
 const THINK: &str = "think-time variants other than thinktime/thinktime_blocks are not modelled yet";
 const LATENCY: &str = "max_latency is not modelled yet: latency_target is";
-const FLOW: &str = "flow control between jobs is not modelled yet";
 const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
@@ -335,10 +334,10 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("uid", &[], PROCESS),
     ignored("gid", &[], PROCESS),
     ignored("hugepage-size", &[], PROCESS),
-    cannot("flow_id", &[], FLOW),
-    cannot("flow", &[], FLOW),
+    file_opt("flow_id", &[], "int", "the flow a job shares with the jobs of the same id (default 0; flow.c)"),
+    file_opt("flow", &[], "weight", "keep the job's issued I/Os in this ratio to the others of its flow_id (1..=1000)"),
     ignored("flow_watermark", &[], DEPRECATED),
-    cannot("flow_sleep", &[], FLOW),
+    file_opt("flow_sleep", &[], "us", "the wait of a job ahead of its share (default 0: sanlab waits one I/O time)"),
     file_opt("steadystate", &["ss"], "criterion:limit", "iops, iops_slope, bw or bw_slope with a limit, in % of the mean with `%` (steadystate.c)"),
     file_opt("steadystate_duration", &["ss_dur"], "time", "end the job once the criterion holds over this window of samples; bare numbers are seconds"),
     file_opt("steadystate_ramp_time", &["ss_ramp"], "time", "start sampling this long (plus one interval) after the job's start"),

@@ -7,6 +7,7 @@
 mod distribution;
 mod fio;
 mod fio_file;
+mod fio_flow;
 mod fio_options;
 mod fio_steer;
 mod ioping;
