@@ -149,6 +149,71 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
     }
 
 
+# fio's log kinds per option (iolog.c), and the series each is written from.
+_LOG_KINDS = (("write_bw_log", "bw"), ("write_iops_log", "iops"), ("write_lat_log", "clat"), ("write_lat_log", "lat"))
+
+
+def _log_value(kind: str, iops: float, mbps: float, lat_ms: float) -> int:
+    """A log entry's value in fio's unit: KiB/s for bw, I/Os per second for iops, ns for latency."""
+    if kind == "bw":
+        return round(mbps * 1e6 / 1024)
+    if kind == "iops":
+        return round(iops)
+    return round(lat_ms * 1e6)
+
+
+def fio_logs(job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """fio's log files the job asked for (`write_bw_log`, `write_iops_log`, `write_lat_log`), by name.
+
+    fio logs per job and direction; sanlab keeps time series per VM and sample interval, so a job
+    gets logs only when it is its VM's only job and uses one direction. Entries are windowed (as
+    fio's with `log_avg_msec`): `time_ms, value, direction, 0, 0` as fio 3.33 writes them, one per
+    window of `log_avg_msec` (whole samples) or of the sample interval. Also returns notes on
+    what was not written and why.
+    """
+    options = job["options"]
+    asked = [(option, kind) for option, kind in _LOG_KINDS if option in options]
+    if not asked:
+        return {}, []
+    name = job["name"]
+    if sum(1 for other in variant["jobs"] if other["vm"] == job["vm"]) > 1:
+        return {}, [f"{name}: fio logs not written: VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"]
+    directions = [d for d, key in enumerate(("read", "write")) if job[key]["total_ios"]]
+    if len(directions) != 1:
+        return {}, [f"{name}: fio logs not written: the job {'mixes reads and writes' if directions else 'did no I/O'}, and sanlab's time series do not split directions"]
+    series: dict[str, list[tuple[float, float]]] = {}
+    ts = variant["timeseries"]
+    for t_s, entity, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
+        if entity == f"vm/{job['vm']}":
+            series.setdefault(metric, []).append((t_s, value))
+    times_ms = [round(t_s * 1000) for t_s, _ in series.get("iops", [])]
+    if not times_ms:
+        return {}, [f"{name}: fio logs not written: the run kept no time series"]
+    sample_ms = times_ms[0] if len(times_ms) == 1 else times_ms[1] - times_ms[0]
+    notes = ["fio logs: windowed entries from the VM's time series; `slat` is not simulated, and `clat` equals `lat`"]
+    avg_ms = int(options.get("log_avg_msec", "0") or 0)
+    per = avg_ms // sample_ms if avg_ms and avg_ms % sample_ms == 0 else 1
+    if avg_ms and per == 1 and avg_ms != sample_ms:
+        notes.append(f"{name}: log_avg_msec={avg_ms} is not a whole number of sample intervals ({sample_ms} ms): logged every {sample_ms} ms")
+    iops, mbps, lat = ([v for _, v in series[m]] for m in ("iops", "mbps", "lat_ms_mean"))
+    files: dict[str, str] = {}
+    for option, kind in asked:
+        lines = []
+        for end in range(per, len(times_ms) + 1, per):
+            window = slice(end - per, end)
+            ios = sum(iops[window])
+            # The window's latency is the mean over its I/Os; a window without I/O has none.
+            if kind in ("clat", "lat") and ios == 0:
+                continue
+            lat_ms = sum(i * x for i, x in zip(iops[window], lat[window], strict=True)) / ios if ios else 0.0
+            value = _log_value(kind, ios / per, sum(mbps[window]) / per, lat_ms)
+            lines.append(f"{times_ms[end - 1]}, {value}, {directions[0]}, 0, 0\n")
+        prefix = options[option] or name
+        file = f"{prefix}_{kind}.{job_number}.log" if options.get("per_job_logs", "1") != "0" else f"{prefix}_{kind}.log"
+        files[file] = "".join(lines)
+    return files, notes
+
+
 def fio_document(job: Mapping[str, Any], sanlab_version: str, started: datetime) -> dict[str, Any]:
     """A whole `fio --output-format=json` document holding one simulated job.
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sanlab import _core
-from sanlab.fio import fio_document
+from sanlab.fio import fio_document, fio_logs
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, 250000, tzinfo=UTC)
 DIRECTION_KEYS = {
@@ -173,8 +173,8 @@ def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
     assert lines == ["ignored: direct, filename, norandommap, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]
 
 
-def _one_server_jobs(tmp_path: Path, cmdline: str, duration: str) -> list[dict[str, Any]]:
-    """Jobs the engine ran from a fio command line on one flash server whose reads take 100 us."""
+def _one_server(tmp_path: Path, cmdline: str, duration: str) -> Path:
+    """A scenario running a fio command line on one flash server whose reads take 100 us."""
     scenario = tmp_path / "one_server.toml"
     scenario.write_text(
         f"""schema_version = 1
@@ -204,7 +204,12 @@ cmdline = "{cmdline}"
 """,
         encoding="utf-8",
     )
-    jobs: list[dict[str, Any]] = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]["jobs"]
+    return scenario
+
+
+def _one_server_jobs(tmp_path: Path, cmdline: str, duration: str) -> list[dict[str, Any]]:
+    """Jobs the engine ran from a fio command line on one flash server whose reads take 100 us."""
+    jobs: list[dict[str, Any]] = json.loads(_core.run(str(_one_server(tmp_path, cmdline, duration)), [], [], None, None))["variants"][0]["jobs"]
     return jobs
 
 
@@ -244,3 +249,50 @@ def test_steadystate_object_as_fio_writes_it(tmp_path: Path) -> None:
     assert job["job_runtime"] == 3000
     real = _real_fio_job(tmp_path, "--ss=iops:50%", "--ss_dur=2", "--time_based", "--runtime=3")["steadystate"]
     assert list(ss) == list(real) and list(ss["data"]) == list(real["data"])
+
+
+# fio's own log parser from fio's source (tools/fiologparser.py), when the fio repository is fetched
+# here; Debian's copy (fio-3.33) splits lines into exactly 4 fields and fails on fio 3.33's own logs.
+FIO_SOURCE = Path("/work/.mirror/axboe+fio/repo")
+
+
+def _check_fio_log(path: Path) -> list[tuple[int, int, int]]:
+    """Our checker of fio's log format: `time_ms, value, direction, bs, offset` per line."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split(", ")
+        assert len(fields) == 5 and all(f.isdigit() for f in fields), line
+        rows.append((int(fields[0]), int(fields[1]), int(fields[2])))
+    return rows
+
+
+def test_fio_logs_from_the_time_series(cli: Any, tmp_path: Path) -> None:
+    """A job asking for fio's logs gets them in its run folder, windowed, in fio's format."""
+    args = "--write_bw_log=t --write_iops_log=t --write_lat_log=t --log_avg_msec=2000"
+    scenario = _one_server(tmp_path, f"fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=6 {args}", "6s")
+    result = cli("run", str(scenario), "--quiet", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    fio_dir = tmp_path / "out" / "base" / "fio"
+    assert sorted(p.name for p in fio_dir.glob("*.log")) == ["t_bw.1.log", "t_clat.1.log", "t_iops.1.log", "t_lat.1.log"]
+    # 10,000 reads per second of 4 KiB at 100 us, in 2 s windows.
+    assert _check_fio_log(fio_dir / "t_iops.1.log")[1:] == [(4000, 10000, 0), (6000, 10000, 0)]
+    assert _check_fio_log(fio_dir / "t_bw.1.log")[1:] == [(4000, 40000, 0), (6000, 40000, 0)]
+    assert [v for _, v, _ in _check_fio_log(fio_dir / "t_lat.1.log")] == [100_000] * 3
+    notes = json.loads((fio_dir / "vm-0.j.json").read_text(encoding="utf-8"))["sanlab notes"]
+    assert any("`slat` is not simulated" in n for n in notes)
+    tool = tmp_path / "fiologparser.py"
+    shown = subprocess.run(["git", f"--git-dir={FIO_SOURCE}", "show", "HEAD:tools/fiologparser.py"], capture_output=True, text=True, check=False)
+    if shown.returncode == 0:
+        tool.write_text(shown.stdout, encoding="utf-8")
+        out = subprocess.run(["python3", str(tool), "-s", str(fio_dir / "t_iops.1.log")], capture_output=True, text=True, check=True).stdout
+        sums = [float(line.split(", ")[1]) for line in out.splitlines()]
+        assert sums and all(v == pytest.approx(10000.0, rel=0.01) for v in sums[2:]), out
+
+
+def test_fio_logs_say_why_not_for_a_shared_vm(doc: dict[str, Any]) -> None:
+    variant = doc["variants"][0]
+    job = {**variant["jobs"][0], "options": {"write_bw_log": "t"}}
+    variant["jobs"] = [job, {**job, "name": "other"}]
+    files, notes = fio_logs(job, 1, variant)
+    assert files == {}
+    assert notes == [f"writer: fio logs not written: VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"]
