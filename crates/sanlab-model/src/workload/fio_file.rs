@@ -481,7 +481,7 @@ mod tests {
         let [model, ignored, unmodelled] = coverage();
         assert_eq!(model + ignored + unmodelled, OPTIONS.len());
         // A few of fio's everyday options, one of each effect.
-        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Ignored), ("fsync", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
+        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Report), ("fsync", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
             assert_eq!(lookup(name).map(|o| o.effect), Some(effect), "{name}");
         }
         assert_eq!(unknown_option("fsync"), "fio option `fsync` cannot be modelled: flushes (fsync, fdatasync, sync_file_range, barriers) are not modelled");
