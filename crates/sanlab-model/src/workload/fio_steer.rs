@@ -569,6 +569,19 @@ mod tests {
     }
 
     #[test]
+    fn below_percentile_100_late_ios_count_until_the_window_ends() {
+        let mut s = steering(&[("latency_target", "450us"), ("latency_window", "1ms"), ("latency_percentile", "95")]).unwrap();
+        let mut at = |t_us: u64, latency_us: u64| s.completed(&Completion { op: Op::Write, size_bytes: 4096, latency_ns: latency_us * 1_000, since_ns: t_us * 1_000, outstanding: 0 });
+        assert_eq!(at(1_000, 100), Steer::Depth { depth: 2, quiesce: false });
+        // One late I/O in ten: no ramp-down at once; at the window's end 90 % is below 95 %.
+        assert_eq!(at(1_100, 900), Steer::Keep);
+        for k in 2..10 {
+            assert_eq!(at(1_000 + k * 100, 100), Steer::Keep);
+        }
+        assert_eq!(at(2_000, 100), Steer::Depth { depth: 1, quiesce: true });
+    }
+
+    #[test]
     fn bad_steering_options() {
         let e = |opts| steering(opts).err().unwrap();
         assert_eq!(e(&[("latency_window", "1s")]).option, "latency_window");
