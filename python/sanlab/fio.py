@@ -101,7 +101,12 @@ def _steadystate(ss: Mapping[str, Any]) -> dict[str, Any]:
         "criterion": f"{ss['criterion']:.6f}{pct}",
         "max_deviation": float(ss["max_deviation"]),
         "slope": float(ss["slope"]),
-        "data": {"bw_mean": sum(bw) // len(bw), "iops_mean": sum(iops) // len(iops), "iops": list(iops), "bw": list(bw)},
+        "data": {
+            "bw_mean": sum(bw) // len(bw),
+            "iops_mean": sum(iops) // len(iops),
+            "iops": list(iops),
+            "bw": list(bw),
+        },
     }
 
 
@@ -150,7 +155,12 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
 
 
 # fio's log kinds per option (iolog.c), and the series each is written from.
-_LOG_KINDS = (("write_bw_log", "bw"), ("write_iops_log", "iops"), ("write_lat_log", "clat"), ("write_lat_log", "lat"))
+_LOG_KINDS = (
+    ("write_bw_log", "bw"),
+    ("write_iops_log", "iops"),
+    ("write_lat_log", "clat"),
+    ("write_lat_log", "lat"),
+)
 
 
 def _log_value(kind: str, iops: float, mbps: float, lat_ms: float) -> int:
@@ -162,7 +172,9 @@ def _log_value(kind: str, iops: float, mbps: float, lat_ms: float) -> int:
     return round(lat_ms * 1e6)
 
 
-def fio_logs(job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+def fio_logs(
+    job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]
+) -> tuple[dict[str, str], list[str]]:
     """fio's log files the job asked for (`write_bw_log`, `write_iops_log`, `write_lat_log`), by name.
 
     fio logs per job and direction; sanlab keeps time series per VM and sample interval, so a job
@@ -177,10 +189,13 @@ def fio_logs(job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]
         return {}, []
     name = job["name"]
     if sum(1 for other in variant["jobs"] if other["vm"] == job["vm"]) > 1:
-        return {}, [f"{name}: fio logs not written: VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"]
+        why = f"VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"
+        return {}, [f"{name}: fio logs not written: {why}"]
     directions = [d for d, key in enumerate(("read", "write")) if job[key]["total_ios"]]
     if len(directions) != 1:
-        return {}, [f"{name}: fio logs not written: the job {'mixes reads and writes' if directions else 'did no I/O'}, and sanlab's time series do not split directions"]
+        what = "mixes reads and writes" if directions else "did no I/O"
+        why = f"the job {what}, and sanlab's time series do not split directions"
+        return {}, [f"{name}: fio logs not written: {why}"]
     series: dict[str, list[tuple[float, float]]] = {}
     ts = variant["timeseries"]
     for t_s, entity, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
@@ -190,11 +205,14 @@ def fio_logs(job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]
     if not times_ms:
         return {}, [f"{name}: fio logs not written: the run kept no time series"]
     sample_ms = times_ms[0] if len(times_ms) == 1 else times_ms[1] - times_ms[0]
-    notes = ["fio logs: windowed entries from the VM's time series; `slat` is not simulated, and `clat` equals `lat`"]
+    notes = ["fio logs: windowed entries from the VM's time series; no `slat` (not simulated), `clat` = `lat`"]
     avg_ms = int(options.get("log_avg_msec", "0") or 0)
     per = avg_ms // sample_ms if avg_ms and avg_ms % sample_ms == 0 else 1
     if avg_ms and per == 1 and avg_ms != sample_ms:
-        notes.append(f"{name}: log_avg_msec={avg_ms} is not a whole number of sample intervals ({sample_ms} ms): logged every {sample_ms} ms")
+        notes.append(
+            f"{name}: log_avg_msec={avg_ms} is not a whole number of sample intervals ({sample_ms} ms): "
+            f"logged every {sample_ms} ms"
+        )
     iops, mbps, lat = ([v for _, v in series[m]] for m in ("iops", "mbps", "lat_ms_mean"))
     files: dict[str, str] = {}
     for option, kind in asked:
@@ -209,7 +227,8 @@ def fio_logs(job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]
             value = _log_value(kind, ios / per, sum(mbps[window]) / per, lat_ms)
             lines.append(f"{times_ms[end - 1]}, {value}, {directions[0]}, 0, 0\n")
         prefix = options[option] or name
-        file = f"{prefix}_{kind}.{job_number}.log" if options.get("per_job_logs", "1") != "0" else f"{prefix}_{kind}.log"
+        per_job = options.get("per_job_logs", "1") != "0"
+        file = f"{prefix}_{kind}.{job_number}.log" if per_job else f"{prefix}_{kind}.log"
         files[file] = "".join(lines)
     return files, notes
 

@@ -279,7 +279,7 @@ def test_fio_logs_from_the_time_series(cli: Any, tmp_path: Path) -> None:
     assert _check_fio_log(fio_dir / "t_bw.1.log")[1:] == [(4000, 40000, 0), (6000, 40000, 0)]
     assert [v for _, v, _ in _check_fio_log(fio_dir / "t_lat.1.log")] == [100_000] * 3
     notes = json.loads((fio_dir / "vm-0.j.json").read_text(encoding="utf-8"))["sanlab notes"]
-    assert any("`slat` is not simulated" in n for n in notes)
+    assert any("no `slat` (not simulated)" in n for n in notes)
     tool = tmp_path / "fiologparser.py"
     shown = subprocess.run(["git", f"--git-dir={FIO_SOURCE}", "show", "HEAD:tools/fiologparser.py"], capture_output=True, text=True, check=False)
     if shown.returncode == 0:
