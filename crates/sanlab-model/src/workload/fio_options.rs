@@ -72,7 +72,6 @@ const FDP: &str = "NVMe flexible data placement is not modelled";
 const VERIFY: &str = "this form of verification is not modelled: use verify with do_verify and verify_backlog";
 const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
 const THINK: &str = "think-time variants other than thinktime/thinktime_blocks are not modelled yet";
-const LATENCY: &str = "max_latency is not modelled yet: latency_target is";
 const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
@@ -248,7 +247,7 @@ pub(super) static OPTIONS: &[FioOption] = &[
     file_opt("rate_iops_min", &[], "IOPS[,IOPS]", "end the job with an error (EIO) when a direction's IOPS over rate_cycle fall below this"),
     file_opt("rate_cycle", &["ratecycle"], "ms", "the window of rate_min and rate_iops_min (default 1000)"),
     cannot("rate_ignore_thinktime", &[], RATE_THINK),
-    cannot("max_latency", &[], LATENCY),
+    file_opt("max_latency", &[], "time[,time]", "end the job with ETIMEDOUT at a completion later than this, per direction; bare numbers are us (io_u.c `lat_fatal`)"),
     file_opt("latency_target", &[], "time", "search for the deepest queue (up to iodepth) whose latency meets this (io_u.c `lat_target_check`); bare numbers are us"),
     file_opt("latency_window", &[], "time", "the window each depth of the latency-target search runs for; bare numbers are us"),
     file_opt("latency_percentile", &[], "percent", "the share of a window's I/Os that must meet latency_target (default 100)"),

@@ -1,7 +1,7 @@
 //! fio jobs that steer by what they see (axboe/fio at f5344384): the search for the deepest queue
 //! that meets a latency target (io_u.c `lat_target_check` and the functions beside it), the stop
-//! on a steady state (steadystate.c), and the stop on a missed minimum rate (backend.c
-//! `check_min_rate`). fio runs the first and last in its I/O loop after completions, as sanlab
+//! on a steady state (steadystate.c), and the stops on a missed minimum rate (backend.c
+//! `check_min_rate`) and on a latency above `max_latency` (io_u.c `lat_fatal`). fio runs the first and last in its I/O loop after completions, as sanlab
 //! does; the steady-state check runs in fio's helper thread every check interval, and sanlab
 //! takes each interval's sample at the first completion after it ends. Clocks count from the
 //! job's measured start (after startdelay and ramp_time), where fio resets its statistics.
@@ -67,6 +67,8 @@ pub(super) struct Steering {
     latency: Option<LatencySearch>,
     steady: Option<SteadyState>,
     rate_min: Option<RateMin>,
+    /// fio `max_latency` per direction (0: none): a later completion ends the job with ETIMEDOUT.
+    max_latency_ns: [u64; 2],
     error: Option<JobError>,
     /// When the job's statistics last restarted, on the parts' clock.
     remeasured_at_ns: u64,
@@ -74,7 +76,23 @@ pub(super) struct Steering {
 
 impl Steering {
     pub(super) fn from_options(v: &OptionValues, units: &Units, iodepth: u32) -> Result<Steering, OptionError> {
-        Ok(Steering { latency: LatencySearch::from_options(v, iodepth)?, steady: SteadyState::from_options(v, units)?, rate_min: RateMin::from_options(v, units)?, error: None, remeasured_at_ns: 0 })
+        let mut max_latency_ns = [0; 2];
+        if let Some(t) = v.get("max_latency") {
+            for (d, s) in per_direction(t).iter().enumerate() {
+                if let Some(s) = s {
+                    // Bare numbers are microseconds (HOWTO `max_latency`).
+                    max_latency_ns[d] = parse_duration(s, 1_000).map_err(|e| err("max_latency", e))?;
+                }
+            }
+        }
+        Ok(Steering {
+            latency: LatencySearch::from_options(v, iodepth)?,
+            steady: SteadyState::from_options(v, units)?,
+            rate_min: RateMin::from_options(v, units)?,
+            max_latency_ns,
+            error: None,
+            remeasured_at_ns: 0,
+        })
     }
 
     /// The depth the job starts at: 1 while fio searches (io_u.c `lat_target_init`).
@@ -94,6 +112,11 @@ impl Steering {
         // at a Remeasure.
         let c = &Completion { since_ns: c.since_ns + self.remeasured_at_ns, ..*c };
         let stop = |at_ns: u64, s: &Self| Steer::Stop { since_ns: at_ns - s.remeasured_at_ns };
+        let max_ns = self.max_latency_ns[usize::from(c.op == Op::Write)];
+        if max_ns > 0 && c.latency_ns > max_ns {
+            self.error = Some(JobError { errno: ETIMEDOUT, message: format!("max latency exceeded: {} us above the max_latency of {} us", c.latency_ns / 1_000, max_ns / 1_000) });
+            return stop(c.since_ns, self);
+        }
         if let Some(e) = self.rate_min.as_mut().and_then(|r| r.completed(c)) {
             self.error = Some(e);
             return stop(c.since_ns, self);
@@ -579,6 +602,16 @@ mod tests {
             assert_eq!(at(1_000 + k * 100, 100), Steer::Keep);
         }
         assert_eq!(at(2_000, 100), Steer::Depth { depth: 1, quiesce: true });
+    }
+
+    #[test]
+    fn max_latency_per_direction_ends_the_job() {
+        let mut s = steering(&[("max_latency", ",2ms")]).unwrap();
+        let mut at = |op, latency_ns| s.completed(&Completion { op, size_bytes: 4096, latency_ns, since_ns: 5_000, outstanding: 0 });
+        assert_eq!(at(Op::Read, 9_000_000), Steer::Keep, "no limit on reads");
+        assert_eq!(at(Op::Write, 2_000_000), Steer::Keep);
+        assert_eq!(at(Op::Write, 2_000_001), Steer::Stop { since_ns: 5_000 });
+        assert_eq!(s.findings().unwrap().error.unwrap().errno, ETIMEDOUT);
     }
 
     #[test]
