@@ -90,6 +90,44 @@ def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _steadystate(ss: Mapping[str, Any]) -> dict[str, Any]:
+    """fio's `steadystate` object (stat.c): the criterion, whether it held, the window's samples."""
+    pct = "%" if ss["percent"] else ""
+    iops, bw = ss["iops"], ss["bw_bytes_per_s"]
+    return {
+        "ss": ss["ss"],
+        "duration": int(ss["duration_s"]),
+        "attained": int(ss["attained"]),
+        "criterion": f"{ss['criterion']:.6f}{pct}",
+        "max_deviation": float(ss["max_deviation"]),
+        "slope": float(ss["slope"]),
+        "data": {
+            "bw_mean": sum(bw) // len(bw),
+            "iops_mean": sum(iops) // len(iops),
+            "iops": list(iops),
+            "bw": list(bw),
+        },
+    }
+
+
+def _findings(found: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a job found (fio's `latency_*` fields, `steadystate`), where fio's JSON has it."""
+    out: dict[str, Any] = {}
+    if not found:
+        return out
+    if "latency_target" in found:
+        lt = found["latency_target"]
+        out |= {
+            "latency_depth": int(lt["depth"]),
+            "latency_target": int(lt["target_ns"]),
+            "latency_percentile": float(lt["percentile"]),
+            "latency_window": int(lt["window_us"]),
+        }
+    if "steadystate" in found:
+        out["steadystate"] = _steadystate(found["steadystate"])
+    return out
+
+
 def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
     """One entry of fio's `jobs` list for a simulated job."""
     read = _direction(job["read"])
@@ -97,11 +135,13 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
     runtime_ms = max(read["runtime"], write["runtime"])
     total = read["total_ios"] + write["total_ios"]
     bins = [job[d]["lat_ns"].get("bins", {}) for d in ("read", "write")]
+    found = job.get("fio")
     return {
         "jobname": job["name"],
         "groupid": 0,
         "job_start": job_start_ms,
-        "error": 0,
+        # fio's errno for a job it ended (EIO for a missed rate_min, ETIMEDOUT for latency_target).
+        "error": found["error"]["errno"] if found and "error" in found else 0,
         "elapsed": -(-runtime_ms // 1000),
         "job options": {str(key): str(value) for key, value in job["options"].items()},
         "read": read,
@@ -110,7 +150,87 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
         "sync": {"total_ios": 0, "lat_ns": _lat_ns(_EMPTY_LAT_NS)},
         "job_runtime": runtime_ms,
         **_latency_shares(bins, total),
+        **_findings(found),
     }
+
+
+# fio's log kinds per option (iolog.c), and the series each is written from.
+_LOG_KINDS = (
+    ("write_bw_log", "bw"),
+    ("write_iops_log", "iops"),
+    ("write_lat_log", "clat"),
+    ("write_lat_log", "lat"),
+)
+
+
+def _log_value(kind: str, iops: float, mbps: float, lat_ms: float) -> int:
+    """A log entry's value in fio's unit: KiB/s for bw, I/Os per second for iops, ns for latency."""
+    if kind == "bw":
+        return round(mbps * 1e6 / 1024)
+    if kind == "iops":
+        return round(iops)
+    return round(lat_ms * 1e6)
+
+
+def fio_logs(
+    job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]
+) -> tuple[dict[str, str], list[str]]:
+    """fio's log files the job asked for (`write_bw_log`, `write_iops_log`, `write_lat_log`), by name.
+
+    fio logs per job and direction; sanlab keeps time series per VM and sample interval, so a job
+    gets logs only when it is its VM's only job and uses one direction. Entries are windowed (as
+    fio's with `log_avg_msec`): `time_ms, value, direction, 0, 0` as fio 3.33 writes them, one per
+    window of `log_avg_msec` (whole samples) or of the sample interval. Also returns notes on
+    what was not written and why.
+    """
+    options = job["options"]
+    asked = [(option, kind) for option, kind in _LOG_KINDS if option in options]
+    if not asked:
+        return {}, []
+    name = job["name"]
+    if sum(1 for other in variant["jobs"] if other["vm"] == job["vm"]) > 1:
+        why = f"VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"
+        return {}, [f"{name}: fio logs not written: {why}"]
+    directions = [d for d, key in enumerate(("read", "write")) if job[key]["total_ios"]]
+    if len(directions) != 1:
+        what = "mixes reads and writes" if directions else "did no I/O"
+        why = f"the job {what}, and sanlab's time series do not split directions"
+        return {}, [f"{name}: fio logs not written: {why}"]
+    series: dict[str, list[tuple[float, float]]] = {}
+    ts = variant["timeseries"]
+    for t_s, entity, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
+        if entity == f"vm/{job['vm']}":
+            series.setdefault(metric, []).append((t_s, value))
+    times_ms = [round(t_s * 1000) for t_s, _ in series.get("iops", [])]
+    if not times_ms:
+        return {}, [f"{name}: fio logs not written: the run kept no time series"]
+    sample_ms = times_ms[0] if len(times_ms) == 1 else times_ms[1] - times_ms[0]
+    notes = ["fio logs: windowed entries from the VM's time series; no `slat` (not simulated), `clat` = `lat`"]
+    avg_ms = int(options.get("log_avg_msec", "0") or 0)
+    per = avg_ms // sample_ms if avg_ms and avg_ms % sample_ms == 0 else 1
+    if avg_ms and per == 1 and avg_ms != sample_ms:
+        notes.append(
+            f"{name}: log_avg_msec={avg_ms} is not a whole number of sample intervals ({sample_ms} ms): "
+            f"logged every {sample_ms} ms"
+        )
+    iops, mbps, lat = ([v for _, v in series[m]] for m in ("iops", "mbps", "lat_ms_mean"))
+    files: dict[str, str] = {}
+    for option, kind in asked:
+        lines = []
+        for end in range(per, len(times_ms) + 1, per):
+            window = slice(end - per, end)
+            ios = sum(iops[window])
+            # The window's latency is the mean over its I/Os; a window without I/O has none.
+            if kind in ("clat", "lat") and ios == 0:
+                continue
+            lat_ms = sum(i * x for i, x in zip(iops[window], lat[window], strict=True)) / ios if ios else 0.0
+            value = _log_value(kind, ios / per, sum(mbps[window]) / per, lat_ms)
+            lines.append(f"{times_ms[end - 1]}, {value}, {directions[0]}, 0, 0\n")
+        prefix = options[option] or name
+        per_job = options.get("per_job_logs", "1") != "0"
+        file = f"{prefix}_{kind}.{job_number}.log" if per_job else f"{prefix}_{kind}.log"
+        files[file] = "".join(lines)
+    return files, notes
 
 
 def fio_document(job: Mapping[str, Any], sanlab_version: str, started: datetime) -> dict[str, Any]:

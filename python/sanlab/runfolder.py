@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from sanlab import _core
 from sanlab.esxtop import write_esxtop_csvs
-from sanlab.fio import fio_document
+from sanlab.fio import fio_document, fio_logs
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.results import Document, json_summary, summary_table, timeseries_table
 from sanlab.vdbench_out import write_vdbench_summaries
@@ -105,9 +105,16 @@ def write_run_folder(
         resolved = variant_dir / "scenario.resolved.toml"
         resolved.write_text(variant["resolved_toml"], encoding="utf-8")
         record(resolved)
-        for job in variant["jobs"]:
+        for number, job in enumerate(variant["jobs"], start=1):
+            logs, notes = fio_logs(job, number, variant)
+            for log_name, text in logs.items():
+                log_path = fio_dir / safe_name(log_name)
+                log_path.write_text(text, encoding="utf-8")
+                record(log_path)
             fio_path = fio_dir / f"{safe_name(job['name'])}.json"
-            _write_json(fio_path, fio_document(job, doc["version"], started))
+            fio = fio_document(job, doc["version"], started)
+            fio["sanlab notes"] += notes
+            _write_json(fio_path, fio)
             record(fio_path)
     for path in write_vdbench_summaries(doc, out_dir, safe_name):
         record(path)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sanlab import _core
-from sanlab.fio import fio_document
+from sanlab.fio import fio_document, fio_logs
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, 250000, tzinfo=UTC)
 DIRECTION_KEYS = {
@@ -171,3 +171,128 @@ def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("ignored:")]
     assert lines == ["ignored: direct, filename, norandommap, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]
+
+
+def _one_server(tmp_path: Path, cmdline: str, duration: str) -> Path:
+    """A scenario running a fio command line on one flash server whose reads take 100 us."""
+    scenario = tmp_path / "one_server.toml"
+    scenario.write_text(
+        f"""schema_version = 1
+name = "one_server"
+[run]
+duration = "{duration}"
+[[array]]
+name = "a"
+media = {{ kind = "flash", read_latency = "100us", write_latency = "20us", servers = 1 }}
+[[volume]]
+name = "lun"
+arrays = ["a"]
+[[host]]
+name = "h"
+adapter = {{ kind = "ideal" }}
+[[path]]
+host = "h"
+array = "a"
+[[vm]]
+name = "vm"
+host = "h"
+volume = "lun"
+adapter = {{ kind = "ideal" }}
+[[vm.job]]
+kind = "fio"
+cmdline = "{cmdline}"
+""",
+        encoding="utf-8",
+    )
+    return scenario
+
+
+def _one_server_jobs(tmp_path: Path, cmdline: str, duration: str) -> list[dict[str, Any]]:
+    """Jobs the engine ran from a fio command line on one flash server whose reads take 100 us."""
+    jobs: list[dict[str, Any]] = json.loads(_core.run(str(_one_server(tmp_path, cmdline, duration)), [], [], None, None))["variants"][0]["jobs"]
+    return jobs
+
+
+def _real_fio_job(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """The job object Debian's fio writes for `args` with the null engine."""
+    out = tmp_path / "real.json"
+    subprocess.run(
+        [_fio_tool("fio"), "--output-format=json", f"--output={out}", "--ioengine=null", "--size=64m", "--bs=4k", "--name=t", "--rw=randread", *args],
+        check=False, capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    job: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))["jobs"][0]
+    return job
+
+
+def test_latency_target_depth_and_errors_as_fio_reports_them(tmp_path: Path) -> None:
+    base = "fio --name=j --ioengine=libaio --rw=randread --bs=4k --size=1g --time_based --runtime=5"
+    jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=32 --latency_target=650us --latency_window=100ms --rate_iops_min=100", "5s")
+    job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
+    assert 1 < job["latency_depth"] < 32
+    assert (job["latency_target"], job["latency_percentile"], job["latency_window"], job["error"]) == (650_000, 100.0, 100_000, 0)
+    real = _real_fio_job(tmp_path, "--iodepth=8", "--latency_target=1s", "--latency_window=100ms", "--time_based", "--runtime=1")
+    assert {k for k in job if k.startswith("latency_")} == {k for k in real if k.startswith("latency_")}
+    # A missed rate_iops_min ends the job with fio's EIO; a target depth 1 misses, with ETIMEDOUT.
+    jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=1 --rate_iops_min=20000", "5s")
+    assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 5
+    assert jobs[0]["fio"]["error"]["message"] == "rate_iops_min=20000 not met for reads, got 10000 IOPS"
+    jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=4 --latency_target=50us", "5s")
+    assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 110
+
+
+def test_steadystate_object_as_fio_writes_it(tmp_path: Path) -> None:
+    jobs = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=10 --ss=iops:1% --ss_dur=3", "10s")
+    job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
+    ss = job["steadystate"]
+    assert (ss["ss"], ss["duration"], ss["attained"]) == ("iops:1.000000%", 3, 1)
+    assert ss["data"]["iops"][1:] == [10_000, 10_000] and ss["data"]["bw"][1:] == [40_960_000, 40_960_000]
+    assert job["job_runtime"] == 3000
+    real = _real_fio_job(tmp_path, "--ss=iops:50%", "--ss_dur=2", "--time_based", "--runtime=3")["steadystate"]
+    assert list(ss) == list(real) and list(ss["data"]) == list(real["data"])
+
+
+# fio's own log parser from fio's source (tools/fiologparser.py), when the fio repository is fetched
+# here; Debian's copy (fio-3.33) splits lines into exactly 4 fields and fails on fio 3.33's own logs.
+FIO_SOURCE = Path("/work/.mirror/axboe+fio/repo")
+
+
+def _check_fio_log(path: Path) -> list[tuple[int, int, int]]:
+    """Our checker of fio's log format: `time_ms, value, direction, bs, offset` per line."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split(", ")
+        assert len(fields) == 5 and all(f.isdigit() for f in fields), line
+        rows.append((int(fields[0]), int(fields[1]), int(fields[2])))
+    return rows
+
+
+def test_fio_logs_from_the_time_series(cli: Any, tmp_path: Path) -> None:
+    """A job asking for fio's logs gets them in its run folder, windowed, in fio's format."""
+    args = "--write_bw_log=t --write_iops_log=t --write_lat_log=t --log_avg_msec=2000"
+    scenario = _one_server(tmp_path, f"fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=6 {args}", "6s")
+    result = cli("run", str(scenario), "--quiet", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    fio_dir = tmp_path / "out" / "base" / "fio"
+    assert sorted(p.name for p in fio_dir.glob("*.log")) == ["t_bw.1.log", "t_clat.1.log", "t_iops.1.log", "t_lat.1.log"]
+    # 10,000 reads per second of 4 KiB at 100 us, in 2 s windows.
+    assert _check_fio_log(fio_dir / "t_iops.1.log")[1:] == [(4000, 10000, 0), (6000, 10000, 0)]
+    assert _check_fio_log(fio_dir / "t_bw.1.log")[1:] == [(4000, 40000, 0), (6000, 40000, 0)]
+    assert [v for _, v, _ in _check_fio_log(fio_dir / "t_lat.1.log")] == [100_000] * 3
+    notes = json.loads((fio_dir / "vm-0.j.json").read_text(encoding="utf-8"))["sanlab notes"]
+    assert any("no `slat` (not simulated)" in n for n in notes)
+    tool = tmp_path / "fiologparser.py"
+    shown = subprocess.run(["git", f"--git-dir={FIO_SOURCE}", "show", "HEAD:tools/fiologparser.py"], capture_output=True, text=True, check=False)
+    if shown.returncode == 0:
+        tool.write_text(shown.stdout, encoding="utf-8")
+        out = subprocess.run(["python3", str(tool), "-s", str(fio_dir / "t_iops.1.log")], capture_output=True, text=True, check=True).stdout
+        sums = [float(line.split(", ")[1]) for line in out.splitlines()]
+        assert sums and all(v == pytest.approx(10000.0, rel=0.01) for v in sums[2:]), out
+
+
+def test_fio_logs_say_why_not_for_a_shared_vm(doc: dict[str, Any]) -> None:
+    variant = doc["variants"][0]
+    job = {**variant["jobs"][0], "options": {"write_bw_log": "t"}}
+    variant["jobs"] = [job, {**job, "name": "other"}]
+    files, notes = fio_logs(job, 1, variant)
+    assert files == {}
+    assert notes == [f"writer: fio logs not written: VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"]

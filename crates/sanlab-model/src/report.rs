@@ -72,6 +72,9 @@ pub struct JobReport {
     pub ignored: Vec<&'static str>,
     pub read: DirectionReport,
     pub write: DirectionReport,
+    /// What a fio job found (latency_target's depth, steadystate) or why it ended early.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio: Option<crate::workload::FioFindings>,
 }
 
 /// A host: what its VMs saw, what its devices saw, and its flow control when it has one.
@@ -302,6 +305,7 @@ impl World {
                     ignored: j.workload.ignored(),
                     read: direction(&j.read, window_s),
                     write: direction(&j.write, window_s),
+                    fio: j.workload.findings(),
                 }
             })
             .collect();

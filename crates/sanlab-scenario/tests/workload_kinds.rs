@@ -1,20 +1,21 @@
 //! Workload kinds end to end: the example scenarios run, and the engine honours what the kinds ask
 //! (ioping's wait, fio thinktime, startdelay and ramp_time, a trace's end, vdbench's elapsed).
 mod common;
-use common::{assert_conserved, run};
+use common::{assert_conserved, repo, run};
 use sanlab_scenario::{run_file, Overrides, RunResult};
 
 fn short(duration: &str) -> Overrides {
     Overrides { duration: Some(duration.to_string()), ..Overrides::default() }
 }
 
-/// Runs a scenario given as text: one flash array (150 us reads unless `read_latency` says), one
-/// host, one VM with `job`.
+/// Runs a scenario given as text: one flash array (150 us reads unless `media` says), one host,
+/// one VM with `job`.
 fn run_job(job: &str, run: &str) -> RunResult {
-    run_job_on(job, run, "150us")
+    run_job_on(job, run, "read_latency = \"150us\"")
 }
 
-fn run_job_on(job: &str, run: &str, read_latency: &str) -> RunResult {
+/// `media`: the flash media's keys besides `write_latency`.
+fn run_job_on(job: &str, run: &str, media: &str) -> RunResult {
     let text = format!(
         r#"schema_version = 1
 name = "t"
@@ -22,7 +23,7 @@ name = "t"
 {run}
 [[array]]
 name = "a"
-media = {{ kind = "flash", read_latency = "{read_latency}", write_latency = "20us" }}
+media = {{ kind = "flash", {media}, write_latency = "20us" }}
 [[volume]]
 name = "lun"
 arrays = ["a"]
@@ -75,7 +76,7 @@ fn ioping_waits_for_the_interval_or_the_request() {
     let r = run_job("kind = \"ioping\"\ninterval = \"100ms\"", "duration = \"10s\"");
     assert!((r.variants[0].report.vms[0].completed as i64 - 100).abs() <= 1);
     // 250 ms reads every 100 ms: each waits for the one before, so one every 250 ms.
-    let slow = run_job_on("kind = \"ioping\"\ninterval = \"100ms\"", "duration = \"3s\"", "250ms");
+    let slow = run_job_on("kind = \"ioping\"\ninterval = \"100ms\"", "duration = \"3s\"", "read_latency = \"250ms\"");
     let vm = &slow.variants[0].report.vms[0];
     assert_eq!((vm.completed, vm.in_flight), (12, 0), "issued at 0, 0.25, ..., 2.75 s");
 }
@@ -126,4 +127,96 @@ fn vdbench_elapsed_stops_the_run() {
     let r = run_job("kind = \"vdbench\"\niorate = 1000\nelapsed = 2\ndistribution = \"deterministic\"", "duration = \"4s\"");
     // Arrivals every 1 ms from 1 ms on; the one at 2 s falls at the stop.
     assert_eq!(r.variants[0].report.vms[0].completed, 1999);
+}
+
+/// A fio command line on one flash server whose reads all take 100 us: at depth d a read waits
+/// for the d - 1 before it, so latency rises with depth.
+fn one_server(args: &str, duration: &str) -> RunResult {
+    let job = format!("kind = \"fio\"\ncmdline = \"fio --name=j --ioengine=libaio --rw=randread --bs=4k --size=1g --time_based {args}\"");
+    run_job_on(&job, &format!("duration = \"{duration}\""), "read_latency = \"100us\", servers = 1")
+}
+
+#[test]
+fn fio_latency_target_finds_the_deepest_queue_that_meets_it() {
+    let r = one_server("--iodepth=32 --runtime=10 --latency_target=650us --latency_window=100ms", "10s");
+    let job = &r.variants[0].report.jobs[0];
+    let found = job.fio.as_ref().and_then(|f| f.latency_target.as_ref()).expect("the depth found");
+    assert_eq!((found.target_ns, found.window_us, found.percentile), (650_000, 100_000, 100.0));
+    assert!(1 < found.depth && found.depth < 32, "{}", found.depth);
+    // The search ends the job after a last window at the depth found, measured on its own.
+    assert!(job.read.runtime_ms < 2_000.0 && job.read.runtime_ms >= 100.0, "{}", job.read.runtime_ms);
+    // That depth meets the target, one more does not.
+    let worst = |depth: u32| one_server(&format!("--iodepth={depth} --runtime=1"), "1s").variants[0].report.jobs[0].read.lat_ns.max;
+    assert!(worst(found.depth) <= 650_000, "depth {}: {} ns", found.depth, worst(found.depth));
+    assert!(worst(found.depth + 1) > 650_000, "depth {}: {} ns", found.depth + 1, worst(found.depth + 1));
+    // latency_run keeps the job running at the depth it settles on.
+    let r = one_server("--iodepth=32 --runtime=3 --latency_target=650us --latency_window=100ms --latency_run=1", "3s");
+    let job = &r.variants[0].report.jobs[0];
+    assert_eq!(job.fio.as_ref().unwrap().latency_target.as_ref().unwrap().depth, found.depth);
+    assert!(job.read.runtime_ms > 2_999.0);
+    // A target not even depth 1 meets: fio ends the job with ETIMEDOUT.
+    let r = one_server("--iodepth=8 --runtime=3 --latency_target=50us", "3s");
+    let e = r.variants[0].report.jobs[0].fio.as_ref().unwrap().error.clone().unwrap();
+    assert_eq!(e.errno, 110, "{}", e.message);
+}
+
+#[test]
+fn fio_steadystate_ends_a_steady_job_and_reports_an_unsteady_one() {
+    // 10,000 IOPS every second: steady as soon as 5 samples are in, at 5 s.
+    let r = one_server("--iodepth=1 --runtime=20 --ss=iops_slope:0.1% --ss_dur=5", "20s");
+    let job = &r.variants[0].report.jobs[0];
+    let ss = job.fio.as_ref().unwrap().steadystate.as_ref().unwrap();
+    assert!(ss.attained);
+    assert_eq!(job.read.runtime_ms, 5_000.0);
+    assert_eq!(ss.iops[1..], [10_000; 4]);
+    assert_eq!(ss.ss, "iops_slope:0.100000%");
+    // Poisson arrivals at 1,000 IOPS vary by about 3 % per second: a 0.5 % deviation never holds.
+    let r = one_server("--iodepth=4 --runtime=10 --rate_iops=1000 --rate_process=poisson --ss=iops:0.5% --ss_dur=5", "10s");
+    let job = &r.variants[0].report.jobs[0];
+    let ss = job.fio.as_ref().unwrap().steadystate.as_ref().unwrap();
+    assert!(!ss.attained && ss.criterion > 0.5, "{}", ss.criterion);
+    assert_eq!(job.read.runtime_ms, 10_000.0);
+    // ss_ramp=3: the first sample is taken one interval after it (at 4 s), the fifth at 8 s.
+    let r = one_server("--iodepth=1 --runtime=20 --ss=iops:1% --ss_dur=5 --ss_ramp=3", "20s");
+    assert_eq!(r.variants[0].report.jobs[0].read.runtime_ms, 8_000.0);
+}
+
+#[test]
+fn fio_rate_min_ends_a_job_below_it() {
+    // Depth 1 on a 100 us server: 10,000 IOPS, 40 MiB/s.
+    let r = one_server("--iodepth=1 --runtime=5 --rate_iops_min=9000", "5s");
+    assert!(r.variants[0].report.jobs[0].fio.is_none());
+    assert_eq!(r.variants[0].report.jobs[0].read.runtime_ms, 5_000.0);
+    let r = one_server("--iodepth=1 --runtime=5 --rate_iops_min=11000", "5s");
+    let job = &r.variants[0].report.jobs[0];
+    let e = job.fio.as_ref().unwrap().error.clone().unwrap();
+    assert_eq!((e.errno, e.message.as_str()), (5, "rate_iops_min=11000 not met for reads, got 10000 IOPS"));
+    // Checked after a 2 s settle, then over each rate_cycle.
+    assert!((3_000.0..3_001.0).contains(&job.read.runtime_ms), "{}", job.read.runtime_ms);
+    let r = one_server("--iodepth=1 --runtime=5 --rate_min=50m --ratecycle=500", "5s");
+    let job = &r.variants[0].report.jobs[0];
+    assert!(job.fio.as_ref().unwrap().error.as_ref().unwrap().message.starts_with("rate_min=52428800B/s not met for reads, got 409"));
+    assert!((2_500.0..2_501.0).contains(&job.read.runtime_ms), "{}", job.read.runtime_ms);
+    let r = one_server("--iodepth=1 --runtime=5 --rate_min=30m", "5s");
+    assert!(r.variants[0].report.jobs[0].fio.is_none());
+}
+
+#[test]
+fn fio_flow_keeps_jobs_in_their_weights_ratio_as_fio_does() {
+    // fio-3.33 ran tests/data/fio/flow/flow.fio (weights 2 and 1, null engine): its I/O counts.
+    let real: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(repo("tests/data/fio/flow/flow.json")).unwrap()).unwrap();
+    let count = |j: usize| real["jobs"][j]["read"]["total_ios"].as_f64().unwrap();
+    let real_ratio = count(0) / count(1);
+    assert!((real_ratio - 2.0).abs() < 0.01, "{real_ratio}");
+    let file = repo("tests/data/fio/flow/flow.fio");
+    let r = run_job(&format!("kind = \"fio_file\"\nfile = \"{}\"", file.display()), "duration = \"2s\"");
+    let jobs = &r.variants[0].report.jobs;
+    let ratio = jobs[0].read.total_ios as f64 / jobs[1].read.total_ios as f64;
+    assert!((ratio / real_ratio - 1.0).abs() < 0.01, "sanlab {ratio} vs fio {real_ratio}");
+    // Without flow the two jobs share the array evenly.
+    let text = std::fs::read_to_string(&file).unwrap().replace("flow=", "; flow=").replace("flow_id=", "; flow_id=");
+    let plain = common::write_scenario(&text);
+    let r = run_job(&format!("kind = \"fio_file\"\nfile = \"{}\"", plain.display()), "duration = \"2s\"");
+    let jobs = &r.variants[0].report.jobs;
+    assert!((jobs[0].read.total_ios as f64 / jobs[1].read.total_ios as f64 - 1.0).abs() < 0.01);
 }

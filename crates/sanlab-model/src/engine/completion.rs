@@ -3,7 +3,7 @@
 
 use super::{pack, Ev, World};
 use crate::io::{Op, NONE};
-use crate::workload::Pacing;
+use crate::workload::{Completion, Pacing, Steer};
 
 impl World {
     /// QUEUE FULL came back: free the adapter slot, tell the device (adaptive depth), and retry
@@ -113,6 +113,27 @@ impl World {
                 }
             }
         }
+        // A job that steers by what it sees (fio latency_target, steadystate, rate_min).
+        let mut deeper = false;
+        if job_measured && now < job.stop_ns {
+            let c = Completion { op: r.op, size_bytes: r.size_bytes, latency_ns: latency, since_ns: now - job.measured_from_ns, outstanding: job.outstanding };
+            match job.workload.completed(&c) {
+                Steer::Keep => {}
+                Steer::Depth { depth, quiesce } => {
+                    deeper = depth > job.depth;
+                    job.depth = depth;
+                    if quiesce && matches!(job.workload.pacing(), Pacing::Closed { .. }) {
+                        job.pause_ns.get_or_insert(0);
+                    }
+                }
+                Steer::Remeasure => {
+                    job.measured_from_ns = now;
+                    job.read = sanlab_metrics::IoStats::new();
+                    job.write = sanlab_metrics::IoStats::new();
+                }
+                Steer::Stop { since_ns } => job.stop_ns = job.stop_ns.min(job.measured_from_ns + since_ns),
+            }
+        }
         if now < job.stop_ns {
             match job.workload.pacing() {
                 Pacing::Closed { .. } => {
@@ -120,14 +141,19 @@ impl World {
                         job.pause_ns = job.workload.think_ns(r.t_issue, now);
                     }
                     match job.pause_ns {
-                        None => self.issue(j),
+                        None if deeper => self.fill(j),
+                        None if job.outstanding < job.depth => self.issue(j),
+                        None => {}
                         Some(pause) if job.outstanding == 0 => self.q.schedule_in(pause, pack(Ev::JobArrival, j as u32)),
                         Some(_) => {}
                     }
                 }
                 Pacing::Open { .. } | Pacing::Timed { .. } if job.backlog > 0 => {
-                    job.backlog -= 1;
-                    self.issue(j);
+                    // More than one only when a steer deepened the job.
+                    while self.jobs[j].backlog > 0 && self.jobs[j].outstanding < self.jobs[j].depth && now < self.jobs[j].stop_ns {
+                        self.jobs[j].backlog -= 1;
+                        self.issue(j);
+                    }
                 }
                 Pacing::Open { .. } | Pacing::Timed { .. } => {}
             }

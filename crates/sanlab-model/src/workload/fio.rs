@@ -10,7 +10,9 @@
 use super::distribution::{Distribution, DistributionSpec};
 pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
-use super::{Instance, Pacing, Request, Workload};
+use super::fio_flow::{Flow, FlowShare};
+use super::fio_steer::{FioFindings, Steering};
+use super::{Completion, Instance, Pacing, Request, Steer, Workload};
 use crate::io::Op;
 use crate::number::{self, finite, whole_percent, DURATION, SIZE};
 use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
@@ -49,7 +51,7 @@ pub(super) struct OptionError {
     pub message: String,
 }
 
-fn err(option: &'static str, message: impl Into<String>) -> OptionError {
+pub(super) fn err(option: &'static str, message: impl Into<String>) -> OptionError {
     OptionError { option, message: message.into() }
 }
 
@@ -61,14 +63,14 @@ pub(super) enum Dialect {
 }
 
 /// Reads sizes and durations in a dialect.
-struct Units {
-    dialect: Dialect,
+pub(super) struct Units {
+    pub(super) dialect: Dialect,
     /// fio `kb_base`: 1024 (fio's default compatibility mode) or 1000.
-    kb_base: u64,
+    pub(super) kb_base: u64,
 }
 
 impl Units {
-    fn size(&self, s: &str) -> Result<u64, String> {
+    pub(super) fn size(&self, s: &str) -> Result<u64, String> {
         match self.dialect {
             Dialect::Scenario => parse_size_bytes(s),
             Dialect::JobFile { device_size_bytes } => match parse_fio_size(s, self.kb_base)? {
@@ -134,7 +136,7 @@ fn parse_fio_size(s: &str, kb_base: u64) -> Result<FioSize, String> {
 
 /// A duration; a bare number is in `bare_unit_ns` (fio: seconds, microseconds for thinktime).
 /// Accepts fio's suffixes (us/usec, ms/msec, s, m = minutes, h, d) and sanlab's (ns, µs, min).
-fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
+pub(super) fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
     let t = s.trim();
     let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(end);
@@ -166,7 +168,7 @@ fn at_least_one(text: &str, r: f64) -> Result<f64, String> {
     Ok(r)
 }
 
-fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
+pub(super) fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
     let n: i64 = s.trim().parse().map_err(|_| err(option, format!("`{s}` is not a whole number")))?;
     if n < min || n > max {
         let nearest = if n < min { min } else { max };
@@ -175,7 +177,7 @@ fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, O
     Ok(n)
 }
 
-fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionError> {
+pub(super) fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionError> {
     match s.trim() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -185,7 +187,7 @@ fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionError> {
 
 /// A per-direction option ("read,write[,trim]"): a value without a trailing comma also applies
 /// to the directions after it (HOWTO `blocksize`). Blank means the default.
-fn per_direction(s: &str) -> [Option<&str>; 2] {
+pub(super) fn per_direction(s: &str) -> [Option<&str>; 2] {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let pick = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
     let read = pick(0);
@@ -455,6 +457,10 @@ pub(super) struct FioJob {
     verify: Option<Verify>,
     zones: Option<Zones>,
     files: Option<JobFiles>,
+    /// fio latency_target, steadystate and rate_min.
+    steering: Steering,
+    /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
+    flow: Option<FlowShare>,
     options: Vec<(String, String)>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
@@ -728,6 +734,12 @@ impl FioJob {
                 Some(Verify { backlog: (backlog > 0).then_some((backlog, if batch == 0 { backlog } else { batch })), loop_bytes, boundary_bytes: io_bytes, log: Default::default(), since_batch: 0, batch_left: 0, draining: false, by_offset: !random })
             }
         };
+        let steering = Steering::from_options(v, &units, depth)?;
+        let flow = FlowShare::from_options(v)?;
+        if flow.is_some() && rate_iops.is_some() {
+            return Err(err("flow", "flow with rate or rate_iops is not modelled: use one or the other"));
+        }
+        let depth = steering.start_depth(depth);
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
@@ -769,6 +781,8 @@ impl FioJob {
             verify,
             zones,
             files,
+            steering,
+            flow,
             options,
             ignored: vec![],
         })
@@ -868,8 +882,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     Ok(Box::new(job))
 }
 
-impl Workload for FioJob {
-    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+impl FioJob {
+    /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
+    pub(super) fn join_flow(&mut self, flows: &mut std::collections::BTreeMap<u32, std::rc::Rc<Flow>>) {
+        if let Some(f) = self.flow.as_mut() {
+            f.join(flows);
+        }
+    }
+
+    fn draw_next(&mut self, rng: &mut RngStream) -> Option<Request> {
         if let Some(v) = self.verify.as_mut() {
             if let Some((offset, size_bytes)) = v.next_read().or_else(|| v.start_phase(self.issued_bytes).then(|| v.next_read()).flatten()) {
                 return Some(Request { op: Op::Read, size_bytes, offset_bytes: self.offset_bytes + offset });
@@ -917,6 +938,20 @@ impl Workload for FioJob {
         }
         Some(Request { op, size_bytes, offset_bytes: self.offset_bytes + offset })
     }
+}
+
+impl Workload for FioJob {
+    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
+        let r = self.draw_next(rng);
+        if let Some(f) = self.flow.as_mut() {
+            if r.is_some() {
+                f.issued();
+            } else {
+                f.done();
+            }
+        }
+        r
+    }
 
     fn region_bytes(&self) -> Option<std::ops::Range<u64>> {
         Some(self.offset_bytes..self.offset_bytes + self.size_bytes)
@@ -948,6 +983,13 @@ impl Workload for FioJob {
         // A loop's writes are all issued: wait for them before reading them back, as fio does.
         if self.verify.as_mut().is_some_and(|v| v.start_phase(self.issued_bytes)) {
             return Some(0);
+        }
+        if let Some(f) = self.flow.as_mut() {
+            // The first completion was issued at the job's start.
+            let ends_at_ns = self.runtime_ns.map(|r| issued_ns - self.start_ns + r);
+            if let Some(pause) = f.pause_ns(now_ns, now_ns - issued_ns, ends_at_ns) {
+                return Some(pause);
+            }
         }
         if self.think_ns == 0 {
             return None;
@@ -983,6 +1025,14 @@ impl Workload for FioJob {
 
     fn ignored(&self) -> Vec<&'static str> {
         self.ignored.clone()
+    }
+
+    fn completed(&mut self, c: &Completion) -> Steer {
+        self.steering.completed(c)
+    }
+
+    fn findings(&self) -> Option<FioFindings> {
+        self.steering.findings()
     }
 }
 

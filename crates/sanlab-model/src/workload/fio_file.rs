@@ -361,8 +361,11 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
     let after = ordering(sections, files)?;
     let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
     let mut set = JobSet::default();
+    let mut flows = std::collections::BTreeMap::new();
     for &i in &chosen {
-        set.jobs.push((sections[i].name.clone(), Box::new(build_job(&sections[i], files, device_size_bytes)?) as Box<dyn Workload>));
+        let mut job = build_job(&sections[i], files, device_size_bytes)?;
+        job.join_flow(&mut flows);
+        set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }
     Ok(set)
@@ -478,7 +481,7 @@ mod tests {
         let [model, ignored, unmodelled] = coverage();
         assert_eq!(model + ignored + unmodelled, OPTIONS.len());
         // A few of fio's everyday options, one of each effect.
-        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Ignored), ("fsync", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
+        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Report), ("fsync", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
             assert_eq!(lookup(name).map(|o| o.effect), Some(effect), "{name}");
         }
         assert_eq!(unknown_option("fsync"), "fio option `fsync` cannot be modelled: flushes (fsync, fdatasync, sync_file_range, barriers) are not modelled");

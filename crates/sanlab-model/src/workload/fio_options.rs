@@ -70,12 +70,8 @@ const REPLAY: &str = "replay a log with kind = \"trace\", format = \"fio_iolog\"
 const ZBD: &str = "zoned block devices (zonemode=zbd) are not modelled";
 const FDP: &str = "NVMe flexible data placement is not modelled";
 const VERIFY: &str = "this form of verification is not modelled: use verify with do_verify and verify_backlog";
-const RATE_MIN: &str = "minimum rates (a job that fails below them) are not modelled yet";
 const RATE_THINK: &str = "rate_ignore_thinktime is not modelled yet";
 const THINK: &str = "think-time variants other than thinktime/thinktime_blocks are not modelled yet";
-const LATENCY: &str = "fio's latency-target search and max_latency are not modelled yet";
-const STEADY: &str = "steady-state detection is not modelled yet: use runtime";
-const FLOW: &str = "flow control between jobs is not modelled yet";
 const SHAPE: &str = "this variant of fio's offset or block-size sequence is not modelled";
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
@@ -247,15 +243,15 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("priohint", &[], PROCESS),
     cannot("thinkcycles", &[], THINK),
     cannot("thinktime_blocks_type", &[], THINK),
-    cannot("rate_min", &["ratemin"], RATE_MIN),
-    cannot("rate_iops_min", &[], RATE_MIN),
-    cannot("rate_cycle", &["ratecycle"], RATE_MIN),
+    file_opt("rate_min", &["ratemin"], "bytes/s[,bytes/s]", "end the job with an error (EIO) when a direction's bandwidth over rate_cycle falls below this (backend.c `check_min_rate`)"),
+    file_opt("rate_iops_min", &[], "IOPS[,IOPS]", "end the job with an error (EIO) when a direction's IOPS over rate_cycle fall below this"),
+    file_opt("rate_cycle", &["ratecycle"], "ms", "the window of rate_min and rate_iops_min (default 1000)"),
     cannot("rate_ignore_thinktime", &[], RATE_THINK),
-    cannot("max_latency", &[], LATENCY),
-    cannot("latency_target", &[], LATENCY),
-    cannot("latency_window", &[], LATENCY),
-    cannot("latency_percentile", &[], LATENCY),
-    cannot("latency_run", &[], LATENCY),
+    file_opt("max_latency", &[], "time[,time]", "end the job with ETIMEDOUT at a completion later than this, per direction; bare numbers are us (io_u.c `lat_fatal`)"),
+    file_opt("latency_target", &[], "time", "search for the deepest queue (up to iodepth) whose latency meets this (io_u.c `lat_target_check`); bare numbers are us"),
+    file_opt("latency_window", &[], "time", "the window each depth of the latency-target search runs for; bare numbers are us"),
+    file_opt("latency_percentile", &[], "percent", "the share of a window's I/Os that must meet latency_target (default 100)"),
+    file_opt("latency_run", &[], "bool", "keep adjusting the depth for the whole run instead of ending at the depth found"),
     ignored("invalidate", &[], CACHE),
     ignored("sync", &[], CACHE),
     ignored("write_hint", &[], ENGINE),
@@ -281,12 +277,12 @@ pub(super) static OPTIONS: &[FioOption] = &[
     cannot("exit_what", &[], EXITALL),
     cannot("exitall_on_error", &[], EXITALL),
     ignored("thread", &[], PROCESS),
-    ignored("per_job_logs", &[], REPORT),
-    ignored("write_bw_log", &[], REPORT),
-    ignored("write_lat_log", &[], REPORT),
-    ignored("write_iops_log", &[], REPORT),
+    report("per_job_logs", &[], "with 0, one log file per kind for all jobs (name_bw.log) instead of name_bw.N.log"),
+    report("write_bw_log", &[], "write fio's bandwidth log (name_bw.N.log, KiB/s) from the VM's time series"),
+    report("write_lat_log", &[], "write fio's latency logs (name_lat.N.log, name_clat.N.log, ns) from the VM's time series"),
+    report("write_iops_log", &[], "write fio's IOPS log (name_iops.N.log) from the VM's time series"),
     ignored("log_entries", &[], REPORT),
-    ignored("log_avg_msec", &[], REPORT),
+    report("log_avg_msec", &[], "the logs' window in ms (a multiple of the run's sample_interval)"),
     ignored("log_hist_msec", &[], REPORT),
     ignored("log_hist_coarseness", &[], REPORT),
     ignored("write_hist_log", &[], REPORT),
@@ -337,14 +333,14 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("uid", &[], PROCESS),
     ignored("gid", &[], PROCESS),
     ignored("hugepage-size", &[], PROCESS),
-    cannot("flow_id", &[], FLOW),
-    cannot("flow", &[], FLOW),
+    file_opt("flow_id", &[], "int", "the flow a job shares with the jobs of the same id (default 0; flow.c)"),
+    file_opt("flow", &[], "weight", "keep the job's issued I/Os in this ratio to the others of its flow_id (1..=1000)"),
     ignored("flow_watermark", &[], DEPRECATED),
-    cannot("flow_sleep", &[], FLOW),
-    cannot("steadystate", &["ss"], STEADY),
-    cannot("steadystate_duration", &["ss_dur"], STEADY),
-    cannot("steadystate_ramp_time", &["ss_ramp"], STEADY),
-    cannot("steadystate_check_interval", &["ss_interval"], STEADY),
+    file_opt("flow_sleep", &[], "us", "the wait of a job ahead of its share (default 0: sanlab waits one I/O time)"),
+    file_opt("steadystate", &["ss"], "criterion:limit", "iops, iops_slope, bw or bw_slope with a limit, in % of the mean with `%` (steadystate.c)"),
+    file_opt("steadystate_duration", &["ss_dur"], "time", "end the job once the criterion holds over this window of samples; bare numbers are seconds"),
+    file_opt("steadystate_ramp_time", &["ss_ramp"], "time", "start sampling this long (plus one interval) after the job's start"),
+    file_opt("steadystate_check_interval", &["ss_interval"], "time", "the sample interval (default 1s)"),
     ignored("userspace_reap", &[], ENGINE),
     ignored("nowait", &[], ENGINE),
     ignored("libaio_vectored", &[], ENGINE),

@@ -7,12 +7,15 @@
 mod distribution;
 mod fio;
 mod fio_file;
+mod fio_flow;
 mod fio_options;
+mod fio_steer;
 mod ioping;
 mod trace;
 mod vdbench;
 mod vdbench_file;
 
+pub use fio_steer::{FioFindings, JobError, LatencyFound, SteadyFound};
 pub use vdbench::{runs as vdbench_runs, VdbenchRun};
 
 use crate::io::Op;
@@ -57,6 +60,31 @@ pub struct Instance {
     pub suffix: Option<String>,
     pub workload: Box<dyn Workload>,
     pub after: Vec<usize>,
+}
+
+/// A measured completion of one of the job's requests (see [`Workload::completed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    pub op: Op,
+    pub size_bytes: u32,
+    pub latency_ns: u64,
+    /// Time since the job's measured start (after startdelay and ramp_time, or the run's warmup).
+    pub since_ns: u64,
+    /// The job's requests still in flight after this one.
+    pub outstanding: u32,
+}
+
+/// What a job asks of the engine after a completion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Steer {
+    Keep,
+    /// Keep at most `depth` requests outstanding from now on; with `quiesce`, a closed-loop job
+    /// first waits for every request in flight (fio's ramp-down).
+    Depth { depth: u32, quiesce: bool },
+    /// Restart the job's own statistics now (fio's final latency-target cycle).
+    Remeasure,
+    /// The job has ended: it stops issuing at `since_ns` (at most the completion's `since_ns`).
+    Stop { since_ns: u64 },
 }
 
 /// A workload kind. One instance per job (fio's `numjobs` clones a job; a job file or a vdbench
@@ -107,6 +135,15 @@ pub trait Workload {
     /// placement, engine tuning, ...), listed once per run as "ignored: ...".
     fn ignored(&self) -> Vec<&'static str> {
         vec![]
+    }
+    /// A measured request completed: jobs that steer by what they see (fio `latency_target`,
+    /// `steadystate`, `rate_min`) answer with a change.
+    fn completed(&mut self, _c: &Completion) -> Steer {
+        Steer::Keep
+    }
+    /// What the job found or why it ended early, for its results.
+    fn findings(&self) -> Option<FioFindings> {
+        None
     }
 }
 
