@@ -113,7 +113,7 @@ def _resolved(variant: Mapping[str, Any]) -> dict[str, Any]:
 
 def degradations(variant: Mapping[str, Any]) -> list[Degradation]:
     """The variant's one-off `link_latency` events (repeating ones are flapping, not a degradation);
-    empty when the document does not carry the resolved scenario (a run folder read back)."""
+    empty when the document does not carry the resolved scenario."""
     found = []
     for event in _resolved(variant).get("event", []):
         if event.get("kind") != "link_latency" or "every" in event:

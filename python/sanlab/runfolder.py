@@ -36,6 +36,7 @@ from sanlab.results import Document, json_summary, summary_table, timeseries_tab
 from sanlab.vdbench_out import write_vdbench_summaries
 
 RESULTS_FILE = "results.json"
+RESOLVED_FILE = "scenario.resolved.toml"
 MANIFEST_FILE = "manifest.json"
 TIMESERIES_FILE = "timeseries.parquet"
 
@@ -102,7 +103,7 @@ def write_run_folder(
         variant_dir = out_dir / safe_name(variant["name"])
         fio_dir = variant_dir / "fio"
         fio_dir.mkdir(parents=True, exist_ok=True)
-        resolved = variant_dir / "scenario.resolved.toml"
+        resolved = variant_dir / RESOLVED_FILE
         resolved.write_text(variant["resolved_toml"], encoding="utf-8")
         record(resolved)
         for number, job in enumerate(variant["jobs"], start=1):
@@ -291,4 +292,7 @@ def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
         columns["value"].append(value)
     for variant in doc["variants"]:
         variant["timeseries"] = by_variant[variant["name"]]
+        resolved = run_dir / safe_name(variant["name"]) / RESOLVED_FILE
+        if resolved.is_file():
+            variant["resolved_toml"] = resolved.read_text(encoding="utf-8")
     return doc, manifest

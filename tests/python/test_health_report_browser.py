@@ -36,3 +36,9 @@ def test_each_selectors_share_of_the_degraded_path_is_drawn(chromium: Chromium, 
     assert shaded == [[5, 15], [5, 15]]
     names = chromium.evaluate(f"{plot}._fullData.filter(t => t.showlegend).map(t => t.name)")
     assert names == ["rr_latency", "significant_latency", "rr"]  # in the order asked for
+    # `sanlab report` writes it again from the run folder alone: the figure is still there.
+    (out / "report.html").unlink()
+    assert main(["report", str(out)]) == 0
+    figures = load_report(chromium, out / "report.html", ARTIFACTS / "report-poor-health-again.png")
+    again = next(figure for figure in figures if figure["key"] == "degraded-share")
+    assert again["rendered"] and again["traces"] == found["traces"]

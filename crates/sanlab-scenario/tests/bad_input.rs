@@ -126,6 +126,10 @@ fn other_platforms_selector_parameters_are_checked() {
     assert!(e.contains("host[0].multipath.psp.kind: unknown kind `dm_queue_lenght`") && e.contains("did you mean `dm_queue_length`?"), "{e}");
     let e = error_for(BASE, &["host[0].multipath.psp={kind=\"significant_latency\", probe_interval=\"0s\"}"]);
     assert!(e.contains("host[0].multipath.psp.probe_interval: must be positive"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"significant_latency\", clip_ratio=0.5}"]);
+    assert!(e.contains("host[0].multipath.psp.clip_ratio: 0.5 is out of range") && e.contains("(nearest valid: 1)"), "{e}");
+    let e = error_for(BASE, &["host[0].multipath.psp={kind=\"significant_latency\", probe_share=0}"]);
+    assert!(e.contains("host[0].multipath.psp.probe_share: 0 is out of range"), "{e}");
 }
 
 #[test]

@@ -14,8 +14,7 @@ from sanlab.results import Document
 def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     """Per device with a degrading path (a `link_latency` event), that path's share of the
     device's I/O in each sample, one line per variant, the degradation shaded and the share under
-    which the path counts as left dashed. None when no variant's device has one (or the document
-    does not carry the resolved scenarios, as a run folder read back)."""
+    which the path counts as left dashed. None when no variant's device has one."""
     lines: dict[str, list[tuple[str, list[float], list[float]]]] = {}
     windows: dict[str, tuple[float, float, float]] = {}
     for variant in doc["variants"]:
