@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -333,3 +334,31 @@ def test_fio_logs_say_why_not_for_a_shared_vm(doc: dict[str, Any]) -> None:
     files, notes = fio_logs(job, 1, variant)
     assert files == {}
     assert notes == [f"writer: fio logs not written: VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"]
+
+
+def test_fio_plot_charts_sanlab_logs_by_iodepth(cli: Any, tmp_path: Path) -> None:
+    """fio-plot (PyPI `fio-plot`) charts IOPS and latency at two queue depths from sanlab's fio logs.
+
+    fio-plot finds logs by name, `<rw>-iodepth-<d>-numjobs-<n>_<type>.<N>.log`, so the jobs name
+    their logs that way. Its JSON charts need `iops_stddev`, `usr_cpu` and `sys_cpu`, which sanlab
+    does not simulate, so the logs are what it reads.
+    """
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for depth in (1, 8):
+        prefix = f"randread-iodepth-{depth}-numjobs-1"
+        cmdline = f"fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth={depth} --time_based --runtime=3 --write_iops_log={prefix} --write_lat_log={prefix}"
+        run_dir = tmp_path / f"qd{depth}"
+        run_dir.mkdir()
+        result = cli("run", str(_one_server(run_dir, cmdline, "3s")), "--quiet", "--out", str(run_dir / "out"))
+        assert result.returncode == 0, result.stderr
+        for log in (run_dir / "out" / "base" / "fio").glob("*.log"):
+            shutil.copy(log, logs / log.name)
+    plot = [sys.executable, "-m", "fio_plot", "-i", str(logs), "-T", "sanlab", "-g", "-t", "iops", "lat", "-r", "randread", "-n", "1"]
+    done = subprocess.run([*plot, "-d", "1", "8", "-o", "chart.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    png = (tmp_path / "chart.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 20_000
+    # A depth no job ran finds no log: fio-plot really selects sanlab's files by their names.
+    missing = subprocess.run([*plot, "-d", "4", "-o", "none.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert missing.returncode != 0 and "No log files found" in missing.stdout
