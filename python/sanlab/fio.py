@@ -4,8 +4,9 @@ Every figure comes from what the engine simulated: counts, bytes, runtime, the l
 histogram regrouped into fio's buckets (json+ `bins`, from which the `latency_ns/us/ms`
 shares are counted). A simulator has no submission stage, so `slat_ns` is empty and `clat_ns`
 equals `lat_ns` (fio prints percentiles under `clat_ns` by default, so readers look for them
-there). Figures sanlab does not simulate (CPU use, context switches, queue-depth levels) are left
-out rather than invented; `sanlab notes` says so.
+there). `disk_util` sums the VM's device's per-direction series. Figures sanlab does not simulate
+(CPU use, context switches, queue-depth levels, the device's busy time) are left out rather than
+invented; `sanlab notes` says so.
 """
 
 from __future__ import annotations
@@ -250,7 +251,10 @@ def _vm_device(job: Mapping[str, Any], variant: Mapping[str, Any]) -> Mapping[st
     if volume.get("type", "vmfs") == "vvol":
         array = next(a for a in scenario["array"] if a["name"] == volume["arrays"][0])
         label = f"PE {array.get('pe', array['name'] + '-pe')}"
-    return next((d for d in variant["devices"] if d["host"] == vm["host"] and d["volume"] == label), None)
+    device = next((d for d in variant["devices"] if d["host"] == vm["host"] and d["volume"] == label), None)
+    if device is None:
+        raise ValueError(f"VM {job['vm']}: the results have no device of host {vm['host']} for volume {label}")
+    return device
 
 
 def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -274,7 +278,7 @@ def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[
             samples.setdefault(metric, []).append((t_s, value))
     if "read_iops" not in samples:
         return [], [f"disk_util: not written: the run kept no per-direction series for {entity}"]
-    util: dict[str, Any] = {"name": device["name"]}
+    entry: dict[str, Any] = {"name": device["name"]}
     ticks = 0
     for direction in ("read", "write"):
         ios = sectors = ms = 0.0
@@ -287,13 +291,13 @@ def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[
             ios += iops * window_s
             sectors += mbps * 1e6 * window_s / 512
             ms += iops * window_s * lat_ms
-        util[f"{direction}_ios"] = round(ios)
-        util[f"{direction}_sectors"] = round(sectors)
-        util[f"{direction}_ticks"] = round(ms)
+        entry[f"{direction}_ios"] = round(ios)
+        entry[f"{direction}_sectors"] = round(sectors)
+        entry[f"{direction}_ticks"] = round(ms)
         ticks += round(ms)
-    util |= {"read_merges": 0, "write_merges": 0, "in_queue": ticks}
+    entry |= {"read_merges": 0, "write_merges": 0, "in_queue": ticks}
     ordered = ("name", "read_ios", "write_ios", "read_sectors", "write_sectors", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue")
-    return [{key: util[key] for key in ordered}], [_NO_UTIL]
+    return [{key: entry[key] for key in ordered}], [_NO_UTIL]
 
 
 def fio_document(

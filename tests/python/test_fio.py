@@ -269,6 +269,12 @@ def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
     # Reads take 100 us on the flash, writes 20 us: the device time per read is the longer.
     assert disk["read_ticks"] / disk["read_ios"] > disk["write_ticks"] / disk["write_ios"]
     assert any("no `util`" in note for note in fio["sanlab notes"])
+    # A vVol's device is its array's protocol endpoint.
+    text = scenario.read_text(encoding="utf-8").replace('arrays = ["a"]', 'arrays = ["a"]\ntype = "vvol"')
+    scenario.write_text(text, encoding="utf-8")
+    vvol = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
+    [pe] = fio_document(vvol["jobs"][0], "0.1.0", STARTED, vvol)["disk_util"]
+    assert (pe["name"], pe["read_ios"]) == ("a-pe", vvol["jobs"][0]["read"]["total_ios"])
     # Without the resolved scenario (a run folder read back) the device cannot be found: said so.
     fio = fio_document(job, "0.1.0", STARTED, {**variant, "resolved_toml": ""})
     assert "disk_util" not in fio
