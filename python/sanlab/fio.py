@@ -4,13 +4,15 @@ Every figure comes from what the engine simulated: counts, bytes, runtime, the l
 histogram regrouped into fio's buckets (json+ `bins`, from which the `latency_ns/us/ms`
 shares are counted). A simulator has no submission stage, so `slat_ns` is empty and `clat_ns`
 equals `lat_ns` (fio prints percentiles under `clat_ns` by default, so readers look for them
-there). Figures sanlab does not simulate (CPU use, context switches, queue-depth levels) are left
-out rather than invented; `sanlab notes` says so.
+there). `disk_util` sums the VM's device's per-direction series. Figures sanlab does not simulate
+(CPU use, context switches, queue-depth levels, the device's busy time) are left out rather than
+invented; `sanlab notes` says so.
 """
 
 from __future__ import annotations
 
 import time
+import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -233,12 +235,81 @@ def fio_logs(
     return files, notes
 
 
-def fio_document(job: Mapping[str, Any], sanlab_version: str, started: datetime) -> dict[str, Any]:
+_NO_UTIL = "disk_util: no `util` (the device's busy time is not simulated) and no merges (sanlab does not merge requests)"
+
+
+def _vm_device(job: Mapping[str, Any], variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The host device carrying the job's VM's virtual disk, found from the resolved scenario
+    (the results name a device's host and volume, not its VMs): a VMFS volume is its own device's
+    volume, a vVol reaches the device of its array's protocol endpoint, labelled `PE <pe>`."""
+    scenario = tomllib.loads(variant.get("resolved_toml") or "")
+    vm = next((v for v in scenario.get("vm", []) if v["name"] == job["vm"]), None)
+    if vm is None:
+        return None
+    volume = next(v for v in scenario["volume"] if v["name"] == vm["volume"])
+    label = volume["name"]
+    if volume.get("type", "vmfs") == "vvol":
+        array = next(a for a in scenario["array"] if a["name"] == volume["arrays"][0])
+        label = f"PE {array.get('pe', array['name'] + '-pe')}"
+    device = next((d for d in variant["devices"] if d["host"] == vm["host"] and d["volume"] == label), None)
+    if device is None:
+        raise ValueError(f"VM {job['vm']}: the results have no device of host {vm['host']} for volume {label}")
+    return device
+
+
+def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """fio's `disk_util` (stat.c `json_array_add_disk_util`) for the device under the job's VM,
+    and notes on what it leaves out.
+
+    fio reads /proc/diskstats over its whole run; sanlab sums the device's per-direction series
+    over the run (warm-up included, as fio counts its ramp_time): I/Os, 512-byte sectors, and
+    ticks, the ms its requests spent from entering the device queue to completion (the kernel's
+    per-direction time). `in_queue` is the kernel's weighted time in flight, which is the sum of
+    the requests' times, so the ticks added up.
+    """
+    device = _vm_device(job, variant)
+    if device is None:
+        return [], [f"disk_util: not written: the results carry no resolved scenario with VM {job['vm']} to find its device"]
+    entity = f"device/{device['name']}"
+    ts = variant["timeseries"]
+    samples: dict[str, list[tuple[float, float]]] = {}
+    for t_s, name, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
+        if name == entity:
+            samples.setdefault(metric, []).append((t_s, value))
+    if "read_iops" not in samples:
+        return [], [f"disk_util: not written: the run kept no per-direction series for {entity}"]
+    entry: dict[str, Any] = {"name": device["name"]}
+    ticks = 0
+    for direction in ("read", "write"):
+        ios = sectors = ms = 0.0
+        last_s = 0.0
+        # The series are per-second rates and per-I/O means over each sample interval.
+        for (t_s, iops), (_, mbps), (_, lat_ms) in zip(
+            *(samples[f"{direction}_{m}"] for m in ("iops", "mbps", "lat_ms_mean")), strict=True
+        ):
+            window_s, last_s = t_s - last_s, t_s
+            ios += iops * window_s
+            sectors += mbps * 1e6 * window_s / 512
+            ms += iops * window_s * lat_ms
+        entry[f"{direction}_ios"] = round(ios)
+        entry[f"{direction}_sectors"] = round(sectors)
+        entry[f"{direction}_ticks"] = round(ms)
+        ticks += round(ms)
+    entry |= {"read_merges": 0, "write_merges": 0, "in_queue": ticks}
+    ordered = ("name", "read_ios", "write_ios", "read_sectors", "write_sectors", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue")
+    return [{key: entry[key] for key in ordered}], [_NO_UTIL]
+
+
+def fio_document(
+    job: Mapping[str, Any], sanlab_version: str, started: datetime, variant: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A whole `fio --output-format=json` document holding one simulated job.
 
     `started` must be timezone-aware; `time` is written in UTC in ctime form, as fio writes it.
+    With the job's `variant`, the document has fio's `disk_util` for the VM's device.
     """
     timestamp_ms = int(started.timestamp() * 1000)
+    disks, notes = disk_util(job, variant) if variant is not None else ([], [])
     return {
         "fio version": f"sanlab-{sanlab_version}",
         "timestamp": timestamp_ms // 1000,
@@ -246,5 +317,7 @@ def fio_document(job: Mapping[str, Any], sanlab_version: str, started: datetime)
         "time": time.asctime(started.utctimetuple()),
         "global options": {},
         "jobs": [fio_job(job, timestamp_ms)],
-        "sanlab notes": [_NOT_SIMULATED],
+        # fio writes `disk_util` after the jobs.
+        **({"disk_util": disks} if disks else {}),
+        "sanlab notes": [_NOT_SIMULATED, *notes],
     }

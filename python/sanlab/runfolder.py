@@ -113,7 +113,7 @@ def write_run_folder(
                 log_path.write_text(text, encoding="utf-8")
                 record(log_path)
             fio_path = fio_dir / f"{safe_name(job['name'])}.json"
-            fio = fio_document(job, doc["version"], started)
+            fio = fio_document(job, doc["version"], started, variant)
             fio["sanlab notes"] += notes
             _write_json(fio_path, fio)
             record(fio_path)

@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -240,6 +241,46 @@ def test_latency_target_depth_and_errors_as_fio_reports_them(tmp_path: Path) -> 
     assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 110
 
 
+# fio's disk_util keys (stat.c `json_array_add_disk_util`) less `util`, which sanlab does not simulate.
+DISK_UTIL_KEYS = [
+    "name", "read_ios", "write_ios", "read_sectors", "write_sectors",
+    "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue",
+]  # fmt: skip
+
+
+def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
+    """disk_util counts the VM's device over the run: its I/Os, sectors and time per direction."""
+    scenario = _one_server(tmp_path, "fio --name=j --ioengine=libaio --rw=randrw --rwmixread=75 --bs=8k --iodepth=4 --time_based --runtime=2", "2s")
+    variant = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
+    job, device = variant["jobs"][0], variant["devices"][0]
+    fio = fio_document(job, "0.1.0", STARTED, variant)
+    assert list(fio)[-2:] == ["disk_util", "sanlab notes"]
+    [disk] = fio["disk_util"]
+    assert list(disk) == DISK_UTIL_KEYS
+    assert disk["name"] == device["name"] == "lun"
+    # The VM's only job and no warm-up: the device saw exactly the job's I/Os.
+    assert (disk["read_ios"], disk["write_ios"]) == (job["read"]["total_ios"], job["write"]["total_ios"])
+    assert disk["read_ios"] + disk["write_ios"] == device["ios"]
+    assert disk["read_ios"] > 2 * disk["write_ios"] > 0
+    assert (disk["read_sectors"], disk["write_sectors"]) == (job["read"]["io_bytes"] // 512, job["write"]["io_bytes"] // 512)
+    assert (disk["read_merges"], disk["write_merges"]) == (0, 0)
+    assert disk["in_queue"] == disk["read_ticks"] + disk["write_ticks"]
+    assert disk["in_queue"] == pytest.approx(device["gavg_ms"] * device["ios"], rel=1e-3)
+    # Reads take 100 us on the flash, writes 20 us: the device time per read is the longer.
+    assert disk["read_ticks"] / disk["read_ios"] > disk["write_ticks"] / disk["write_ios"]
+    assert any("no `util`" in note for note in fio["sanlab notes"])
+    # A vVol's device is its array's protocol endpoint.
+    text = scenario.read_text(encoding="utf-8").replace('arrays = ["a"]', 'arrays = ["a"]\ntype = "vvol"')
+    scenario.write_text(text, encoding="utf-8")
+    vvol = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
+    [pe] = fio_document(vvol["jobs"][0], "0.1.0", STARTED, vvol)["disk_util"]
+    assert (pe["name"], pe["read_ios"]) == ("a-pe", vvol["jobs"][0]["read"]["total_ios"])
+    # Without the resolved scenario (a run folder read back) the device cannot be found: said so.
+    fio = fio_document(job, "0.1.0", STARTED, {**variant, "resolved_toml": ""})
+    assert "disk_util" not in fio
+    assert fio["sanlab notes"][-1] == "disk_util: not written: the results carry no resolved scenario with VM vm to find its device"
+
+
 def test_steadystate_object_as_fio_writes_it(tmp_path: Path) -> None:
     jobs = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=10 --ss=iops:1% --ss_dur=3", "10s")
     job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
@@ -278,7 +319,10 @@ def test_fio_logs_from_the_time_series(cli: Any, tmp_path: Path) -> None:
     assert _check_fio_log(fio_dir / "t_iops.1.log")[1:] == [(4000, 10000, 0), (6000, 10000, 0)]
     assert _check_fio_log(fio_dir / "t_bw.1.log")[1:] == [(4000, 40000, 0), (6000, 40000, 0)]
     assert [v for _, v, _ in _check_fio_log(fio_dir / "t_lat.1.log")] == [100_000] * 3
-    notes = json.loads((fio_dir / "vm-0.j.json").read_text(encoding="utf-8"))["sanlab notes"]
+    written = json.loads((fio_dir / "vm-0.j.json").read_text(encoding="utf-8"))
+    # The read completing at the run's last instant comes after the last sample, which disk_util sums.
+    assert written["disk_util"][0]["read_ios"] == written["jobs"][0]["read"]["total_ios"] - 1
+    notes = written["sanlab notes"]
     assert any("no `slat` (not simulated)" in n for n in notes)
     tool = tmp_path / "fiologparser.py"
     shown = subprocess.run(["git", f"--git-dir={FIO_SOURCE}", "show", "HEAD:tools/fiologparser.py"], capture_output=True, text=True, check=False)
@@ -296,3 +340,31 @@ def test_fio_logs_say_why_not_for_a_shared_vm(doc: dict[str, Any]) -> None:
     files, notes = fio_logs(job, 1, variant)
     assert files == {}
     assert notes == [f"writer: fio logs not written: VM {job['vm']} runs other jobs too, and sanlab keeps time series per VM"]
+
+
+def test_fio_plot_charts_sanlab_logs_by_iodepth(cli: Any, tmp_path: Path) -> None:
+    """fio-plot (PyPI `fio-plot`) charts IOPS and latency at two queue depths from sanlab's fio logs.
+
+    fio-plot finds logs by name, `<rw>-iodepth-<d>-numjobs-<n>_<type>.<N>.log`, so the jobs name
+    their logs that way. Its JSON charts need `iops_stddev`, `usr_cpu` and `sys_cpu`, which sanlab
+    does not simulate, so the logs are what it reads.
+    """
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for depth in (1, 8):
+        prefix = f"randread-iodepth-{depth}-numjobs-1"
+        cmdline = f"fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth={depth} --time_based --runtime=3 --write_iops_log={prefix} --write_lat_log={prefix}"
+        run_dir = tmp_path / f"qd{depth}"
+        run_dir.mkdir()
+        result = cli("run", str(_one_server(run_dir, cmdline, "3s")), "--quiet", "--out", str(run_dir / "out"))
+        assert result.returncode == 0, result.stderr
+        for log in (run_dir / "out" / "base" / "fio").glob("*.log"):
+            shutil.copy(log, logs / log.name)
+    plot = [sys.executable, "-m", "fio_plot", "-i", str(logs), "-T", "sanlab", "-g", "-t", "iops", "lat", "-r", "randread", "-n", "1"]
+    done = subprocess.run([*plot, "-d", "1", "8", "-o", "chart.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    png = (tmp_path / "chart.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 20_000
+    # A depth no job ran finds no log: fio-plot really selects sanlab's files by their names.
+    missing = subprocess.run([*plot, "-d", "4", "-o", "none.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert missing.returncode != 0 and "No log files found" in missing.stdout
