@@ -494,9 +494,13 @@ impl World {
         let mut dev_live = vec![0u64; self.devices.len()];
         let mut path_live: Vec<Vec<u64>> = self.devices.iter().map(|d| vec![0; d.paths.len()]).collect();
         let mut array_live = vec![0u64; self.arrays.len()];
+        let mut job_live = vec![0u64; self.jobs.len()];
         for io in self.ios.live() {
             if io.array != crate::io::NONE {
                 array_live[io.array as usize] += 1;
+            }
+            if io.parent == crate::io::NONE {
+                job_live[io.job as usize] += 1;
             }
             // Pieces cut below the device queue belong to their device-level request.
             if io.wire {
@@ -518,8 +522,7 @@ impl World {
         for (v, live) in self.vms.iter().zip(vm_live) {
             out.push(v.tally.conservation(format!("vm/{}", v.name), live));
         }
-        for (j, job) in self.jobs.iter().enumerate() {
-            let live = self.ios.live().filter(|io| io.job as usize == j && io.parent == crate::io::NONE).count() as u64;
+        for (job, live) in self.jobs.iter().zip(job_live) {
             out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, failed: job.failed, in_flight: live });
         }
         for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {
