@@ -261,10 +261,15 @@ impl World {
         let mbps = |s: &IoStats| if measured_s > 0.0 { s.bytes() as f64 / measured_s / 1e6 } else { 0.0 };
 
         let conservation = self.conservation();
+        let mut vm_jobs: Vec<Vec<&IoStats>> = vec![vec![]; self.vms.len()];
+        for j in &self.jobs {
+            vm_jobs[j.vm].extend([&j.read, &j.write]);
+        }
         let vms = self
             .vms
             .iter()
-            .map(|v| VmReport {
+            .zip(vm_jobs)
+            .map(|(v, job_stats)| VmReport {
                 name: v.name.clone(),
                 host: self.hosts[v.host].name.clone(),
                 issued: v.tally.issued,
@@ -274,7 +279,7 @@ impl World {
                 mbps: mbps(&v.tally.stats),
                 read_iops: per_s(v.reads),
                 write_iops: per_s(v.writes),
-                lat_ms: v.tally.stats.latency_ms(),
+                lat_ms: if v.tally.stats.keeps_histogram() { v.tally.stats.latency_ms() } else { v.tally.stats.merged(job_stats).latency_ms() },
                 failed: v.tally.failed,
                 failed_by_reason: v.failed_by_reason.into(),
                 retried: v.retried,
