@@ -201,7 +201,8 @@ def _settling(doc: Document, totals: Mapping[str, float]) -> str:
     """Variants whose tail IOPS differ from their whole-run IOPS by more than SETTLED_TOLERANCE."""
     changed = []
     for variant in doc["variants"]:
-        tails = [tail_iops(variant, vm["name"]) for vm in variant["vms"]]
+        by_vm = tail_iops(variant)
+        tails = [by_vm.get(vm["name"]) for vm in variant["vms"]]
         total = totals[variant["name"]]
         if total > 0 and all(tail is not None for tail in tails):
             tail = sum(tail for tail in tails if tail is not None)
