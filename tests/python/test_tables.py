@@ -67,8 +67,7 @@ def test_tail_iops_uses_the_end_of_the_run(doc: dict[str, Any]) -> None:
         "metric": ["iops"] * 400,
         "value": [100.0 if t <= 340 else 200.0 for t in range(1, 401)],
     }
-    assert tail_iops(variant, "vm1") == 200.0
-    assert tail_iops(variant, "nope") is None
+    assert tail_iops(variant) == {"vm1": 200.0}
 
 
 def test_variants_table_groups_variants_with_several_vms(doc: dict[str, Any]) -> None:

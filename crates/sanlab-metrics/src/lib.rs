@@ -6,16 +6,19 @@
 //! so entities that carry none (idle paths, say) cost a few bytes and building a large topology
 //! costs nothing before the run; it then grows only as far as the largest latency it has seen
 //! (about 80 KB up to 1 ms, at most [`HISTOGRAM_BYTES`] for an hour). Growing does not move any
-//! bucket: the figures are those of a histogram allocated whole.
+//! bucket: the figures are those of a histogram allocated whole. Its counts are as narrow as the
+//! I/Os it holds allow (2 bytes up to 65,535 I/Os, then 4, then 8), so a VM's histogram is a
+//! quarter of that.
 
-use hdrhistogram::Histogram;
+use hdrhistogram::{Counter, Histogram};
 use serde::Serialize;
 
 /// Highest latency the histograms resolve: one hour. Larger values are clamped to it.
 const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 /// Three significant digits: 0.1 % relative error, finer than fio's own ~0.8 % buckets.
 const SIGNIFICANT_DIGITS: u8 = 3;
-/// Memory of one histogram over that whole range at that precision: 33,792 counts of 8 bytes.
+/// Memory of one histogram over that whole range at that precision: 33,792 counts of at most 8
+/// bytes.
 pub const HISTOGRAM_BYTES: u64 = 33_792 * 8;
 
 /// fio's default `percentile_list`, so the fio-compatible output carries the same keys.
@@ -25,11 +28,67 @@ pub const FIO_PERCENTILES: [f64; 17] =
 /// Latency and throughput of one entity (a VM, a job direction, a path, a device, an array).
 pub struct IoStats {
     /// None until the first measured I/O.
-    hist: Option<Histogram<u64>>,
+    hist: Option<Counts>,
+    /// False for an entity whose distribution is the merge of others' (see [`IoStats::merged`]).
+    keeps_histogram: bool,
     ios: u64,
     bytes: u64,
     latency_sum_ns: u128,
     interval: IntervalCounter,
+}
+
+/// A histogram with counts as wide as its total needs: no bucket can hold more than the total,
+/// so a count cannot overflow before the histogram widens (at 65,535 and 4,294,967,295 I/Os).
+enum Counts {
+    U16(Histogram<u16>),
+    U32(Histogram<u32>),
+    U64(Histogram<u64>),
+}
+
+/// Runs `$body` with `$h` bound to the histogram, whatever its count type.
+macro_rules! with_histogram {
+    ($counts:expr, $h:ident => $body:expr) => {
+        match $counts {
+            Counts::U16($h) => $body,
+            Counts::U32($h) => $body,
+            Counts::U64($h) => $body,
+        }
+    };
+}
+
+impl Counts {
+    #[inline]
+    fn record(&mut self, latency_ns: u64) {
+        // Within 1 ns..1 h an auto-resizing histogram takes every value (it fails only where
+        // usize cannot index its counts, below 64 bits).
+        with_histogram!(self, h => h.record(latency_ns)).expect("a 64-bit histogram grows to any value up to an hour");
+    }
+
+    /// Moves to wider counts once the total reaches what the narrow ones hold.
+    #[inline]
+    fn widen_at(&mut self, total: u64) {
+        match self {
+            Counts::U16(h) if total == u64::from(u16::MAX) => *self = Counts::U32(widened(h)),
+            Counts::U32(h) if total == u64::from(u32::MAX) => *self = Counts::U64(widened(h)),
+            _ => {}
+        }
+    }
+}
+
+/// The same buckets with the same counts, in a wider type.
+fn widened<A: Counter, B: Counter>(narrow: &Histogram<A>) -> Histogram<B> {
+    let mut wide = new_histogram();
+    add_counts(&mut wide, narrow);
+    wide
+}
+
+/// Adds the counts of `from` to `to`, bucket by bucket (each bucket's recorded value falls in
+/// the same bucket of `to`: same precision).
+fn add_counts<A: Counter, B: Counter>(to: &mut Histogram<B>, from: &Histogram<A>) {
+    for v in from.iter_recorded() {
+        let count = B::from_u64(v.count_at_value().as_u64()).expect("a count type at least as wide");
+        to.record_n(v.value_iterated_to(), count).expect("a 64-bit histogram grows to any value up to an hour");
+    }
 }
 
 /// Counts since the last time-series sample.
@@ -101,12 +160,12 @@ fn fio_bucket_value(index: u64) -> u64 {
 
 /// `Histogram::stdev`, the same arithmetic in the same order (so the same bits), over one walk of
 /// the histogram instead of two: the walk visits every bucket and dominates a large run's report.
-fn stdev(h: &Histogram<u64>) -> f64 {
+fn stdev<T: Counter>(h: &Histogram<T>) -> f64 {
     let total = h.len();
     if total == 0 {
         return 0.0;
     }
-    let recorded: Vec<(f64, u64)> = h.iter_recorded().map(|v| (h.median_equivalent(v.value_iterated_to()) as f64, v.count_at_value())).collect();
+    let recorded: Vec<(f64, u64)> = h.iter_recorded().map(|v| (h.median_equivalent(v.value_iterated_to()) as f64, v.count_at_value().as_u64())).collect();
     let mean = recorded.iter().fold(0.0_f64, |sum, &(value, count)| sum + value * count as f64 / total as f64);
     let squares = recorded.iter().fold(0.0_f64, |sum, &(value, count)| {
         let dev = value - mean;
@@ -116,7 +175,7 @@ fn stdev(h: &Histogram<u64>) -> f64 {
 }
 
 /// An empty histogram at the reported precision that grows to fit what it records.
-fn new_histogram() -> Histogram<u64> {
+fn new_histogram<T: Counter>() -> Histogram<T> {
     let mut h = Histogram::new_with_bounds(1, 2, SIGNIFICANT_DIGITS).expect("valid histogram bounds");
     h.auto(true);
     h
@@ -136,7 +195,30 @@ impl IoStats {
             bytes: 0,
             latency_sum_ns: 0,
             interval: IntervalCounter::default(),
+            keeps_histogram: true,
         }
+    }
+
+    /// Counts and sums without a histogram, for an entity whose measured I/Os are exactly those
+    /// of others: its distribution is theirs merged, when reported ([`IoStats::merged`]).
+    pub fn without_histogram() -> Self {
+        Self { keeps_histogram: false, ..Self::new() }
+    }
+
+    /// These counts with the histogram of `parts` merged: the same buckets with the same counts
+    /// as a histogram that had recorded their I/Os itself, so the same figures, bit for bit.
+    pub fn merged<'a>(&self, parts: impl IntoIterator<Item = &'a IoStats>) -> IoStats {
+        let mut merged: Option<Histogram<u64>> = None;
+        for c in parts.into_iter().filter_map(|p| p.hist.as_ref()) {
+            let to = merged.get_or_insert_with(new_histogram);
+            with_histogram!(c, h => add_counts(to, h));
+        }
+        IoStats { hist: merged.map(Counts::U64), ios: self.ios, bytes: self.bytes, latency_sum_ns: self.latency_sum_ns, interval: self.interval, keeps_histogram: true }
+    }
+
+    /// Whether it records its own histogram.
+    pub fn keeps_histogram(&self) -> bool {
+        self.keeps_histogram
     }
 
     /// Records one completed I/O. `measured` is false during warm-up: the interval counters (time
@@ -150,10 +232,12 @@ impl IoStats {
             self.ios += 1;
             self.bytes += size_bytes;
             self.latency_sum_ns += u128::from(latency_ns);
-            let hist = self.hist.get_or_insert_with(new_histogram);
-            // Within 1 ns..1 h an auto-resizing histogram takes every value (it fails only where
-            // usize cannot index its counts, below 64 bits).
-            hist.record(latency_ns.clamp(1, MAX_TRACKABLE_NS)).expect("a 64-bit histogram grows to any value up to an hour");
+            if !self.keeps_histogram {
+                return;
+            }
+            let hist = self.hist.get_or_insert_with(|| Counts::U16(new_histogram()));
+            hist.record(latency_ns.clamp(1, MAX_TRACKABLE_NS));
+            hist.widen_at(self.ios);
         }
     }
 
@@ -176,10 +260,10 @@ impl IoStats {
     /// The values at ascending quantiles `qs`, in one pass over the histogram (0 when empty).
     fn quantiles_ns<const N: usize>(&self, qs: [f64; N]) -> [u64; N] {
         let mut out = [0; N];
-        if let Some(h) = &self.hist {
-            for (o, v) in out.iter_mut().zip(h.value_at_quantiles(qs)) {
+        if let Some(c) = &self.hist {
+            with_histogram!(c, h => for (o, v) in out.iter_mut().zip(h.value_at_quantiles(qs)) {
                 *o = v;
-            }
+            });
         }
         out
     }
@@ -187,32 +271,36 @@ impl IoStats {
     pub fn latency_ms(&self) -> LatencyMs {
         let ms = |ns: u64| ns as f64 / 1e6;
         let [p50, p95, p99, p999] = self.quantiles_ns([0.50, 0.95, 0.99, 0.999]).map(ms);
-        LatencyMs { mean: self.mean_ns() / 1e6, p50, p95, p99, p999, max: self.hist.as_ref().map_or(0.0, |h| ms(h.max())) }
+        LatencyMs { mean: self.mean_ns() / 1e6, p50, p95, p99, p999, max: ms(self.max_ns()) }
     }
 
     pub fn latency_ns(&self) -> LatencyNs {
         let values = self.quantiles_ns(FIO_PERCENTILES.map(|p| p / 100.0));
         let percentile = FIO_PERCENTILES.iter().zip(values).map(|(p, v)| (format!("{p:.6}"), v)).collect();
         LatencyNs {
-            min: self.hist.as_ref().map_or(0, Histogram::min),
-            max: self.hist.as_ref().map_or(0, Histogram::max),
+            min: self.hist.as_ref().map_or(0, |c| with_histogram!(c, h => h.min())),
+            max: self.max_ns(),
             mean: self.mean_ns(),
-            stddev: self.hist.as_ref().map_or(0.0, stdev),
+            stddev: self.hist.as_ref().map_or(0.0, |c| with_histogram!(c, h => stdev(h))),
             n: self.ios,
             percentile,
             bins: self.fio_bins(),
         }
     }
 
+    fn max_ns(&self) -> u64 {
+        self.hist.as_ref().map_or(0, |c| with_histogram!(c, h => h.max()))
+    }
+
     /// The histogram regrouped into fio's buckets: each recorded value (to 0.1 %) counts in
     /// the bucket of its middle.
     fn fio_bins(&self) -> std::collections::BTreeMap<u64, u64> {
         let mut bins = std::collections::BTreeMap::new();
-        if let Some(h) = &self.hist {
-            for v in h.iter_recorded() {
+        if let Some(c) = &self.hist {
+            with_histogram!(c, h => for v in h.iter_recorded() {
                 let value = h.median_equivalent(v.value_iterated_to());
-                *bins.entry(fio_bucket_value(fio_bucket(value))).or_insert(0) += v.count_at_value();
-            }
+                *bins.entry(fio_bucket_value(fio_bucket(value))).or_insert(0) += v.count_at_value().as_u64();
+            });
         }
         bins
     }
@@ -421,12 +509,61 @@ mod tests {
         s.record(1_000, 4096, false);
         assert!(s.hist.is_none(), "warm-up I/Os are not in the summary");
         s.record(1_000, 4096, true);
-        let bytes = |s: &IoStats| s.hist.as_ref().unwrap().distinct_values() as u64 * 8;
-        assert_eq!(bytes(&s), 16 * 1024, "a microsecond needs the first bucket only");
+        assert_eq!(counts_bytes(&s), 2 * 2048, "a microsecond needs the first bucket only, in 2-byte counts");
         s.record(1_000_000, 4096, true);
-        assert_eq!(bytes(&s), 11 * 8 * 1024, "a millisecond: 10 buckets of 1,024 counts beyond the first");
+        assert_eq!(counts_bytes(&s), 2 * 11 * 1024, "a millisecond: 10 buckets of 1,024 counts beyond the first");
         s.record(u64::MAX, 4096, true);
-        assert_eq!(bytes(&s), HISTOGRAM_BYTES, "clamped to an hour: the whole range");
+        assert_eq!(counts_bytes(&s) as u64 * 4, HISTOGRAM_BYTES, "clamped to an hour: the whole range, in 2-byte counts");
+    }
+
+    /// Bytes of the counts an entity holds.
+    fn counts_bytes(s: &IoStats) -> usize {
+        s.hist.as_ref().map_or(0, |c| with_histogram!(c, h => h.distinct_values() * std::mem::size_of_val(&h.count_at(1))))
+    }
+
+    #[test]
+    fn a_merged_histogram_reports_what_one_recording_every_io_does() {
+        let (mut whole, mut derived, mut reads, mut writes) = (IoStats::new(), IoStats::without_histogram(), IoStats::new(), IoStats::new());
+        let mut x = 3u64;
+        for i in 0..70_000u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let latency_ns = (x >> 40) * (x >> 62 | 1);
+            let measured = i >= 100;
+            whole.record(latency_ns, 8192, measured);
+            derived.record(latency_ns, 8192, measured);
+            if i % 3 == 0 { &mut writes } else { &mut reads }.record(latency_ns, 8192, measured);
+        }
+        assert!(derived.hist.is_none());
+        let merged = derived.merged([&reads, &writes]);
+        let (a, b) = (whole.latency_ns(), merged.latency_ns());
+        assert_eq!((a.min, a.max, a.n, a.mean.to_bits(), a.stddev.to_bits()), (b.min, b.max, b.n, b.mean.to_bits(), b.stddev.to_bits()));
+        assert_eq!((a.percentile, a.bins), (b.percentile, b.bins));
+        assert_eq!(format!("{:?}", whole.latency_ms()), format!("{:?}", merged.latency_ms()));
+    }
+
+    #[test]
+    fn widening_counts_keeps_every_figure() {
+        let mut whole = Histogram::<u64>::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).unwrap();
+        let mut s = IoStats::new();
+        let mut x = 7u64;
+        // One bucket takes more I/Os than a 2-byte count holds.
+        for i in 0..100_000u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let latency_ns = if i % 10 == 0 { (x >> 44) + 1 } else { 250_000 };
+            s.record(latency_ns, 4096, true);
+            whole.record(latency_ns).unwrap();
+            if i + 1 == u64::from(u16::MAX) - 1 {
+                assert!(matches!(s.hist, Some(Counts::U16(_))), "2-byte counts below 65,535 I/Os");
+            }
+        }
+        assert!(matches!(s.hist, Some(Counts::U32(_))), "4-byte counts from 65,535 I/Os");
+        let expected: std::collections::BTreeMap<String, u64> = FIO_PERCENTILES.iter().map(|p| (format!("{p:.6}"), whole.value_at_quantile(p / 100.0))).collect();
+        let ns = s.latency_ns();
+        assert_eq!(ns.percentile, expected);
+        assert_eq!((ns.max, ns.min), (whole.max(), whole.min()));
+        assert_eq!(ns.stddev.to_bits(), whole.stdev().to_bits());
+        assert_eq!(ns.bins.values().sum::<u64>(), 100_000);
+        assert_eq!(whole.count_at(250_000), 90_000);
     }
 
     #[test]
@@ -445,7 +582,7 @@ mod tests {
         assert_eq!(ns.percentile, expected);
         assert_eq!((ns.max, ns.min), (whole.max(), whole.min()));
         assert_eq!(ns.stddev.to_bits(), whole.stdev().to_bits(), "hdrhistogram's arithmetic, bit for bit");
-        assert!(s.hist.as_ref().unwrap().distinct_values() < whole.distinct_values());
+        assert!(counts_bytes(&s) < whole.distinct_values() * 8);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! rule, which the Python side calls too (`sanlab._core.file_name`), checked when the scenario
 //! is read so that a run never fails while writing its results.
 
+use std::collections::HashMap;
+
 /// The longest name, in characters (file systems allow 255 bytes; `.json` and the run folder's
 /// own names need some).
 pub const MAX_NAME_CHARS: usize = 120;
@@ -39,13 +41,13 @@ pub fn escaped(name: &str) -> String {
 }
 
 /// Checks that `name` makes a file name distinct from those of `taken` (same kind, same
-/// folder), and records it.
-pub fn claim_file_name(name: &str, what: &str, taken: &mut Vec<(String, String)>) -> Result<(), String> {
+/// folder; file name to the name that claimed it), and records it.
+pub fn claim_file_name(name: &str, what: &str, taken: &mut HashMap<String, String>) -> Result<(), String> {
     let file = file_name(name)?;
-    if let Some((other, _)) = taken.iter().find(|(_, f)| *f == file) {
+    if let Some(other) = taken.get(&file) {
         return Err(format!("{what} `{}` and `{}` would share the file name `{file}`: rename one", escaped(other), escaped(name)));
     }
-    taken.push((name.to_string(), file));
+    taken.insert(file, name.to_string());
     Ok(())
 }
 
@@ -63,11 +65,11 @@ mod tests {
         assert!(file_name("").is_err());
         assert!(file_name(&"x".repeat(300)).unwrap_err().contains("300 characters long: at most 120"));
         assert_eq!(escaped("a\nb"), "a\\nb");
-        let mut taken = vec![];
+        let mut taken = HashMap::new();
         claim_file_name("a b", "job", &mut taken).unwrap();
         let e = claim_file_name("a_b", "job", &mut taken).unwrap_err();
         assert_eq!(e, "job `a b` and `a_b` would share the file name `a_b`: rename one");
         claim_file_name("x\ny", "job", &mut taken).unwrap();
-        assert_eq!(taken[1].1, "x_y");
+        assert_eq!(taken["x_y"], "x\ny");
     }
 }

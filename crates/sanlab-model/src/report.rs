@@ -264,10 +264,15 @@ impl World {
         let mbps = |s: &IoStats| if measured_s > 0.0 { s.bytes() as f64 / measured_s / 1e6 } else { 0.0 };
 
         let conservation = self.conservation();
+        let mut vm_jobs: Vec<Vec<&IoStats>> = vec![vec![]; self.vms.len()];
+        for j in &self.jobs {
+            vm_jobs[j.vm].extend([&j.read, &j.write]);
+        }
         let vms = self
             .vms
             .iter()
-            .map(|v| VmReport {
+            .zip(vm_jobs)
+            .map(|(v, job_stats)| VmReport {
                 name: v.name.clone(),
                 host: self.hosts[v.host].name.clone(),
                 issued: v.tally.issued,
@@ -277,7 +282,7 @@ impl World {
                 mbps: mbps(&v.tally.stats),
                 read_iops: per_s(v.reads),
                 write_iops: per_s(v.writes),
-                lat_ms: v.tally.stats.latency_ms(),
+                lat_ms: if v.tally.stats.keeps_histogram() { v.tally.stats.latency_ms() } else { v.tally.stats.merged(job_stats).latency_ms() },
                 failed: v.tally.failed,
                 failed_by_reason: v.failed_by_reason.into(),
                 retried: v.retried,
@@ -498,9 +503,13 @@ impl World {
         let mut dev_live = vec![0u64; self.devices.len()];
         let mut path_live: Vec<Vec<u64>> = self.devices.iter().map(|d| vec![0; d.paths.len()]).collect();
         let mut array_live = vec![0u64; self.arrays.len()];
+        let mut job_live = vec![0u64; self.jobs.len()];
         for io in self.ios.live() {
             if io.array != crate::io::NONE {
                 array_live[io.array as usize] += 1;
+            }
+            if io.parent == crate::io::NONE {
+                job_live[io.job as usize] += 1;
             }
             // Pieces cut below the device queue belong to their device-level request.
             if io.wire {
@@ -522,8 +531,7 @@ impl World {
         for (v, live) in self.vms.iter().zip(vm_live) {
             out.push(v.tally.conservation(format!("vm/{}", v.name), live));
         }
-        for (j, job) in self.jobs.iter().enumerate() {
-            let live = self.ios.live().filter(|io| io.job as usize == j && io.parent == crate::io::NONE).count() as u64;
+        for (job, live) in self.jobs.iter().zip(job_live) {
             out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, failed: job.failed, in_flight: live });
         }
         for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {

@@ -18,24 +18,51 @@ use sanlab_model::names::{claim_file_name, escaped, file_name};
 use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
 use sanlab_model::topology::*;
 use sanlab_model::workload::REGISTRY as WORKLOADS;
+use std::collections::HashMap;
 use toml::Table;
 
 pub const SCHEMA_VERSION: i64 = 1;
 
+/// Names in definition order, indexed: a scenario may define 10,000 VMs, and a linear search per
+/// reference made building one quadratic.
+#[derive(Default)]
+struct NameList {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl NameList {
+    fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    fn push(&mut self, name: String) {
+        self.index.insert(name.clone(), self.names.len());
+        self.names.push(name);
+    }
+}
+
+impl std::ops::Deref for NameList {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.names
+    }
+}
+
 /// Finds `name` among `names`, or explains which names exist.
-fn resolve(spec: &Spec, key: &str, name: &str, what: &str, names: &[String]) -> SpecResult<usize> {
-    names.iter().position(|n| n == name).ok_or_else(|| {
+fn resolve(spec: &Spec, key: &str, name: &str, what: &str, names: &NameList) -> SpecResult<usize> {
+    names.position(name).ok_or_else(|| {
         let list = if names.is_empty() { "none is defined".to_string() } else { format!("defined: {}", names.join(", ")) };
         spec.error(key, format!("no {what} named `{name}` ({list}){}", did_you_mean(name, names.iter().map(String::as_str))))
     })
 }
 
-fn unique_name(spec: &Spec, what: &str, names: &[String]) -> SpecResult<String> {
+fn unique_name(spec: &Spec, what: &str, names: &NameList) -> SpecResult<String> {
     let name = spec.string("name", None, "unique name")?;
     if name.is_empty() {
         return Err(spec.error("name", "must not be empty"));
     }
-    if names.contains(&name) {
+    if names.position(&name).is_some() {
         return Err(spec.error("name", format!("{what} `{name}` is defined twice")));
     }
     Ok(name)
@@ -86,7 +113,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     // Arrays.
     let mut arrays = vec![];
-    let mut array_names: Vec<String> = vec![];
+    let mut array_names = NameList::default();
     let mut preferred: Vec<Vec<String>> = vec![];
     let mut pes: Vec<String> = vec![];
     for a in top.tables("array", "storage arrays")? {
@@ -147,7 +174,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     // Volumes.
     let mut volumes = vec![];
-    let mut volume_names: Vec<String> = vec![];
+    let mut volume_names = NameList::default();
     let mut volume_arrays: Vec<Vec<usize>> = vec![];
     let mut volume_is_vvol: Vec<bool> = vec![];
     for v in top.tables("volume", "volumes (LUNs, VMFS datastores or vVols)")? {
@@ -193,7 +220,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     // Hosts.
     let mut hosts = vec![];
-    let mut host_names: Vec<String> = vec![];
+    let mut host_names = NameList::default();
     let mut host_psp_specs = vec![];
     let mut host_sched_specs = vec![];
     let mut host_qfull = vec![];
@@ -236,7 +263,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     for (a, hosts_listed) in preferred.iter().enumerate() {
         for h in hosts_listed {
-            if !host_names.contains(h) {
+            if host_names.position(h).is_none() {
                 return Err(SpecError::new(
                     format!("array[{a}].preferred_hosts"),
                     format!("no host named `{h}` (defined: {}){}", host_names.join(", "), did_you_mean(h, host_names.iter().map(String::as_str))),
@@ -247,6 +274,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     // Paths (host-to-array links).
     let mut links = vec![];
+    let mut path_names = NameList::default();
     let mut link_ends: Vec<LinkEnd> = vec![];
     let mut paths_between: std::collections::HashMap<(usize, usize), u32> = Default::default();
     let mut ports_taken: std::collections::HashMap<(usize, usize, u32), u32> = Default::default();
@@ -270,10 +298,11 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let pinned = if p.has("controller") { Some(p.int("controller", None, 1, i64::from(controllers), "the array controller the paths reach (1-based, ctrl1); default: path i on controller i mod controllers")? as u32 - 1) } else { None };
         for i in 0..count {
             let name = if count == 1 { prefix.clone() } else { format!("{prefix}-{i}") };
-            if links.iter().any(|l: &Link| l.name == name) {
+            if path_names.position(&name).is_some() {
                 return Err(p.error("name", format!("path `{name}` is defined twice")));
             }
-            links.push(Link::new(name, &link, seed));
+            links.push(Link::new(name.clone(), &link, seed));
+            path_names.push(name);
             // A host's paths to an array alternate across its controllers; each takes the next
             // port of its controller, so every host's k-th path reaches the same port.
             let earlier = paths_between.entry((host, array)).or_insert(0);
@@ -289,10 +318,11 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
 
     // VMs, their devices and jobs.
     let mut devices: Vec<DeviceConfig> = vec![];
+    let mut device_index: HashMap<(usize, String), usize> = HashMap::new();
     let mut vms = vec![];
-    let mut vm_names: Vec<String> = vec![];
+    let mut vm_names = NameList::default();
     let mut jobs = vec![];
-    let mut job_files = vec![];
+    let mut job_files = HashMap::new();
     let multi_host = hosts.len() > 1;
     for v in top.tables("vm", "virtual machines")? {
         let name = unique_name(&v, "vm", &vm_names)?;
@@ -321,8 +351,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             (volume_name.clone(), volume_name.clone())
         };
         let dev_name = if multi_host { format!("{host_name}:{key}") } else { key };
-        let device = match devices.iter().position(|d| d.host == host && d.name == dev_name) {
-            Some(d) => d,
+        let device = match device_index.get(&(host, dev_name.clone())) {
+            Some(&d) => d,
             None => {
                 let psp_spec = host_psp_specs[host].table("psp", "path selection policy")?;
                 let mut psp = build_kind(&psp_spec, PSPS, Some("fixed"))?;
@@ -336,6 +366,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
                         format!("host `{host_name}` has no active path to volume `{volume_name}`: add a [[path]] from `{host_name}` to {}", volume_arrays[volume].iter().map(|&a| format!("`{}`", array_names[a])).collect::<Vec<_>>().join(" or ")),
                     ));
                 }
+                device_index.insert((host, dev_name.clone()), devices.len());
                 devices.push(DeviceConfig { name: dev_name, host, label, queue: DeviceQueue::new(lun_depths[host], discipline, host_qfull[host]), psp, paths });
                 devices.len() - 1
             }
@@ -371,17 +402,28 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     if vms.is_empty() {
         return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));
     }
+    let mut host_has_device = vec![false; hosts.len()];
+    for d in &devices {
+        host_has_device[d.host] = true;
+    }
     for (h, (mp, sched)) in host_psp_specs.into_iter().zip(host_sched_specs).enumerate() {
         // A host without devices still gets its tables checked.
-        if !devices.iter().any(|d| d.host == h) {
+        if !host_has_device[h] {
             build_kind(&mp.table("psp", "path selection policy")?, PSPS, Some("fixed"))?;
             build_kind(&sched, SCHEDULERS, Some("esxi"))?;
         }
         mp.finish()?;
     }
     // A link that carries several devices names each device's path `<link>:<device>`.
-    for i in 0..links.len() {
-        let users: Vec<usize> = (0..devices.len()).filter(|&d| devices[d].paths.iter().any(|p| p.link == i)).collect();
+    let mut link_users: Vec<Vec<usize>> = vec![vec![]; links.len()];
+    for (d, device) in devices.iter().enumerate() {
+        for p in &device.paths {
+            if link_users[p.link].last() != Some(&d) {
+                link_users[p.link].push(d);
+            }
+        }
+    }
+    for (i, users) in link_users.into_iter().enumerate() {
         if users.len() > 1 {
             for d in users {
                 // The link belongs to one host, so the device's own part of its name suffices.
@@ -393,7 +435,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             }
         }
     }
-    let names = Names { paths: links.iter().map(|l| l.name.clone()).collect(), hosts: &host_names, arrays: &array_names, volumes: &volume_names, volume_arrays: &volume_arrays, controllers: arrays.iter().map(|a| a.controllers).collect() };
+    let names = Names { paths: path_names, hosts: &host_names, arrays: &array_names, volumes: &volume_names, volume_arrays: &volume_arrays, controllers: arrays.iter().map(|a| a.controllers).collect() };
     let faults = read_faults(&top, &names, &link_ends, &replications, duration_ns)?;
     top.finish()?;
     let topology = Topology { run, hosts, arrays, replications, volumes, links, devices, vms, jobs, faults };
@@ -462,10 +504,10 @@ fn read_faults(top: &Spec, names: &Names, ends: &[LinkEnd], replications: &[Repl
 
 /// Names of what events can target.
 struct Names<'a> {
-    paths: Vec<String>,
-    hosts: &'a [String],
-    arrays: &'a [String],
-    volumes: &'a [String],
+    paths: NameList,
+    hosts: &'a NameList,
+    arrays: &'a NameList,
+    volumes: &'a NameList,
     volume_arrays: &'a [Vec<usize>],
     controllers: Vec<u32>,
 }

@@ -141,7 +141,7 @@ impl Scenario {
         let description = top.opt_string("description", "").map_err(spec_err)?.unwrap_or_default();
         let mut variants = vec![];
         // Each variant names a folder of the run.
-        let mut file_names = vec![];
+        let mut file_names = std::collections::HashMap::new();
         for v in top.tables("variant", "").map_err(spec_err)? {
             let vname = v.string("name", None, "variant name").map_err(spec_err)?;
             if variants.iter().any(|x: &Variant| x.name == vname) {
@@ -252,10 +252,20 @@ impl Scenario {
             description: v.map_or_else(|| self.description.clone(), |v| v.description.clone()),
             seed,
             wall_s,
-            resolved_toml: toml::to_string(&table).unwrap_or_default(),
+            resolved_toml: toml_text(&table),
             injector,
             report,
         }))
+    }
+}
+
+/// The text `toml::to_string` gives, in one pass: it inserts each table into one growing string,
+/// quadratic in the tables (0.8 s at 10,000 VMs); the buffer's `Display` writes the same text.
+fn toml_text(table: &Table) -> String {
+    let mut buffer = toml::ser::Buffer::new();
+    match table.serialize(toml::ser::Serializer::new(&mut buffer)) {
+        Ok(_) => buffer.to_string(),
+        Err(_) => String::new(),
     }
 }
 
@@ -317,4 +327,21 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
         }
     }
     Ok(RunResult { scenario: s.name.clone(), file: s.file.clone(), scenario_sha256: s.sha256.clone(), version: env!("CARGO_PKG_VERSION"), cancelled, variants: results })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolved_toml_is_the_text_toml_gives() {
+        let dirs = ["../../scenarios/studies", "../../scenarios/examples"];
+        let files: Vec<_> = dirs.iter().flat_map(|d| std::fs::read_dir(d).unwrap()).map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+        assert!(files.len() > 10);
+        for f in files {
+            let s = Scenario::load(&f).unwrap();
+            let table = s.resolve(None, &Overrides::default()).unwrap();
+            assert_eq!(toml_text(&table), toml::to_string(&table).unwrap(), "{}", f.display());
+        }
+    }
 }

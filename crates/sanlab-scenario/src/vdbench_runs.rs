@@ -59,7 +59,7 @@ fn runs_to_expand(job: &VdbenchJob) -> Vec<&VdbenchRun> {
 pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result<Vec<Variant>, ScenarioError> {
     let bases: Vec<Option<Variant>> = if variants.is_empty() { vec![None] } else { variants.into_iter().map(Some).collect() };
     let mut out = vec![];
-    let mut file_names = vec![];
+    let mut file_names = std::collections::HashMap::new();
     for base in bases {
         let mut table = root.clone();
         if let Some(v) = &base {
