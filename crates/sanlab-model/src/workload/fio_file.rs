@@ -426,6 +426,17 @@ mod tests {
     }
 
     #[test]
+    fn profile_options_are_accepted_as_fio_accepts_them() {
+        // fio's own examples/steadystate.fio sets the tiobench profile's `threads` in [global].
+        let d = tmpdir("profile");
+        let p = write(&d, "ss.fio", "[global]\nthreads=1\n[j]\nrw=read\nload=1\n");
+        let (_, jobs) = read_job_file(&p).unwrap();
+        assert_eq!(jobs.len(), 1);
+        let p = write(&d, "typo.fio", "[global]\nthreadz=1\n[j]\nrw=read\n");
+        assert!(read_job_file(&p).unwrap_err().contains("typo.fio:2: unknown fio option `threadz`"));
+    }
+
+    #[test]
     fn globals_apply_below_only_and_includes_nest() {
         let d = tmpdir("scope");
         write(&d, "common.fio", "; shared settings\niodepth=8\ninclude deeper.fio\n");

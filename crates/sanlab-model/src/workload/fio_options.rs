@@ -78,6 +78,7 @@ const FILL: &str = "filling or pre-reading a file system is not modelled";
 const RAMP_SIZE: &str = "a ramp measured in bytes is not modelled: use ramp_time";
 const EXITALL: &str = "ending every job when one ends is not modelled";
 const PROFILE: &str = "fio's built-in profiles (tiobench, act) are not modelled: write the jobs out";
+const PROFILE_OPTION: &str = "an option of fio's tiobench or act profile: no effect without --profile, in fio as here";
 // Options of engines that are not block I/O.
 const NETWORK: &str = "an option of fio's network engines (net, netsplice, rdma): sanlab simulates block I/O on a disk";
 const CPUIO: &str = "an option of fio's cpuio engine: sanlab simulates block I/O on a disk";
@@ -327,6 +328,17 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("ignore_error", &[], ERRORS),
     ignored("error_dump", &[], ERRORS),
     cannot("profile", &[], PROFILE),
+    // fio registers its profiles' options with the job options, so a job file may set them
+    // (examples/steadystate.fio has `threads=1`); without --profile they do nothing.
+    ignored("threads", &[], PROFILE_OPTION),
+    ignored("dir", &[], PROFILE_OPTION),
+    ignored("device-names", &[], PROFILE_OPTION),
+    ignored("load", &[], PROFILE_OPTION),
+    ignored("test-duration", &[], PROFILE_OPTION),
+    ignored("threads-per-queue", &[], PROFILE_OPTION),
+    ignored("read-req-num-512-blocks", &[], PROFILE_OPTION),
+    ignored("large-block-op-kbytes", &[], PROFILE_OPTION),
+    ignored("prep", &[], PROFILE_OPTION),
     ignored("cgroup", &[], PROCESS),
     ignored("cgroup_nodelete", &[], PROCESS),
     ignored("cgroup_weight", &[], PROCESS),
