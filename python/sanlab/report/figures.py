@@ -610,15 +610,17 @@ def _time_lines(
         return None
     variants = [variant["name"] for variant in doc["variants"] if variant["name"] in set(frame["variant"])]
     names = {name: list(dict.fromkeys(frame[frame["variant"] == name]["name"])) for name in variants}
-    # Each entity's rows, found once: filtering the frame per entity is quadratic at 10,000 VMs.
-    entity_rows = dict(iter(frame.groupby(["variant", "name"], sort=False)))
+    # Each drawn entity's rows from one grouping: filtering the frame per entity is quadratic at
+    # 10,000 VMs, and splitting out all 10,000 groups when 20 are drawn took a second.
+    entity_groups = frame.groupby(["variant", "name"], sort=False)
+    # First-panel means in one pass: a filter per entity took 8 s per figure at 10,000 VMs.
+    first_means = frame[frame["metric"] == metrics[0]].groupby(["variant", "name"], sort=False)["value"].mean()
     hidden = []
     for variant, entities in names.items():
         if len(entities) > MAX_LINES:
             # The highest first-panel means: lines that stand out, not 10,000 that cover each other.
-            firsts = {entity: entity_rows[(variant, entity)] for entity in entities}
-            means = {entity: rows[rows["metric"] == metrics[0]]["value"].mean() for entity, rows in firsts.items()}
-            names[variant] = sorted(entities, key=lambda entity: means[entity], reverse=True)[:MAX_LINES]
+            means = first_means[variant]
+            names[variant] = sorted(entities, key=lambda entity: means.get(entity, math.nan), reverse=True)[:MAX_LINES]
             hidden.append(f"{variant}: the {MAX_LINES} of {len(entities):,} with the highest mean {panels[0][1]}.")
     overlay = all(len(entities) == 1 for entities in names.values())
     columns = 1 if overlay else len(variants)
@@ -640,7 +642,7 @@ def _time_lines(
             else:
                 color = entity_colors.setdefault(entity, PALETTE[len(entity_colors) % len(PALETTE)])
                 legend, column = entity, column_index
-            rows = entity_rows[(variant, entity)]
+            rows = entity_groups.get_group((variant, entity))
             for row_index, (metric, axis_title) in enumerate(panels, start=1):
                 points = rows[rows["metric"] == metric].sort_values("t_s")
                 fig.add_scatter(
