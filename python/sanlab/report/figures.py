@@ -260,6 +260,9 @@ def paths_figure(doc: Document) -> Figure | None:
     labels, rows = _path_rows(doc)
     if not rows:
         return None
+    spread = ""
+    if len(rows) > MAX_LINES:
+        labels, rows, spread = _slowest_paths(labels, rows)
     variants = [variant["name"] for variant in doc["variants"]]
     share: list[list[float | None]] = []
     latency: list[list[float | None]] = []
@@ -344,7 +347,33 @@ def paths_figure(doc: Document) -> Figure | None:
     title = "Per-path I/O share and latency"
     _layout(fig, title, 190 + 24 * len(rows))
     fig.update_layout(plot_bgcolor="#f6f8fa")
-    return Figure("paths", title, _paths_caption(doc), fig)
+    return Figure("paths", title, _paths_caption(doc) + spread, fig)
+
+
+def _slowest_mean_ms(by_variant: Mapping[str, Mapping[str, Any]]) -> float:
+    """A path row's highest mean latency over the variants where it carried I/O (0 if none)."""
+    return max((path["lat_ms"]["mean"] for path in by_variant.values() if path["ios"] > 0), default=0.0)
+
+
+def _slowest_paths(
+    labels: Sequence[str], rows: Sequence[Mapping[str, Mapping[str, Any]]]
+) -> tuple[list[str], list[Mapping[str, Mapping[str, Any]]], str]:
+    """The MAX_LINES path rows with the highest mean latency, in their order, and a sentence on the
+    spread across all: 4,096 rows of cells help nobody."""
+    means_ms = [_slowest_mean_ms(by_variant) for by_variant in rows]
+    top = set(sorted(range(len(rows)), key=means_ms.__getitem__, reverse=True)[:MAX_LINES])
+    busy_ms = sorted(mean for mean in means_ms if mean > 0)
+    spread = f" The {MAX_LINES} of {len(rows):,} paths with the highest mean latency in any variant"
+    if busy_ms:
+        spread += (
+            f"; across all busy paths it spans {format_ms(busy_ms[0])} to {format_ms(busy_ms[-1])} ms, "
+            f"median {format_ms(busy_ms[len(busy_ms) // 2])} ms"
+        )
+    return (
+        [label for i, label in enumerate(labels) if i in top],
+        [row for i, row in enumerate(rows) if i in top],
+        spread + ".",
+    )
 
 
 def _paths_caption(doc: Document) -> str:
