@@ -180,7 +180,8 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     title = "Throughput and latency by variant"
     _layout(fig, title, 200 + 38 * len(rows))
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "right", "x": 1.0})
-    return Figure("overview", title, _overview_caption(doc) + "".join(f" {spread}" for spread in spreads), fig)
+    caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
+    return Figure("overview", title, caption, fig)
 
 
 def _top_p99_rows(
@@ -617,7 +618,8 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
             rows = rows[rows["name"].isin(top.index)]
             hidden.append(
                 f"{variant['name']}: the {MAX_LINES} of {len(mean_iops):,} paths with the highest mean IOPS; "
-                f"mean IOPS across all spans {format_count(mean_iops.min())} to {format_count(mean_iops.max())}, "
+                f"mean IOPS across all spans {format_count(mean_iops.min())} to "
+                f"{format_count(mean_iops.max())}, "
                 f"median {format_count(mean_iops.median())}."
             )
         names, times_s, z = _pivot(rows, order)
@@ -680,13 +682,15 @@ def _time_lines(
     # 10,000 VMs, and splitting out all 10,000 groups when 20 are drawn took a second.
     entity_groups = frame.groupby(["variant", "name"], sort=False)
     # First-panel means in one pass: a filter per entity took 8 s per figure at 10,000 VMs.
-    first_means = frame[frame["metric"] == metrics[0]].groupby(["variant", "name"], sort=False)["value"].mean()
+    firsts = frame[frame["metric"] == metrics[0]]
+    first_means = firsts.groupby(["variant", "name"], sort=False)["value"].mean()
     hidden = []
     for variant, entities in names.items():
         if len(entities) > MAX_LINES:
             # The highest first-panel means: lines that stand out, not 10,000 that cover each other.
             means = first_means[variant]
-            names[variant] = sorted(entities, key=lambda entity: means.get(entity, math.nan), reverse=True)[:MAX_LINES]
+            ranked = sorted(entities, key=lambda entity: means.get(entity, math.nan), reverse=True)
+            names[variant] = ranked[:MAX_LINES]
             hidden.append(f"{variant}: the {MAX_LINES} of {len(entities):,} with the highest mean {panels[0][1]}.")
     overlay = all(len(entities) == 1 for entities in names.values())
     columns = 1 if overlay else len(variants)
@@ -997,7 +1001,8 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
             top = set(map(id, sorted(everyone, key=_p99_ms, reverse=True)[:MAX_LINES]))
             curves = [curve for curve in curves if curve[0] != variant or id(curve) in top]
             summaries.append(
-                f"{variant}: the {MAX_LINES} of its {count:,} job curves with the highest p99; the band spans all."
+                f"{variant}: the {MAX_LINES} of its {count:,} job curves with the highest p99; "
+                "the band spans all."
             )
     styles = {label: DASHES[i % len(DASHES)] for i, label in enumerate(dict.fromkeys(c[1] for c in curves))}
     for variant, label, points in curves:

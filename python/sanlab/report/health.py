@@ -52,8 +52,8 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
         top = set(sorted(lines, key=shares_pct.__getitem__, reverse=True)[:MAX_LINES])
         ordered = sorted(shares_pct.values())
         hidden = (
-            f" The {MAX_LINES} of {len(lines):,} devices whose degrading path kept the highest mean share in any "
-            f"variant; across all that share spans {ordered[0]:.3g} to {ordered[-1]:.3g} %, "
+            f" The {MAX_LINES} of {len(lines):,} devices whose degrading path kept the highest mean share "
+            f"in any variant; across all that share spans {ordered[0]:.3g} to {ordered[-1]:.3g} %, "
             f"median {ordered[len(ordered) // 2]:.3g} %."
         )
         lines = {label: traces for label, traces in lines.items() if label in top}
