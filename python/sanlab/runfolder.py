@@ -74,8 +74,10 @@ def new_default_out_dir(root: Path, scenario: str, started: datetime) -> Path:
             candidate = root / f"{base}-{suffix}"
 
 
-def _write_json(path: Path, document: Any) -> None:
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+def _write_json(path: Path, document: Any, *, indent: int | None = None) -> None:
+    # Without `indent` json uses its C encoder: at 10,000 VMs the indented (pure-Python)
+    # encoding took 11 s for results.json alone. Readers parse either layout.
+    path.write_text(json.dumps(document, indent=indent) + "\n", encoding="utf-8")
 
 
 def write_run_folder(
@@ -161,7 +163,7 @@ def write_run_folder(
     }
     report = render_report([ReportRun(out_dir.name, doc, manifest)])
     (out_dir / REPORT_FILE).write_text(report, encoding="utf-8")
-    _write_json(out_dir / MANIFEST_FILE, manifest)
+    _write_json(out_dir / MANIFEST_FILE, manifest, indent=2)  # small, and read by people
     return files
 
 

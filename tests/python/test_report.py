@@ -20,6 +20,7 @@ from sanlab.report.figures import (
     injector_figure,
     latency_cdf_figure,
     overview_figure,
+    path_timeline_figure,
     paths_figure,
     series_frame,
     variant_colors,
@@ -233,3 +234,71 @@ def test_injector_figure_marks_the_threshold_on_the_curve(doc: dict[str, Any]) -
     assert "the peak is 2,000 IOPS and the threshold 12.5 ms (90 % of peak, 8 KiB reads)" in figure.caption
     page = _page(doc)
     assert 'data-figure="sioc-injector"' in page
+
+
+def _many(doc: dict[str, Any], copies: int) -> dict[str, Any]:
+    """The document with `copies` of each variant's VM, job and paths (and their series), each copy's
+    latency and IOPS scaled by its number so that the top ones are known."""
+    for variant in doc["variants"]:
+        vm, job, paths = variant["vms"][0], variant["jobs"][0], list(variant["paths"])
+        series = variant["timeseries"]
+        rows = list(zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True))
+        for k in range(1, copies):
+            scale = 1.0 + k / copies
+            clone = copy.deepcopy(vm)
+            clone["name"] = f"{vm['name']}-{k}"
+            clone["lat_ms"] = {stat: value * scale for stat, value in vm["lat_ms"].items()}
+            variant["vms"].append(clone)
+            job_clone = copy.deepcopy(job)
+            job_clone["name"], job_clone["vm"] = f"{job['name']}-{k}", clone["name"]
+            for direction in ("read", "write"):
+                percentiles = job_clone[direction]["lat_ns"].get("percentile", {})
+                for key in percentiles:
+                    percentiles[key] *= scale
+            variant["jobs"].append(job_clone)
+            for path in paths:
+                path_clone = copy.deepcopy(path)
+                path_clone["name"] = f"{path['name']}-{k}"
+                path_clone["lat_ms"] = {stat: value * scale for stat, value in path["lat_ms"].items()}
+                variant["paths"].append(path_clone)
+            for t_s, entity, metric, value in rows:
+                series["t_s"].append(t_s)
+                series["entity"].append(f"{entity}-{k}")
+                series["metric"].append(metric)
+                series["value"].append(value * scale)
+    return doc
+
+
+def test_figures_summarise_above_max_lines(doc: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sanlab.report.figures.MAX_LINES", 5)
+    doc = _many(doc, 30)  # 30 VMs, 30 writer jobs and 60 paths per variant
+    colors = variant_colors(doc)
+    series = series_frame(doc)
+    overview = overview_figure(doc, colors)
+    assert overview is not None
+    assert len(overview.plot.data[0].y) == 2 * 5  # the bars: 5 VMs of each variant
+    assert "the 5 of its 30 VMs with the highest p99" in overview.caption
+    assert "vm1-29" in overview.plot.data[0].y[0]  # the highest p99 first
+    paths = paths_figure(doc)
+    assert paths is not None
+    assert len(paths.plot.data[0].y) == 5
+    assert "The 5 of 60 paths with the highest mean latency" in paths.caption
+    timeline = path_timeline_figure(doc, series)
+    assert timeline is not None
+    assert all(len(trace.y) <= 5 for trace in timeline.plot.data if trace.type == "heatmap")
+    assert "the 5 of 30 paths with the highest mean IOPS" in timeline.caption
+    cdf = latency_cdf_figure(doc, colors)
+    assert cdf is not None
+    bands = [trace for trace in cdf.plot.data if trace.fill == "toself"]
+    assert len(bands) == 2 and len(cdf.plot.data) - len(bands) == 2 * 5
+    assert "the 5 of its 30 job curves with the highest p99; the band spans all" in cdf.caption
+
+
+def test_figures_below_max_lines_draw_everything(doc: dict[str, Any]) -> None:
+    doc = _many(doc, 3)  # under MAX_LINES: as before, nothing summarised
+    colors = variant_colors(doc)
+    overview = overview_figure(doc, colors)
+    assert overview is not None and len(overview.plot.data[0].y) == 2 * 3
+    assert "highest" not in overview.caption
+    cdf = latency_cdf_figure(doc, colors)
+    assert cdf is not None and not any(trace.fill == "toself" for trace in cdf.plot.data)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from plotly.subplots import make_subplots
 
 from sanlab import health
-from sanlab.report.figures import DASHES, PALETTE, TIME_AXIS, Figure, _layout
+from sanlab.report.figures import DASHES, MAX_LINES, PALETTE, TIME_AXIS, Figure, _layout
 from sanlab.results import Document
 
 
@@ -42,6 +42,21 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
             windows[label] = (found.start_s, found.end_s, 100 * health.left_below(shares))
     if not lines:
         return None
+    hidden = ""
+    if len(lines) > MAX_LINES:
+        # A row per device is 300 px each: keep the devices whose degrading path kept the most I/O.
+        def mean_share_pct(label: str) -> float:
+            return max((sum(shares) / len(shares) for _, _, shares in lines[label] if shares), default=0.0)
+
+        shares_pct = {label: mean_share_pct(label) for label in lines}
+        top = set(sorted(lines, key=shares_pct.__getitem__, reverse=True)[:MAX_LINES])
+        ordered = sorted(shares_pct.values())
+        hidden = (
+            f" The {MAX_LINES} of {len(lines):,} devices whose degrading path kept the highest mean share "
+            f"in any variant; across all that share spans {ordered[0]:.3g} to {ordered[-1]:.3g} %, "
+            f"median {ordered[len(ordered) // 2]:.3g} %."
+        )
+        lines = {label: traces for label, traces in lines.items() if label in top}
     fig = make_subplots(rows=len(lines), cols=1, shared_xaxes=True, vertical_spacing=0.08)
     # More variants than colours: the next round of colours is dashed.
     styles = {
@@ -84,5 +99,5 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
         "carried in each sample, on a log axis (samples with none are not drawn). The shaded span is the "
         "degradation; a selector has left the path once its line stays under the dashed share. Click a "
         "legend entry to hide it."
-    )
+    ) + hidden
     return Figure("degraded-share", title, caption, fig)

@@ -98,26 +98,26 @@ def _iops_cell(iops: float, top_iops: float, color: str) -> str:
     return f'<td class="num{" best" if iops == top_iops else ""}" style="{bar}">{format_count(iops)}</td>'
 
 
-TOP_VMS = 20
-"""VMs the comparison table lists of a variant that has more: those with the highest p99 latency,
-the rest summarised by the spread of p99 across all its VMs (10,000 rows help nobody)."""
-
 
 def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
-    """Variants × VMs: IOPS (with a bar scaled to the best), tail IOPS, MB/s and latency percentiles."""
+    """Variants × VMs: IOPS (with a bar scaled to the best), tail IOPS, MB/s and latency percentiles.
+
+    Of a variant with more than the figures' MAX_LINES VMs, those with the highest p99 and the
+    spread of p99 across all (10,000 rows help nobody)."""
     rows = []
     spreads = []
     for variant in doc["variants"]:
         tails = tail_iops(variant)
         vms = variant["vms"]
-        if len(vms) > TOP_VMS:
+        if len(vms) > figures.MAX_LINES:
             p99s = sorted(vm["lat_ms"]["p99"] for vm in vms)
             spreads.append(
-                f"{_esc(variant['name'])}: the {TOP_VMS} of its {len(vms):,} VMs with the highest p99; "
+                f"{_esc(variant['name'])}: the {figures.MAX_LINES} of its {len(vms):,} VMs "
+                "with the highest p99; "
                 f"p99 across all its VMs: {format_ms(p99s[0])} to {format_ms(p99s[-1])} ms, "
                 f"median {format_ms(p99s[len(p99s) // 2])} ms."
             )
-            vms = sorted(vms, key=lambda vm: vm["lat_ms"]["p99"], reverse=True)[:TOP_VMS]
+            vms = sorted(vms, key=lambda vm: vm["lat_ms"]["p99"], reverse=True)[:figures.MAX_LINES]
         rows.extend((variant, tails, vm) for vm in vms)
     if not rows:
         return ""
