@@ -12,10 +12,11 @@ invented; `sanlab notes` says so.
 from __future__ import annotations
 
 import time
-import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+
+from sanlab.resolved import resolved_scenario
 
 _EMPTY_LAT_NS: Mapping[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
 # fio's latency shares (stat.c `io_u_mark_lat_*`): the key is the range's upper end, exclusive.
@@ -238,26 +239,48 @@ def fio_logs(
 _NO_UTIL = "disk_util: no `util` (the device's busy time is not simulated) and no merges (sanlab does not merge requests)"
 
 
-def _vm_device(job: Mapping[str, Any], variant: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The host device carrying the job's VM's virtual disk, found from the resolved scenario
-    (the results name a device's host and volume, not its VMs): a VMFS volume is its own device's
-    volume, a vVol reaches the device of its array's protocol endpoint, labelled `PE <pe>`."""
-    scenario = tomllib.loads(variant.get("resolved_toml") or "")
-    vm = next((v for v in scenario.get("vm", []) if v["name"] == job["vm"]), None)
-    if vm is None:
-        return None
-    volume = next(v for v in scenario["volume"] if v["name"] == vm["volume"])
-    label = volume["name"]
-    if volume.get("type", "vmfs") == "vvol":
-        array = next(a for a in scenario["array"] if a["name"] == volume["arrays"][0])
-        label = f"PE {array.get('pe', array['name'] + '-pe')}"
-    device = next((d for d in variant["devices"] if d["host"] == vm["host"] and d["volume"] == label), None)
-    if device is None:
-        raise ValueError(f"VM {job['vm']}: the results have no device of host {vm['host']} for volume {label}")
-    return device
+class VariantDevices:
+    """The host device under each VM of one variant and each device's per-direction series, found
+    once for all of the variant's fio documents (a run folder writes one per job)."""
+
+    def __init__(self, variant: Mapping[str, Any]) -> None:
+        self._variant = variant
+        self._scenario = resolved_scenario(variant)
+        self._vms = {vm["name"]: vm for vm in self._scenario.get("vm", [])}
+        self._devices = {(d["host"], d["volume"]): d for d in variant["devices"]}
+        self._series: dict[str, dict[str, list[tuple[float, float]]]] | None = None
+
+    def device(self, vm_name: str) -> Mapping[str, Any] | None:
+        """The host device carrying the VM's virtual disk (None when the scenario does not name the
+        VM): a VMFS volume is its own device's volume, a vVol reaches the device of its array's
+        protocol endpoint, labelled `PE <pe>`. The results name a device's host and volume, not its
+        VMs."""
+        vm = self._vms.get(vm_name)
+        if vm is None:
+            return None
+        volume = next(v for v in self._scenario["volume"] if v["name"] == vm["volume"])
+        label = volume["name"]
+        if volume.get("type", "vmfs") == "vvol":
+            array = next(a for a in self._scenario["array"] if a["name"] == volume["arrays"][0])
+            label = f"PE {array.get('pe', array['name'] + '-pe')}"
+        device = self._devices.get((vm["host"], label))
+        if device is None:
+            raise ValueError(f"VM {vm_name}: the results have no device of host {vm['host']} for volume {label}")
+        return device
+
+    def series(self, device: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
+        """The device's time series by metric, as (t_s, value); every device's, read in one pass
+        when first asked for."""
+        if self._series is None:
+            self._series = {}
+            ts = self._variant["timeseries"]
+            for t_s, name, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
+                if name.startswith("device/"):
+                    self._series.setdefault(name, {}).setdefault(metric, []).append((t_s, value))
+        return self._series.get(f"device/{device['name']}", {})
 
 
-def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+def disk_util(job: Mapping[str, Any], devices: VariantDevices) -> tuple[list[dict[str, Any]], list[str]]:
     """fio's `disk_util` (stat.c `json_array_add_disk_util`) for the device under the job's VM,
     and notes on what it leaves out.
 
@@ -267,17 +290,12 @@ def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[
     per-direction time). `in_queue` is the kernel's weighted time in flight, which is the sum of
     the requests' times, so the ticks added up.
     """
-    device = _vm_device(job, variant)
+    device = devices.device(job["vm"])
     if device is None:
         return [], [f"disk_util: not written: the results carry no resolved scenario with VM {job['vm']} to find its device"]
-    entity = f"device/{device['name']}"
-    ts = variant["timeseries"]
-    samples: dict[str, list[tuple[float, float]]] = {}
-    for t_s, name, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
-        if name == entity:
-            samples.setdefault(metric, []).append((t_s, value))
+    samples = devices.series(device)
     if "read_iops" not in samples:
-        return [], [f"disk_util: not written: the run kept no per-direction series for {entity}"]
+        return [], [f"disk_util: not written: the run kept no per-direction series for device/{device['name']}"]
     entry: dict[str, Any] = {"name": device["name"]}
     ticks = 0
     for direction in ("read", "write"):
@@ -301,15 +319,15 @@ def disk_util(job: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[list[
 
 
 def fio_document(
-    job: Mapping[str, Any], sanlab_version: str, started: datetime, variant: Mapping[str, Any] | None = None
+    job: Mapping[str, Any], sanlab_version: str, started: datetime, devices: VariantDevices | None = None
 ) -> dict[str, Any]:
     """A whole `fio --output-format=json` document holding one simulated job.
 
     `started` must be timezone-aware; `time` is written in UTC in ctime form, as fio writes it.
-    With the job's `variant`, the document has fio's `disk_util` for the VM's device.
+    With its variant's `devices`, the document has fio's `disk_util` for the VM's device.
     """
     timestamp_ms = int(started.timestamp() * 1000)
-    disks, notes = disk_util(job, variant) if variant is not None else ([], [])
+    disks, notes = disk_util(job, devices) if devices is not None else ([], [])
     return {
         "fio version": f"sanlab-{sanlab_version}",
         "timestamp": timestamp_ms // 1000,

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from sanlab.resolved import resolved_scenario
 from sanlab.results import Document
 from sanlab.tables import format_count, format_ms
 
@@ -106,16 +106,11 @@ def duration_s(text: str) -> float:
     return float(number) * _UNITS_S[unit]
 
 
-def _resolved(variant: Mapping[str, Any]) -> dict[str, Any]:
-    text = variant.get("resolved_toml")
-    return tomllib.loads(text) if text else {}
-
-
 def degradations(variant: Mapping[str, Any]) -> list[Degradation]:
     """The variant's one-off `link_latency` events (repeating ones are flapping, not a degradation);
     empty when the document does not carry the resolved scenario."""
     found = []
-    for event in _resolved(variant).get("event", []):
+    for event in resolved_scenario(variant).get("event", []):
         if event.get("kind") != "link_latency" or "every" in event:
             continue
         end = duration_s(event["until"]) if "until" in event else float(variant["sim_time_s"])
@@ -125,7 +120,7 @@ def degradations(variant: Mapping[str, Any]) -> list[Degradation]:
 
 def selector(variant: Mapping[str, Any], host: str) -> str:
     """The path selector kind of `host` in the variant's resolved scenario ("" when unknown)."""
-    for entry in _resolved(variant).get("host", []):
+    for entry in resolved_scenario(variant).get("host", []):
         if entry.get("name") == host:
             return str(entry.get("multipath", {}).get("psp", {}).get("kind", ""))
     return ""

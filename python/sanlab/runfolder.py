@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from sanlab import _core
 from sanlab.esxtop import write_esxtop_csvs
-from sanlab.fio import fio_document, fio_logs
+from sanlab.fio import VariantDevices, fio_document, fio_logs
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.results import Document, json_summary, summary_table, timeseries_table
 from sanlab.vdbench_out import write_vdbench_summaries
@@ -108,6 +108,7 @@ def write_run_folder(
         resolved = variant_dir / RESOLVED_FILE
         resolved.write_text(variant["resolved_toml"], encoding="utf-8")
         record(resolved)
+        devices = VariantDevices(variant)
         for number, job in enumerate(variant["jobs"], start=1):
             logs, notes = fio_logs(job, number, variant)
             for log_name, text in logs.items():
@@ -115,7 +116,7 @@ def write_run_folder(
                 log_path.write_text(text, encoding="utf-8")
                 record(log_path)
             fio_path = fio_dir / f"{safe_name(job['name'])}.json"
-            fio = fio_document(job, doc["version"], started, variant)
+            fio = fio_document(job, doc["version"], started, devices)
             fio["sanlab notes"] += notes
             _write_json(fio_path, fio)
             record(fio_path)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sanlab import _core
-from sanlab.fio import fio_document, fio_logs
+from sanlab.fio import VariantDevices, fio_document, fio_logs
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, 250000, tzinfo=UTC)
 DIRECTION_KEYS = {
@@ -253,7 +253,7 @@ def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
     scenario = _one_server(tmp_path, "fio --name=j --ioengine=libaio --rw=randrw --rwmixread=75 --bs=8k --iodepth=4 --time_based --runtime=2", "2s")
     variant = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
     job, device = variant["jobs"][0], variant["devices"][0]
-    fio = fio_document(job, "0.1.0", STARTED, variant)
+    fio = fio_document(job, "0.1.0", STARTED, VariantDevices(variant))
     assert list(fio)[-2:] == ["disk_util", "sanlab notes"]
     [disk] = fio["disk_util"]
     assert list(disk) == DISK_UTIL_KEYS
@@ -273,10 +273,10 @@ def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
     text = scenario.read_text(encoding="utf-8").replace('arrays = ["a"]', 'arrays = ["a"]\ntype = "vvol"')
     scenario.write_text(text, encoding="utf-8")
     vvol = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
-    [pe] = fio_document(vvol["jobs"][0], "0.1.0", STARTED, vvol)["disk_util"]
+    [pe] = fio_document(vvol["jobs"][0], "0.1.0", STARTED, VariantDevices(vvol))["disk_util"]
     assert (pe["name"], pe["read_ios"]) == ("a-pe", vvol["jobs"][0]["read"]["total_ios"])
-    # Without the resolved scenario (a run folder read back) the device cannot be found: said so.
-    fio = fio_document(job, "0.1.0", STARTED, {**variant, "resolved_toml": ""})
+    # Without the resolved scenario the device cannot be found: said so.
+    fio = fio_document(job, "0.1.0", STARTED, VariantDevices({**variant, "resolved_toml": ""}))
     assert "disk_util" not in fio
     assert fio["sanlab notes"][-1] == "disk_util: not written: the results carry no resolved scenario with VM vm to find its device"
 
