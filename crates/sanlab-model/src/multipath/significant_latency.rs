@@ -168,16 +168,17 @@ impl SignificantLatency {
 
     /// Updates the excluded set; true when it changed.
     fn judge(&mut self, paths: &[PathState], eligible: Eligible) -> bool {
-        let usable: Vec<usize> = (0..paths.len()).filter(|&i| eligible.contains(&paths[i])).collect();
-        if !usable.is_empty() && usable.iter().all(|&i| self.excluded[i]) {
+        let usable = |i: &usize| eligible.contains(&paths[*i]);
+        let mut kept = (0..paths.len()).filter(usable).map(|i| !self.excluded[i]).peekable();
+        if kept.peek().is_some() && !kept.any(|k| k) {
             // Every kept path is gone: the excluded ones are all there is.
-            usable.iter().for_each(|&i| self.readmit(i));
+            (0..paths.len()).filter(usable).for_each(|i| self.readmit(i));
             return true;
         }
         let Some((best, best_ns, margin)) = self.best(paths, eligible) else { return false };
         let b = self.excess[best];
         let mut changed = false;
-        for i in usable {
+        for i in (0..paths.len()).filter(usable) {
             if self.excluded[i] {
                 if self.probe_mean_ns(i).is_some_and(|mean| mean - best_ns < margin / 2.0) {
                     self.readmit(i);
