@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,14 +19,10 @@ SERIES = ROOT / "scenarios/examples/vdbench_series.toml"
 LINE = re.compile(r"^\s*(\d\d:\d\d:\d\d\.\d{3})\s+(\S+)\s+(.*)$")
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import subprocess
-    import sys
-
-    out = tmp_path_factory.mktemp("series") / "run"
+def _run_with_csv(scenario: Path, out: Path) -> Path:
+    """`sanlab run --esxtop-csv` into `out`, in a subprocess as a user runs it."""
     p = subprocess.run(
-        [sys.executable, "-m", "sanlab.cli", "run", str(SERIES), "--out", str(out), "--esxtop-csv", "--quiet"],
+        [sys.executable, "-m", "sanlab.cli", "run", str(scenario), "--out", str(out), "--esxtop-csv", "--quiet"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -32,6 +30,11 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert p.returncode == 0, p.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _run_with_csv(SERIES, tmp_path_factory.mktemp("series") / "run")
 
 
 def _lines(path: Path) -> list[list[str]]:
@@ -106,24 +109,13 @@ def test_esxtop_csv_is_perfmon_layout(run_dir: Path) -> None:
 
 def test_summary_lines_at_the_files_interval(tmp_path: Path) -> None:
     """interval=2 over 500 ms samples: each summary line adds up four samples (the esxtop rows)."""
-    import subprocess
-    import sys
-
     parm = tmp_path / "two_s.vdb"
     parm.write_text("sd=sd1,size=1g\nwd=wd1,sd=sd1,xfersize=8k\nrd=rd1,wd=wd1,iorate=max,elapsed=6,interval=2\n", encoding="utf-8")
     text = SERIES.read_text(encoding="utf-8").replace('file = "parm/series.vdb"', f'file = "{parm}"')
     text = text.replace('warmup = "0s"', 'warmup = "0s"\nsample_interval = "500ms"').replace('duration = "4s"', 'duration = "6s"')
     scenario = tmp_path / "two_s.toml"
     scenario.write_text(text, encoding="utf-8")
-    out = tmp_path / "run"
-    p = subprocess.run(
-        [sys.executable, "-m", "sanlab.cli", "run", str(scenario), "--out", str(out), "--esxtop-csv", "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert p.returncode == 0, p.stderr
+    out = _run_with_csv(scenario, tmp_path / "run")
     folder = next(d for d in out.iterdir() if (d / "vdbench/summary.html").exists())
     lines = _lines(folder / "vdbench/summary.html")
     assert [(line[0], line[1]) for line in lines] == [("00:00:02.000", "1"), ("00:00:04.000", "2"), ("00:00:06.000", "3"), ("00:00:06.000", "avg_2-3")], lines
