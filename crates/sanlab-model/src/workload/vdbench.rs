@@ -6,8 +6,9 @@
 //!
 //! Each SD of the run becomes one job instance: `threads` outstanding (iorate=max) or open
 //! arrivals at the WDs' rates, each request drawn from one of the SD's workloads (WD x SD,
-//! vdbench's "workload generator") by its skew or rate. Every SD addresses the VM's one virtual
-//! disk from its offset on.
+//! vdbench's "workload generator") by its skew or rate. With `priority=`, each workload has its
+//! own arrivals and the SD's threads serve the highest priority first ([`Shared`]). Every SD
+//! addresses the VM's one virtual disk from its offset on.
 
 use super::vdbench_file::{names, numbers, read_items, values, Files, Item};
 use super::{Instance, JobSet, Pacing, Request, Workload};
