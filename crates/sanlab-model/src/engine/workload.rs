@@ -71,7 +71,8 @@ impl World {
         if now >= self.jobs[j].stop_ns {
             return self.maybe_finished(j);
         }
-        match self.jobs[j].workload.pacing() {
+        let pacing = self.jobs[j].workload.pacing();
+        match pacing {
             Pacing::Open { rate_iops, poisson, .. } => {
                 let mean_ns = 1e9 / rate_iops;
                 let gap = if poisson { self.jobs[j].rng.exponential(mean_ns) } else { mean_ns };
@@ -83,7 +84,7 @@ impl World {
         }
         if self.jobs[j].outstanding < self.jobs[j].depth {
             self.issue(j);
-            if matches!(self.jobs[j].workload.pacing(), Pacing::Shared { .. }) {
+            if matches!(pacing, Pacing::Shared { .. }) {
                 // A job that started after the run's start fills its closed loop now.
                 self.fill(j);
             }
