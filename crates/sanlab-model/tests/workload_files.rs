@@ -286,7 +286,16 @@ fn vdbench_eof_runs_and_inline_keys() {
 fn vdbench_malformed_files_name_file_and_line() {
     let e = |f: &str| error(&vdb(&format!("bad/{f}")));
     assert!(e("unknown_keyword.vdb").starts_with("vm[0].job[0].file: DATA/vdbench/bad/unknown_keyword.vdb:1: sd=sd1: unknown keyword `sizee`"), "{}", e("unknown_keyword.vdb"));
-    assert!(e("unmodelled.vdb").ends_with("unmodelled.vdb:2: wd=wd1: `priority=` is a vdbench keyword sanlab cannot model: workload priorities need one SD's threads shared by a paced and a closed-loop workload, which sanlab's jobs cannot do; give each WD its own SD, or drop priority="), "{}", e("unmodelled.vdb"));
+    // priority= as vdbench checks it (WD_entry, FifoList.countPriorities): whole numbers from 1,
+    // one per workload of the run, without a gap, workloads with their own iorate first.
+    assert!(e("priority_zero.vdb").ends_with("priority_zero.vdb:2: wd=wd1: priority=0: expected a whole number from 1 (served first) up, e.g. priority=1 (vdbench: a workload priority may not be zero)"), "{}", e("priority_zero.vdb"));
+    assert!(e("priority_word.vdb").ends_with("priority_word.vdb:2: wd=wd1: priority=`high` is not a vdbench number (k, m, g, t are powers of 1024, e.g. 4k, 1m)"), "{}", e("priority_word.vdb"));
+    assert!(e("priority_gap.vdb").ends_with("priority_gap.vdb:4: rd=rd1: the priorities of its workloads (wd=wd1: 1, wd=wd2: 3) must run 1, 2, … 2 without a gap (vdbench)"), "{}", e("priority_gap.vdb"));
+    assert!(e("priority_missing.vdb").ends_with("priority_missing.vdb:4: rd=rd1: wd=wd2 has no priority=: once a workload of the run has one, every workload needs its own (vdbench)"), "{}", e("priority_missing.vdb"));
+    assert!(e("priority_same.vdb").ends_with("priority_same.vdb:4: rd=rd1: wd=wd1 and wd=wd2 have the same priority=2: each workload needs its own (vdbench)"), "{}", e("priority_same.vdb"));
+    assert!(e("priority_iorate_below.vdb").ends_with("priority_iorate_below.vdb:4: rd=rd1: wd=wd2 has iorate= and priority=2, below wd=wd1 without iorate= at priority=1: workloads with their own iorate need the higher priorities, i.e. the lower numbers (vdbench)"), "{}", e("priority_iorate_below.vdb"));
+    assert!(e("iorate_no_priority.vdb").ends_with("iorate_no_priority.vdb:2: wd=wd1: iorate= needs priority= too (vdbench): a workload with its own rate is served by priority, 1 first"), "{}", e("iorate_no_priority.vdb"));
+    assert!(e("iorate_skew.vdb").ends_with("iorate_skew.vdb:2: wd=wd1: iorate= and skew= are mutually exclusive (vdbench): a workload gets its own rate or a share of the run's"), "{}", e("iorate_skew.vdb"));
     assert!(e("range_span.vdb").ends_with("range_span.vdb:2: wd=wd1: on sd=sd1: range=(10,120) may not span 100 % or more (vdbench): e.g. range=(10,109)"), "{}", e("range_span.vdb"));
     assert!(e("streams_threads.vdb").ends_with("streams_threads.vdb:2: wd=wd1 on sd=sd1: threads=6 must be a multiple of streams=4, each stream getting the same threads (vdbench): e.g. threads=4 or threads=8"), "{}", e("streams_threads.vdb"));
     assert!(e("streams_two_wds.vdb").ends_with("streams_two_wds.vdb:2: wd=wd1: streams= needs a run of one workload (vdbench), and rd=rd1 runs 2"), "{}", e("streams_two_wds.vdb"));
@@ -441,6 +450,42 @@ fn vdbench_range_past_100_percent_wraps() {
     assert_eq!(&seq[..3], [768 * MIB, 769 * MIB, 770 * MIB]);
     assert_eq!(&seq[254..257], [1022 * MIB, 1023 * MIB, MIB], "past the end: wrapped, block 0 skipped");
     assert_eq!(&seq[765..768], [510 * MIB, 511 * MIB, 768 * MIB], "back to the range's start");
+}
+
+#[test]
+fn vdbench_priority_serves_waiting_arrivals_first() {
+    // priority.vdb: `paced` (4k reads, iorate=2000, priority=1) and `rest` (64k writes,
+    // iorate=max, priority=2) share sd1's 8 threads.
+    let mut sd = job(&vdb("priority.vdb"), "sd1");
+    assert_eq!(sd.pacing(), Pacing::Shared { depth: 8 }, "arrivals, and the threads they leave kept busy");
+    assert!(sd.options().contains(&("priority".to_string(), "paced:1:2000 rest:2:max".to_string())), "{:?}", sd.options());
+    let mut rng = RngStream::new(1, "t");
+    let is_paced = |r: &Request| r.op == Op::Read && r.size_bytes == 4096;
+    // No arrival yet: every free thread goes to `rest`.
+    assert!(draw(&mut sd, 3).iter().all(|r| r.op == Op::Write && r.size_bytes == 65536));
+    // Arrivals at 2000 IOPS (exponential gaps): each is served before `rest` while it waits.
+    let mut at = sd.next_arrival_ns(0, &mut rng).expect("paced arrivals");
+    let mut waiting = 0;
+    for _ in 0..2000 {
+        at = sd.next_arrival_ns(at, &mut rng).expect("paced arrivals");
+        waiting += 1;
+    }
+    let served: Vec<Request> = (0..2001).map(|_| sd.next(&mut rng).expect("a request")).collect();
+    assert!(served[..waiting].iter().all(is_paced) && !is_paced(&served[waiting]), "the {waiting} waiting arrivals first, then `rest`");
+    // 2001 arrivals announced in about 1 s.
+    assert!((at as f64 / 1e9 - 1.0).abs() < 0.1, "{at} ns for 2000 gaps at 2000 IOPS");
+    // Two iorate=max workloads: the first by priority takes every thread.
+    let parm = std::env::temp_dir().join(format!("sanlab-priority-{}.vdb", std::process::id()));
+    std::fs::write(&parm, "sd=sd1,size=1g\nwd=first,sd=sd1,priority=1\nwd=second,sd=sd1,rdpct=0,priority=2\nrd=rd1,wd=*,iorate=max\n").unwrap();
+    let mut strict = job(&format!("kind = \"vdbench\"\nfile = \"{}\"", parm.display()), "sd1");
+    assert_eq!(strict.pacing(), Pacing::Closed { depth: 8 });
+    assert!(draw(&mut strict, 1000).iter().all(|r| r.op == Op::Read), "`second` never gets a thread");
+    // With a rate for the run, each workload is paced at its share and none takes the threads.
+    std::fs::write(&parm, "sd=sd1,size=1g\nwd=first,sd=sd1,iorate=100,priority=1\nwd=second,sd=sd1,rdpct=0,priority=2\nrd=rd1,wd=*,iorate=300\n").unwrap();
+    let paced = job(&format!("kind = \"vdbench\"\nfile = \"{}\"", parm.display()), "sd1");
+    assert_eq!(paced.pacing(), Pacing::Timed { depth: 8 });
+    assert!(paced.options().contains(&("priority".to_string(), "first:1:100 second:2:200".to_string())), "{:?}", paced.options());
+    std::fs::remove_file(&parm).unwrap();
 }
 
 #[test]

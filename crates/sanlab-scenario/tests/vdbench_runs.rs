@@ -90,3 +90,35 @@ fn elapsed_and_warmup_are_whole_intervals_as_vdbench_checks() {
     let (_, r) = series_with("sd=sd1,size=1g\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=4,interval=0\n", "");
     assert_eq!(r.unwrap().variants[0].report.jobs[0].options["interval"], "2");
 }
+
+/// priority=: `paced` (4k reads at 2000 IOPS, priority=1) and `rest` (64k writes, iorate=max,
+/// priority=2) share sd1's 8 threads; the job's reads are `paced`, its writes `rest`.
+#[test]
+fn a_priority_workload_gets_its_rate_and_the_other_the_threads_left() {
+    const PARM: &str = "sd=sd1,size=10g,threads=8\nwd=paced,sd=sd1,xfersize=4k,rdpct=100,iorate=2000,priority=1\nwd=rest,sd=sd1,xfersize=64k,rdpct=0,priority=2\nrd=rd1,wd=(paced,rest),iorate=max,elapsed=4,interval=1\n";
+    let (_, r) = series_with(PARM, "");
+    let r = r.unwrap();
+    let (job, vm) = (&r.variants[0].report.jobs[0], &r.variants[0].report.vms[0]);
+    let (reads, writes) = (&job.read, &job.write);
+    assert!((reads.iops - 2000.0).abs() < 2000.0 * 0.04, "the priority workload's rate: {} IOPS", reads.iops);
+    // The threads are always busy (Little's law), never more than 8 outstanding.
+    let busy = reads.iops * reads.lat_ns.mean / 1e9 + writes.iops * writes.lat_ns.mean / 1e9;
+    assert!((busy - 8.0).abs() < 0.2, "{busy} threads busy on average");
+    assert!(vm.in_flight <= 8 && vm.issued == vm.completed + vm.failed + vm.in_flight, "{} issued, {} completed, {} in flight", vm.issued, vm.completed, vm.in_flight);
+    // `rest` alone has all 8 threads: with `paced` it keeps those `paced` leaves.
+    let (_, alone) = series_with(&PARM.replace("wd=(paced,rest)", "wd=rest").replace(",priority=2", ""), "");
+    let alone = &alone.unwrap().variants[0].report.jobs[0].write;
+    let left = (8.0 - reads.iops * reads.lat_ns.mean / 1e9) / 8.0;
+    assert!(writes.iops < alone.iops && (writes.iops / alone.iops - left).abs() < 0.03, "{} IOPS beside `paced`, {} alone, {left} of the threads left", writes.iops, alone.iops);
+}
+
+/// priority= with a rate for the run: each workload paced at its own rate or its share of the
+/// rest, the run's rate honoured.
+#[test]
+fn priorities_with_a_run_rate_pace_every_workload() {
+    const PARM: &str = "sd=sd1,size=10g,threads=8\nwd=paced,sd=sd1,xfersize=4k,rdpct=100,iorate=1000,priority=1\nwd=rest,sd=sd1,xfersize=8k,rdpct=0,priority=2\nrd=rd1,wd=(paced,rest),iorate=3000,elapsed=4,interval=1\n";
+    let (_, r) = series_with(PARM, "");
+    let job = &r.unwrap().variants[0].report.jobs[0];
+    assert!((job.read.iops - 1000.0).abs() < 1000.0 * 0.05, "{} read IOPS", job.read.iops);
+    assert!((job.write.iops - 2000.0).abs() < 2000.0 * 0.05, "{} write IOPS", job.write.iops);
+}

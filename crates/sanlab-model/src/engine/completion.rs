@@ -156,6 +156,11 @@ impl World {
                     }
                 }
                 Pacing::Open { .. } | Pacing::Timed { .. } => {}
+                // A free slot: the workload serves a waiting arrival first, else its closed loop.
+                Pacing::Shared { .. } => {
+                    job.backlog = job.backlog.saturating_sub(1);
+                    self.fill(j);
+                }
             }
         } else {
             self.maybe_finished(j);

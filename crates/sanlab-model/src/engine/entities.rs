@@ -16,7 +16,7 @@ use crate::io::Slab;
 use crate::multipath::{PathState, PspEvent};
 use crate::report::Conservation;
 use crate::topology::Topology;
-use crate::workload::{Pacing, Workload};
+use crate::workload::Workload;
 use sanlab_des::{EventQueue, RngStream, SimTime};
 use sanlab_metrics::{IoSeries, IoStats, SeriesId, TimeSeries};
 
@@ -385,9 +385,7 @@ impl World {
             .into_iter()
             .zip(waiters)
             .map(|(j, waiters)| {
-                let depth = match j.workload.pacing() {
-                    Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } => depth,
-                };
+                let depth = j.workload.pacing().depth();
                 let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
                 let measured_from_ns = j.workload.measured_from_ns().max(t.run.warmup_ns);
                 Job {

@@ -25,6 +25,12 @@ impl World {
             Pacing::Closed { .. } if start == now => self.fill(j),
             Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
             Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
+            Pacing::Shared { .. } => {
+                self.schedule_timed_arrival(j, start);
+                if start == now {
+                    self.fill(j);
+                }
+            }
         }
     }
 
@@ -65,18 +71,23 @@ impl World {
         if now >= self.jobs[j].stop_ns {
             return self.maybe_finished(j);
         }
-        match self.jobs[j].workload.pacing() {
+        let pacing = self.jobs[j].workload.pacing();
+        match pacing {
             Pacing::Open { rate_iops, poisson, .. } => {
                 let mean_ns = 1e9 / rate_iops;
                 let gap = if poisson { self.jobs[j].rng.exponential(mean_ns) } else { mean_ns };
                 self.q.schedule_in((gap.round() as u64).max(1), pack(Ev::JobArrival, j as u32));
             }
-            Pacing::Timed { .. } => self.schedule_timed_arrival(j, now),
+            Pacing::Timed { .. } | Pacing::Shared { .. } => self.schedule_timed_arrival(j, now),
             // A closed-loop job's start, or the end of its pause.
             Pacing::Closed { .. } => return self.fill(j),
         }
         if self.jobs[j].outstanding < self.jobs[j].depth {
             self.issue(j);
+            if matches!(pacing, Pacing::Shared { .. }) {
+                // A job that started after the run's start fills its closed loop now.
+                self.fill(j);
+            }
         } else {
             self.jobs[j].backlog += 1;
         }

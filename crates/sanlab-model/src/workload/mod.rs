@@ -42,13 +42,19 @@ pub enum Pacing {
     /// Requests arrive when the workload says ([`Workload::next_arrival_ns`], e.g. a trace's
     /// timestamps); at most `depth` outstanding, the rest wait in the backlog.
     Timed { depth: u32 },
+    /// Arrivals as with [`Pacing::Timed`], and the slots they leave free kept busy as in a closed
+    /// loop: every issue asks [`Workload::next`], which serves a waiting arrival first (vdbench
+    /// workloads with `priority=` sharing an SD's threads: paced workloads first, `iorate=max`
+    /// ones taking the rest). Its closed loop starts with the job, or at its first arrival when
+    /// the job starts after the run's start.
+    Shared { depth: u32 },
 }
 
 impl Pacing {
     /// Requests the job keeps outstanding at most.
     pub fn depth(&self) -> u32 {
         match *self {
-            Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } => depth,
+            Pacing::Closed { depth } | Pacing::Open { depth, .. } | Pacing::Timed { depth } | Pacing::Shared { depth } => depth,
         }
     }
 }

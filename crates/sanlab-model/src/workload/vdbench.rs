@@ -6,8 +6,9 @@
 //!
 //! Each SD of the run becomes one job instance: `threads` outstanding (iorate=max) or open
 //! arrivals at the WDs' rates, each request drawn from one of the SD's workloads (WD x SD,
-//! vdbench's "workload generator") by its skew or rate. Every SD addresses the VM's one virtual
-//! disk from its offset on.
+//! vdbench's "workload generator") by its skew or rate. With `priority=`, each workload has its
+//! own arrivals and the SD's threads serve the highest priority first ([`Shared`]). Every SD
+//! addresses the VM's one virtual disk from its offset on.
 
 use super::vdbench_file::{names, numbers, read_items, values, Files, Item};
 use super::{Instance, JobSet, Pacing, Request, Workload};
@@ -277,6 +278,8 @@ struct Wd {
     /// `streams=n`: the SD cut into n equal parts, each read or written sequentially by its
     /// share of the SD's threads (StreamContext); 0 without.
     streams: u32,
+    /// `priority=n`: 1 is served first by the SD's threads (WD_entry, FifoList).
+    priority: Option<u32>,
 }
 
 impl Wd {
@@ -323,9 +326,15 @@ impl Wd {
                 }
                 self.stride_bytes = Some((lo, hi));
             }
-            // vdbench queues each workload's requests by priority and its threads take the
-            // highest first; sanlab's SD job has one queue of arrivals.
-            "priority" => return Err(unmodelled(keyword, "workload priorities need one SD's threads shared by a paced and a closed-loop workload, which sanlab's jobs cannot do; give each WD its own SD, or drop priority=")),
+            // vdbench keeps a whole number (Vdb_scan.getInt) and refuses 0 (WD_entry); its
+            // priorities count from 1 (FifoList.countPriorities), so below 1 is refused here.
+            "priority" => {
+                let n = number(keyword, single(keyword, value)?)?.trunc();
+                if !(1.0..=f64::from(u32::MAX)).contains(&n) {
+                    return Err(format!("priority={value}: expected a whole number from 1 (served first) up, e.g. priority=1 (vdbench: a workload priority may not be zero)"));
+                }
+                self.priority = Some(n as u32);
+            }
             "user" => return Err(unmodelled(keyword, "user-written generators cannot run in sanlab")),
             "threads" => {
                 let t = number(keyword, single(keyword, value)?)?;
@@ -605,7 +614,7 @@ fn default_sd() -> Sd {
 }
 
 fn default_wd() -> Wd {
-    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None, threads: None, streams: 0 }
+    Wd { name: "default".into(), at: None, sds: vec![], xfer: Xfer::Table(vec![(4096, 100.0)]), read_pct: 100.0, seek: Seek::Percent(100.0), rhpct: 0.0, whpct: 0.0, range: None, hotband: false, skew: 0.0, iorate: 0.0, stride_bytes: None, threads: None, streams: 0, priority: None }
 }
 
 fn default_rd() -> Rd {
@@ -746,6 +755,14 @@ fn parse_items(items: &[Item], files: &Files) -> Result<Parm, String> {
                 continue;
             }
         };
+    }
+    // WD_entry.checkParameters: a WD's own rate replaces its share of the run's rate.
+    if let Some(w) = p.wds.iter().find(|w| w.skew != 0.0 && w.iorate != 0.0) {
+        let msg = format!("wd={}: iorate= and skew= are mutually exclusive (vdbench): a workload gets its own rate or a share of the run's", w.name);
+        return Err(match w.at {
+            Some((f, l)) => files.at(f, l, msg),
+            None => msg,
+        });
     }
     p.default_wd = dwd;
     Ok(p)
@@ -987,12 +1004,123 @@ struct Interval {
     at: String,
 }
 
+/// One WD on one SD of a run, as [`assemble`] collects them.
+struct Gen {
+    sd: usize,
+    generator: Generator,
+    /// Its skew, or rate, among the SD's generators.
+    weight: f64,
+    /// Its priority class, in a run with priorities.
+    class: Option<Class>,
+}
+
+/// A workload's priority on an SD and its own arrivals.
+struct Class {
+    rank: u32,
+    wd: String,
+    /// None: `iorate=max` without a rate of its own, a request always waiting.
+    rate_iops: Option<f64>,
+}
+
+/// An SD's threads shared by workloads with `priority=` (FifoList): each generator has its own
+/// arrivals, which wait for a thread; a free thread serves the highest-priority waiting request
+/// (generators are ordered by priority), else the highest-priority `iorate=max` workload, which
+/// always has one waiting.
+#[derive(Clone, Debug)]
+struct Shared {
+    /// Per generator: its arrival rate, None for an `iorate=max` workload.
+    rates: Vec<Option<f64>>,
+    /// Per paced generator: its next arrival, once drawn.
+    next_ns: Vec<Option<u64>>,
+    /// Per generator: arrivals waiting for a thread.
+    waiting: Vec<u64>,
+    /// The generator whose arrival [`Workload::next_arrival_ns`] announced last.
+    announced: Option<usize>,
+}
+
+impl Shared {
+    /// The generator of the next request: the highest-priority waiting arrival, else the
+    /// highest-priority `iorate=max` workload.
+    fn pick(&mut self) -> usize {
+        if let Some(g) = self.waiting.iter().position(|&n| n > 0) {
+            self.waiting[g] -= 1;
+            return g;
+        }
+        // The engine issues only for an arrival or, with iorate=max workloads, for a free thread.
+        self.rates.iter().position(Option::is_none).unwrap_or(0)
+    }
+
+    /// The announced arrival has come (at `now_ns`): it waits for a thread. Then the next
+    /// arrival of any generator, each drawing its own gaps.
+    fn next_arrival_ns(&mut self, now_ns: u64, rng: &mut RngStream, arrivals: Arrivals) -> Option<u64> {
+        let gap = |rate: f64, rng: &mut RngStream| {
+            let mean_ns = 1e9 / rate;
+            let gap = match arrivals {
+                Arrivals::Exponential => rng.exponential(mean_ns),
+                Arrivals::Uniform => 2.0 * mean_ns * rng.uniform(),
+                Arrivals::Deterministic => mean_ns,
+            };
+            (gap.round() as u64).max(1)
+        };
+        if let Some(g) = self.announced.take() {
+            self.waiting[g] += 1;
+            let rate = self.rates[g].unwrap_or(0.0);
+            self.next_ns[g] = Some(now_ns + gap(rate, rng));
+        }
+        for g in 0..self.rates.len() {
+            if let (None, Some(rate)) = (self.next_ns[g], self.rates[g].filter(|r| *r > 0.0)) {
+                self.next_ns[g] = Some(now_ns + gap(rate, rng));
+            }
+        }
+        // The earliest; the higher priority on a tie.
+        let (g, at) = self.next_ns.iter().enumerate().filter_map(|(g, t)| t.map(|t| (g, t))).min_by_key(|&(g, t)| (t, g))?;
+        self.announced = Some(g);
+        Some(at)
+    }
+}
+
+/// WD_entry.checkPriorities and FifoList.countPriorities on a run's workloads: a WD with its own
+/// iorate needs a priority; once one WD has a priority every WD has its own, they run 1, 2, …
+/// without a gap, and WDs with their own iorate come before those without. Whether the run has
+/// priorities.
+fn check_priorities(wds: &[&Wd], place: &dyn Fn(At, String) -> String, at_rd: &dyn Fn(String) -> String) -> Result<bool, String> {
+    if let Some(w) = wds.iter().find(|w| w.iorate > 0.0 && w.priority.is_none()) {
+        return Err(place(w.at, format!("wd={}: iorate= needs priority= too (vdbench): a workload with its own rate is served by priority, 1 first", w.name)));
+    }
+    if wds.iter().all(|w| w.priority.is_none()) {
+        return Ok(false);
+    }
+    let mut ranked: Vec<(u32, &str, bool)> = vec![];
+    for w in wds {
+        let Some(rank) = w.priority else {
+            return Err(at_rd(format!("wd={} has no priority=: once a workload of the run has one, every workload needs its own (vdbench)", w.name)));
+        };
+        ranked.push((rank, &w.name, w.iorate > 0.0));
+    }
+    ranked.sort();
+    let list = ranked.iter().map(|(r, w, _)| format!("wd={w}: {r}")).collect::<Vec<_>>().join(", ");
+    if let Some(pair) = ranked.windows(2).find(|p| p[0].0 == p[1].0) {
+        return Err(at_rd(format!("wd={} and wd={} have the same priority={}: each workload needs its own (vdbench)", pair[0].1, pair[1].1, pair[0].0)));
+    }
+    if ranked.iter().enumerate().any(|(i, (r, _, _))| *r as usize != i + 1) {
+        return Err(at_rd(format!("the priorities of its workloads ({list}) must run 1, 2, … {} without a gap (vdbench)", ranked.len())));
+    }
+    if let (Some(paced), Some(free)) = (ranked.iter().rev().find(|r| r.2), ranked.iter().find(|r| !r.2)) {
+        if paced.0 > free.0 {
+            return Err(at_rd(format!("wd={} has iorate= and priority={}, below wd={} without iorate= at priority={}: workloads with their own iorate need the higher priorities, i.e. the lower numbers (vdbench)", paced.1, paced.0, free.1, free.0)));
+        }
+    }
+    Ok(true)
+}
+
 /// One SD of a run: its generators, how requests are picked among them, and pacing.
 #[derive(Clone, Debug)]
 struct SdJob {
     generators: Vec<Generator>,
     /// Cumulative weights (skew, or rate) of the generators.
     cum_weights: Vec<f64>,
+    /// With priorities: the generators' own arrivals sharing the SD's threads.
+    shared: Option<Shared>,
     threads: u32,
     rate_iops: Option<f64>,
     arrivals: Arrivals,
@@ -1014,7 +1142,9 @@ impl Workload for SdJob {
         if self.maxdata.as_ref().is_some_and(|m| m.reached()) {
             return None;
         }
-        let g = if self.generators.len() == 1 {
+        let g = if let Some(sh) = &mut self.shared {
+            sh.pick()
+        } else if self.generators.len() == 1 {
             0
         } else {
             let u = rng.uniform() * self.cum_weights[self.cum_weights.len() - 1];
@@ -1042,6 +1172,13 @@ impl Workload for SdJob {
     }
 
     fn pacing(&self) -> Pacing {
+        if let Some(sh) = &self.shared {
+            return match (sh.rates.iter().any(Option::is_some), sh.rates.iter().any(Option::is_none)) {
+                (true, true) => Pacing::Shared { depth: self.threads },
+                (true, false) => Pacing::Timed { depth: self.threads },
+                (false, _) => Pacing::Closed { depth: self.threads },
+            };
+        }
         match self.rate_iops {
             None => Pacing::Closed { depth: self.threads },
             Some(_) => Pacing::Timed { depth: self.threads },
@@ -1059,6 +1196,9 @@ impl Workload for SdJob {
     /// Arrivals at the SD's rate, spaced as RD `distribution` says (exponential by default;
     /// uniform on [0, 2 x mean]; deterministic).
     fn next_arrival_ns(&mut self, now_ns: u64, rng: &mut RngStream) -> Option<u64> {
+        if let Some(sh) = &mut self.shared {
+            return sh.next_arrival_ns(now_ns, rng, self.arrivals);
+        }
         let mean_ns = 1e9 / self.rate_iops?;
         let gap = match self.arrivals {
             Arrivals::Exponential => rng.exponential(mean_ns),
@@ -1080,7 +1220,8 @@ impl Workload for SdJob {
             .iter()
             .enumerate()
             .map(|(k, area)| {
-                let job = SdJob { threads: self.threads / n as u32, rate_iops: self.rate_iops.map(|r| r / n as f64), streams: vec![], stream: Some(area.clone()), ..self.clone() };
+                let shared = self.shared.clone().map(|sh| Shared { rates: sh.rates.iter().map(|r| r.map(|r| r / n as f64)).collect(), ..sh });
+                let job = SdJob { threads: self.threads / n as u32, rate_iops: self.rate_iops.map(|r| r / n as f64), shared, streams: vec![], stream: Some(area.clone()), ..self.clone() };
                 Instance { suffix: Some(format!("stream{k}")), workload: Box::new(job), after: vec![] }
             })
             .collect()
@@ -1350,6 +1491,7 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
     };
     let p = &Parm { sds, wds: vec![], rds: vec![], default_wd: p.default_wd.clone(), ignored: p.ignored.clone(), concatenate: p.concatenate };
     let wds: Vec<&Wd> = wds.iter().collect();
+    let prioritized = check_priorities(&wds, place, &at_rd)?;
     // HandleSkew.spreadWdSkew: WDs without skew (and without their own iorate) share what the
     // others leave, equally; the total must be 100.
     let given: f64 = wds.iter().filter(|w| w.iorate == 0.0).map(|w| w.skew).sum();
@@ -1360,12 +1502,9 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
     }
     let fixed: f64 = wds.iter().map(|w| w.iorate).sum();
     // (sd index, generator, weight) for every WD x SD.
-    let mut gens: Vec<(usize, Generator, f64)> = vec![];
+    let mut gens: Vec<Gen> = vec![];
     for w in &wds {
         let at_wd = |msg: String| place(w.at, format!("wd={}: {msg}", w.name));
-        if w.iorate > 0.0 && iorate == IoRate::Max {
-            return Err(at_wd("a WD iorate= with rd iorate=max is not modelled: give the rd a rate".into()));
-        }
         let sds: Vec<usize> = p.sds.iter().enumerate().filter(|(_, s)| w.sds.iter().any(|pat| matches(pat, &s.name))).map(|(i, _)| i).collect();
         if sds.is_empty() {
             let names: Vec<&str> = p.sds.iter().map(|s| s.name.as_str()).collect();
@@ -1377,14 +1516,25 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
             IoRate::Rate(_) if w.iorate > 0.0 => w.iorate,
             IoRate::Rate(r) => (r - fixed).max(0.0) * skew(w) / 100.0,
         } / sds.len() as f64;
-        for s in sds {
+        for &s in &sds {
             let sd = &p.sds[s];
             let g = Generator::new(w, sd, sd.size_bytes.unwrap_or(device_bytes)).map_err(|e| at_wd(format!("on sd={}: {e}", sd.name)))?;
-            gens.push((s, g, weight));
+            // With priorities each workload has its own arrivals: its own rate, its share of
+            // the run's rate, or (iorate=max, no rate of its own) every thread it can get.
+            let class = w.priority.filter(|_| prioritized).map(|rank| Class {
+                rank,
+                wd: w.name.clone(),
+                rate_iops: match iorate {
+                    IoRate::Max | IoRate::Curve if w.iorate == 0.0 => None,
+                    IoRate::Max | IoRate::Curve => Some(w.iorate / sds.len() as f64),
+                    IoRate::Rate(_) => Some(weight),
+                },
+            });
+            gens.push(Gen { sd: s, generator: g, weight, class });
         }
     }
     let measured_s = rd.warmup_s.unwrap_or(interval_s);
-    let used_bytes: u64 = p.sds.iter().enumerate().filter(|(s, _)| gens.iter().any(|g| g.0 == *s)).map(|(_, sd)| sd.size_bytes.unwrap_or(device_bytes)).sum();
+    let used_bytes: u64 = p.sds.iter().enumerate().filter(|(s, _)| gens.iter().any(|g| g.sd == *s)).map(|(_, sd)| sd.size_bytes.unwrap_or(device_bytes)).sum();
     let maxdata = rd.maxdata.iter().any(Option::is_some).then(|| {
         let limit = |m: Option<f64>| m.map(|m| if m <= 100.0 { (m * used_bytes as f64) as u64 } else { m as u64 });
         std::rc::Rc::new(MaxData { limit_bytes: [limit(rd.maxdata[0]), limit(rd.maxdata[1]), limit(rd.maxdata[2])], done_bytes: Default::default() })
@@ -1396,7 +1546,9 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
     };
     let mut jobs = vec![];
     for (s, sd) in p.sds.iter().enumerate() {
-        let mine: Vec<&(usize, Generator, f64)> = gens.iter().filter(|g| g.0 == s).collect();
+        let mut mine: Vec<&Gen> = gens.iter().filter(|g| g.sd == s).collect();
+        // Highest priority first: a generator's index is its rank among the SD's.
+        mine.sort_by_key(|g| g.class.as_ref().map_or(0, |c| c.rank));
         if mine.is_empty() {
             continue;
         }
@@ -1405,10 +1557,27 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
             None => vec![],
         };
         let cum_weights: Vec<f64> = mine.iter().scan(0.0, |c, g| {
-            *c += g.2;
+            *c += g.weight;
             Some(*c)
         }).collect();
         let total = cum_weights[cum_weights.len() - 1];
+        let classes: Vec<&Class> = mine.iter().filter_map(|g| g.class.as_ref()).collect();
+        let shared = match classes.len() {
+            0 => None,
+            _ => {
+                let mut rates = vec![];
+                for c in &classes {
+                    rates.push(match c.rate_iops {
+                        Some(r) if r > 0.0 => Some(rate_iops(&r.to_string(), r).map_err(|e| at_rd(format!("the rate of wd={} on sd={}: {e}", c.wd, sd.name)))?),
+                        other => other,
+                    });
+                }
+                if rates.iter().all(|r| r.is_some_and(|r| r <= 0.0)) {
+                    return Err(at_rd(format!("its iorate leaves no I/O for sd={}", sd.name)));
+                }
+                Some(Shared { next_ns: vec![None; rates.len()], waiting: vec![0; rates.len()], announced: None, rates })
+            }
+        };
         let rate_iops = match iorate {
             IoRate::Max | IoRate::Curve => None,
             IoRate::Rate(_) if total <= 0.0 => return Err(at_rd(format!("its iorate leaves no I/O for sd={}", sd.name))),
@@ -1428,6 +1597,11 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
         if !streams.is_empty() {
             options.push(("streams".to_string(), streams.len().to_string()));
         }
+        if let Some(sh) = &shared {
+            // Each workload as `wd:priority:rate`, served in this order.
+            let shown: Vec<String> = classes.iter().zip(&sh.rates).map(|(c, r)| format!("{}:{}:{}", c.wd, c.rank, r.map_or("max".to_string(), |r| format!("{r}")))).collect();
+            options.push(("priority".to_string(), shown.join(" ")));
+        }
         if maxdata.is_some() {
             options.push(("maxdata".to_string(), rd.maxdata.iter().map(|m| m.map_or("-".to_string(), what_size)).collect::<Vec<_>>().join("/")));
         }
@@ -1437,8 +1611,9 @@ fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: 
         jobs.push((
             sd.name.clone(),
             SdJob {
-                generators: mine.iter().map(|g| g.1.clone()).collect(),
+                generators: mine.iter().map(|g| g.generator.clone()).collect(),
                 cum_weights,
+                shared,
                 threads: sd.threads,
                 rate_iops,
                 arrivals: rd.arrivals,
