@@ -2,9 +2,12 @@
 
 Generates the ladder of issue 13 (4 arrays, each host with 4 paths to each array under RR,
 every VM 70/30 8 KiB random at 500 IOPS Poisson), runs each rung in the engine alone (the Rust
-`profile_run` example, no Python) and prints one table: VMs, paths, events, I/Os, wall time,
-I/Os per wall second, peak resident memory, and memory per VM. The figures are recorded in
-docs/performance.md.
+`profile_run` example, no Python) and prints one table: VMs, paths, events, I/Os, the engine's
+wall time and I/Os per wall second, the process's CPU time (setup and report included; on a
+shared machine it moves less with the load than wall time does), peak resident memory, and
+memory per VM. The figures are recorded in
+docs/performance.md. Each rung runs with malloc's huge pages, as the `sanlab` command runs
+(sanlab/_launch.py); `--no-huge-pages` runs without.
 
 Run:  .venv/bin/python benches/scale_bench.py [--duration 10s] [--rungs 40,400]
 """
@@ -12,11 +15,14 @@ Run:  .venv/bin/python benches/scale_bench.py [--duration 10s] [--rungs 40,400]
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from sanlab._launch import with_huge_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 ARRAYS = 4
@@ -48,30 +54,37 @@ def scenario(vms: int, duration: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_rung(binary: Path, vms: int, duration: str, workdir: Path) -> dict[str, float]:
+def run_rung(binary: Path, vms: int, duration: str, workdir: Path, huge_pages: bool) -> dict[str, float]:
     path = workdir / f"scale_{vms}.toml"
     path.write_text(scenario(vms, duration))
     code = (
         "import resource, subprocess, sys\n"
         "out = subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True).stdout\n"
         "print(out.strip())\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)\n"
     )
     argv = [sys.executable, "-c", code, str(binary), str(path), "base", duration]
-    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.splitlines()
+    env = dict(os.environ)
+    tunables = with_huge_pages(env.get("GLIBC_TUNABLES")) if huge_pages else None
+    if tunables is not None:
+        env["GLIBC_TUNABLES"] = tunables
+    out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout.splitlines()
     m = re.match(r".*: (\d+) I/Os, (\d+) events in ([\d.]+) s", out[0])
     if not m:
         raise SystemExit(f"unexpected profile_run output: {out[0]}")
     ios, events, wall_s = int(m[1]), int(m[2]), float(m[3])
-    rss_bytes = int(out[1]) * 1024
+    rss_kib, cpu_s = out[1].split()
+    rss_bytes = int(rss_kib) * 1024
     hosts, _ = LADDER[vms]
-    return {"vms": vms, "paths": hosts * ARRAYS * PATHS_PER_ARRAY, "events": events, "ios": ios, "wall_s": wall_s, "rate": ios / wall_s, "rss": rss_bytes}
+    return {"vms": vms, "paths": hosts * ARRAYS * PATHS_PER_ARRAY, "events": events, "ios": ios, "wall_s": wall_s, "rate": ios / wall_s, "cpu_s": float(cpu_s), "rss": rss_bytes}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", default="10s", help="simulated time per rung (default 10s)")
     parser.add_argument("--rungs", default="40,400,3200,10000", help="VM counts to run, from 40,400,3200,10000")
+    parser.add_argument("--no-huge-pages", action="store_true", help="run the engine without malloc's huge pages")
     args = parser.parse_args()
     rungs = [int(r) for r in args.rungs.split(",")]
     unknown = [r for r in rungs if r not in LADDER]
@@ -79,13 +92,13 @@ def main() -> int:
         parser.error(f"unknown rung {unknown[0]}: expected some of {', '.join(map(str, LADDER))}")
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "sanlab-scenario", "--example", "profile_run"], cwd=ROOT, check=True)
     binary = ROOT / "target/release/examples/profile_run"
-    print(f"{'VMs':>6} {'paths':>6} {'events':>12} {'I/Os':>11} {'wall s':>7} {'I/Os per s':>11} {'peak RSS':>9} {'per VM':>8}")
+    print(f"{'VMs':>6} {'paths':>6} {'events':>12} {'I/Os':>11} {'wall s':>7} {'I/Os per s':>11} {'CPU s':>7} {'peak RSS':>9} {'per VM':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for vms in rungs:
-            r = run_rung(binary, vms, args.duration, Path(tmp))
+            r = run_rung(binary, vms, args.duration, Path(tmp), not args.no_huge_pages)
             print(
                 f"{r['vms']:>6,} {r['paths']:>6,} {r['events']:>12,} {r['ios']:>11,} {r['wall_s']:>7.1f} "
-                f"{r['rate'] / 1e6:>9.2f} M {r['rss'] / 2**20:>6.0f} MiB {r['rss'] / r['vms'] / 1024:>5.0f} KiB",
+                f"{r['rate'] / 1e6:>9.2f} M {r['cpu_s']:>7.1f} {r['rss'] / 2**20:>6.0f} MiB {r['rss'] / r['vms'] / 1024:>5.0f} KiB",
                 flush=True,
             )
     return 0

@@ -1,5 +1,6 @@
-"""A variant's resolved scenario as a table, parsed once however many readers ask: at 10,000 VMs
-the TOML is megabytes and the fio documents and the report's health figure both need it."""
+"""A variant's resolved scenario as a table, parsed at most once however many readers ask: at
+10,000 VMs the TOML is megabytes and the fio documents and the report's health figure both need
+it. A fresh run's document carries it already parsed."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ def _parse(text: str) -> dict[str, Any]:
 
 
 def resolved_scenario(variant: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The variant's `resolved_toml` parsed (empty when the document carries none). Shared between
-    callers: read it, do not change it."""
+    """The variant's resolved scenario: as the engine handed it over (`resolved`), else its
+    `resolved_toml` parsed (a run folder read back), else empty. Shared between callers: read it,
+    do not change it."""
+    if "resolved" in variant:
+        return variant["resolved"]
     text = variant.get("resolved_toml")
     return _parse(text) if text else {}

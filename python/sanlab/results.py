@@ -45,7 +45,7 @@ SUMMARY_SCHEMA = pa.schema(
     ]
 )
 
-JSON_OMITTED_KEYS = ("timeseries", "resolved_toml")
+JSON_OMITTED_KEYS = ("timeseries", "resolved_toml", "resolved")
 """Per-variant keys left out of `json_summary` (the run folder keeps them in their own files)."""
 
 TIMESERIES_SCHEMA = pa.schema(
@@ -60,7 +60,7 @@ TIMESERIES_SCHEMA = pa.schema(
 
 
 def json_summary(doc: Document) -> Document:
-    """The engine's document without the bulky per-variant time series and resolved TOML."""
+    """The engine's document without the bulky per-variant time series and resolved scenario."""
     summary = dict(doc)
     summary["variants"] = [
         {key: value for key, value in variant.items() if key not in JSON_OMITTED_KEYS}
