@@ -236,6 +236,16 @@ impl Conservation {
     }
 }
 
+/// A cost pilot's figures ([`World::pilot_figures`]).
+pub struct PilotFigures {
+    pub events: u64,
+    /// I/Os the VMs completed.
+    pub ios: u64,
+    /// The VMs' names, in order.
+    pub vms: Vec<String>,
+    pub timeseries: TimeSeries,
+}
+
 #[derive(Serialize)]
 pub struct RunReport {
     pub sim_time_s: f64,
@@ -257,6 +267,17 @@ pub struct RunReport {
 
 impl World {
     /// The run's results. Moves the time series out of the world: call once, at the end.
+    /// What a cost pilot reads of a run: its I/Os, events and time series, without the
+    /// percentiles of every entity that [`World::report`] computes (seconds at 10,000 VMs).
+    pub fn pilot_figures(&mut self) -> PilotFigures {
+        PilotFigures {
+            events: self.q.events_processed(),
+            ios: self.vms.iter().map(|v| v.tally.completed).sum(),
+            vms: self.vms.iter().map(|v| v.name.clone()).collect(),
+            timeseries: std::mem::take(&mut self.series),
+        }
+    }
+
     pub fn report(&mut self) -> RunReport {
         let now = self.q.now();
         let measured_s = (now - self.warmup_ns) as f64 / 1e9;
