@@ -79,6 +79,8 @@ pub(crate) struct Job {
     pub waiting: u32,
     /// Jobs waiting for this one.
     pub waiters: Vec<u32>,
+    /// fio's bandwidth and IOPS samples and submission depths.
+    pub rates: super::rates::JobRates,
 }
 
 pub(crate) struct Vm {
@@ -390,6 +392,7 @@ impl World {
                 };
                 let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
                 let measured_from_ns = j.workload.measured_from_ns().max(t.run.warmup_ns);
+                let rates = super::rates::JobRates::new(j.workload.rate_sampling(), measured_from_ns);
                 Job {
                     rng: RngStream::new(seed, &format!("job/{}", j.name)),
                     name: j.name,
@@ -409,6 +412,7 @@ impl World {
                     failed: 0,
                     waiting: j.after.len() as u32,
                     waiters,
+                    rates,
                 }
             })
             .collect();

@@ -15,6 +15,7 @@ impl World {
             let job = &mut self.jobs[j];
             job.stop_ns = job.workload.runtime_ns().map_or(self.end_ns, |r| (now + r).min(self.end_ns));
             job.measured_from_ns = (now + job.workload.measured_from_ns()).max(self.warmup_ns);
+            job.rates.restart(job.measured_from_ns);
         }
         // A job with waiters is told when its runtime is up, in case nothing of it is in flight.
         let stop = self.jobs[j].stop_ns;
@@ -92,6 +93,9 @@ impl World {
         };
         job.outstanding += 1;
         job.issued += 1;
+        if now >= job.measured_from_ns {
+            job.rates.issued(job.outstanding);
+        }
         let vm = job.vm;
         let mut request = Io::new(r.op, r.size_bytes, r.offset_bytes, j as u32, now);
         request.volume = self.vms[vm].volume as u32;

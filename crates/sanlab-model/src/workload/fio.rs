@@ -12,7 +12,7 @@ pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::fio_flow::{Flow, FlowShare};
 use super::fio_steer::{FioFindings, Steering};
-use super::{Completion, Instance, Pacing, Request, Steer, Workload};
+use super::{Completion, Instance, Pacing, RateSampling, Request, Steer, Workload};
 use crate::io::Op;
 use crate::number::{self, finite, whole_percent, DURATION, SIZE};
 use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
@@ -462,6 +462,8 @@ pub(super) struct FioJob {
     /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
     flow: Option<FlowShare>,
     options: Vec<(String, String)>,
+    /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
+    rates: [RateSampling; 2],
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
 }
@@ -740,6 +742,7 @@ impl FioJob {
             return Err(err("flow", "flow with rate or rate_iops is not modelled: use one or the other"));
         }
         let depth = steering.start_depth(depth);
+        let rates = super::fio_rates::rate_sampling(v, size_of("log_compression", 0)? > 0)?;
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
@@ -784,6 +787,7 @@ impl FioJob {
             steering,
             flow,
             options,
+            rates,
             ignored: vec![],
         })
     }
@@ -1033,6 +1037,10 @@ impl Workload for FioJob {
 
     fn findings(&self) -> Option<FioFindings> {
         self.steering.findings()
+    }
+
+    fn rate_sampling(&self) -> [RateSampling; 2] {
+        self.rates
     }
 }
 

@@ -9,6 +9,7 @@ mod fio;
 mod fio_file;
 mod fio_flow;
 mod fio_options;
+mod fio_rates;
 mod fio_steer;
 mod ioping;
 mod trace;
@@ -145,6 +146,28 @@ pub trait Workload {
     fn findings(&self) -> Option<FioFindings> {
         None
     }
+    /// How the job's bandwidth and IOPS are sampled for fio's `bw_*` and `iops_*` figures
+    /// (`[bandwidth, iops]`): fio's default is a window of 500 ms (`bwavgtime`, `iopsavgtime`).
+    fn rate_sampling(&self) -> [RateSampling; 2] {
+        [RateSampling::DEFAULT; 2]
+    }
+}
+
+/// How fio samples a job's bandwidth or IOPS for its `bw_min/max/mean/dev/samples` and
+/// `iops_*` figures (stat.c `__add_samples`, `add_bw_sample`, `add_iops_sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateSampling {
+    /// One sample per direction per window of the job's measured time in which it completed
+    /// I/O: the window's bytes (KiB/s) or I/Os per second, in whole units.
+    Window { ms: u64 },
+    /// One sample per completed I/O: what fio does when the job writes the matching log per I/O
+    /// (`write_bw_log` / `write_iops_log` without `log_avg_msec`, or a compressed log).
+    PerIo,
+}
+
+impl RateSampling {
+    /// fio's `bwavgtime` and `iopsavgtime` default: 500 ms.
+    pub const DEFAULT: RateSampling = RateSampling::Window { ms: 500 };
 }
 
 pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbench::KIND, trace::KIND, ioping::KIND];
@@ -236,6 +259,10 @@ impl Workload for JobSet {
 
     fn options(&self) -> Vec<(String, String)> {
         self.jobs[0].1.options()
+    }
+
+    fn rate_sampling(&self) -> [RateSampling; 2] {
+        self.jobs[0].1.rate_sampling()
     }
 
     fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
