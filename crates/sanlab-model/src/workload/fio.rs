@@ -12,7 +12,7 @@ pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::fio_flow::{Flow, FlowShare};
 use super::fio_steer::{FioFindings, Steering};
-use super::{Completion, Instance, Pacing, RateSampling, Request, Steer, Workload};
+use super::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
 use crate::io::Op;
 use crate::number::{self, finite, whole_percent, DURATION, SIZE};
 use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
@@ -464,6 +464,12 @@ pub(super) struct FioJob {
     options: Vec<(String, String)>,
     /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
     rates: [RateSampling; 2],
+    /// Its own `exitall`, `exitall_on_error` and `exit_what`, and its exit rule once its file is
+    /// read (see [`FioJob::set_exit`]).
+    pub(super) exitall: bool,
+    exit_on_error: bool,
+    exit_what: ExitWhat,
+    exit: Option<ExitRule>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
 }
@@ -743,6 +749,16 @@ impl FioJob {
         }
         let depth = steering.start_depth(depth);
         let rates = super::fio_rates::rate_sampling(v, size_of("log_compression", 0)? > 0)?;
+        let exitall = bool_of("exitall", false)?;
+        let exit_on_error = bool_of("exitall_on_error", false)?;
+        let exit_what = match v.get("exit_what").map(str::trim) {
+            None | Some("group") => ExitWhat::Group,
+            Some("stonewall") => ExitWhat::Stonewall,
+            Some("all") => ExitWhat::All,
+            Some(other) => return Err(err("exit_what", format!("unknown value `{other}`: expected group, stonewall or all{}", did_you_mean(other, ["group", "stonewall", "all"])))),
+        };
+        // Group 0 and the job's own options until its file places it (`set_exit`).
+        let exit = (exitall || exit_on_error).then_some(ExitRule { group: 0, on_end: exitall, on_error: exit_on_error, what: exit_what });
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
@@ -788,6 +804,10 @@ impl FioJob {
             flow,
             options,
             rates,
+            exitall,
+            exit_on_error,
+            exit_what,
+            exit,
             ignored: vec![],
         })
     }
@@ -887,6 +907,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
 }
 
 impl FioJob {
+    /// Places the job in its file: its reporting group, whether any job of the file sets
+    /// `exitall` (fio's flag is global to the run: every job's end then ends others), and whether
+    /// any sets `exitall` or `exitall_on_error` (then every job of the file needs its rule, for its
+    /// group at least).
+    pub(super) fn set_exit(&mut self, group: u32, any_exitall: bool, any_rule: bool) {
+        // The job's exit_what applies when another job sets exitall too.
+        self.exit = any_rule.then_some(ExitRule { group, on_end: any_exitall, on_error: self.exit_on_error, what: self.exit_what });
+    }
+
     /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
     pub(super) fn join_flow(&mut self, flows: &mut std::collections::BTreeMap<u32, std::rc::Rc<Flow>>) {
         if let Some(f) = self.flow.as_mut() {
@@ -1041,6 +1070,10 @@ impl Workload for FioJob {
 
     fn rate_sampling(&self) -> [RateSampling; 2] {
         self.rates
+    }
+
+    fn exit_rule(&self) -> Option<ExitRule> {
+        self.exit
     }
 }
 

@@ -362,9 +362,22 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
     let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
     let mut set = JobSet::default();
     let mut flows = std::collections::BTreeMap::new();
+    let mut built = vec![];
     for &i in &chosen {
         let mut job = build_job(&sections[i], files, device_size_bytes)?;
         job.join_flow(&mut flows);
+        built.push(job);
+    }
+    // fio's reporting groups (init.c): a stonewall or new_group job after the first starts one.
+    let any_exitall = built.iter().any(|j| j.exitall);
+    let any_rule = built.iter().any(|j| j.exit_rule().is_some());
+    let mut group = 0;
+    for (k, (&i, mut job)) in chosen.iter().zip(built).enumerate() {
+        let starts_group = ["stonewall", "new_group"].iter().any(|o| last(&sections[i], o).is_some_and(|e| !matches!(e.value.trim(), "0" | "false" | "no" | "off")));
+        if starts_group && k > 0 {
+            group += 1;
+        }
+        job.set_exit(group, any_exitall, any_rule);
         set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }

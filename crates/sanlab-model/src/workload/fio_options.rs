@@ -76,7 +76,6 @@ const SHAPE: &str = "this variant of fio's offset or block-size sequence is not 
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
 const RAMP_SIZE: &str = "a ramp measured in bytes is not modelled: use ramp_time";
-const EXITALL: &str = "ending every job when one ends is not modelled";
 const PROFILE: &str = "fio's built-in profiles (tiobench, act) are not modelled: write the jobs out";
 const PROFILE_OPTION: &str = "an option of fio's tiobench or act profile: no effect without --profile, in fio as here";
 // Options of engines that are not block I/O.
@@ -274,9 +273,9 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("end_syncfs", &[], CACHE),
     ignored("unlink", &[], FILES),
     ignored("unlink_each_loop", &[], FILES),
-    cannot("exitall", &[], EXITALL),
-    cannot("exit_what", &[], EXITALL),
-    cannot("exitall_on_error", &[], EXITALL),
+    file_opt("exitall", &[], "flag", "when a job ends, end the others of its group (see exit_what), as fio does (libfio.c `fio_terminate_threads`)"),
+    file_opt("exit_what", &[], "choice", "what exitall ends: group (default), stonewall (every running job; later groups still run) or all"),
+    file_opt("exitall_on_error", &[], "flag", "when this job ends in error (a failed I/O, a missed rate_min or latency_target), end the others as exitall does"),
     ignored("thread", &[], PROCESS),
     report("per_job_logs", &[], "with 0, one log file per kind for all jobs (name_bw.log) instead of name_bw.N.log"),
     report("write_bw_log", &[], "write fio's bandwidth log (name_bw.N.log, KiB/s) from the VM's time series"),

@@ -151,6 +151,37 @@ pub trait Workload {
     fn rate_sampling(&self) -> [RateSampling; 2] {
         [RateSampling::DEFAULT; 2]
     }
+    /// Whether the job's end ends other jobs of its file (fio `exitall`, `exit_what`,
+    /// `exitall_on_error`).
+    fn exit_rule(&self) -> Option<ExitRule> {
+        None
+    }
+}
+
+/// When a job's end ends others of the same file, as fio does (libfio.c `fio_terminate_threads`,
+/// called from backend.c when a job exits; HOWTO `exitall`, `exit_what`, `exitall_on_error`).
+/// The others stop issuing at once and finish what they have in flight; jobs ended before they
+/// started do not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitRule {
+    /// The job's reporting group: fio starts a new one at each `stonewall` or `new_group`.
+    pub group: u32,
+    /// Some job of the file sets `exitall`: fio then acts at every job's end (the flag is global).
+    pub on_end: bool,
+    /// The job's `exitall_on_error`: act when it ends in error.
+    pub on_error: bool,
+    pub what: ExitWhat,
+}
+
+/// fio `exit_what`: which jobs an `exitall` ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of the ending job's group (fio's default).
+    Group,
+    /// Every job running now, whatever its group; jobs not yet started run later, as they would.
+    Stonewall,
+    /// Every job, started or not.
+    All,
 }
 
 /// How fio samples a job's bandwidth or IOPS for its `bw_min/max/mean/dev/samples` and
@@ -263,6 +294,10 @@ impl Workload for JobSet {
 
     fn rate_sampling(&self) -> [RateSampling; 2] {
         self.jobs[0].1.rate_sampling()
+    }
+
+    fn exit_rule(&self) -> Option<ExitRule> {
+        self.jobs[0].1.exit_rule()
     }
 
     fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
