@@ -495,6 +495,25 @@ mod tests {
     }
 
     #[test]
+    fn exit_rules_follow_fios_groups_and_its_global_exitall() {
+        use super::super::{ExitRule, ExitWhat};
+        let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.workload.exit_rule()).collect::<Vec<_>>();
+        assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
+        // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,
+        // numjobs clones share their job's.
+        let r = rules("fio --name=a --exitall --name=b --numjobs=2 --stonewall --exit_what=all --name=c --new_group --name=d");
+        let rule = |group, what| Some(ExitRule { group, on_end: true, on_error: false, what });
+        assert_eq!(r, [rule(0, ExitWhat::Group), rule(1, ExitWhat::All), rule(1, ExitWhat::All), rule(2, ExitWhat::Group), rule(2, ExitWhat::Group)]);
+        // exitall_on_error alone: only that job acts, the others carry their group.
+        let r = rules("fio --name=a --name=b --exitall_on_error --exit_what=stonewall");
+        assert_eq!(r, [Some(ExitRule { group: 0, on_end: false, on_error: false, what: ExitWhat::Group }), Some(ExitRule { group: 0, on_end: false, on_error: true, what: ExitWhat::Stonewall })]);
+        let e = cmdline_jobs("fio --name=a --exitall --exit_what=groups", 1 << 30).err().unwrap();
+        assert_eq!(e, "cmdline argument 3 `--exit_what=groups`: job `a`: option `exit_what`: unknown value `groups`: expected group, stonewall or all; did you mean `group`?");
+        let e = cmdline_jobs("fio --name=a --exitall=maybe", 1 << 30).err().unwrap();
+        assert!(e.contains("`--exitall=maybe`") && e.contains("`maybe` is not a boolean"), "{e}");
+    }
+
+    #[test]
     fn the_option_table_names_every_option_once() {
         use super::super::fio_options::{coverage, OPTIONS};
         let mut names: Vec<&str> = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
