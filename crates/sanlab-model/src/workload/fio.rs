@@ -462,6 +462,9 @@ pub(super) struct FioJob {
     /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
     flow: Option<FlowShare>,
     options: Vec<(String, String)>,
+    /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
+    /// the region's blocks, made at the first random offset (from the job's stream).
+    lfsr: Option<(u64, Option<super::fio_lfsr::BlockCycle>)>,
     /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
     rates: [RateSampling; 2],
     /// Its own `exitall`, `exitall_on_error` and `exit_what`, and its exit rule once its file is
@@ -628,6 +631,19 @@ impl FioJob {
             dirs.push(Direction { sizes, align_bytes, offsets, next_seq_bytes: 0, seq_left: 0 });
         }
         let dirs: [Direction; 2] = dirs.try_into().expect("two directions");
+        // fio `random_generator`: lfsr never repeats a block before all are used; it applies to
+        // the uniform distribution only (fio's zipf, pareto, normal and zoned draws ignore it).
+        let lfsr = match v.get("random_generator").map(str::trim) {
+            None | Some("tausworthe" | "tausworthe64") => None,
+            Some("lfsr") if random && specs.iter().all(|s| *s == DistributionSpec::Uniform) => {
+                if zones.is_some() || files.is_some() {
+                    return Err(err("random_generator", "random_generator=lfsr with zonemode=strided or nrfiles above 1 is not modelled: use tausworthe (the default)"));
+                }
+                Some((dirs[0].align_bytes.min(dirs[1].align_bytes), None))
+            }
+            Some("lfsr") => None,
+            Some(other) => return Err(err("random_generator", format!("unknown value `{other}`: expected tausworthe, lfsr or tausworthe64{}", did_you_mean(other, ["tausworthe", "lfsr", "tausworthe64"])))),
+        };
 
         // Pacing.
         let engine = v.get("ioengine").map(str::trim).unwrap_or(if scenario { "libaio" } else { "psync" });
@@ -803,6 +819,7 @@ impl FioJob {
             steering,
             flow,
             options,
+            lfsr,
             rates,
             exitall,
             exit_on_error,
@@ -851,7 +868,14 @@ impl FioJob {
         }
         // Sequential: from where this direction's previous request ended (fio `last_pos[ddir]`,
         // set by random and sequential requests alike).
-        let offset = if random_now { dir.offsets.block(rng) * dir.align_bytes } else { dir.next_seq_bytes };
+        let offset = match self.lfsr.as_mut() {
+            Some((unit, cycle)) if random_now => {
+                let cycle = cycle.get_or_insert_with(|| super::fio_lfsr::BlockCycle::new((size_bytes / *unit).max(1), rng));
+                cycle.next() * *unit / dir.align_bytes * dir.align_bytes
+            }
+            _ if random_now => dir.offsets.block(rng) * dir.align_bytes,
+            _ => dir.next_seq_bytes,
+        };
         // A request that would run past the end wraps to the start (sequential) or is pulled back
         // inside the region (the last random block of a larger request).
         let offset = if offset + size > size_bytes {
@@ -1349,6 +1373,31 @@ mod tests {
         // A mix still stops after io_size bytes at most.
         let mut j = job("rw = \"randread\"\ntime_based = false\nsize = \"1MiB\"\npercentage_random = 50").unwrap();
         assert!(draw(&mut j, 1_000).len() <= 256);
+    }
+
+    #[test]
+    fn lfsr_uses_every_block_once_before_any_repeats() {
+        let blocks = |j: &mut Box<dyn Workload>, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
+        let distinct = |b: &[u64]| b.iter().collect::<std::collections::BTreeSet<_>>().len();
+        // 1 MiB in 4 KiB blocks: without time_based the job does 256 requests, every block once.
+        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "lfsr")]).unwrap();
+        let once = blocks(&mut j, 1000);
+        assert_eq!((once.len(), distinct(&once)), (256, 256));
+        assert_ne!(once, (0..256).collect::<Vec<u64>>(), "random, not sequential");
+        // time_based: the cycle starts over once every block has been used.
+        let mut j = file_job(&[("rw", "randrw"), ("size", "1m"), ("random_generator", "lfsr"), ("time_based", "1")]).unwrap();
+        let twice = blocks(&mut j, 512);
+        assert_eq!(distinct(&twice[..256]), 256, "reads and writes share the cycle, as fio's file does");
+        assert_eq!(twice[..256], twice[256..]);
+        // fio's default generator draws with replacement: repeats long before the region is used.
+        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "tausworthe")]).unwrap();
+        assert!(distinct(&blocks(&mut j, 1000)) < 200);
+        // Non-uniform distributions ignore it, as fio's do; zones and files are not modelled.
+        assert!(file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("random_distribution", "zipf:1.2")]).unwrap().region_bytes().is_some());
+        let e = file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("zonemode", "strided"), ("zonesize", "64k"), ("zonerange", "1m")]).err().unwrap();
+        assert!(e.option == "random_generator" && e.message.contains("not modelled"), "{}", e.message);
+        let e = file_job(&[("random_generator", "lsfr")]).err().unwrap();
+        assert_eq!(e.message, "unknown value `lsfr`: expected tausworthe, lfsr or tausworthe64; did you mean `lfsr`?");
     }
 
     #[test]

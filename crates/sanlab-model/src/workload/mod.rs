@@ -8,6 +8,7 @@ mod distribution;
 mod fio;
 mod fio_file;
 mod fio_flow;
+mod fio_lfsr;
 mod fio_options;
 mod fio_rates;
 mod fio_steer;
