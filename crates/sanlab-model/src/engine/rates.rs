@@ -56,16 +56,20 @@ struct Sampler {
     how: RateSampling,
     /// Bytes, reported in KiB/s; else I/Os, reported per second.
     kib: bool,
-    /// The measured start, and the index of the window that holds `pending`.
+    /// The measured start, and the end of the window that holds `pending`.
     from_ns: u64,
-    window: u64,
+    window_end_ns: u64,
     pending: [u64; 2],
     stat: [RateStat; 2],
 }
 
 impl Sampler {
     fn new(how: RateSampling, kib: bool, from_ns: u64) -> Self {
-        Self { how, kib, from_ns, window: 0, pending: [0; 2], stat: [RateStat::default(); 2] }
+        let window_end_ns = match how {
+            RateSampling::Window { ms } => from_ns + ms * 1_000_000,
+            RateSampling::PerIo => u64::MAX,
+        };
+        Self { how, kib, from_ns, window_end_ns, pending: [0; 2], stat: [RateStat::default(); 2] }
     }
 
     /// The rate of `count` over a window of `ms`, in whole units per second (KiB/s for bytes).
@@ -82,10 +86,9 @@ impl Sampler {
     /// window its job ends in).
     fn close(&mut self, end_ns: u64) {
         let RateSampling::Window { ms } = self.how else { return };
-        let window_end = self.from_ns + (self.window + 1) * ms * 1_000_000;
         for d in 0..2 {
             let count = std::mem::take(&mut self.pending[d]);
-            if count > 0 && window_end < end_ns {
+            if count > 0 && self.window_end_ns < end_ns {
                 let rate = self.rate(count, ms);
                 self.stat[d].add(rate);
             }
@@ -100,10 +103,12 @@ impl Sampler {
             RateSampling::PerIo if self.kib => self.stat[d].add(if latency_ns == 0 { 0 } else { (count as u128 * 1_000_000 / u128::from(latency_ns)) as u64 }),
             RateSampling::PerIo => self.stat[d].add(1),
             RateSampling::Window { ms } => {
-                let window = (now_ns - self.from_ns) / (ms * 1_000_000);
-                if window > self.window {
+                // Most completions fall in the current window: one comparison, no division.
+                if now_ns >= self.window_end_ns {
                     self.close(end_ns);
-                    self.window = window;
+                    let window_ns = ms * 1_000_000;
+                    let window = (now_ns - self.from_ns) / window_ns;
+                    self.window_end_ns = self.from_ns + (window + 1) * window_ns;
                 }
                 self.pending[d] += count;
             }
