@@ -5,8 +5,14 @@ histogram regrouped into fio's buckets (json+ `bins`, from which the `latency_ns
 shares are counted). A simulator has no submission stage, so `slat_ns` is empty and `clat_ns`
 equals `lat_ns` (fio prints percentiles under `clat_ns` by default, so readers look for them
 there). `disk_util` sums the VM's device's per-direction series. Figures sanlab does not simulate
-(CPU use, context switches, queue-depth levels, the device's busy time) are left out rather than
-invented; `sanlab notes` says so.
+(the device's busy time, submission and completion batches) are left out rather than invented;
+fio's CPU figures are written as 0, because fio-plot needs the keys, and `sanlab notes` says so.
+
+`bw_*` and `iops_*` come from the engine's samples of each job, taken as fio takes them (one per
+direction per `bwavgtime` / `iopsavgtime` window of 500 ms by default, whole KiB/s and I/Os per
+second, none for the window the job ends in; per I/O when the job writes a per-I/O log); `bw_agg`
+is the mean's share of the group's bandwidth, the document's job being its group.
+`iodepth_level` counts each measured submission by the job's requests in flight after it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,14 @@ from sanlab.resolved import resolved_scenario
 _EMPTY_LAT_NS: Mapping[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
 # fio's latency shares (stat.c `io_u_mark_lat_*`): the key is the range's upper end, exclusive.
 _LAT_EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
-_NOT_SIMULATED = "usr_cpu, sys_cpu, ctx, majf, minf, iodepth_level and the bw/iops samples are not simulated and are left out"
+_NOT_SIMULATED = (
+    "usr_cpu, sys_cpu, ctx, majf and minf are written as 0: sanlab simulates no CPU, page faults or context switches, "
+    "and fio's readers (fio-plot) need the keys; iodepth_submit and iodepth_complete are not simulated and are left out"
+)
+# Placeholders for fio's CPU figures, in fio's order (stat.c `show_thread_status_json`).
+_NO_CPU: Mapping[str, Any] = {"usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0}
+# fio's `iodepth_level` keys (stat.c): depths 1, 2-3, 4-7, ..., 32-63, 64 and more.
+_DEPTH_LEVELS = ("1", "2", "4", "8", "16", "32", ">=64")
 _EMPTY_DIRECTION: Mapping[str, Any] = {
     "total_ios": 0,
     "io_bytes": 0,
@@ -30,6 +43,7 @@ _EMPTY_DIRECTION: Mapping[str, Any] = {
     "bw_bytes": 0,
     "lat_ns": _EMPTY_LAT_NS,
 }
+_NO_SAMPLES: Mapping[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "dev": 0.0, "samples": 0}
 
 
 def sorted_percentiles(percentiles: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -73,10 +87,50 @@ def _latency_shares(jobs_bins: list[Mapping[str, int]], total: int) -> dict[str,
     return shares
 
 
+def _samples(stats: Mapping[str, Any], runtime_ms: int) -> dict[str, Any]:
+    """fio's `bw_min` ... `iops_samples` from the engine's samples (stat.c `add_ddir_status_json`).
+
+    `bw_agg` is the mean bandwidth's percentage of the group's aggregate (its bytes over its
+    longest runtime, truncated to whole bytes per second), at most 100, with fio's integer mean;
+    0 without samples. Absent from results written before sanlab kept samples.
+    """
+    if "bw_samples" not in stats:
+        return {}
+    bw, iops = stats["bw_samples"], stats["iops_samples"]
+    out: dict[str, Any] = {}
+    if bw["samples"]:
+        agg = int(stats["io_bytes"]) * 1000 // runtime_ms if runtime_ms else 0
+        share = min(100.0, int(bw["mean"]) * 100.0 / (agg / 1024.0)) if agg > 1024 else 100.0
+        out |= {"bw_min": int(bw["min"]), "bw_max": int(bw["max"]), "bw_agg": share, "bw_mean": float(bw["mean"]), "bw_dev": float(bw["dev"])}
+    else:
+        out |= {"bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0}
+    out["bw_samples"] = int(bw["samples"])
+    if iops["samples"]:
+        out |= {"iops_min": int(iops["min"]), "iops_max": int(iops["max"]), "iops_mean": float(iops["mean"]), "iops_stddev": float(iops["dev"])}
+    else:
+        out |= {"iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0}
+    out["iops_samples"] = int(iops["samples"])
+    return out
+
+
+def _iodepth_level(levels: list[int] | None) -> dict[str, dict[str, float]]:
+    """fio's `iodepth_level`: percent of the job's submissions per depth bucket, a bucket with
+    any submission showing at least 0.1 (stat.c `stat_calc_dist`)."""
+    if levels is None:
+        return {}
+    total = sum(levels)
+    shares = {}
+    for key, count in zip(_DEPTH_LEVELS, levels, strict=True):
+        share = 100.0 * count / total if total else 0.0
+        shares[key] = 0.1 if count and share < 0.1 else share
+    return {"iodepth_level": shares}
+
+
 def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
     """fio's per-direction object (`read`, `write`, `trim`) from the engine's statistics."""
     io_bytes = int(stats["io_bytes"])
     bw_bytes = int(stats["bw_bytes"])
+    runtime_ms = round(stats["runtime_ms"])
     return {
         "io_bytes": io_bytes,
         "io_kbytes": io_bytes >> 10,
@@ -90,6 +144,7 @@ def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
         "slat_ns": _lat_ns(_EMPTY_LAT_NS),
         "clat_ns": _lat_ns(stats["lat_ns"]),
         "lat_ns": _lat_ns(stats["lat_ns"]),
+        **_samples(stats, runtime_ms),
     }
 
 
@@ -149,9 +204,12 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
         "job options": {str(key): str(value) for key, value in job["options"].items()},
         "read": read,
         "write": write,
-        "trim": _direction(_EMPTY_DIRECTION),
+        # fio writes trim's samples too, all zero; results from before samples were kept have none.
+        "trim": _direction({**_EMPTY_DIRECTION, **({"bw_samples": _NO_SAMPLES, "iops_samples": _NO_SAMPLES} if "bw_samples" in job["read"] else {})}),
         "sync": {"total_ios": 0, "lat_ns": _lat_ns(_EMPTY_LAT_NS)},
         "job_runtime": runtime_ms,
+        **_NO_CPU,
+        **_iodepth_level(job.get("iodepth_level")),
         **_latency_shares(bins, total),
         **_findings(found),
     }

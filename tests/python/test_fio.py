@@ -347,8 +347,7 @@ def test_fio_plot_charts_sanlab_logs_by_iodepth(cli: Any, tmp_path: Path) -> Non
     """fio-plot (PyPI `fio-plot`) charts IOPS and latency at two queue depths from sanlab's fio logs.
 
     fio-plot finds logs by name, `<rw>-iodepth-<d>-numjobs-<n>_<type>.<N>.log`, so the jobs name
-    their logs that way. Its JSON charts need `iops_stddev`, `usr_cpu` and `sys_cpu`, which sanlab
-    does not simulate, so the logs are what it reads.
+    their logs that way (its JSON charts are tested below).
     """
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -369,3 +368,115 @@ def test_fio_plot_charts_sanlab_logs_by_iodepth(cli: Any, tmp_path: Path) -> Non
     # A depth no job ran finds no log: fio-plot really selects sanlab's files by their names.
     missing = subprocess.run([*plot, "-d", "4", "-o", "none.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
     assert missing.returncode != 0 and "No log files found" in missing.stdout
+
+
+SAMPLE_KEYS = [
+    "bw_min", "bw_max", "bw_agg", "bw_mean", "bw_dev", "bw_samples",
+    "iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples",
+]  # fmt: skip
+
+
+def _samples(direction: dict[str, Any]) -> dict[str, Any]:
+    return {key: direction[key] for key in SAMPLE_KEYS}
+
+
+def test_bw_and_iops_samples_have_fios_keys_in_fios_order(simulated_job: dict[str, Any], tmp_path: Path) -> None:
+    real = _real_fio_job(tmp_path, "--runtime=1", "--time_based")
+    ours = fio_document(simulated_job, "0.1.0", STARTED)["jobs"][0]
+    for direction in ("read", "write", "trim"):
+        keys = [key for key in real[direction] if key in SAMPLE_KEYS]
+        assert keys == SAMPLE_KEYS
+        assert [key for key in ours[direction] if key in SAMPLE_KEYS] == keys
+    assert list(ours["iodepth_level"]) == list(real["iodepth_level"])
+    assert _samples(ours["trim"]) == _samples(real["trim"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--rate_iops=1000",),
+        ("--rate_iops=1000", "--bwavgtime=1000", "--iopsavgtime=250"),
+        ("--rate_iops=400", "--iopsavgtime=700"),
+    ],
+)
+def test_samples_are_taken_as_fio_takes_them(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A paced job's samples against Debian's fio (null engine) running the same options: as many
+    windows (none for the one the job ends in), the same rates in whole units."""
+    common = ("--iodepth=4", "--time_based", "--runtime=3", *args)
+    ours = fio_document(_one_server_jobs(tmp_path, " ".join(("fio --name=j --ioengine=libaio --rw=randread --bs=4k", *common)), "3s")[0], "0.1.0", STARTED)["jobs"][0]["read"]
+    real = _real_fio_job(tmp_path, *common)["read"]
+    assert ours["iops_samples"] == real["iops_samples"] > 1
+    assert ours["bw_samples"] == real["bw_samples"] > 1
+    rate = int(args[0].split("=")[1])
+    # Every window holds exactly the paced I/Os; fio's real clock makes its windows a little short.
+    assert (ours["iops_min"], ours["iops_max"], ours["iops_mean"], ours["iops_stddev"]) == (rate, rate, float(rate), 0.0)
+    assert ours["bw_min"] == ours["bw_max"] == rate * 4096 // 1024
+    assert real["iops_mean"] == pytest.approx(rate, rel=0.01)
+    assert real["bw_mean"] == pytest.approx(ours["bw_mean"], rel=0.01)
+    assert ours["bw_agg"] == pytest.approx(100.0, abs=0.1) and real["bw_agg"] == pytest.approx(100.0, abs=0.1)
+    assert ours["iops_samples"] == (3000 - 1) // int(next((a.split("=")[1] for a in args if a.startswith("--iopsavgtime")), "500"))
+
+
+def test_a_per_io_log_samples_every_io_as_in_fio(tmp_path: Path) -> None:
+    """With write_bw_log / write_iops_log and no log_avg_msec, fio samples every I/O: IOPS 1 each,
+    bandwidth the I/O's bytes x 10^6 over its latency in ns."""
+    common = ("--rate_iops=200", "--time_based", "--runtime=1", "--write_bw_log=x", "--write_iops_log=x")
+    jobs = _one_server_jobs(tmp_path, " ".join(("fio --name=j --ioengine=libaio --rw=randread --bs=4k", *common)), "1s")
+    ours = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["read"]
+    real = _real_fio_job(tmp_path, *common)["read"]
+    for job in (ours, real):
+        assert job["iops_samples"] == job["bw_samples"] == job["total_ios"] > 100
+        assert (job["iops_min"], job["iops_max"], job["iops_mean"]) == (1, 1, 1.0)
+    # The latency's min and max are the histogram's, within its 1 % resolution.
+    lat = ours["clat_ns"]
+    assert ours["bw_max"] == pytest.approx(4096 * 10**6 / lat["min"], rel=0.01)
+    assert ours["bw_min"] == pytest.approx(4096 * 10**6 / lat["max"], rel=0.01)
+
+
+def test_iodepth_level_counts_each_submission_by_the_depth_it_reaches(tmp_path: Path) -> None:
+    """A closed loop at depth 8 fills once (depths 1, 2-3, 4-7, then 8) and then submits at 8, as
+    fio's libaio job on a file reports (1, 2 and 4 at fio's floor of 0.1 %)."""
+    job = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=8 --time_based --runtime=1", "1s")[0]
+    issued = job["iodepth_level"]
+    assert issued[:3] == [1, 2, 4] and issued[4:] == [0, 0, 0]
+    assert sum(issued) >= job["read"]["total_ios"] > 1000
+    level = fio_document(job, "0.1.0", STARTED)["jobs"][0]["iodepth_level"]
+    assert level == {"1": 0.1, "2": 0.1, "4": 0.1, "8": pytest.approx(100.0 * issued[3] / sum(issued)), "16": 0.0, "32": 0.0, ">=64": 0.0}
+    # A sync engine keeps one request in flight: every submission at depth 1.
+    sync = _one_server_jobs(tmp_path, "fio --name=j --ioengine=psync --rw=randread --bs=4k --iodepth=8 --time_based --runtime=1", "1s")[0]
+    assert fio_document(sync, "0.1.0", STARTED)["jobs"][0]["iodepth_level"]["1"] == 100.0
+
+
+def test_ramp_time_is_left_out_of_samples_and_depths(tmp_path: Path) -> None:
+    """fio resets its samples and depth counts when ramp_time ends: a 1 s ramp leaves 2 s of windows."""
+    job = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=8 --rate_iops=1000 --time_based --runtime=2 --ramp_time=1", "3s")[0]
+    read = fio_document(job, "0.1.0", STARTED)["jobs"][0]["read"]
+    assert read["iops_samples"] == 3 and read["iops_min"] == 1000
+    assert sum(job["iodepth_level"]) == read["total_ios"] == 2000
+
+
+def test_fio_plot_draws_its_json_bar_charts_from_sanlab_output(cli: Any, tmp_path: Path) -> None:
+    """fio-plot's JSON charts (`-l`: IOPS and latency per queue depth, `-H`: latency histogram)
+    from the fio JSON of sanlab's run folders; they need iops_stddev and the CPU keys."""
+    json_dir = tmp_path / "json"
+    json_dir.mkdir()
+    for depth in (1, 8):
+        cmdline = f"fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth={depth} --numjobs=1 --time_based --runtime=2"
+        run_dir = tmp_path / f"qd{depth}"
+        run_dir.mkdir()
+        result = cli("run", str(_one_server(run_dir, cmdline, "2s")), "--quiet", "--out", str(run_dir / "out"))
+        assert result.returncode == 0, result.stderr
+        (found,) = (run_dir / "out" / "base" / "fio").glob("*.json")
+        document = json.loads(found.read_text(encoding="utf-8"))
+        assert document["jobs"][0]["read"]["iops_samples"] == 3
+        shutil.copy(found, json_dir / f"randread-qd{depth}.json")
+    plot = [sys.executable, "-m", "fio_plot", "-i", str(json_dir), "-T", "sanlab", "-r", "randread", "-n", "1"]
+    for chart, depths in (("-l", ["1", "8"]), ("-H", ["8"])):
+        done = subprocess.run([*plot, chart, "-d", *depths, "-o", "chart.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        png = (tmp_path / "chart.png").read_bytes()
+        assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 20_000
+        (tmp_path / "chart.png").unlink()
+    # A depth no run has finds no file: fio-plot really selects sanlab's documents by their options.
+    missing = subprocess.run([*plot, "-l", "-d", "4", "-o", "none.png"], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert missing.returncode != 0 and "Could not find any" in missing.stdout

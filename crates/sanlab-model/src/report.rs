@@ -61,6 +61,9 @@ pub struct DirectionReport {
     pub iops: f64,
     pub bw_bytes: f64,
     pub lat_ns: LatencyNs,
+    /// fio's bandwidth samples (KiB/s) and IOPS samples over the job's averaging windows.
+    pub bw_samples: crate::engine::rates::RateReport,
+    pub iops_samples: crate::engine::rates::RateReport,
 }
 
 #[derive(Serialize)]
@@ -75,6 +78,9 @@ pub struct JobReport {
     /// What a fio job found (latency_target's depth, steadystate) or why it ended early.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio: Option<crate::workload::FioFindings>,
+    /// Measured submissions by the job's depth after each, in fio's `iodepth_level` buckets
+    /// (1, 2, 4, 8, 16, 32, >=64).
+    pub iodepth_level: [u64; 7],
 }
 
 /// A host: what its VMs saw, what its devices saw, and its flow control when it has one.
@@ -311,27 +317,31 @@ impl World {
             .collect();
         // A job is measured from its own start (run warm-up, fio ramp_time or startdelay) to
         // when it stopped issuing or the run ended, like fio's per-job runtime.
-        let direction = |s: &IoStats, window_s: f64| DirectionReport {
+        let direction = |s: &IoStats, window_s: f64, [bw, iops]: [crate::engine::rates::RateReport; 2]| DirectionReport {
             total_ios: s.ios(),
             io_bytes: s.bytes(),
             runtime_ms: window_s * 1e3,
             iops: if window_s > 0.0 { s.ios() as f64 / window_s } else { 0.0 },
             bw_bytes: if window_s > 0.0 { s.bytes() as f64 / window_s } else { 0.0 },
             lat_ns: s.latency_ns(),
+            bw_samples: bw,
+            iops_samples: iops,
         };
         let jobs = self
             .jobs
             .iter()
             .map(|j| {
                 let window_s = j.stop_ns.min(now).saturating_sub(j.measured_from_ns) as f64 / 1e9;
+                let [bw, iops] = j.rates.report(j.stop_ns.min(now));
                 JobReport {
                     name: j.name.clone(),
                     vm: self.vms[j.vm].name.clone(),
                     options: j.workload.options().into_iter().collect(),
                     ignored: j.workload.ignored(),
-                    read: direction(&j.read, window_s),
-                    write: direction(&j.write, window_s),
+                    read: direction(&j.read, window_s, [bw[0], iops[0]]),
+                    write: direction(&j.write, window_s, [bw[1], iops[1]]),
                     fio: j.workload.findings(),
+                    iodepth_level: j.rates.depth_levels,
                 }
             })
             .collect();

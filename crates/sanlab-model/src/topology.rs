@@ -87,6 +87,9 @@ pub struct JobConfig {
     pub workload: Box<dyn Workload>,
     /// Jobs (indices into the topology's jobs) that must finish before this one starts.
     pub after: Vec<usize>,
+    /// The workload entry the job comes from (the index of its first job): fio's `exitall` ends
+    /// only jobs of the same file or command line.
+    pub set: usize,
 }
 
 pub struct Topology {

@@ -392,7 +392,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
                 let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));
                 // Each job writes <variant>/fio/<job>.json.
                 claim_file_name(&n, "jobs", &mut job_files).map_err(|e| j.error("name", e))?;
-                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, after: instance.after.iter().map(|k| first + k).collect() });
+                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, after: instance.after.iter().map(|k| first + k).collect(), set: first });
             }
         }
         v.finish()?;

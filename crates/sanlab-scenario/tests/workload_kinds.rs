@@ -122,6 +122,54 @@ fn fio_stonewall_runs_jobs_one_group_after_another() {
     assert_eq!(names(&r)[1].1, 0);
 }
 
+/// Per job: its I/Os and its runtime in ms, for a fio command line on one flash server (100 us reads).
+fn exit_jobs(args: &str) -> Vec<(u64, f64)> {
+    let job = format!("kind = \"fio\"\ncmdline = \"fio --ioengine=libaio --bs=4k --iodepth=1 {args}\"");
+    let r = run_job_on(&job, "duration = \"1s\"", "read_latency = \"100us\", servers = 1");
+    r.variants[0].report.jobs.iter().map(|j| (j.read.total_ios + j.write.total_ios, j.read.runtime_ms.max(j.write.runtime_ms))).collect()
+}
+
+#[test]
+fn fio_exitall_ends_the_other_jobs_as_fio_does() {
+    // `a` reads 1 MiB (256 reads, some tens of ms); the others run for the whole second.
+    let a = "--name=a --rw=read --size=1m";
+    let timed = |name: &str, extra: &str| format!("--name={name} --rw=randread --size=1g --time_based --runtime=1 {extra}");
+    let base = format!("{a} {} {}", timed("b", ""), timed("c", "--new_group"));
+    let free = exit_jobs(&base);
+    assert_eq!(free[0].0, 256);
+    assert!(free[1].1 > 999.0 && free[2].1 > 999.0, "{free:?}");
+    // exitall (the default exit_what=group): `b`, in `a`'s group, ends when `a` ends, having
+    // finished its request in flight; `c`, in a new group, runs on.
+    let ended = exit_jobs(&format!("--exitall {base}"));
+    let a_ms = ended[0].1;
+    assert!(a_ms > 10.0 && ended[1].1 >= a_ms && ended[1].1 < a_ms + 1.0, "{ended:?}");
+    assert!(ended[2].1 > 999.0, "{ended:?}");
+    // exit_what=stonewall: every running job ends, whatever its group.
+    let ended = exit_jobs(&format!("--exitall --exit_what=stonewall {base}"));
+    assert!(ended[1].1 < a_ms + 1.0 && ended[2].1 < a_ms + 1.0, "{ended:?}");
+    // A later stonewall group still runs after a stonewall exit, but not after exit_what=all.
+    let later = format!("{base} {}", timed("d", "--stonewall"));
+    let ended = exit_jobs(&format!("--exitall --exit_what=stonewall {later}"));
+    assert!(ended[3].0 > 1_000, "{ended:?}");
+    let ended = exit_jobs(&format!("--exitall --exit_what=all {later}"));
+    assert_eq!(ended[3].0, 0, "{ended:?}");
+    assert!(ended[2].1 < a_ms + 1.0, "{ended:?}");
+}
+
+#[test]
+fn fio_exitall_on_error_acts_only_on_a_job_ending_in_error() {
+    // A latency target of 50 us that no depth meets ends `a` in error (ETIMEDOUT).
+    let a = "--name=a --rw=randread --size=1g --iodepth=8 --time_based --runtime=1 --latency_target=50us";
+    let b = "--name=b --rw=randread --size=1g --time_based --runtime=1";
+    let free = exit_jobs(&format!("{a} {b}"));
+    assert!(free[0].1 < 500.0 && free[1].1 > 999.0, "{free:?}");
+    let ended = exit_jobs(&format!("{a} --exitall_on_error {b}"));
+    assert!(ended[1].1 >= ended[0].1 && ended[1].1 < ended[0].1 + 1.0, "{ended:?}");
+    // A job that ends without error leaves the others running.
+    let ok = exit_jobs(&format!("--name=a --rw=read --size=1m --exitall_on_error {b}"));
+    assert!(ok[1].1 > 999.0, "{ok:?}");
+}
+
 #[test]
 fn vdbench_elapsed_stops_the_run() {
     let r = run_job("kind = \"vdbench\"\niorate = 1000\nelapsed = 2\ndistribution = \"deterministic\"", "duration = \"4s\"");

@@ -99,6 +99,9 @@ impl World {
         job.outstanding -= 1;
         job.completed += 1;
         let job_measured = now >= job.measured_from_ns;
+        if job_measured {
+            job.rates.done(now, job.stop_ns, r.op, bytes, latency);
+        }
         match r.op {
             Op::Read => {
                 job.read.record(latency, bytes, job_measured);
@@ -130,6 +133,7 @@ impl World {
                     job.measured_from_ns = now;
                     job.read = sanlab_metrics::IoStats::new();
                     job.write = sanlab_metrics::IoStats::new();
+                    job.rates.restart(now);
                 }
                 Steer::Stop { since_ns } => job.stop_ns = job.stop_ns.min(job.measured_from_ns + since_ns),
             }

@@ -79,6 +79,16 @@ pub(crate) struct Job {
     pub waiting: u32,
     /// Jobs waiting for this one.
     pub waiters: Vec<u32>,
+    /// fio's bandwidth and IOPS samples and submission depths.
+    pub rates: super::rates::JobRates,
+    /// fio `exitall` / `exitall_on_error`: the job's end ends others of its `set` (see
+    /// [`crate::workload::ExitRule`]).
+    pub exit: Option<crate::workload::ExitRule>,
+    pub set: usize,
+    /// Started (its wait is over), ended by another's exit, finished (stopped, nothing in flight).
+    pub started: bool,
+    pub terminated: bool,
+    pub finished: bool,
 }
 
 pub(crate) struct Vm {
@@ -388,6 +398,8 @@ impl World {
                 let depth = j.workload.pacing().depth();
                 let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
                 let measured_from_ns = j.workload.measured_from_ns().max(t.run.warmup_ns);
+                let rates = super::rates::JobRates::new(j.workload.rate_sampling(), measured_from_ns);
+                let exit = j.workload.exit_rule();
                 Job {
                     rng: RngStream::new(seed, &format!("job/{}", j.name)),
                     name: j.name,
@@ -407,6 +419,12 @@ impl World {
                     failed: 0,
                     waiting: j.after.len() as u32,
                     waiters,
+                    rates,
+                    exit,
+                    set: j.set,
+                    started: false,
+                    terminated: false,
+                    finished: false,
                 }
             })
             .collect();

@@ -22,6 +22,7 @@ mod fabric;
 mod failover;
 mod host;
 mod media;
+pub(crate) mod rates;
 mod sampling;
 mod workload;
 

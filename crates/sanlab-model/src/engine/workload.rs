@@ -10,15 +10,23 @@ impl World {
     /// finished; its startdelay, ramp and runtime then count from now.
     pub(super) fn start_job(&mut self, j: usize, released: bool) {
         let now = self.q.now();
+        self.jobs[j].started = true;
+        if self.jobs[j].terminated {
+            // Ended by another job's exitall before it started: it does not run.
+            self.jobs[j].stop_ns = now;
+            return self.maybe_finished(j);
+        }
         let start = now + self.jobs[j].workload.start_ns();
         if released {
             let job = &mut self.jobs[j];
             job.stop_ns = job.workload.runtime_ns().map_or(self.end_ns, |r| (now + r).min(self.end_ns));
             job.measured_from_ns = (now + job.workload.measured_from_ns()).max(self.warmup_ns);
+            job.rates.restart(job.measured_from_ns);
         }
-        // A job with waiters is told when its runtime is up, in case nothing of it is in flight.
+        // A job with waiters or an exit rule is told when its runtime is up, in case nothing of
+        // it is in flight.
         let stop = self.jobs[j].stop_ns;
-        if !self.jobs[j].waiters.is_empty() && stop < self.end_ns {
+        if (!self.jobs[j].waiters.is_empty() || self.jobs[j].exit.is_some()) && stop < self.end_ns {
             self.q.schedule_at(stop, pack(Ev::JobArrival, j as u32));
         }
         match self.jobs[j].workload.pacing() {
@@ -38,8 +46,16 @@ impl World {
     /// and the jobs waiting only for it start.
     pub(super) fn maybe_finished(&mut self, j: usize) {
         let job = &self.jobs[j];
-        if job.waiters.is_empty() || job.outstanding > 0 || self.q.now() < job.stop_ns {
+        if (job.waiters.is_empty() && job.exit.is_none()) || job.outstanding > 0 || self.q.now() < job.stop_ns {
             return;
+        }
+        // fio ends the others as the job exits, before the jobs waiting for it start.
+        if let Some(rule) = job.exit.filter(|_| !job.finished) {
+            self.jobs[j].finished = true;
+            let failed = self.jobs[j].failed > 0 || self.jobs[j].workload.findings().is_some_and(|f| f.error.is_some());
+            if rule.on_end || (rule.on_error && failed) {
+                self.end_others(j, rule);
+            }
         }
         let waiters = std::mem::take(&mut self.jobs[j].waiters);
         for &w in &waiters {
@@ -48,6 +64,34 @@ impl World {
             if self.jobs[w].waiting == 0 {
                 self.start_job(w, true);
             }
+        }
+    }
+
+    /// fio's `exitall`: the jobs of `j`'s file that `rule` names stop issuing now and finish what
+    /// they have in flight; those not started yet will not run.
+    fn end_others(&mut self, j: usize, rule: crate::workload::ExitRule) {
+        use crate::workload::ExitWhat;
+        let now = self.q.now();
+        let set = self.jobs[j].set;
+        let mut ended = vec![];
+        for (k, other) in self.jobs.iter_mut().enumerate() {
+            let named = other.set == set
+                && match rule.what {
+                    ExitWhat::Group => other.exit.is_some_and(|e| e.group == rule.group),
+                    ExitWhat::Stonewall => other.started,
+                    ExitWhat::All => true,
+                };
+            if k == j || !named || other.terminated {
+                continue;
+            }
+            other.terminated = true;
+            if other.started {
+                other.stop_ns = other.stop_ns.min(now);
+                ended.push(k);
+            }
+        }
+        for k in ended {
+            self.maybe_finished(k);
         }
     }
 
@@ -103,6 +147,9 @@ impl World {
         };
         job.outstanding += 1;
         job.issued += 1;
+        if now >= job.measured_from_ns {
+            job.rates.issued(job.outstanding);
+        }
         let vm = job.vm;
         let mut request = Io::new(r.op, r.size_bytes, r.offset_bytes, j as u32, now);
         request.volume = self.vms[vm].volume as u32;

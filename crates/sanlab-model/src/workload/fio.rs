@@ -12,7 +12,7 @@ pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::fio_flow::{Flow, FlowShare};
 use super::fio_steer::{FioFindings, Steering};
-use super::{Completion, Instance, Pacing, Request, Steer, Workload};
+use super::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
 use crate::io::Op;
 use crate::number::{self, finite, whole_percent, DURATION, SIZE};
 use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
@@ -462,6 +462,17 @@ pub(super) struct FioJob {
     /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
     flow: Option<FlowShare>,
     options: Vec<(String, String)>,
+    /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
+    /// the region's blocks, made at the first random offset (from the job's stream).
+    lfsr: Option<(u64, Option<super::fio_lfsr::BlockCycle>)>,
+    /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
+    rates: [RateSampling; 2],
+    /// Its own `exitall`, `exitall_on_error` and `exit_what`, and its exit rule once its file is
+    /// read (see [`FioJob::set_exit`]).
+    pub(super) exitall: bool,
+    exit_on_error: bool,
+    exit_what: ExitWhat,
+    exit: Option<ExitRule>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
 }
@@ -620,6 +631,19 @@ impl FioJob {
             dirs.push(Direction { sizes, align_bytes, offsets, next_seq_bytes: 0, seq_left: 0 });
         }
         let dirs: [Direction; 2] = dirs.try_into().expect("two directions");
+        // fio `random_generator`: lfsr never repeats a block before all are used; it applies to
+        // the uniform distribution only (fio's zipf, pareto, normal and zoned draws ignore it).
+        let lfsr = match v.get("random_generator").map(str::trim) {
+            None | Some("tausworthe" | "tausworthe64") => None,
+            Some("lfsr") if random && specs.iter().all(|s| *s == DistributionSpec::Uniform) => {
+                if zones.is_some() || files.is_some() {
+                    return Err(err("random_generator", "random_generator=lfsr with zonemode=strided or nrfiles above 1 is not modelled: use tausworthe (the default)"));
+                }
+                Some((dirs[0].align_bytes.min(dirs[1].align_bytes), None))
+            }
+            Some("lfsr") => None,
+            Some(other) => return Err(err("random_generator", format!("unknown value `{other}`: expected tausworthe, lfsr or tausworthe64{}", did_you_mean(other, ["tausworthe", "lfsr", "tausworthe64"])))),
+        };
 
         // Pacing.
         let engine = v.get("ioengine").map(str::trim).unwrap_or(if scenario { "libaio" } else { "psync" });
@@ -740,6 +764,17 @@ impl FioJob {
             return Err(err("flow", "flow with rate or rate_iops is not modelled: use one or the other"));
         }
         let depth = steering.start_depth(depth);
+        let rates = super::fio_rates::rate_sampling(v, size_of("log_compression", 0)? > 0)?;
+        let exitall = bool_of("exitall", false)?;
+        let exit_on_error = bool_of("exitall_on_error", false)?;
+        let exit_what = match v.get("exit_what").map(str::trim) {
+            None | Some("group") => ExitWhat::Group,
+            Some("stonewall") => ExitWhat::Stonewall,
+            Some("all") => ExitWhat::All,
+            Some(other) => return Err(err("exit_what", format!("unknown value `{other}`: expected group, stonewall or all{}", did_you_mean(other, ["group", "stonewall", "all"])))),
+        };
+        // Group 0 and the job's own options until its file places it (`set_exit`).
+        let exit = (exitall || exit_on_error).then_some(ExitRule { group: 0, on_end: exitall, on_error: exit_on_error, what: exit_what });
         let options = v.0.iter().filter(|(n, _)| lookup(n).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))).map(|(n, s)| (n.to_string(), s.clone())).collect();
         let numjobs = int_of("numjobs", 1, 1, 4_096)? as u64;
         let offset_increment_bytes = size_of("offset_increment", 0)?;
@@ -784,6 +819,12 @@ impl FioJob {
             steering,
             flow,
             options,
+            lfsr,
+            rates,
+            exitall,
+            exit_on_error,
+            exit_what,
+            exit,
             ignored: vec![],
         })
     }
@@ -827,7 +868,14 @@ impl FioJob {
         }
         // Sequential: from where this direction's previous request ended (fio `last_pos[ddir]`,
         // set by random and sequential requests alike).
-        let offset = if random_now { dir.offsets.block(rng) * dir.align_bytes } else { dir.next_seq_bytes };
+        let offset = match self.lfsr.as_mut() {
+            Some((unit, cycle)) if random_now => {
+                let cycle = cycle.get_or_insert_with(|| super::fio_lfsr::BlockCycle::new((size_bytes / *unit).max(1), rng));
+                cycle.next() * *unit / dir.align_bytes * dir.align_bytes
+            }
+            _ if random_now => dir.offsets.block(rng) * dir.align_bytes,
+            _ => dir.next_seq_bytes,
+        };
         // A request that would run past the end wraps to the start (sequential) or is pulled back
         // inside the region (the last random block of a larger request).
         let offset = if offset + size > size_bytes {
@@ -883,6 +931,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
 }
 
 impl FioJob {
+    /// Places the job in its file: its reporting group, whether any job of the file sets
+    /// `exitall` (fio's flag is global to the run: every job's end then ends others), and whether
+    /// any sets `exitall` or `exitall_on_error` (then every job of the file needs its rule, for its
+    /// group at least).
+    pub(super) fn set_exit(&mut self, group: u32, any_exitall: bool, any_rule: bool) {
+        // The job's exit_what applies when another job sets exitall too.
+        self.exit = any_rule.then_some(ExitRule { group, on_end: any_exitall, on_error: self.exit_on_error, what: self.exit_what });
+    }
+
     /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
     pub(super) fn join_flow(&mut self, flows: &mut std::collections::BTreeMap<u32, std::rc::Rc<Flow>>) {
         if let Some(f) = self.flow.as_mut() {
@@ -1033,6 +1090,14 @@ impl Workload for FioJob {
 
     fn findings(&self) -> Option<FioFindings> {
         self.steering.findings()
+    }
+
+    fn rate_sampling(&self) -> [RateSampling; 2] {
+        self.rates
+    }
+
+    fn exit_rule(&self) -> Option<ExitRule> {
+        self.exit
     }
 }
 
@@ -1308,6 +1373,31 @@ mod tests {
         // A mix still stops after io_size bytes at most.
         let mut j = job("rw = \"randread\"\ntime_based = false\nsize = \"1MiB\"\npercentage_random = 50").unwrap();
         assert!(draw(&mut j, 1_000).len() <= 256);
+    }
+
+    #[test]
+    fn lfsr_uses_every_block_once_before_any_repeats() {
+        let blocks = |j: &mut Box<dyn Workload>, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
+        let distinct = |b: &[u64]| b.iter().collect::<std::collections::BTreeSet<_>>().len();
+        // 1 MiB in 4 KiB blocks: without time_based the job does 256 requests, every block once.
+        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "lfsr")]).unwrap();
+        let once = blocks(&mut j, 1000);
+        assert_eq!((once.len(), distinct(&once)), (256, 256));
+        assert_ne!(once, (0..256).collect::<Vec<u64>>(), "random, not sequential");
+        // time_based: the cycle starts over once every block has been used.
+        let mut j = file_job(&[("rw", "randrw"), ("size", "1m"), ("random_generator", "lfsr"), ("time_based", "1")]).unwrap();
+        let twice = blocks(&mut j, 512);
+        assert_eq!(distinct(&twice[..256]), 256, "reads and writes share the cycle, as fio's file does");
+        assert_eq!(twice[..256], twice[256..]);
+        // fio's default generator draws with replacement: repeats long before the region is used.
+        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "tausworthe")]).unwrap();
+        assert!(distinct(&blocks(&mut j, 1000)) < 200);
+        // Non-uniform distributions ignore it, as fio's do; zones and files are not modelled.
+        assert!(file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("random_distribution", "zipf:1.2")]).unwrap().region_bytes().is_some());
+        let e = file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("zonemode", "strided"), ("zonesize", "64k"), ("zonerange", "1m")]).err().unwrap();
+        assert!(e.option == "random_generator" && e.message.contains("not modelled"), "{}", e.message);
+        let e = file_job(&[("random_generator", "lsfr")]).err().unwrap();
+        assert_eq!(e.message, "unknown value `lsfr`: expected tausworthe, lfsr or tausworthe64; did you mean `lfsr`?");
     }
 
     #[test]

@@ -362,9 +362,22 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
     let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
     let mut set = JobSet::default();
     let mut flows = std::collections::BTreeMap::new();
+    let mut built = vec![];
     for &i in &chosen {
         let mut job = build_job(&sections[i], files, device_size_bytes)?;
         job.join_flow(&mut flows);
+        built.push(job);
+    }
+    // fio's reporting groups (init.c): a stonewall or new_group job after the first starts one.
+    let any_exitall = built.iter().any(|j| j.exitall);
+    let any_rule = built.iter().any(|j| j.exit_rule().is_some());
+    let mut group = 0;
+    for (k, (&i, mut job)) in chosen.iter().zip(built).enumerate() {
+        let starts_group = ["stonewall", "new_group"].iter().any(|o| last(&sections[i], o).is_some_and(|e| !matches!(e.value.trim(), "0" | "false" | "no" | "off")));
+        if starts_group && k > 0 {
+            group += 1;
+        }
+        job.set_exit(group, any_exitall, any_rule);
         set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }
@@ -479,6 +492,25 @@ mod tests {
         assert!(e("fio --name=x --ioengine=net").contains("engine `net` does not do block I/O on a disk"));
         assert_eq!(e("fio --rw=read"), "cmdline: no job: add --name=..., as fio needs one");
         assert!(e("fio --name=\"x").starts_with("cmdline: unbalanced \" quote"));
+    }
+
+    #[test]
+    fn exit_rules_follow_fios_groups_and_its_global_exitall() {
+        use super::super::{ExitRule, ExitWhat};
+        let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.workload.exit_rule()).collect::<Vec<_>>();
+        assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
+        // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,
+        // numjobs clones share their job's.
+        let r = rules("fio --name=a --exitall --name=b --numjobs=2 --stonewall --exit_what=all --name=c --new_group --name=d");
+        let rule = |group, what| Some(ExitRule { group, on_end: true, on_error: false, what });
+        assert_eq!(r, [rule(0, ExitWhat::Group), rule(1, ExitWhat::All), rule(1, ExitWhat::All), rule(2, ExitWhat::Group), rule(2, ExitWhat::Group)]);
+        // exitall_on_error alone: only that job acts, the others carry their group.
+        let r = rules("fio --name=a --name=b --exitall_on_error --exit_what=stonewall");
+        assert_eq!(r, [Some(ExitRule { group: 0, on_end: false, on_error: false, what: ExitWhat::Group }), Some(ExitRule { group: 0, on_end: false, on_error: true, what: ExitWhat::Stonewall })]);
+        let e = cmdline_jobs("fio --name=a --exitall --exit_what=groups", 1 << 30).err().unwrap();
+        assert_eq!(e, "cmdline argument 3 `--exit_what=groups`: job `a`: option `exit_what`: unknown value `groups`: expected group, stonewall or all; did you mean `group`?");
+        let e = cmdline_jobs("fio --name=a --exitall=maybe", 1 << 30).err().unwrap();
+        assert!(e.contains("`--exitall=maybe`") && e.contains("`maybe` is not a boolean"), "{e}");
     }
 
     #[test]

@@ -55,6 +55,7 @@ const fn cannot(name: &'static str, aliases: &'static [&'static str], why: &'sta
 const FILES: &str = "file naming and file setup: the job addresses the VM's virtual disk";
 const ENGINE: &str = "engine tuning: how fio hands requests to the kernel, not what reaches the disk";
 const RANDOM: &str = "fio's random generator and seed: sanlab draws from its own seeded streams";
+const RANDOM_MAP: &str = "fio's random map is not modelled: random offsets are drawn with replacement, as fio draws them with norandommap (random_generator=lfsr never repeats a block)";
 const CACHE: &str = "page cache, open flags and final syncs: sanlab models the disk as fio sees it with direct=1";
 const PROCESS: &str = "CPU, memory, priority and process placement of fio itself";
 const REPORT: &str = "what fio prints or logs";
@@ -76,7 +77,6 @@ const SHAPE: &str = "this variant of fio's offset or block-size sequence is not 
 const SPRANDOM: &str = "sprandom (SSD preconditioning through fio's random map) is not modelled";
 const FILL: &str = "filling or pre-reading a file system is not modelled";
 const RAMP_SIZE: &str = "a ramp measured in bytes is not modelled: use ramp_time";
-const EXITALL: &str = "ending every job when one ends is not modelled";
 const PROFILE: &str = "fio's built-in profiles (tiobench, act) are not modelled: write the jobs out";
 const PROFILE_OPTION: &str = "an option of fio's tiobench or act profile: no effect without --profile, in fio as here";
 // Options of engines that are not block I/O.
@@ -160,13 +160,13 @@ pub(super) static OPTIONS: &[FioOption] = &[
     cannot("bs_is_seq_rand", &[], SHAPE),
     ignored("randrepeat", &["allrandrepeat"], RANDOM),
     ignored("randseed", &[], RANDOM),
-    ignored("norandommap", &[], RANDOM),
-    ignored("softrandommap", &[], RANDOM),
+    ignored("norandommap", &[], RANDOM_MAP),
+    ignored("softrandommap", &[], RANDOM_MAP),
     cannot("sprandom", &[], SPRANDOM),
     cannot("spr_num_regions", &[], SPRANDOM),
     cannot("spr_op", &[], SPRANDOM),
     cannot("spr_cs", &[], SPRANDOM),
-    ignored("random_generator", &[], RANDOM),
+    file_opt("random_generator", &[], "choice", "tausworthe (default) or tausworthe64: offsets drawn with replacement; lfsr: a uniform random job's offsets never repeat a block until every block of its region has been used (a cycle of our own, not fio's register; see docs)"),
     cannot("random_sequence_stride", &[], SHAPE),
     ignored("percentage_sequential", &[], DEPRECATED),
     ignored("openfiles", &[], FILES),
@@ -274,16 +274,16 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("end_syncfs", &[], CACHE),
     ignored("unlink", &[], FILES),
     ignored("unlink_each_loop", &[], FILES),
-    cannot("exitall", &[], EXITALL),
-    cannot("exit_what", &[], EXITALL),
-    cannot("exitall_on_error", &[], EXITALL),
+    file_opt("exitall", &[], "flag", "when a job ends, end the others of its group (see exit_what), as fio does (libfio.c `fio_terminate_threads`)"),
+    file_opt("exit_what", &[], "choice", "what exitall ends: group (default), stonewall (every running job; later groups still run) or all"),
+    file_opt("exitall_on_error", &[], "flag", "when this job ends in error (a failed I/O, a missed rate_min or latency_target), end the others as exitall does"),
     ignored("thread", &[], PROCESS),
     report("per_job_logs", &[], "with 0, one log file per kind for all jobs (name_bw.log) instead of name_bw.N.log"),
     report("write_bw_log", &[], "write fio's bandwidth log (name_bw.N.log, KiB/s) from the VM's time series"),
     report("write_lat_log", &[], "write fio's latency logs (name_lat.N.log, name_clat.N.log, ns) from the VM's time series"),
     report("write_iops_log", &[], "write fio's IOPS log (name_iops.N.log) from the VM's time series"),
     ignored("log_entries", &[], REPORT),
-    report("log_avg_msec", &[], "the logs' window in ms (a multiple of the run's sample_interval)"),
+    report("log_avg_msec", &[], "the logs' window in ms (a multiple of the run's sample_interval); with write_bw_log or write_iops_log and no bwavgtime / iopsavgtime, also the samples' window, and 0 samples every I/O, as in fio"),
     ignored("log_hist_msec", &[], REPORT),
     ignored("log_hist_coarseness", &[], REPORT),
     ignored("write_hist_log", &[], REPORT),
@@ -291,14 +291,14 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("log_offset", &[], REPORT),
     ignored("log_prio", &[], REPORT),
     ignored("log_issue_time", &[], REPORT),
-    ignored("log_compression", &[], REPORT),
+    report("log_compression", &[], "a compressed log makes fio sample its log's rate every I/O, and so does sanlab's output; the logs sanlab writes are not compressed"),
     ignored("log_compression_cpus", &[], REPORT),
-    ignored("log_store_compressed", &[], REPORT),
+    report("log_store_compressed", &[], "like log_compression: the rate samples are taken every I/O"),
     ignored("log_alternate_epoch", &["log_unix_epoch"], REPORT),
     ignored("log_alternate_epoch_clock_id", &[], REPORT),
     ignored("block_error_percentiles", &[], REPORT),
-    ignored("bwavgtime", &[], REPORT),
-    ignored("iopsavgtime", &[], REPORT),
+    report("bwavgtime", &[], "the window (ms, 500 by default) of the bandwidth samples behind the output's bw_min/max/mean/dev/samples (stat.c)"),
+    report("iopsavgtime", &[], "the window (ms, 500 by default) of the IOPS samples behind the output's iops_min/max/mean/stddev/samples"),
     ignored("stats", &[], REPORT),
     ignored("zero_buffers", &[], BUFFERS),
     ignored("refill_buffers", &[], BUFFERS),

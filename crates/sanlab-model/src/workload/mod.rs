@@ -8,7 +8,9 @@ mod distribution;
 mod fio;
 mod fio_file;
 mod fio_flow;
+mod fio_lfsr;
 mod fio_options;
+mod fio_rates;
 mod fio_steer;
 mod ioping;
 mod trace;
@@ -151,6 +153,59 @@ pub trait Workload {
     fn findings(&self) -> Option<FioFindings> {
         None
     }
+    /// How the job's bandwidth and IOPS are sampled for fio's `bw_*` and `iops_*` figures
+    /// (`[bandwidth, iops]`): fio's default is a window of 500 ms (`bwavgtime`, `iopsavgtime`).
+    fn rate_sampling(&self) -> [RateSampling; 2] {
+        [RateSampling::DEFAULT; 2]
+    }
+    /// Whether the job's end ends other jobs of its file (fio `exitall`, `exit_what`,
+    /// `exitall_on_error`).
+    fn exit_rule(&self) -> Option<ExitRule> {
+        None
+    }
+}
+
+/// When a job's end ends others of the same file, as fio does (libfio.c `fio_terminate_threads`,
+/// called from backend.c when a job exits; HOWTO `exitall`, `exit_what`, `exitall_on_error`).
+/// The others stop issuing at once and finish what they have in flight; jobs ended before they
+/// started do not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitRule {
+    /// The job's reporting group: fio starts a new one at each `stonewall` or `new_group`.
+    pub group: u32,
+    /// Some job of the file sets `exitall`: fio then acts at every job's end (the flag is global).
+    pub on_end: bool,
+    /// The job's `exitall_on_error`: act when it ends in error.
+    pub on_error: bool,
+    pub what: ExitWhat,
+}
+
+/// fio `exit_what`: which jobs an `exitall` ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of the ending job's group (fio's default).
+    Group,
+    /// Every job running now, whatever its group; jobs not yet started run later, as they would.
+    Stonewall,
+    /// Every job, started or not.
+    All,
+}
+
+/// How fio samples a job's bandwidth or IOPS for its `bw_min/max/mean/dev/samples` and
+/// `iops_*` figures (stat.c `__add_samples`, `add_bw_sample`, `add_iops_sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateSampling {
+    /// One sample per direction per window of the job's measured time in which it completed
+    /// I/O: the window's bytes (KiB/s) or I/Os per second, in whole units.
+    Window { ms: u64 },
+    /// One sample per completed I/O: what fio does when the job writes the matching log per I/O
+    /// (`write_bw_log` / `write_iops_log` without `log_avg_msec`, or a compressed log).
+    PerIo,
+}
+
+impl RateSampling {
+    /// fio's `bwavgtime` and `iopsavgtime` default: 500 ms.
+    pub const DEFAULT: RateSampling = RateSampling::Window { ms: 500 };
 }
 
 pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbench::KIND, trace::KIND, ioping::KIND];
@@ -242,6 +297,14 @@ impl Workload for JobSet {
 
     fn options(&self) -> Vec<(String, String)> {
         self.jobs[0].1.options()
+    }
+
+    fn rate_sampling(&self) -> [RateSampling; 2] {
+        self.jobs[0].1.rate_sampling()
+    }
+
+    fn exit_rule(&self) -> Option<ExitRule> {
+        self.jobs[0].1.exit_rule()
     }
 
     fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
