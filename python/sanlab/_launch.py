@@ -6,7 +6,10 @@ a 10,000-VM run (docs/performance.md). The engine runs on a thread of its own (t
 is drawn by the main one), and glibc gives such a thread an arena that the tunable leaves in small
 pages (22 of 294 MiB in huge pages, measured), so all threads share the main arena
 (`glibc.malloc.arena_max=1`; the event loop does not allocate, so no thread waits on it). A user's
-own setting of either tunable is left as it is."""
+own setting of either tunable is left as it is. Only the commands that simulate at length restart:
+huge pages make first touches dearer (the kernel zeroes 2 MiB at a time), and a first touch of
+every histogram is all that `validate`'s one-second pilot sees of 10,000 VMs (65,536 events
+instead of 287,000)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import os
 import sys
 
 ADDED = {"glibc.malloc.hugetlb": "1", "glibc.malloc.arena_max": "1"}
+COMMANDS = ("run", "sweep")
 _RUN = "import sys; from sanlab.cli import main; sys.exit(main())"
 
 
@@ -28,7 +32,7 @@ def with_huge_pages(tunables: str | None) -> str | None:
 
 def main() -> None:
     tunables = with_huge_pages(os.environ.get("GLIBC_TUNABLES"))
-    if sys.platform == "linux" and tunables is not None and sys.executable:
+    if sys.platform == "linux" and sys.argv[1:2] and sys.argv[1] in COMMANDS and tunables is not None and sys.executable:
         try:
             # Does not return; `sys.argv[1:]` reaches `main` unchanged (`-c` takes argv[0]).
             os.execve(sys.executable, [sys.executable, "-c", _RUN, *sys.argv[1:]], {**os.environ, "GLIBC_TUNABLES": tunables})

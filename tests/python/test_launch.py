@@ -29,3 +29,8 @@ def test_the_installed_command_runs_through_the_restart(tmp_path: Path) -> None:
     wrong = subprocess.run([str(command), "valdiate", str(scenario)], capture_output=True, text=True, check=False, timeout=60)
     assert wrong.returncode == 2
     assert "valdiate" in wrong.stderr
+    # `run` goes through the restart with its arguments too.
+    out = tmp_path / "out"
+    ran = subprocess.run([str(command), "run", str(scenario), "--duration", "3s", "--out", str(out), "--quiet"], capture_output=True, text=True, check=False, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert (out / "manifest.json").is_file()

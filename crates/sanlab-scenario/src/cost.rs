@@ -26,9 +26,9 @@ const PILOT_WALL: Duration = Duration::from_secs(1);
 /// Samples of a whole pilot: it samples at the run's duration over this (at least every
 /// [`PILOT_SAMPLE_MIN_NS`]), so its series stay small.
 const PILOT_SAMPLES: u64 = 4096;
-/// Fine enough that a pilot of 10,000 VMs, which reaches 5–20 simulated ms in its second, has
-/// a latter half of several samples to measure its rate on, past the start-up.
-const PILOT_SAMPLE_MIN_NS: u64 = 1_000_000;
+/// Fine enough that a pilot of 10,000 VMs, which reaches 2–5 simulated ms in its second, has a
+/// latter half of several samples to measure its rate on, past the start-up.
+const PILOT_SAMPLE_MIN_NS: u64 = 250_000;
 /// The pilot's time series at most: 64 MiB. A run of many entities has fewer samples, and its
 /// pilot ends at the last of them.
 const PILOT_SERIES_BYTES: u64 = 64 << 20;
