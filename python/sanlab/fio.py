@@ -131,6 +131,7 @@ def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
     io_bytes = int(stats["io_bytes"])
     bw_bytes = int(stats["bw_bytes"])
     runtime_ms = round(stats["runtime_ms"])
+    lat = _lat_ns(stats["lat_ns"])
     return {
         "io_bytes": io_bytes,
         "io_kbytes": io_bytes >> 10,
@@ -141,9 +142,11 @@ def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
         "total_ios": int(stats["total_ios"]),
         "short_ios": 0,
         "drop_ios": 0,
+        # The engine does not split submission from completion: clat is lat (one object for
+        # both: at 10,000 jobs building it twice was a tenth of writing the run folder).
         "slat_ns": _lat_ns(_EMPTY_LAT_NS),
-        "clat_ns": _lat_ns(stats["lat_ns"]),
-        "lat_ns": _lat_ns(stats["lat_ns"]),
+        "clat_ns": lat,
+        "lat_ns": lat,
         **_samples(stats, runtime_ms),
     }
 
