@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,16 +39,12 @@ file = "{parm}"
 """
 
 
-def test_priority_workload_keeps_its_rate_beside_a_max_one(tmp_path: Path) -> None:
+def test_priority_workload_keeps_its_rate_beside_a_max_one(
+    cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     scenario = tmp_path / "priority.toml"
     scenario.write_text(SCENARIO.format(parm=PARM.as_posix()), encoding="utf-8")
-    p = subprocess.run(
-        [sys.executable, "-m", "sanlab.cli", "run", str(scenario), "--json", "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    p = cli("run", str(scenario), "--json", "--quiet")
     assert p.returncode == 0, p.stderr
     variant = json.loads(p.stdout)["variants"][0]
     job, vm = variant["jobs"][0], variant["vms"][0]

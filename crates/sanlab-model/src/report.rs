@@ -273,12 +273,17 @@ pub struct RunReport {
 
 impl World {
     /// The run's results. Moves the time series out of the world: call once, at the end.
+    /// I/Os the VMs completed.
+    fn completed_ios(&self) -> u64 {
+        self.vms.iter().map(|v| v.tally.completed).sum()
+    }
+
     /// What a cost pilot reads of a run: its I/Os, events and time series, without the
     /// percentiles of every entity that [`World::report`] computes (seconds at 10,000 VMs).
     pub fn pilot_figures(&mut self) -> PilotFigures {
         PilotFigures {
             events: self.q.events_processed(),
-            ios: self.vms.iter().map(|v| v.tally.completed).sum(),
+            ios: self.completed_ios(),
             vms: self.vms.iter().map(|v| v.name.clone()).collect(),
             timeseries: std::mem::take(&mut self.series),
         }
@@ -463,7 +468,7 @@ impl World {
             sim_time_s: now as f64 / 1e9,
             measured_s,
             events: self.q.events_processed(),
-            ios: self.vms.iter().map(|v| v.tally.completed).sum(),
+            ios: self.completed_ios(),
             hosts,
             vms,
             jobs,
