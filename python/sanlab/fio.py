@@ -31,6 +31,10 @@ _NOT_SIMULATED = (
     "usr_cpu, sys_cpu, ctx, majf and minf are written as 0: sanlab simulates no CPU, page faults or context switches, "
     "and fio's readers (fio-plot) need the keys; iodepth_submit and iodepth_complete are not simulated and are left out"
 )
+_SYNCS_IN_GUEST = (
+    "sync: the job's fsync, fdatasync and sync_file_range calls end in the guest, whose virtual disk is write-through, "
+    "so their latency is 0 ns of simulated time (the system call's own time is not simulated)"
+)
 # Placeholders for fio's CPU figures, in fio's order (stat.c `show_thread_status_json`).
 _NO_CPU: Mapping[str, Any] = {"usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0}
 # fio's `iodepth_level` keys (stat.c): depths 1, 2-3, 4-7, ..., 32-63, 64 and more.
@@ -87,19 +91,19 @@ def _latency_shares(jobs_bins: list[Mapping[str, int]], total: int) -> dict[str,
     return shares
 
 
-def _samples(stats: Mapping[str, Any], runtime_ms: int) -> dict[str, Any]:
+def _samples(stats: Mapping[str, Any], group_bytes: int, group_runtime_ms: int) -> dict[str, Any]:
     """fio's `bw_min` ... `iops_samples` from the engine's samples (stat.c `add_ddir_status_json`).
 
-    `bw_agg` is the mean bandwidth's percentage of the group's aggregate (its bytes over its
-    longest runtime, truncated to whole bytes per second), at most 100, with fio's integer mean;
-    0 without samples. Absent from results written before sanlab kept samples.
+    `bw_agg` is the mean bandwidth's percentage of the reporting group's aggregate (the group's
+    bytes over its longest runtime, truncated to whole bytes per second), at most 100, with fio's
+    integer mean; 0 without samples. Absent from results written before sanlab kept samples.
     """
     if "bw_samples" not in stats:
         return {}
     bw, iops = stats["bw_samples"], stats["iops_samples"]
     out: dict[str, Any] = {}
     if bw["samples"]:
-        agg = int(stats["io_bytes"]) * 1000 // runtime_ms if runtime_ms else 0
+        agg = group_bytes * 1000 // group_runtime_ms if group_runtime_ms else 0
         share = min(100.0, int(bw["mean"]) * 100.0 / (agg / 1024.0)) if agg > 1024 else 100.0
         out |= {"bw_min": int(bw["min"]), "bw_max": int(bw["max"]), "bw_agg": share, "bw_mean": float(bw["mean"]), "bw_dev": float(bw["dev"])}
     else:
@@ -113,12 +117,13 @@ def _samples(stats: Mapping[str, Any], runtime_ms: int) -> dict[str, Any]:
     return out
 
 
-def _iodepth_level(levels: list[int] | None) -> dict[str, dict[str, float]]:
-    """fio's `iodepth_level`: percent of the job's submissions per depth bucket, a bucket with
-    any submission showing at least 0.1 (stat.c `stat_calc_dist`)."""
+def _iodepth_level(levels: list[int] | None, syncs: int) -> dict[str, dict[str, float]]:
+    """fio's `iodepth_level`: submissions per depth bucket as a percent of the job's reads and
+    writes, a bucket with any submission showing at least 0.1 (stat.c `stat_calc_dist`). fio
+    counts syncs in the buckets but not in the total, so a syncing job's levels add up past 100."""
     if levels is None:
         return {}
-    total = sum(levels)
+    total = sum(levels) - syncs
     shares = {}
     for key, count in zip(_DEPTH_LEVELS, levels, strict=True):
         share = 100.0 * count / total if total else 0.0
@@ -126,11 +131,13 @@ def _iodepth_level(levels: list[int] | None) -> dict[str, dict[str, float]]:
     return {"iodepth_level": shares}
 
 
-def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
-    """fio's per-direction object (`read`, `write`, `trim`) from the engine's statistics."""
+def _direction(stats: Mapping[str, Any], group: tuple[int, int] | None = None) -> dict[str, Any]:
+    """fio's per-direction object (`read`, `write`, `trim`) from the engine's statistics;
+    `group` is the reporting group's bytes and longest runtime (ms), the job's own by default."""
     io_bytes = int(stats["io_bytes"])
     bw_bytes = int(stats["bw_bytes"])
     runtime_ms = round(stats["runtime_ms"])
+    group_bytes, group_runtime_ms = group or (io_bytes, runtime_ms)
     lat = _lat_ns(stats["lat_ns"])
     return {
         "io_bytes": io_bytes,
@@ -147,7 +154,7 @@ def _direction(stats: Mapping[str, Any]) -> dict[str, Any]:
         "slat_ns": _lat_ns(_EMPTY_LAT_NS),
         "clat_ns": lat,
         "lat_ns": lat,
-        **_samples(stats, runtime_ms),
+        **_samples(stats, group_bytes, group_runtime_ms),
     }
 
 
@@ -189,17 +196,134 @@ def _findings(found: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
-    """One entry of fio's `jobs` list for a simulated job."""
-    read = _direction(job["read"])
-    write = _direction(job["write"])
+def _sync(syncs: Mapping[str, int] | None, percentiles: Mapping[str, float]) -> dict[str, Any]:
+    """fio's `sync` object. Every sync ended in the guest at once (the virtual disk is
+    write-through), so each took 0 ns of simulated time. As fio 3.33 writes it, `total_ios`
+    counts the fsyncs and `lat_ns` every sync (fdatasync and sync_file_range too)."""
+    if not syncs:
+        return {"total_ios": 0, "lat_ns": _lat_ns(_EMPTY_LAT_NS)}
+    count = sum(syncs.values())
+    lat = {**_EMPTY_LAT_NS, "N": count, "percentile": dict.fromkeys(percentiles, 0), "bins": {"0": count}}
+    return {"total_ios": int(syncs["fsync"]), "lat_ns": _lat_ns(lat)}
+
+
+def _enabled(options: Mapping[str, Any], name: str) -> bool:
+    """A fio flag or boolean option given and not switched off (`group_reporting`, `=1`, `=0`)."""
+    return name in options and str(options[name]).strip() not in ("0", "false", "no", "off")
+
+
+def _summed_lat(lats: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Latency statistics of jobs reported together (stat.c `__sum_stat`: counts add, means
+    weigh by count, squared deviations add with the means' spread), and the percentiles fio
+    computes from the summed buckets (`calc_clat_percentiles`: the first bucket whose running
+    count reaches the share)."""
+    live = [lat for lat in lats if lat["N"]]
+    if not live:
+        return dict(lats[0])
+    n = sum(int(lat["N"]) for lat in live)
+    mean = sum(lat["mean"] * lat["N"] for lat in live) / n
+    spread = sum(lat["stddev"] ** 2 * (lat["N"] - 1) + lat["N"] * (lat["mean"] - mean) ** 2 for lat in live)
+    bins: dict[int, int] = {}
+    for lat in live:
+        for key, count in lat.get("bins", {}).items():
+            bins[int(key)] = bins.get(int(key), 0) + int(count)
+    summed: dict[str, Any] = {
+        "min": min(lat["min"] for lat in live),
+        "max": max(lat["max"] for lat in live),
+        "mean": mean,
+        "stddev": (spread / (n - 1)) ** 0.5 if n > 1 else 0.0,
+        "N": n,
+    }
+    if bins and "percentile" in live[0]:
+        ordered = sorted(bins.items())
+        percentiles = {}
+        for key in live[0]["percentile"]:
+            running = 0
+            for ns, count in ordered:
+                running += count
+                if running >= float(key) / 100.0 * n:
+                    percentiles[key] = ns
+                    break
+        summed |= {"percentile": percentiles, "bins": {str(ns): count for ns, count in ordered}}
+    return summed
+
+
+def _summed_samples(samples: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Bandwidth or IOPS samples of jobs reported together: fio adds them up, minimum, maximum,
+    mean and squared deviations alike (stat.c `sum_stat` with `pure_sum`)."""
+    live = [s for s in samples if s["samples"]]
+    if not live:
+        return dict(_NO_SAMPLES)
+    count = sum(int(s["samples"]) for s in live)
+    m2 = sum(s["dev"] ** 2 * (s["samples"] - 1) for s in live)
+    return {
+        "min": sum(s["min"] for s in live),
+        "max": sum(s["max"] for s in live),
+        "mean": sum(s["mean"] for s in live),
+        "dev": (m2 / (count - 1)) ** 0.5 if count > 1 else 0.0,
+        "samples": count,
+    }
+
+
+def _summed_direction(stats: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """One direction of jobs reported together (stat.c `sum_thread_stats`): I/Os and bytes add,
+    the runtime is the longest, the rates follow from them."""
+    total = sum(int(d["total_ios"]) for d in stats)
+    io_bytes = sum(int(d["io_bytes"]) for d in stats)
+    runtime_ms = max(float(d["runtime_ms"]) for d in stats)
+    summed: dict[str, Any] = {
+        "total_ios": total,
+        "io_bytes": io_bytes,
+        "runtime_ms": runtime_ms,
+        "iops": total * 1000.0 / runtime_ms if runtime_ms else 0.0,
+        "bw_bytes": io_bytes * 1000.0 / runtime_ms if runtime_ms else 0.0,
+        "lat_ns": _summed_lat([d["lat_ns"] for d in stats]),
+    }
+    if all("bw_samples" in d for d in stats):
+        summed["bw_samples"] = _summed_samples([d["bw_samples"] for d in stats])
+        summed["iops_samples"] = _summed_samples([d["iops_samples"] for d in stats])
+    return summed
+
+
+def _summed_job(jobs: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Jobs of one reporting group with `group_reporting`, as one: named and optioned as the
+    first, the first error found (fio's `show_run_stats`)."""
+    first = jobs[0]
+    summed = {**first, **{d: _summed_direction([job[d] for job in jobs]) for d in ("read", "write")}}
+    if all("iodepth_level" in job for job in jobs):
+        summed["iodepth_level"] = [sum(levels) for levels in zip(*(job["iodepth_level"] for job in jobs), strict=True)]
+    syncs = [job["syncs"] for job in jobs if job.get("syncs")]
+    if syncs:
+        summed["syncs"] = {kind: sum(s[kind] for s in syncs) for kind in syncs[0]}
+    summed["fio"] = next((job["fio"] for job in jobs if job.get("fio") and "error" in job["fio"]), first.get("fio"))
+    return summed
+
+
+def _reported(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The job objects fio writes for one invocation's jobs: one per job, and one per reporting
+    group whose jobs set `group_reporting`."""
+    runs: list[list[Mapping[str, Any]]] = []
+    for job in jobs:
+        if runs and _enabled(job["options"], "group_reporting") and _enabled(runs[-1][0]["options"], "group_reporting") and job.get("group", 0) == runs[-1][0].get("group", 0):
+            runs[-1].append(job)
+        else:
+            runs.append([job])
+    return [run[0] if len(run) == 1 else _summed_job(run) for run in runs]
+
+
+def fio_job(job: Mapping[str, Any], job_start_ms: int, group: Mapping[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    """One entry of fio's `jobs` list for a simulated job (or a group reported as one); `group`
+    holds its reporting group's bytes and longest runtime per direction, for `bw_agg`."""
+    read = _direction(job["read"], group["read"] if group else None)
+    write = _direction(job["write"], group["write"] if group else None)
     runtime_ms = max(read["runtime"], write["runtime"])
     total = read["total_ios"] + write["total_ios"]
     bins = [job[d]["lat_ns"].get("bins", {}) for d in ("read", "write")]
     found = job.get("fio")
+    syncs = job.get("syncs")
     return {
         "jobname": job["name"],
-        "groupid": 0,
+        "groupid": int(job.get("group", 0)),
         "job_start": job_start_ms,
         # fio's errno for a job it ended (EIO for a missed rate_min, ETIMEDOUT for latency_target).
         "error": found["error"]["errno"] if found and "error" in found else 0,
@@ -209,10 +333,10 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int) -> dict[str, Any]:
         "write": write,
         # fio writes trim's samples too, all zero; results from before samples were kept have none.
         "trim": _direction({**_EMPTY_DIRECTION, **({"bw_samples": _NO_SAMPLES, "iops_samples": _NO_SAMPLES} if "bw_samples" in job["read"] else {})}),
-        "sync": {"total_ios": 0, "lat_ns": _lat_ns(_EMPTY_LAT_NS)},
+        "sync": _sync(syncs, job["write"]["lat_ns"].get("percentile") or job["read"]["lat_ns"].get("percentile") or {}),
         "job_runtime": runtime_ms,
         **_NO_CPU,
-        **_iodepth_level(job.get("iodepth_level")),
+        **_iodepth_level(job.get("iodepth_level"), sum(syncs.values()) if syncs else 0),
         **_latency_shares(bins, total),
         **_findings(found),
     }
@@ -380,23 +504,33 @@ def disk_util(job: Mapping[str, Any], devices: VariantDevices) -> tuple[list[dic
 
 
 def fio_document(
-    job: Mapping[str, Any], sanlab_version: str, started: datetime, devices: VariantDevices | None = None
+    jobs: list[Mapping[str, Any]], sanlab_version: str, started: datetime, devices: VariantDevices | None = None
 ) -> dict[str, Any]:
-    """A whole `fio --output-format=json` document holding one simulated job.
+    """A whole `fio --output-format=json` document for the jobs of one workload entry (one fio
+    invocation: a job file or command line), in their order: its global options, one job object
+    per job, one per reporting group with `group_reporting`.
 
     `started` must be timezone-aware; `time` is written in UTC in ctime form, as fio writes it.
     With its variant's `devices`, the document has fio's `disk_util` for the VM's device.
     """
     timestamp_ms = int(started.timestamp() * 1000)
+    job = jobs[0]
     disks, notes = disk_util(job, devices) if devices is not None else ([], [])
+    reported = _reported(jobs)
+    groups: dict[int, dict[str, tuple[int, int]]] = {}
+    for r in reported:
+        totals = groups.setdefault(int(r.get("group", 0)), {"read": (0, 0), "write": (0, 0)})
+        for d in ("read", "write"):
+            io_bytes, runtime_ms = totals[d]
+            totals[d] = (io_bytes + int(r[d]["io_bytes"]), max(runtime_ms, round(r[d]["runtime_ms"])))
     return {
         "fio version": f"sanlab-{sanlab_version}",
         "timestamp": timestamp_ms // 1000,
         "timestamp_ms": timestamp_ms,
         "time": time.asctime(started.utctimetuple()),
-        "global options": {},
-        "jobs": [fio_job(job, timestamp_ms)],
+        "global options": {str(name): str(value) for name, value in job.get("global_options", [])},
+        "jobs": [fio_job(r, timestamp_ms, groups[int(r.get("group", 0))]) for r in reported],
         # fio writes `disk_util` after the jobs.
         **({"disk_util": disks} if disks else {}),
-        "sanlab notes": [_NOT_SIMULATED, *notes],
+        "sanlab notes": [_NOT_SIMULATED, *([_SYNCS_IN_GUEST] if any(any(j.get("syncs", {}).values()) for j in jobs) else []), *notes],
     }

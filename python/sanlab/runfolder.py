@@ -8,7 +8,7 @@
       timeseries.parquet                 variant, t_s, entity, metric, value
       report.html                        plots and tables, self-contained (`sanlab report` rewrites it)
       <variant>/scenario.resolved.toml
-      <variant>/fio/<job>.json
+      <variant>/fio/<entry>.json           fio JSON per [[vm.job]] entry (its jobs); fio logs per job
       <variant>/vdbench/summary.html     vdbench's interval lines, for variants with vdbench jobs
       <variant>/esxtop.csv               with --esxtop-csv: the time series in esxtop's batch CSV
 ```
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -109,15 +109,23 @@ def write_run_folder(
         resolved.write_text(variant["resolved_toml"], encoding="utf-8")
         record(resolved)
         devices = VariantDevices(variant)
+        # One fio document per workload entry (one fio invocation), holding its jobs.
+        entries: dict[str, list[Mapping[str, Any]]] = {}
+        notes: dict[str, list[str]] = {}
         for number, job in enumerate(variant["jobs"], start=1):
-            logs, notes = fio_logs(job, number, variant)
+            logs, log_notes = fio_logs(job, number, variant)
             for log_name, text in logs.items():
                 log_path = fio_dir / safe_name(log_name)
                 log_path.write_text(text, encoding="utf-8")
                 record(log_path)
-            fio_path = fio_dir / f"{safe_name(job['name'])}.json"
-            fio = fio_document(job, doc["version"], started, devices)
-            fio["sanlab notes"] += notes
+            entry = job.get("entry", job["name"])
+            entries.setdefault(entry, []).append(job)
+            entry_notes = notes.setdefault(entry, [])
+            entry_notes += [note for note in log_notes if note not in entry_notes]
+        for entry, jobs in entries.items():
+            fio_path = fio_dir / f"{safe_name(entry)}.json"
+            fio = fio_document(jobs, doc["version"], started, devices)
+            fio["sanlab notes"] += notes[entry]
             _write_json(fio_path, fio)
             record(fio_path)
     for path in write_vdbench_summaries(doc, out_dir, safe_name):

@@ -29,7 +29,7 @@ def _write_job(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_top_level_fields(doc: dict[str, Any]) -> None:
-    fio = fio_document(_write_job(doc), "0.1.0", STARTED)
+    fio = fio_document([_write_job(doc)], "0.1.0", STARTED)
     assert list(fio) == ["fio version", "timestamp", "timestamp_ms", "time", "global options", "jobs", "sanlab notes"]
     assert fio["fio version"] == "sanlab-0.1.0"
     assert fio["timestamp"] == int(STARTED.timestamp())
@@ -40,7 +40,7 @@ def test_top_level_fields(doc: dict[str, Any]) -> None:
 
 
 def test_job_fields(doc: dict[str, Any]) -> None:
-    job = fio_document(_write_job(doc), "0.1.0", STARTED)["jobs"][0]
+    job = fio_document([_write_job(doc)], "0.1.0", STARTED)["jobs"][0]
     assert job["jobname"] == "writer"
     assert job["groupid"] == 0
     assert job["error"] == 0
@@ -51,7 +51,7 @@ def test_job_fields(doc: dict[str, Any]) -> None:
 
 
 def test_direction_values(doc: dict[str, Any]) -> None:
-    write = fio_document(_write_job(doc), "0.1.0", STARTED)["jobs"][0]["write"]
+    write = fio_document([_write_job(doc)], "0.1.0", STARTED)["jobs"][0]["write"]
     io_bytes = 12000 * 32768
     assert write["io_bytes"] == io_bytes
     assert write["io_kbytes"] == io_bytes // 1024
@@ -64,7 +64,7 @@ def test_direction_values(doc: dict[str, Any]) -> None:
 
 
 def test_latency_objects(doc: dict[str, Any]) -> None:
-    write = fio_document(_write_job(doc), "0.1.0", STARTED)["jobs"][0]["write"]
+    write = fio_document([_write_job(doc)], "0.1.0", STARTED)["jobs"][0]["write"]
     assert write["slat_ns"] == {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
     assert write["clat_ns"] == write["lat_ns"]
     lat = write["clat_ns"]
@@ -79,7 +79,7 @@ def test_latency_objects(doc: dict[str, Any]) -> None:
 
 
 def test_empty_directions_have_no_percentiles(doc: dict[str, Any]) -> None:
-    job = fio_document(_write_job(doc), "0.1.0", STARTED)["jobs"][0]
+    job = fio_document([_write_job(doc)], "0.1.0", STARTED)["jobs"][0]
     for direction in ("read", "trim"):
         stats = job[direction]
         assert stats["total_ios"] == 0
@@ -90,7 +90,7 @@ def test_empty_directions_have_no_percentiles(doc: dict[str, Any]) -> None:
 
 def test_reads_like_fio_json(doc: dict[str, Any]) -> None:
     """A reader of fio's JSON finds per-direction clat percentiles and bandwidth where fio puts them."""
-    text = json.dumps(fio_document(_write_job(doc), "0.1.0", STARTED))
+    text = json.dumps(fio_document([_write_job(doc)], "0.1.0", STARTED))
     parsed = json.loads(text)
     job = parsed["jobs"][0]
     p99_ms = job["write"]["clat_ns"]["percentile"]["99.000000"] / 1e6
@@ -118,7 +118,7 @@ def _fio_tool(name: str) -> str:
 
 
 def test_jsonplus_bins_and_latency_shares_come_from_the_histogram(simulated_job: dict[str, Any]) -> None:
-    job = fio_document(simulated_job, "0.1.0", STARTED)["jobs"][0]
+    job = fio_document([simulated_job], "0.1.0", STARTED)["jobs"][0]
     read = job["read"]
     bins = read["clat_ns"]["bins"]
     assert sum(bins.values()) == read["total_ios"] == read["clat_ns"]["N"] > 1000
@@ -137,7 +137,7 @@ def test_keys_are_fios_own(simulated_job: dict[str, Any], tmp_path: Path) -> Non
         check=True, capture_output=True, text=True, cwd=tmp_path,
     ).stdout  # fmt: skip
     real = json.loads(out)
-    ours = fio_document(simulated_job, "0.1.0", STARTED)
+    ours = fio_document([simulated_job], "0.1.0", STARTED)
     assert set(ours) - {"sanlab notes"} <= set(real)
     assert set(ours["jobs"][0]) - {"job_start"} <= set(real["jobs"][0])
     for direction in ("read", "write"):
@@ -152,7 +152,7 @@ def test_keys_are_fios_own(simulated_job: dict[str, Any], tmp_path: Path) -> Non
 def test_fio_jsonplus_clat2csv_reads_sanlab_output(simulated_job: dict[str, Any], tmp_path: Path) -> None:
     """fio's own tools/fio_jsonplus_clat2csv (Debian's fio package) turns sanlab's JSON into CSV rows."""
     source = tmp_path / "sanlab.json"
-    source.write_text(json.dumps(fio_document(simulated_job, "0.1.0", STARTED)), encoding="utf-8")
+    source.write_text(json.dumps(fio_document([simulated_job], "0.1.0", STARTED)), encoding="utf-8")
     # The first run writes the CSV; the second checks it against the JSON.
     tool = [_fio_tool("fio_jsonplus_clat2csv"), str(source), str(tmp_path / "clat.csv")]
     subprocess.run(tool, check=True, capture_output=True, text=True)
@@ -228,17 +228,17 @@ def _real_fio_job(tmp_path: Path, *args: str) -> dict[str, Any]:
 def test_latency_target_depth_and_errors_as_fio_reports_them(tmp_path: Path) -> None:
     base = "fio --name=j --ioengine=libaio --rw=randread --bs=4k --size=1g --time_based --runtime=5"
     jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=32 --latency_target=650us --latency_window=100ms --rate_iops_min=100", "5s")
-    job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
+    job = fio_document([jobs[0]], "0.1.0", STARTED)["jobs"][0]
     assert 1 < job["latency_depth"] < 32
     assert (job["latency_target"], job["latency_percentile"], job["latency_window"], job["error"]) == (650_000, 100.0, 100_000, 0)
     real = _real_fio_job(tmp_path, "--iodepth=8", "--latency_target=1s", "--latency_window=100ms", "--time_based", "--runtime=1")
     assert {k for k in job if k.startswith("latency_")} == {k for k in real if k.startswith("latency_")}
     # A missed rate_iops_min ends the job with fio's EIO; a target depth 1 misses, with ETIMEDOUT.
     jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=1 --rate_iops_min=20000", "5s")
-    assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 5
+    assert fio_document([jobs[0]], "0.1.0", STARTED)["jobs"][0]["error"] == 5
     assert jobs[0]["fio"]["error"]["message"] == "rate_iops_min=20000 not met for reads, got 10000 IOPS"
     jobs = _one_server_jobs(tmp_path, f"{base} --iodepth=4 --latency_target=50us", "5s")
-    assert fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["error"] == 110
+    assert fio_document([jobs[0]], "0.1.0", STARTED)["jobs"][0]["error"] == 110
 
 
 # fio's disk_util keys (stat.c `json_array_add_disk_util`) less `util`, which sanlab does not simulate.
@@ -253,7 +253,7 @@ def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
     scenario = _one_server(tmp_path, "fio --name=j --ioengine=libaio --rw=randrw --rwmixread=75 --bs=8k --iodepth=4 --time_based --runtime=2", "2s")
     variant = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
     job, device = variant["jobs"][0], variant["devices"][0]
-    fio = fio_document(job, "0.1.0", STARTED, VariantDevices(variant))
+    fio = fio_document([job], "0.1.0", STARTED, VariantDevices(variant))
     assert list(fio)[-2:] == ["disk_util", "sanlab notes"]
     [disk] = fio["disk_util"]
     assert list(disk) == DISK_UTIL_KEYS
@@ -273,18 +273,18 @@ def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
     text = scenario.read_text(encoding="utf-8").replace('arrays = ["a"]', 'arrays = ["a"]\ntype = "vvol"')
     scenario.write_text(text, encoding="utf-8")
     vvol = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
-    [pe] = fio_document(vvol["jobs"][0], "0.1.0", STARTED, VariantDevices(vvol))["disk_util"]
+    [pe] = fio_document([vvol["jobs"][0]], "0.1.0", STARTED, VariantDevices(vvol))["disk_util"]
     assert (pe["name"], pe["read_ios"]) == ("a-pe", vvol["jobs"][0]["read"]["total_ios"])
     # Without the resolved scenario the device cannot be found: said so.
     without = {key: value for key, value in variant.items() if key not in ("resolved", "resolved_toml")}
-    fio = fio_document(job, "0.1.0", STARTED, VariantDevices(without))
+    fio = fio_document([job], "0.1.0", STARTED, VariantDevices(without))
     assert "disk_util" not in fio
     assert fio["sanlab notes"][-1] == "disk_util: not written: the results carry no resolved scenario with VM vm to find its device"
 
 
 def test_steadystate_object_as_fio_writes_it(tmp_path: Path) -> None:
     jobs = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=10 --ss=iops:1% --ss_dur=3", "10s")
-    job = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]
+    job = fio_document([jobs[0]], "0.1.0", STARTED)["jobs"][0]
     ss = job["steadystate"]
     assert (ss["ss"], ss["duration"], ss["attained"]) == ("iops:1.000000%", 3, 1)
     assert ss["data"]["iops"][1:] == [10_000, 10_000] and ss["data"]["bw"][1:] == [40_960_000, 40_960_000]
@@ -320,7 +320,7 @@ def test_fio_logs_from_the_time_series(cli: Any, tmp_path: Path) -> None:
     assert _check_fio_log(fio_dir / "t_iops.1.log")[1:] == [(4000, 10000, 0), (6000, 10000, 0)]
     assert _check_fio_log(fio_dir / "t_bw.1.log")[1:] == [(4000, 40000, 0), (6000, 40000, 0)]
     assert [v for _, v, _ in _check_fio_log(fio_dir / "t_lat.1.log")] == [100_000] * 3
-    written = json.loads((fio_dir / "vm-0.j.json").read_text(encoding="utf-8"))
+    written = json.loads((fio_dir / "vm-0.json").read_text(encoding="utf-8"))
     # The read completing at the run's last instant comes after the last sample, which disk_util sums.
     assert written["disk_util"][0]["read_ios"] == written["jobs"][0]["read"]["total_ios"] - 1
     notes = written["sanlab notes"]
@@ -382,7 +382,7 @@ def _samples(direction: dict[str, Any]) -> dict[str, Any]:
 
 def test_bw_and_iops_samples_have_fios_keys_in_fios_order(simulated_job: dict[str, Any], tmp_path: Path) -> None:
     real = _real_fio_job(tmp_path, "--runtime=1", "--time_based")
-    ours = fio_document(simulated_job, "0.1.0", STARTED)["jobs"][0]
+    ours = fio_document([simulated_job], "0.1.0", STARTED)["jobs"][0]
     for direction in ("read", "write", "trim"):
         keys = [key for key in real[direction] if key in SAMPLE_KEYS]
         assert keys == SAMPLE_KEYS
@@ -403,7 +403,7 @@ def test_samples_are_taken_as_fio_takes_them(tmp_path: Path, args: tuple[str, ..
     """A paced job's samples against Debian's fio (null engine) running the same options: as many
     windows (none for the one the job ends in), the same rates in whole units."""
     common = ("--iodepth=4", "--time_based", "--runtime=3", *args)
-    ours = fio_document(_one_server_jobs(tmp_path, " ".join(("fio --name=j --ioengine=libaio --rw=randread --bs=4k", *common)), "3s")[0], "0.1.0", STARTED)["jobs"][0]["read"]
+    ours = fio_document(_one_server_jobs(tmp_path, " ".join(("fio --name=j --ioengine=libaio --rw=randread --bs=4k", *common)), "3s")[:1], "0.1.0", STARTED)["jobs"][0]["read"]
     real = _real_fio_job(tmp_path, *common)["read"]
     assert ours["iops_samples"] == real["iops_samples"] > 1
     assert ours["bw_samples"] == real["bw_samples"] > 1
@@ -422,7 +422,7 @@ def test_a_per_io_log_samples_every_io_as_in_fio(tmp_path: Path) -> None:
     bandwidth the I/O's bytes x 10^6 over its latency in ns."""
     common = ("--rate_iops=200", "--time_based", "--runtime=1", "--write_bw_log=x", "--write_iops_log=x")
     jobs = _one_server_jobs(tmp_path, " ".join(("fio --name=j --ioengine=libaio --rw=randread --bs=4k", *common)), "1s")
-    ours = fio_document(jobs[0], "0.1.0", STARTED)["jobs"][0]["read"]
+    ours = fio_document([jobs[0]], "0.1.0", STARTED)["jobs"][0]["read"]
     real = _real_fio_job(tmp_path, *common)["read"]
     for job in (ours, real):
         assert job["iops_samples"] == job["bw_samples"] == job["total_ios"] > 100
@@ -440,17 +440,78 @@ def test_iodepth_level_counts_each_submission_by_the_depth_it_reaches(tmp_path: 
     issued = job["iodepth_level"]
     assert issued[:3] == [1, 2, 4] and issued[4:] == [0, 0, 0]
     assert sum(issued) >= job["read"]["total_ios"] > 1000
-    level = fio_document(job, "0.1.0", STARTED)["jobs"][0]["iodepth_level"]
+    level = fio_document([job], "0.1.0", STARTED)["jobs"][0]["iodepth_level"]
     assert level == {"1": 0.1, "2": 0.1, "4": 0.1, "8": pytest.approx(100.0 * issued[3] / sum(issued)), "16": 0.0, "32": 0.0, ">=64": 0.0}
     # A sync engine keeps one request in flight: every submission at depth 1.
     sync = _one_server_jobs(tmp_path, "fio --name=j --ioengine=psync --rw=randread --bs=4k --iodepth=8 --time_based --runtime=1", "1s")[0]
-    assert fio_document(sync, "0.1.0", STARTED)["jobs"][0]["iodepth_level"]["1"] == 100.0
+    assert fio_document([sync], "0.1.0", STARTED)["jobs"][0]["iodepth_level"]["1"] == 100.0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--fsync=4",),
+        ("--fdatasync=4",),
+        ("--sync_file_range=wait_before,write:4",),
+        ("--fsync=4", "--fdatasync=6"),
+        ("--ioengine=libaio", "--iodepth=8", "--fsync=1"),
+    ],
+)
+def test_syncs_are_counted_as_fio_counts_them(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A sync every N writes, against Debian's fio writing 1 MiB in 4 KiB blocks: none after the
+    last write; at depth 8 one before each write once a completion came (249 for 256 writes);
+    `total_ios` counts only the fsyncs, and `iodepth_level` counts syncs over the writes' total
+    (past 100 %), as fio 3.33 writes them. Each sync took 0 ns: it ends in the guest."""
+    engine = () if "--ioengine=libaio" in args else ("--ioengine=psync",)
+    cmd = " ".join(("fio --name=j --rw=write --size=1m --bs=4k", *engine, *args))
+    job = _one_server_jobs(tmp_path, cmd, "5s")[0]
+    ours = fio_document([job], "0.1.0", STARTED)
+    real = _real_fio_job(tmp_path, "--rw=write", "--size=1m", *args)
+    mine = ours["jobs"][0]
+    assert mine["write"]["total_ios"] == real["write"]["total_ios"] == 256
+    assert mine["sync"]["total_ios"] == real["sync"]["total_ios"]
+    assert mine["sync"]["lat_ns"]["N"] == real["sync"]["lat_ns"]["N"] > 0
+    assert mine["iodepth_level"] == pytest.approx(real["iodepth_level"])
+    assert (mine["sync"]["lat_ns"]["max"], mine["sync"]["lat_ns"]["bins"]) == (0, {"0": mine["sync"]["lat_ns"]["N"]})
+    assert list(mine["sync"]["lat_ns"]["percentile"]) == list(mine["write"]["clat_ns"]["percentile"])
+    assert any(note.startswith("sync:") for note in ours["sanlab notes"])
+    assert sum(job["syncs"].values()) == mine["sync"]["lat_ns"]["N"]
+
+
+def test_one_document_per_invocation_with_fios_groups(cli: Any, tmp_path: Path) -> None:
+    """A command line's jobs share one fio document, as fio writes one: its global options, and
+    with group_reporting one object per reporting group (a stonewall starts the next), its I/Os
+    the sum of the group's jobs and bw_agg against the group's bandwidth; Debian's fio (null
+    engine) gives the same shape."""
+    common = "--rw=randread --bs=4k --iodepth=4 --size=64m --group_reporting --time_based --runtime=1"
+    jobs = "--name=a --numjobs=2 --name=b --rw=randwrite --name=after --stonewall"
+    scenario = _one_server(tmp_path, f"fio --ioengine=libaio {common} {jobs}", "2s")
+    assert cli("run", str(scenario), "--quiet", "--out", str(tmp_path / "out")).returncode == 0
+    (path,) = (tmp_path / "out" / "base" / "fio").glob("*.json")
+    ours = json.loads(path.read_text(encoding="utf-8"))
+    out = tmp_path / "real.json"
+    subprocess.run([_fio_tool("fio"), "--output-format=json", f"--output={out}", "--ioengine=null", *common.split(), *jobs.split()], check=True, capture_output=True, cwd=tmp_path)
+    real = json.loads(out.read_text(encoding="utf-8"))
+    assert list(ours["global options"]) == list(real["global options"])
+    assert [j["groupid"] for j in ours["jobs"]] == [j["groupid"] for j in real["jobs"]] == [0, 1]
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["variants"][0]["jobs"]
+    group0 = [j for j in results if j["group"] == 0]
+    assert len(group0) == 3 and {j["entry"] for j in results} == {path.stem}
+    first = ours["jobs"][0]
+    for d in ("read", "write"):
+        assert first[d]["total_ios"] == sum(j[d]["total_ios"] for j in group0) > 0
+        assert first[d]["clat_ns"]["N"] == sum(j[d]["lat_ns"]["N"] for j in group0)
+        assert sum(first[d]["clat_ns"]["bins"].values()) == first[d]["clat_ns"]["N"]
+    # The group's reads come from two jobs: their samples add up, as fio's pure sum.
+    assert first["read"]["iops_mean"] == pytest.approx(sum(j["read"]["iops_samples"]["mean"] for j in group0))
+    assert 0 < first["write"]["bw_agg"] <= 100.0 and first["read"]["bw_agg"] == pytest.approx(100.0, abs=1)
+    assert sum(first["iodepth_level"].values()) == pytest.approx(100.0, abs=0.5)
 
 
 def test_ramp_time_is_left_out_of_samples_and_depths(tmp_path: Path) -> None:
     """fio resets its samples and depth counts when ramp_time ends: a 1 s ramp leaves 2 s of windows."""
     job = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=8 --rate_iops=1000 --time_based --runtime=2 --ramp_time=1", "3s")[0]
-    read = fio_document(job, "0.1.0", STARTED)["jobs"][0]["read"]
+    read = fio_document([job], "0.1.0", STARTED)["jobs"][0]["read"]
     assert read["iops_samples"] == 3 and read["iops_min"] == 1000
     assert sum(job["iodepth_level"]) == read["total_ios"] == 2000
 

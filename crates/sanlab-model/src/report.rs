@@ -81,6 +81,26 @@ pub struct JobReport {
     /// Measured submissions by the job's depth after each, in fio's `iodepth_level` buckets
     /// (1, 2, 4, 8, 16, 32, >=64).
     pub iodepth_level: [u64; 7],
+    /// Measured syncs of a job that syncs between writes (fio `fsync`, `fdatasync`,
+    /// `sync_file_range`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syncs: Option<SyncCounts>,
+    /// The workload entry (`[[vm.job]]`) the job comes from: one fio invocation, one fio document.
+    pub entry: String,
+    /// fio's reporting group among the entry's jobs.
+    pub group: u32,
+    /// The entry's global options (a job file's `[global]`, a command line's options before the
+    /// first `--name`), as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub global_options: Vec<(String, String)>,
+}
+
+/// A job's syncs by kind; each ended in the guest at once (see `workload/fio_sync.rs`).
+#[derive(Serialize)]
+pub struct SyncCounts {
+    pub fsync: u64,
+    pub fdatasync: u64,
+    pub sync_file_range: u64,
 }
 
 /// A host: what its VMs saw, what its devices saw, and its flow control when it has one.
@@ -347,6 +367,13 @@ impl World {
                     write: direction(&j.write, window_s, [bw[1], iops[1]]),
                     fio: j.workload.findings(),
                     iodepth_level: j.rates.depth_levels,
+                    entry: j.entry.clone(),
+                    group: j.workload.report_group(),
+                    global_options: j.workload.global_options(),
+                    syncs: j.sync.map(|_| {
+                        let [fsync, fdatasync, sync_file_range] = j.rates.syncs;
+                        SyncCounts { fsync, fdatasync, sync_file_range }
+                    }),
                 }
             })
             .collect();

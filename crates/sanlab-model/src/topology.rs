@@ -90,6 +90,8 @@ pub struct JobConfig {
     /// The workload entry the job comes from (the index of its first job): fio's `exitall` ends
     /// only jobs of the same file or command line.
     pub set: usize,
+    /// The name of that entry (`[[vm.job]]`'s name), which names its fio document.
+    pub entry: String,
 }
 
 pub struct Topology {

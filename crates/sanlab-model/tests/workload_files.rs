@@ -192,6 +192,7 @@ fn fio_malformed_files_name_file_and_line() {
     assert_eq!(e("rate_below_one.fio"), "vm[0].job[0].file: DATA/fio/bad/rate_below_one.fio:4: job `slow`: option `rate`: rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)");
     assert_eq!(e("wrong_section.fio"), "vm[0].job[0].file: DATA/fio/bad/wrong_section.fio:4: `output-format` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file");
     assert_eq!(e("wait_for_loop.fio"), "vm[0].job[0].file: DATA/fio/bad/wait_for_loop.fio:2: job `first`: wait_for=`second` waits for job `second`, defined below it; fio waits only for jobs defined above (no forward references), so the jobs would wait for each other forever: wait for a job above, or move `second` above `first`");
+    assert_eq!(e("sync_file_range_flag.fio"), "vm[0].job[0].file: DATA/fio/bad/sync_file_range_flag.fio:5: job `wal`: option `sync_file_range`: unknown flag `writ`: expected wait_before, write or wait_after; did you mean `write`?");
     assert!(e("unknown_option.fio").ends_with("unknown_option.fio:2: unknown fio option `iodepht`; did you mean `iodepth`?"));
     assert!(e("include_section.fio").contains("fio/bad/../include/with_section.fio:2: `[sneaky]`: included files may not contain sections"));
     assert!(e("unset_env.fio").ends_with("unset_env.fio:3: job `job`: option `size`: `` does not start with a number (${SANLAB_TEST_UNSET} is not set, so it expanded to nothing)"), "{}", e("unset_env.fio"));

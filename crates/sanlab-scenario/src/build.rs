@@ -323,6 +323,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let mut vm_names = NameList::default();
     let mut jobs = vec![];
     let mut job_files = HashMap::new();
+    let mut entry_files = HashMap::new();
     let multi_host = hosts.len() > 1;
     for v in top.tables("vm", "virtual machines")? {
         let name = unique_name(&v, "vm", &vm_names)?;
@@ -388,12 +389,13 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             let workload = build_kind(&j, WORKLOADS, Some("fio"))?;
             workload.check_sampling(sample_interval_ns).map_err(|(key, e)| j.error(key, e))?;
             let first = jobs.len();
+            // Each job writes its fio logs, and each entry <variant>/fio/<entry>.json.
             for instance in workload.instances() {
                 let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));
-                // Each job writes <variant>/fio/<job>.json.
                 claim_file_name(&n, "jobs", &mut job_files).map_err(|e| j.error("name", e))?;
-                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, after: instance.after.iter().map(|k| first + k).collect(), set: first });
+                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, after: instance.after.iter().map(|k| first + k).collect(), set: first, entry: job_name.clone() });
             }
+            claim_file_name(&job_name, "workload entries", &mut entry_files).map_err(|e| j.error("name", e))?;
         }
         v.finish()?;
         vm_names.push(name.clone());

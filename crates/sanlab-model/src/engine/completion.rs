@@ -98,6 +98,9 @@ impl World {
         let job = &mut self.jobs[j];
         job.outstanding -= 1;
         job.completed += 1;
+        if let Some(sync) = job.sync.as_mut() {
+            sync.completed();
+        }
         let job_measured = now >= job.measured_from_ns;
         if job_measured {
             job.rates.done(now, job.stop_ns, r.op, bytes, latency);

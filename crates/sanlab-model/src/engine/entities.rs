@@ -84,7 +84,11 @@ pub(crate) struct Job {
     /// fio `exitall` / `exitall_on_error`: the job's end ends others of its `set` (see
     /// [`crate::workload::ExitRule`]).
     pub exit: Option<crate::workload::ExitRule>,
+    /// fio `fsync` and its kin: when the job syncs between writes (see `workload/fio_sync.rs`).
+    pub sync: Option<crate::workload::SyncSchedule>,
     pub set: usize,
+    /// The name of its workload entry, which names its fio document.
+    pub entry: String,
     /// Started (its wait is over), ended by another's exit, finished (stopped, nothing in flight).
     pub started: bool,
     pub terminated: bool,
@@ -400,6 +404,7 @@ impl World {
                 let measured_from_ns = j.workload.measured_from_ns().max(t.run.warmup_ns);
                 let rates = super::rates::JobRates::new(j.workload.rate_sampling(), measured_from_ns);
                 let exit = j.workload.exit_rule();
+                let sync = j.workload.sync_schedule();
                 Job {
                     rng: RngStream::new(seed, &format!("job/{}", j.name)),
                     name: j.name,
@@ -421,7 +426,9 @@ impl World {
                     waiters,
                     rates,
                     exit,
+                    sync,
                     set: j.set,
+                    entry: j.entry,
                     started: false,
                     terminated: false,
                     finished: false,

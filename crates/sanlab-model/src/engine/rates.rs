@@ -142,14 +142,17 @@ fn depth_level(depth: u32) -> usize {
 pub(crate) struct JobRates {
     bw: Sampler,
     iops: Sampler,
-    /// Measured submissions by the job's depth just after each (itself included).
+    /// Measured submissions by the job's depth just after each (itself included), syncs too
+    /// as fio counts them.
     pub depth_levels: [u64; 7],
+    /// Measured syncs by kind (`workload::SYNC_KINDS`).
+    pub syncs: [u64; 3],
 }
 
 impl JobRates {
     /// Sampling `[bw, iops]` as the job asks, measured from `from_ns`.
     pub fn new(how: [RateSampling; 2], from_ns: u64) -> Self {
-        Self { bw: Sampler::new(how[0], true, from_ns), iops: Sampler::new(how[1], false, from_ns), depth_levels: [0; 7] }
+        Self { bw: Sampler::new(how[0], true, from_ns), iops: Sampler::new(how[1], false, from_ns), depth_levels: [0; 7], syncs: [0; 3] }
     }
 
     /// Starts over from `from_ns` (the job's measured start, or fio's final latency-target cycle).
@@ -161,6 +164,12 @@ impl JobRates {
     #[inline]
     pub fn issued(&mut self, depth: u32) {
         self.depth_levels[depth_level(depth)] += 1;
+    }
+
+    /// A measured sync of `kind` that brought the job's requests in flight to `depth`.
+    pub fn synced(&mut self, kind: usize, depth: u32) {
+        self.syncs[kind] += 1;
+        self.issued(depth);
     }
 
     /// A measured completion.

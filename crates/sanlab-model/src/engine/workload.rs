@@ -1,7 +1,7 @@
 //! Jobs issue requests: closed loops fill to their depth, open and timed loops schedule arrivals.
 
 use super::{pack, Ev, World};
-use crate::io::Io;
+use crate::io::{Io, Op};
 use crate::workload::Pacing;
 use sanlab_des::SimTime;
 
@@ -145,9 +145,18 @@ impl World {
             job.stop_ns = now;
             return self.maybe_finished(j);
         };
+        let measured = now >= job.measured_from_ns;
+        if let Some(sync) = job.sync.as_mut() {
+            // A sync fio issues before this request ends in the guest at once; fio counts it at
+            // the depth it brought the job to.
+            if let Some(kind) = sync.due().filter(|_| measured) {
+                job.rates.synced(kind, job.outstanding + 1);
+            }
+            sync.issued(r.op == Op::Write);
+        }
         job.outstanding += 1;
         job.issued += 1;
-        if now >= job.measured_from_ns {
+        if measured {
             job.rates.issued(job.outstanding);
         }
         let vm = job.vm;

@@ -473,6 +473,11 @@ pub(super) struct FioJob {
     exit_on_error: bool,
     exit_what: ExitWhat,
     exit: Option<ExitRule>,
+    sync: Option<super::fio_sync::SyncSchedule>,
+    /// fio's reporting group in its file, and the file's global options (see
+    /// [`Workload::report_group`]).
+    group: u32,
+    globals: Vec<(String, String)>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
 }
@@ -825,6 +830,9 @@ impl FioJob {
             exit_on_error,
             exit_what,
             exit,
+            sync: super::fio_sync::SyncSchedule::from_options(v)?,
+            group: 0,
+            globals: vec![],
             ignored: vec![],
         })
     }
@@ -938,6 +946,12 @@ impl FioJob {
     pub(super) fn set_exit(&mut self, group: u32, any_exitall: bool, any_rule: bool) {
         // The job's exit_what applies when another job sets exitall too.
         self.exit = any_rule.then_some(ExitRule { group, on_end: any_exitall, on_error: self.exit_on_error, what: self.exit_what });
+    }
+
+    /// Its reporting group in its file, and the global options it was given.
+    pub(super) fn set_report(&mut self, group: u32, globals: Vec<(String, String)>) {
+        self.group = group;
+        self.globals = globals;
     }
 
     /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
@@ -1098,6 +1112,18 @@ impl Workload for FioJob {
 
     fn exit_rule(&self) -> Option<ExitRule> {
         self.exit
+    }
+
+    fn sync_schedule(&self) -> Option<super::SyncSchedule> {
+        self.sync
+    }
+
+    fn report_group(&self) -> u32 {
+        self.group
+    }
+
+    fn global_options(&self) -> Vec<(String, String)> {
+        self.globals.clone()
     }
 }
 

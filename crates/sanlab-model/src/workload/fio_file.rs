@@ -29,6 +29,8 @@ struct Entry {
     line: usize,
     /// `${VAR}`s in the line that were not set (fio expands them to nothing).
     unset_vars: Vec<String>,
+    /// Given without a value (a flag): fio leaves it out of its `global options`.
+    bare: bool,
 }
 
 #[derive(Debug)]
@@ -38,6 +40,8 @@ struct JobSection {
     line: usize,
     /// The globals above it, then its own options, in order.
     entries: Vec<Entry>,
+    /// How many of `entries` are globals.
+    globals: usize,
 }
 
 /// The files read (the job file and its includes), for naming them in messages; or, for a
@@ -126,13 +130,14 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
     let Some(option) = lookup(key).filter(|o| o.effect != Effect::Unmodelled) else {
         return Err(files.at(file, line, unknown_option(key)));
     };
+    let bare = value.is_none();
     let value = match value {
         Some(v) => v.to_string(),
         // A bare option is a flag set to 1 (fio bool options); others need their value.
         None if matches!(option.effect, Effect::Ignored | Effect::Report) || matches!(option.ty, "boolean" | "flag") => "1".to_string(),
         None => return Err(files.at(file, line, format!("option `{key}` needs a value, e.g. `{key}=...`"))),
     };
-    sink.push(Entry { name: option.name, value, file, line, unset_vars });
+    sink.push(Entry { name: option.name, value, file, line, unset_vars, bare });
     Ok(())
 }
 
@@ -169,7 +174,7 @@ fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
                     k += 1;
                     unique = format!("{name}-{k}");
                 }
-                jobs.push(JobSection { name: unique, file, line: n + 1, entries: globals.clone() });
+                jobs.push(JobSection { name: unique, file, line: n + 1, entries: globals.clone(), globals: globals.len() });
                 current = Some(Some(jobs.len() - 1));
             }
             continue;
@@ -281,7 +286,7 @@ fn read_cmdline(text: &str) -> Result<(Files, Vec<JobSection>), String> {
                 continue;
             }
             file_name(&name).map_err(|e| format!("cmdline argument {n} `{arg}`: job {e}"))?;
-            jobs.push(JobSection { name: name.clone(), file: 0, line: n, entries: globals.clone() });
+            jobs.push(JobSection { name: name.clone(), file: 0, line: n, entries: globals.clone(), globals: globals.len() });
             in_job = true;
             continue;
         }
@@ -378,6 +383,7 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
             group += 1;
         }
         job.set_exit(group, any_exitall, any_rule);
+        job.set_report(group, global_options(&sections[i]));
         set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }
@@ -385,6 +391,17 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
 }
 
 /// Builds one job section into a fio job; option errors name the line that set the option.
+/// The global options a job was given with a value, as written (the last of a repeated one),
+/// for fio's `global options`.
+fn global_options(section: &JobSection) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vec![];
+    for e in section.entries[..section.globals].iter().filter(|e| !e.bare) {
+        out.retain(|(n, _)| n != e.name);
+        out.push((e.name.to_string(), e.value.clone()));
+    }
+    out
+}
+
 fn build_job(section: &JobSection, files: &Files, device_size_bytes: u64) -> Result<FioJob, String> {
     let mut values = OptionValues::default();
     for e in section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))) {
@@ -524,9 +541,9 @@ mod tests {
         let [model, ignored, unmodelled] = coverage();
         assert_eq!(model + ignored + unmodelled, OPTIONS.len());
         // A few of fio's everyday options, one of each effect.
-        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Report), ("fsync", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
+        for (name, effect) in [("timeout", Effect::Model), ("write_lat_log", Effect::Report), ("num_range", Effect::Unmodelled), ("hipri", Effect::Ignored)] {
             assert_eq!(lookup(name).map(|o| o.effect), Some(effect), "{name}");
         }
-        assert_eq!(unknown_option("fsync"), "fio option `fsync` cannot be modelled: flushes (fsync, fdatasync, sync_file_range, barriers) are not modelled");
+        assert_eq!(unknown_option("num_range"), "fio option `num_range` cannot be modelled: trims are not modelled");
     }
 }

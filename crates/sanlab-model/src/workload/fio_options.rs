@@ -63,9 +63,11 @@ const BUFFERS: &str = "buffer contents (patterns, compression, dedupe): sanlab d
 const ERRORS: &str = "error handling: a sanlab job stops at its first failed request, as fio does by default";
 const VERIFY_CONTENT: &str = "what verification checks in the data: sanlab models the reads it adds, not the data";
 const DEPRECATED: &str = "deprecated: fio ignores it too";
+const FINAL_SYNC: &str = "a sync at the job's end: it ends in the guest (write-through virtual disk), and fio counts it nowhere";
+const BARRIER: &str = "fio 3.33 marks every Nth write as a barrier, but no engine acts on the mark: the writes are plain writes";
+const FILL_DEVICE: &str = "on a raw device fio's job covers the device from offset, as without the option (HOWTO fill_device)";
 
 // Why options cannot be modelled.
-const FLUSH: &str = "flushes (fsync, fdatasync, sync_file_range, barriers) are not modelled";
 const TRIM: &str = "trims are not modelled";
 const REPLAY: &str = "replay a log with kind = \"trace\", format = \"fio_iolog\"";
 const ZBD: &str = "zoned block devices (zonemode=zbd) are not modelled";
@@ -87,6 +89,8 @@ const HTTP: &str = "an option of fio's http engine: sanlab simulates block I/O o
 const CEPH: &str = "an option of fio's rados and rbd engines: sanlab simulates block I/O on a disk";
 const FILEOPS: &str = "an option of fio's file-operation engines (filestat, e4defrag): sanlab simulates block I/O on a disk";
 const DISTRIBUTED: &str = "an option of fio's distributed file system engines (libhdfs, nfs, dfs): sanlab simulates block I/O on a disk";
+const GLUSTER: &str = "an option of fio's GlusterFS engines (gfapi, gfapi_async): sanlab simulates block I/O on a disk";
+const RPMA: &str = "an option of fio 3.33's librpma engines (RDMA to persistent memory): sanlab simulates block I/O on a disk";
 const GPU: &str = "an option of fio's GPU direct-storage engines (libcufile, libhipfile): sanlab simulates block I/O on a disk";
 
 /// Every option fio accepts, options.c first, then the block engines' and other engines' own.
@@ -152,7 +156,7 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("iodepth_low", &[], ENGINE),
     ignored("serialize_overlap", &[], ENGINE),
     ignored("io_submit_mode", &[], ENGINE),
-    cannot("fill_device", &["fill_fs"], FILL),
+    ignored("fill_device", &["fill_fs"], FILL_DEVICE),
     ignored("file_append", &[], FILES),
     cannot("offset_align", &[], SHAPE),
     cannot("num_range", &[], TRIM),
@@ -173,10 +177,10 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("file_service_type", &[], FILES),
     ignored("fallocate", &[], FILES),
     ignored("fadvise_hint", &[], FILES),
-    cannot("fsync", &[], FLUSH),
-    cannot("fdatasync", &[], FLUSH),
-    cannot("write_barrier", &[], FLUSH),
-    cannot("sync_file_range", &[], FLUSH),
+    opt("fsync", &[], "integer", "0", "an fsync every this many writes, as fio schedules it; it ends in the guest (write-through virtual disk) and takes no simulated time, and fio's JSON counts it under `sync`; 0 = none"),
+    opt("fdatasync", &[], "integer", "0", "as fsync, with fdatasync; fsync is checked first when both are due"),
+    file_opt("sync_file_range", &[], "flags:integer", "as fsync, with sync_file_range: flags from wait_before, write, wait_after, then the writes between calls, e.g. \"wait_before,write:8\""),
+    ignored("write_barrier", &[], BARRIER),
     ignored("direct", &[], CACHE),
     ignored("atomic", &[], CACHE),
     ignored("buffered", &[], CACHE),
@@ -269,8 +273,8 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("numa_cpu_nodes", &[], PROCESS),
     ignored("numa_mem_policy", &[], PROCESS),
     ignored("gpu_dev_id", &[], PROCESS),
-    ignored("end_fsync", &[], CACHE),
-    ignored("fsync_on_close", &[], CACHE),
+    ignored("end_fsync", &[], FINAL_SYNC),
+    ignored("fsync_on_close", &[], FINAL_SYNC),
     ignored("end_syncfs", &[], CACHE),
     ignored("unlink", &[], FILES),
     ignored("unlink_each_loop", &[], FILES),
@@ -339,6 +343,8 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("read-req-num-512-blocks", &[], PROFILE_OPTION),
     ignored("large-block-op-kbytes", &[], PROFILE_OPTION),
     ignored("prep", &[], PROFILE_OPTION),
+    ignored("block", &[], PROFILE_OPTION),
+    ignored("numruns", &[], PROFILE_OPTION),
     ignored("cgroup", &[], PROCESS),
     ignored("cgroup_nodelete", &[], PROCESS),
     ignored("cgroup_weight", &[], PROCESS),
@@ -458,13 +464,19 @@ pub(super) static OPTIONS: &[FioOption] = &[
     cannot("inplace", &[], FILEOPS),
     cannot("namenode", &[], DISTRIBUTED),
     cannot("hdfsdirectory", &[], DISTRIBUTED),
-    cannot("chunk_size", &[], DISTRIBUTED),
+    cannot("chunk_size", &["chunck_size"], DISTRIBUTED),
     cannot("single_instance", &[], DISTRIBUTED),
     cannot("hdfs_use_direct", &[], DISTRIBUTED),
     cannot("nfs_url", &[], DISTRIBUTED),
     cannot("cont", &[], DISTRIBUTED),
     cannot("object_class", &[], DISTRIBUTED),
     cannot("svcl", &[], DISTRIBUTED),
+    cannot("volume", &[], GLUSTER),
+    cannot("brick", &[], GLUSTER),
+    cannot("single-instance", &[], GLUSTER),
+    cannot("serverip", &[], RPMA),
+    cannot("busy_wait_polling", &[], RPMA),
+    cannot("direct_write_to_pmem", &[], RPMA),
     cannot("gpu_dev_ids", &[], GPU),
     cannot("cuda_io", &[], GPU),
     cannot("rocm_io", &[], GPU),

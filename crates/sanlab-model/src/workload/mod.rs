@@ -12,12 +12,14 @@ mod fio_lfsr;
 mod fio_options;
 mod fio_rates;
 mod fio_steer;
+mod fio_sync;
 mod ioping;
 mod trace;
 mod vdbench;
 mod vdbench_file;
 
 pub use fio_steer::{FioFindings, JobError, LatencyFound, SteadyFound};
+pub use fio_sync::{SyncSchedule, SYNC_KINDS};
 pub use vdbench::{runs as vdbench_runs, VdbenchRun};
 
 use crate::io::Op;
@@ -162,6 +164,19 @@ pub trait Workload {
     /// `exitall_on_error`).
     fn exit_rule(&self) -> Option<ExitRule> {
         None
+    }
+    /// When the job syncs between its writes (fio `fsync`, `fdatasync`, `sync_file_range`).
+    fn sync_schedule(&self) -> Option<SyncSchedule> {
+        None
+    }
+    /// fio's reporting group among the jobs of its file or command line: a `stonewall` or
+    /// `new_group` job starts the next (init.c).
+    fn report_group(&self) -> u32 {
+        0
+    }
+    /// The global options of the job's file or command line, as written (fio's `global options`).
+    fn global_options(&self) -> Vec<(String, String)> {
+        vec![]
     }
 }
 

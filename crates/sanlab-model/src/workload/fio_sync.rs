@@ -1,0 +1,136 @@
+//! fio's `fsync`, `fdatasync` and `sync_file_range`: a sync every N writes (io_u.c
+//! `get_rw_ddir`, `should_fsync`). The sync ends in the guest: the VM's virtual disk reports
+//! write-through caching, so Linux completes an empty flush without sending it (block/blk-flush.c
+//! `blk_insert_flush`) and nothing reaches the path. It takes no simulated time; fio counts it.
+
+use super::fio::{err, parse_int, OptionError, OptionValues};
+
+/// fio's sync kinds, in the order it checks them.
+pub const SYNC_KINDS: [&str; 3] = ["fsync", "fdatasync", "sync_file_range"];
+
+/// When a job syncs, and where its schedule stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncSchedule {
+    /// Writes between syncs per kind (`SYNC_KINDS` order); 0 = never.
+    every_writes: [u64; 3],
+    writes_issued: u64,
+    /// fio's `last_was_sync`: set by a sync, cleared by a read or write completing.
+    last_was_sync: bool,
+}
+
+impl SyncSchedule {
+    /// The options' schedule, or None when the job never syncs.
+    pub(super) fn from_options(v: &OptionValues) -> Result<Option<SyncSchedule>, OptionError> {
+        let mut every_writes = [0; 3];
+        for (k, name) in SYNC_KINDS.into_iter().enumerate().take(2) {
+            if let Some(s) = v.get(name) {
+                every_writes[k] = parse_int(name, s, 0, i64::from(u32::MAX))? as u64;
+            }
+        }
+        if let Some(s) = v.get("sync_file_range") {
+            every_writes[2] = sync_file_range_writes(s).map_err(|e| err("sync_file_range", e))?;
+        }
+        Ok((every_writes != [0; 3]).then_some(SyncSchedule { every_writes, writes_issued: 0, last_was_sync: false }))
+    }
+
+    /// The job is about to issue a request: the kind of sync fio issues first, if one is due
+    /// (a multiple of a kind's count of writes issued, and no sync since the last completion).
+    #[inline]
+    pub fn due(&mut self) -> Option<usize> {
+        if self.last_was_sync || self.writes_issued == 0 {
+            return None;
+        }
+        let kind = self.every_writes.iter().position(|&n| n > 0 && self.writes_issued % n == 0)?;
+        self.last_was_sync = true;
+        Some(kind)
+    }
+
+    /// A request was issued.
+    #[inline]
+    pub fn issued(&mut self, write: bool) {
+        self.writes_issued += u64::from(write);
+    }
+
+    /// One of the job's reads or writes completed.
+    #[inline]
+    pub fn completed(&mut self) {
+        self.last_was_sync = false;
+    }
+}
+
+/// `sync_file_range=str:int`: flags from wait_before, write, wait_after joined by commas, then
+/// the writes between calls (HOWTO `sync_file_range`).
+fn sync_file_range_writes(s: &str) -> Result<u64, String> {
+    const FLAGS: [&str; 3] = ["wait_before", "write", "wait_after"];
+    let (flags, count) = s.rsplit_once(':').ok_or_else(|| format!("`{s}`: expected flags, a colon and a count of writes, e.g. \"wait_before,write:8\""))?;
+    for flag in flags.split(',').map(str::trim) {
+        if !FLAGS.contains(&flag) {
+            return Err(format!("unknown flag `{flag}`: expected wait_before, write or wait_after{}", crate::spec::did_you_mean(flag, FLAGS)));
+        }
+    }
+    count.trim().parse::<u32>().map(u64::from).map_err(|_| format!("`{}` is not a whole number of writes", count.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule(opts: &[(&'static str, &str)]) -> Result<Option<SyncSchedule>, OptionError> {
+        let mut v = OptionValues::default();
+        for (k, s) in opts {
+            v.set(k, s.to_string());
+        }
+        SyncSchedule::from_options(&v)
+    }
+
+    /// Syncs of a job issuing `writes` writes at depth 1 (each completes before the next).
+    fn syncs_at_depth_one(s: &mut SyncSchedule, writes: u64) -> [u64; 3] {
+        let mut counts = [0; 3];
+        for _ in 0..writes {
+            if let Some(k) = s.due() {
+                counts[k] += 1;
+            }
+            s.issued(true);
+            s.completed();
+        }
+        counts
+    }
+
+    #[test]
+    fn a_sync_every_n_writes_but_not_after_the_last() {
+        // Debian's fio 3.33: 256 writes with fsync=4 give 63 syncs (none after the final write).
+        let mut s = schedule(&[("fsync", "4")]).unwrap().unwrap();
+        assert_eq!(syncs_at_depth_one(&mut s, 256), [63, 0, 0]);
+        // fsync is checked before fdatasync: at 12 writes fsync=4 and fdatasync=6 give one fsync.
+        let mut s = schedule(&[("fsync", "4"), ("fdatasync", "6")]).unwrap().unwrap();
+        assert_eq!(syncs_at_depth_one(&mut s, 13), [3, 1, 0]);
+        let mut s = schedule(&[("sync_file_range", "wait_before,write:4")]).unwrap().unwrap();
+        assert_eq!(syncs_at_depth_one(&mut s, 256), [0, 0, 63]);
+        assert_eq!(schedule(&[("fsync", "0")]).unwrap(), None);
+    }
+
+    #[test]
+    fn in_flight_writes_allow_one_sync_per_completion() {
+        // fsync=1 at depth 8 (Debian's fio 3.33 with libaio: 249 syncs for 256 writes): after the
+        // first write a sync, then none until a completion; from then one before each write.
+        let mut s = schedule(&[("fsync", "1")]).unwrap().unwrap();
+        let mut syncs = 0;
+        for k in 0..256 {
+            if k >= 8 {
+                s.completed();
+            }
+            syncs += u64::from(s.due().is_some());
+            s.issued(true);
+        }
+        assert_eq!(syncs, 249);
+    }
+
+    #[test]
+    fn sync_file_range_errors_name_what_was_expected() {
+        let e = schedule(&[("sync_file_range", "write,wait_aftr:8")]).unwrap_err();
+        assert!(e.message.contains("unknown flag `wait_aftr`") && e.message.contains("wait_after"), "{}", e.message);
+        let e = schedule(&[("sync_file_range", "8")]).unwrap_err();
+        assert!(e.message.contains("expected flags, a colon and a count"), "{}", e.message);
+        assert!(schedule(&[("fsync", "-1")]).is_err());
+    }
+}
