@@ -12,7 +12,9 @@ fio's CPU figures are written as 0, because fio-plot needs the keys, and `sanlab
 direction per `bwavgtime` / `iopsavgtime` window of 500 ms by default, whole KiB/s and I/Os per
 second, none for the window the job ends in; per I/O when the job writes a per-I/O log); `bw_agg`
 is the mean's share of the group's bandwidth, the document's job being its group.
-`iodepth_level` counts each measured submission by the job's requests in flight after it.
+`iodepth_level` counts each measured submission by the job's requests in flight after it, syncs
+included; `sync` counts the syncs, which end in the guest and take no simulated time. One
+document holds the jobs of one workload entry (one fio invocation), in fio's reporting groups.
 """
 
 from __future__ import annotations
@@ -207,6 +209,11 @@ def _sync(syncs: Mapping[str, int] | None, percentiles: Mapping[str, float]) -> 
     return {"total_ios": int(syncs["fsync"]), "lat_ns": _lat_ns(lat)}
 
 
+def _group(job: Mapping[str, Any]) -> int:
+    """The job's fio reporting group (0 for a job not read from a job file or command line)."""
+    return int(job.get("fio_place", {}).get("group", 0))
+
+
 def _enabled(options: Mapping[str, Any], name: str) -> bool:
     """A fio flag or boolean option given and not switched off (`group_reporting`, `=1`, `=0`)."""
     return name in options and str(options[name]).strip() not in ("0", "false", "no", "off")
@@ -286,10 +293,12 @@ def _summed_direction(stats: list[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _summed_job(jobs: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """Jobs of one reporting group with `group_reporting`, as one: named and optioned as the
-    first, the first error found (fio's `show_run_stats`)."""
+    """Jobs of one reporting group with `group_reporting`, as one: named as the first, with the
+    last one's job options and the first error found, as fio's `show_run_stats` writes them."""
     first = jobs[0]
     summed = {**first, **{d: _summed_direction([job[d] for job in jobs]) for d in ("read", "write")}}
+    if "fio_place" in first:
+        summed["fio_place"] = {**first["fio_place"], "job_options": jobs[-1]["fio_place"]["job_options"]}
     if all("iodepth_level" in job for job in jobs):
         summed["iodepth_level"] = [sum(levels) for levels in zip(*(job["iodepth_level"] for job in jobs), strict=True)]
     syncs = [job["syncs"] for job in jobs if job.get("syncs")]
@@ -304,7 +313,7 @@ def _reported(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     group whose jobs set `group_reporting`."""
     runs: list[list[Mapping[str, Any]]] = []
     for job in jobs:
-        if runs and _enabled(job["options"], "group_reporting") and _enabled(runs[-1][0]["options"], "group_reporting") and job.get("group", 0) == runs[-1][0].get("group", 0):
+        if runs and _enabled(job["options"], "group_reporting") and _enabled(runs[-1][0]["options"], "group_reporting") and _group(job) == _group(runs[-1][0]):
             runs[-1].append(job)
         else:
             runs.append([job])
@@ -321,14 +330,15 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int, group: Mapping[str, tuple
     bins = [job[d]["lat_ns"].get("bins", {}) for d in ("read", "write")]
     found = job.get("fio")
     syncs = job.get("syncs")
+    place = job.get("fio_place")
     return {
-        "jobname": job["name"],
-        "groupid": int(job.get("group", 0)),
+        "jobname": place["name"] if place else job["name"],
+        "groupid": _group(job),
         "job_start": job_start_ms,
         # fio's errno for a job it ended (EIO for a missed rate_min, ETIMEDOUT for latency_target).
         "error": found["error"]["errno"] if found and "error" in found else 0,
         "elapsed": -(-runtime_ms // 1000),
-        "job options": {str(key): str(value) for key, value in job["options"].items()},
+        "job options": {str(key): str(value) for key, value in (place["job_options"] if place else job["options"].items())},
         "read": read,
         "write": write,
         # fio writes trim's samples too, all zero; results from before samples were kept have none.
@@ -519,7 +529,7 @@ def fio_document(
     reported = _reported(jobs)
     groups: dict[int, dict[str, tuple[int, int]]] = {}
     for r in reported:
-        totals = groups.setdefault(int(r.get("group", 0)), {"read": (0, 0), "write": (0, 0)})
+        totals = groups.setdefault(_group(r), {"read": (0, 0), "write": (0, 0)})
         for d in ("read", "write"):
             io_bytes, runtime_ms = totals[d]
             totals[d] = (io_bytes + int(r[d]["io_bytes"]), max(runtime_ms, round(r[d]["runtime_ms"])))
@@ -528,8 +538,8 @@ def fio_document(
         "timestamp": timestamp_ms // 1000,
         "timestamp_ms": timestamp_ms,
         "time": time.asctime(started.utctimetuple()),
-        "global options": {str(name): str(value) for name, value in job.get("global_options", [])},
-        "jobs": [fio_job(r, timestamp_ms, groups[int(r.get("group", 0))]) for r in reported],
+        "global options": {str(name): str(value) for name, value in job.get("fio_place", {}).get("global_options", [])},
+        "jobs": [fio_job(r, timestamp_ms, groups[_group(r)]) for r in reported],
         # fio writes `disk_util` after the jobs.
         **({"disk_util": disks} if disks else {}),
         "sanlab notes": [_NOT_SIMULATED, *([_SYNCS_IN_GUEST] if any(any(j.get("syncs", {}).values()) for j in jobs) else []), *notes],

@@ -494,8 +494,9 @@ def test_one_document_per_invocation_with_fios_groups(cli: Any, tmp_path: Path) 
     real = json.loads(out.read_text(encoding="utf-8"))
     assert list(ours["global options"]) == list(real["global options"])
     assert [j["groupid"] for j in ours["jobs"]] == [j["groupid"] for j in real["jobs"]] == [0, 1]
+    assert [(j["jobname"], j["job options"]) for j in ours["jobs"]] == [(j["jobname"], j["job options"]) for j in real["jobs"]]
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["variants"][0]["jobs"]
-    group0 = [j for j in results if j["group"] == 0]
+    group0 = [j for j in results if j["fio_place"]["group"] == 0]
     assert len(group0) == 3 and {j["entry"] for j in results} == {path.stem}
     first = ours["jobs"][0]
     for d in ("read", "write"):

@@ -87,12 +87,9 @@ pub struct JobReport {
     pub syncs: Option<SyncCounts>,
     /// The workload entry (`[[vm.job]]`) the job comes from: one fio invocation, one fio document.
     pub entry: String,
-    /// fio's reporting group among the entry's jobs.
-    pub group: u32,
-    /// The entry's global options (a job file's `[global]`, a command line's options before the
-    /// first `--name`), as written.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub global_options: Vec<(String, String)>,
+    /// Its place in its fio job file or command line (section name, reporting group, options).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio_place: Option<crate::workload::FioPlace>,
 }
 
 /// A job's syncs by kind; each ended in the guest at once (see `workload/fio_sync.rs`).
@@ -368,8 +365,7 @@ impl World {
                     fio: j.workload.findings(),
                     iodepth_level: j.rates.depth_levels,
                     entry: j.entry.clone(),
-                    group: j.workload.report_group(),
-                    global_options: j.workload.global_options(),
+                    fio_place: j.workload.fio_place(),
                     syncs: j.sync.map(|_| {
                         let [fsync, fdatasync, sync_file_range] = j.rates.syncs;
                         SyncCounts { fsync, fdatasync, sync_file_range }

@@ -474,10 +474,8 @@ pub(super) struct FioJob {
     exit_what: ExitWhat,
     exit: Option<ExitRule>,
     sync: Option<super::fio_sync::SyncSchedule>,
-    /// fio's reporting group in its file, and the file's global options (see
-    /// [`Workload::report_group`]).
-    group: u32,
-    globals: Vec<(String, String)>,
+    /// Its place in its job file or command line (see [`Workload::fio_place`]).
+    place: Option<super::FioPlace>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(super) ignored: Vec<&'static str>,
 }
@@ -831,8 +829,7 @@ impl FioJob {
             exit_what,
             exit,
             sync: super::fio_sync::SyncSchedule::from_options(v)?,
-            group: 0,
-            globals: vec![],
+            place: None,
             ignored: vec![],
         })
     }
@@ -948,10 +945,8 @@ impl FioJob {
         self.exit = any_rule.then_some(ExitRule { group, on_end: any_exitall, on_error: self.exit_on_error, what: self.exit_what });
     }
 
-    /// Its reporting group in its file, and the global options it was given.
-    pub(super) fn set_report(&mut self, group: u32, globals: Vec<(String, String)>) {
-        self.group = group;
-        self.globals = globals;
+    pub(super) fn set_place(&mut self, place: super::FioPlace) {
+        self.place = Some(place);
     }
 
     /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
@@ -1118,12 +1113,8 @@ impl Workload for FioJob {
         self.sync
     }
 
-    fn report_group(&self) -> u32 {
-        self.group
-    }
-
-    fn global_options(&self) -> Vec<(String, String)> {
-        self.globals.clone()
+    fn fio_place(&self) -> Option<super::FioPlace> {
+        self.place.clone()
     }
 }
 

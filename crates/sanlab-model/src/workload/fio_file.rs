@@ -8,7 +8,7 @@
 //! own units and defaults (see `fio.rs`).
 
 use super::fio::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
-use super::{at_line, JobSet, Workload};
+use super::{at_line, FioPlace, JobSet, Workload};
 use crate::names::file_name;
 use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
@@ -383,7 +383,13 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
             group += 1;
         }
         job.set_exit(group, any_exitall, any_rule);
-        job.set_report(group, global_options(&sections[i]));
+        let s = &sections[i];
+        let mut job_options = given(&s.entries[s.globals..]);
+        // On a command line `--name` is one of the job's options, and fio lists it.
+        if files.1.is_some() {
+            job_options.insert(0, ("name".into(), s.name.clone()));
+        }
+        job.set_place(FioPlace { name: s.name.clone(), group, global_options: given(&s.entries[..s.globals]), job_options });
         set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }
@@ -391,11 +397,10 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
 }
 
 /// Builds one job section into a fio job; option errors name the line that set the option.
-/// The global options a job was given with a value, as written (the last of a repeated one),
-/// for fio's `global options`.
-fn global_options(section: &JobSection) -> Vec<(String, String)> {
+/// Options given with a value, as written (the last of a repeated one), as fio's JSON lists them.
+fn given(entries: &[Entry]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = vec![];
-    for e in section.entries[..section.globals].iter().filter(|e| !e.bare) {
+    for e in entries.iter().filter(|e| !e.bare) {
         out.retain(|(n, _)| n != e.name);
         out.push((e.name.to_string(), e.value.clone()));
     }

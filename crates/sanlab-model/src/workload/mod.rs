@@ -19,7 +19,7 @@ mod vdbench;
 mod vdbench_file;
 
 pub use fio_steer::{FioFindings, JobError, LatencyFound, SteadyFound};
-pub use fio_sync::{SyncSchedule, SYNC_KINDS};
+pub use fio_sync::SyncSchedule;
 pub use vdbench::{runs as vdbench_runs, VdbenchRun};
 
 use crate::io::Op;
@@ -169,15 +169,24 @@ pub trait Workload {
     fn sync_schedule(&self) -> Option<SyncSchedule> {
         None
     }
-    /// fio's reporting group among the jobs of its file or command line: a `stonewall` or
-    /// `new_group` job starts the next (init.c).
-    fn report_group(&self) -> u32 {
-        0
+    /// Where a job of a fio job file or command line sits in it, for fio's JSON.
+    fn fio_place(&self) -> Option<FioPlace> {
+        None
     }
-    /// The global options of the job's file or command line, as written (fio's `global options`).
-    fn global_options(&self) -> Vec<(String, String)> {
-        vec![]
-    }
+}
+
+/// A job's place in its fio job file or command line, as fio's JSON reports it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FioPlace {
+    /// The job's section (or `--name`): fio's `jobname`, which its clones share.
+    pub name: String,
+    /// Its reporting group: a `stonewall` or `new_group` job after the first starts the next
+    /// (init.c).
+    pub group: u32,
+    /// The options given with a value, as written (the last of a repeated one): fio's
+    /// `global options` (the globals above the job) and `job options` (its own).
+    pub global_options: Vec<(String, String)>,
+    pub job_options: Vec<(String, String)>,
 }
 
 /// When a job's end ends others of the same file, as fio does (libfio.c `fio_terminate_threads`,
