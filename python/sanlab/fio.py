@@ -174,6 +174,8 @@ def _steadystate(ss: Mapping[str, Any]) -> dict[str, Any]:
         "data": {
             "bw_mean": sum(bw) // len(bw),
             "iops_mean": sum(iops) // len(iops),
+            # A latency criterion (fio 3.41) adds the intervals' mean latencies.
+            **({"lat_mean": sum(ss["lat_ns"]) // len(ss["lat_ns"]), "lat_ns": list(ss["lat_ns"])} if "lat_ns" in ss else {}),
             "iops": list(iops),
             "bw": list(bw),
         },

@@ -291,6 +291,13 @@ def test_steadystate_object_as_fio_writes_it(tmp_path: Path) -> None:
     assert job["job_runtime"] == 3000
     real = _real_fio_job(tmp_path, "--ss=iops:50%", "--ss_dur=2", "--time_based", "--runtime=3")["steadystate"]
     assert list(ss) == list(real) and list(ss["data"]) == list(real["data"])
+    # A latency criterion (fio 3.41, steadystate.c): each interval's mean latency, listed with
+    # its mean between iops_mean and iops, as fio's stat.c writes them.
+    jobs = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --time_based --runtime=10 --ss=lat:1% --ss_dur=3", "10s")
+    ss = fio_document([jobs[0]], "0.1.0", STARTED)["jobs"][0]["steadystate"]
+    assert (ss["ss"], ss["attained"]) == ("lat:1.000000%", 1)
+    assert list(ss["data"]) == ["bw_mean", "iops_mean", "lat_mean", "lat_ns", "iops", "bw"]
+    assert ss["data"]["lat_ns"] == [100_000] * 3 and ss["data"]["lat_mean"] == 100_000
 
 
 # fio's own log parser from fio's source (tools/fiologparser.py), when the fio repository is fetched

@@ -48,6 +48,9 @@ pub struct SteadyFound {
     pub slope: f64,
     pub bw_bytes_per_s: Vec<u64>,
     pub iops: Vec<u64>,
+    /// The intervals' mean latencies, for a latency criterion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat_ns: Option<Vec<u64>>,
 }
 
 /// What a fio job found while it ran, or why it ended early.
@@ -304,13 +307,15 @@ impl LatencySearch {
 enum Measure {
     Iops,
     Bw,
+    /// Mean completion latency (fio 3.41's `lat`, `lat_slope`; steadystate.c at f5344384).
+    Lat,
 }
 
-/// fio `steadystate` over `ss_dur`: every check interval (1 s) a sample of the job's IOPS and
-/// bandwidth over that interval; once `ss_dur` of samples is in, the job ends when the window's
-/// largest deviation from its mean (`iops`, `bw`) or the least-squares slope (`iops_slope`,
-/// `bw_slope`) is below the limit, in percent of the mean when the limit ends in `%`. Samples
-/// start one interval after `ss_ramp`.
+/// fio `steadystate` over `ss_dur`: every check interval (1 s) a sample of the job's IOPS,
+/// bandwidth and mean latency over that interval; once `ss_dur` of samples is in, the job ends
+/// when the window's largest deviation from its mean (`iops`, `bw`, `lat`) or the least-squares
+/// slope (`iops_slope`, `bw_slope`, `lat_slope`) is below the limit, in percent of the mean when
+/// the limit ends in `%`. Samples start one interval after `ss_ramp`.
 #[derive(Clone, Debug)]
 struct SteadyState {
     measure: Measure,
@@ -323,9 +328,11 @@ struct SteadyState {
     next_check_ns: u64,
     ios: u64,
     bytes: u64,
-    prev: (u64, u64),
-    /// (iops, bytes/s) per interval, at most `duration / interval` of them, oldest first.
-    window: std::collections::VecDeque<(u64, u64)>,
+    latency_ns: u128,
+    prev: (u64, u64, u128),
+    /// (iops, bytes/s, mean latency in ns) per interval, at most `duration / interval` of them,
+    /// oldest first.
+    window: std::collections::VecDeque<(u64, u64, u64)>,
     attained: bool,
     criterion: f64,
     max_deviation: f64,
@@ -351,19 +358,23 @@ impl SteadyState {
         let intervals = duration_ns / interval_ns;
         let text = v.get("steadystate").unwrap_or("iops_slope:0.01%").trim();
         let (name, limit) = text.split_once(':').ok_or_else(|| err("steadystate", format!("`{text}` has no limit: expected criterion:limit, e.g. iops_slope:0.1%")))?;
-        const NAMES: [&str; 4] = ["iops", "iops_slope", "bw", "bw_slope"];
+        const NAMES: [&str; 6] = ["iops", "iops_slope", "bw", "bw_slope", "lat", "lat_slope"];
         let (measure, slope) = match name.trim() {
             "iops" => (Measure::Iops, false),
             "iops_slope" => (Measure::Iops, true),
             "bw" => (Measure::Bw, false),
             "bw_slope" => (Measure::Bw, true),
-            "lat" | "lat_slope" => return Err(err("steadystate", "latency criteria (lat, lat_slope) are not modelled: use iops, iops_slope, bw or bw_slope")),
+            "lat" => (Measure::Lat, false),
+            "lat_slope" => (Measure::Lat, true),
             other => return Err(err("steadystate", format!("unknown criterion `{other}`: expected one of {}{}", NAMES.join(", "), did_you_mean(other, NAMES)))),
         };
         let (limit, percent) = match limit.trim().strip_suffix('%') {
             Some(p) => (finite(p.trim()).map_err(|e| err("steadystate", e))?, true),
             // A bandwidth limit reads as a size per second (fio `str_to_decimal` with kb_base).
             None if measure == Measure::Bw => (units.size(limit).map_err(|e| err("steadystate", e))? as f64, false),
+            // fio reads a latency limit as a time in microseconds (`check_str_time`) and compares
+            // its number with deviations in nanoseconds: `lat:20us` holds at 20 ns. As fio does.
+            None if measure == Measure::Lat => (parse_duration(limit.trim(), 1_000).map_err(|e| err("steadystate", e))? as f64 / 1_000.0, false),
             None => (finite(limit.trim()).map_err(|e| err("steadystate", e))?, false),
         };
         if limit < 0.0 {
@@ -383,7 +394,8 @@ impl SteadyState {
             next_check_ns: interval_ns,
             ios: 0,
             bytes: 0,
-            prev: (0, 0),
+            latency_ns: 0,
+            prev: (0, 0, 0),
             window: Default::default(),
             attained: false,
             criterion: 0.0,
@@ -409,6 +421,7 @@ impl SteadyState {
         }
         self.ios += 1;
         self.bytes += u64::from(c.size_bytes);
+        self.latency_ns += u128::from(c.latency_ns);
         None
     }
 
@@ -416,8 +429,11 @@ impl SteadyState {
         let interval_ms = self.interval_ns / 1_000_000;
         // fio scales the interval's counts by the time since its last check over the interval.
         let per_s = |delta: u64| interval_ms * delta / (interval_ms * interval_ms / 1_000).max(1);
-        let sample = (per_s(self.ios - self.prev.0), per_s(self.bytes - self.prev.1));
-        self.prev = (self.ios, self.bytes);
+        // The interval's mean latency, truncated to whole ns as fio stores it (0 without I/O).
+        let ios = self.ios - self.prev.0;
+        let lat = if ios > 0 { ((self.latency_ns - self.prev.2) / u128::from(ios)) as u64 } else { 0 };
+        let sample = (per_s(ios), per_s(self.bytes - self.prev.1), lat);
+        self.prev = (self.ios, self.bytes, self.latency_ns);
         if at_ns < self.ramp_ns + self.interval_ns && self.ramp_ns > 0 {
             return false;
         }
@@ -429,7 +445,15 @@ impl SteadyState {
         if self.window.len() < n {
             return false;
         }
-        let ys: Vec<f64> = self.window.iter().map(|&(iops, bw)| if self.measure == Measure::Iops { iops } else { bw } as f64).collect();
+        let ys: Vec<f64> = self
+            .window
+            .iter()
+            .map(|&(iops, bw, lat)| match self.measure {
+                Measure::Iops => iops,
+                Measure::Bw => bw,
+                Measure::Lat => lat,
+            } as f64)
+            .collect();
         let mean = ys.iter().sum::<f64>() / n as f64;
         let value = if self.slope {
             let nf = n as f64;
@@ -451,11 +475,13 @@ impl SteadyState {
             (Measure::Iops, true) => "iops_slope",
             (Measure::Bw, false) => "bw",
             (Measure::Bw, true) => "bw_slope",
+            (Measure::Lat, false) => "lat",
+            (Measure::Lat, true) => "lat_slope",
         };
         let pct = if self.percent { "%" } else { "" };
         // fio lists a full window; intervals not sampled yet are 0.
-        let mut samples: Vec<(u64, u64)> = self.window.iter().copied().collect();
-        samples.resize(self.intervals(), (0, 0));
+        let mut samples: Vec<(u64, u64, u64)> = self.window.iter().copied().collect();
+        samples.resize(self.intervals(), (0, 0, 0));
         SteadyFound {
             ss: format!("{name}:{:.6}{pct}", self.limit),
             duration_s: self.duration_s,
@@ -466,6 +492,7 @@ impl SteadyState {
             slope: self.slope_value,
             bw_bytes_per_s: samples.iter().map(|s| s.1).collect(),
             iops: samples.iter().map(|s| s.0).collect(),
+            lat_ns: (self.measure == Measure::Lat).then(|| samples.iter().map(|s| s.2).collect()),
         }
     }
 }
@@ -612,6 +639,30 @@ mod tests {
         assert_eq!(at(Op::Write, 2_000_000), Steer::Keep);
         assert_eq!(at(Op::Write, 2_000_001), Steer::Stop { since_ns: 5_000 });
         assert_eq!(s.findings().unwrap().error.unwrap().errno, ETIMEDOUT);
+    }
+
+    #[test]
+    fn a_latency_criterion_watches_each_intervals_mean_latency() {
+        // 1,000 reads per second at 100 us, then at 300 us from 2 s on: the deviation over 3 s
+        // holds once the step has left the window; fio's JSON lists the intervals' means.
+        let mut s = steering(&[("steadystate", "lat:1%"), ("steadystate_duration", "3")]).unwrap();
+        let mut stopped = None;
+        for k in 1..=8_000u64 {
+            let latency_ns = if k < 2_000 { 100_000 } else { 300_000 };
+            let c = Completion { op: Op::Read, size_bytes: 4096, latency_ns, since_ns: k * 1_000_000, outstanding: 0 };
+            if let Steer::Stop { since_ns } = s.completed(&c) {
+                stopped = Some(since_ns);
+                break;
+            }
+        }
+        assert_eq!(stopped, Some(5_000_000_000));
+        let found = s.findings().unwrap().steadystate.unwrap();
+        assert_eq!((found.ss.as_str(), found.attained), ("lat:1.000000%", true));
+        assert_eq!(found.lat_ns, Some(vec![300_000; 3]));
+        // A slope needs two intervals; an absolute limit is fio's time in microseconds, compared
+        // with nanoseconds as fio compares it.
+        let slope = steering(&[("steadystate", "lat_slope:20us"), ("steadystate_duration", "2")]).unwrap();
+        assert_eq!(slope.steady.as_ref().map(|s| (s.limit, s.slope, s.percent)), Some((20.0, true, false)));
     }
 
     #[test]
