@@ -38,6 +38,16 @@ impl OptionValues {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
     }
 
+    /// Options from (name, text) pairs, in order (tests).
+    #[cfg(test)]
+    pub fn of(opts: &[(&'static str, &str)]) -> Self {
+        let mut v = Self::default();
+        for (name, text) in opts {
+            v.set(name, text.to_string());
+        }
+        v
+    }
+
     /// The position at which `name` was last given (its order among the options).
     pub fn position(&self, name: &str) -> Option<usize> {
         self.0.iter().position(|(n, _)| *n == name)
@@ -1300,11 +1310,7 @@ mod tests {
     }
 
     fn file_job(opts: &[(&'static str, &str)]) -> Result<Box<dyn Workload>, OptionError> {
-        let mut v = OptionValues::default();
-        for (n, x) in opts {
-            v.set(n, x.to_string());
-        }
-        Ok(Box::new(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 })?))
+        Ok(Box::new(FioJob::from_options(&OptionValues::of(opts), Dialect::JobFile { device_size_bytes: 1 << 30 })?))
     }
 
     #[test]
@@ -1427,10 +1433,7 @@ mod tests {
         assert!(job("percentage_random = \"half\"").err().unwrap().message.contains("`half` is not a whole number"));
         // Job files read the same option table.
         assert!(lookup("percentage_random").is_some_and(|o| o.effect == Effect::Model));
-        let mut v = OptionValues::default();
-        v.set("rw", "randwrite".into());
-        v.set("size", "64k".into());
-        v.set("percentage_random", "50,0".into());
+        let mut v = OptionValues::of(&[("rw", "randwrite"), ("size", "64k"), ("percentage_random", "50,0")]);
         let mut j: Box<dyn Workload> = Box::new(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 }).unwrap());
         assert_eq!(draw(&mut j, 100).iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), (0..16).map(|i| i * 4096).collect::<Vec<u64>>());
         v.set("percentage_random", "101".into());

@@ -97,11 +97,7 @@ mod tests {
     use super::*;
 
     fn share(opts: &[(&'static str, &str)]) -> Result<Option<FlowShare>, OptionError> {
-        let mut v = OptionValues::default();
-        for (n, x) in opts {
-            v.set(n, x.to_string());
-        }
-        FlowShare::from_options(&v)
+        FlowShare::from_options(&OptionValues::of(opts))
     }
 
     #[test]

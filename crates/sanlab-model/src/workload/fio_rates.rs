@@ -37,11 +37,7 @@ mod tests {
     use super::*;
 
     fn sampling(options: &[(&'static str, &str)]) -> Result<[RateSampling; 2], OptionError> {
-        let mut v = OptionValues::default();
-        for (n, s) in options {
-            v.set(n, s.to_string());
-        }
-        rate_sampling(&v, false)
+        rate_sampling(&OptionValues::of(options), false)
     }
 
     #[test]
@@ -60,9 +56,7 @@ mod tests {
         // Without it, log_avg_msec is the statistics' window too.
         assert_eq!(sampling(&[("write_bw_log", "x"), ("log_avg_msec", "2000")]).unwrap()[0], RateSampling::Window { ms: 2000 });
         assert_eq!(sampling(&[("write_bw_log", "x"), ("log_avg_msec", "2000"), ("log_store_compressed", "1")]).unwrap()[0], RateSampling::PerIo);
-        let mut v = OptionValues::default();
-        v.set("write_iops_log", "x".into());
-        v.set("log_avg_msec", "1000".into());
+        let v = OptionValues::of(&[("write_iops_log", "x"), ("log_avg_msec", "1000")]);
         assert_eq!(rate_sampling(&v, true).unwrap()[1], RateSampling::PerIo);
     }
 

@@ -589,11 +589,7 @@ mod tests {
     use super::*;
 
     fn steering(opts: &[(&'static str, &str)]) -> Result<Steering, OptionError> {
-        let mut v = OptionValues::default();
-        for (n, x) in opts {
-            v.set(n, x.to_string());
-        }
-        Steering::from_options(&v, &Units { dialect: Dialect::JobFile { device_size_bytes: 1 << 30 }, kb_base: 1024 }, 32)
+        Steering::from_options(&OptionValues::of(opts), &Units { dialect: Dialect::JobFile { device_size_bytes: 1 << 30 }, kb_base: 1024 }, 32)
     }
 
     #[test]

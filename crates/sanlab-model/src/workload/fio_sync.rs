@@ -76,11 +76,7 @@ mod tests {
     use super::*;
 
     fn schedule(opts: &[(&'static str, &str)]) -> Result<Option<SyncSchedule>, OptionError> {
-        let mut v = OptionValues::default();
-        for (k, s) in opts {
-            v.set(k, s.to_string());
-        }
-        SyncSchedule::from_options(&v)
+        SyncSchedule::from_options(&OptionValues::of(opts))
     }
 
     /// Syncs of a job issuing `writes` writes at depth 1 (each completes before the next).
