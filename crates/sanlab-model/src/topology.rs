@@ -148,6 +148,8 @@ pub struct Cost {
     pub max_series: u64,
     pub series_bytes: u64,
     pub outstanding: u64,
+    /// What the workloads' own state may grow to (fio's random maps).
+    pub workload_bytes: u64,
 }
 
 impl Topology {
@@ -160,7 +162,8 @@ impl Topology {
         let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY) + self.devices.len() as u64 * crate::engine::by_direction::SERIES;
         let series_bytes = series_bytes(samples, max_series);
         let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
-        Cost { entities, samples, max_series, series_bytes, outstanding }
+        let workload_bytes = self.jobs.iter().map(|j| j.workload.state_bytes()).sum();
+        Cost { entities, samples, max_series, series_bytes, outstanding, workload_bytes }
     }
 
     /// When each job issues: from its start (fio `startdelay`) until its runtime, as the engine
@@ -194,8 +197,8 @@ pub mod memory {
     pub const ENTITY_BYTES: u64 = 28_000;
 
     /// The engine's state for one variant.
-    pub fn engine_bytes(entities: u64, outstanding: u64, series_bytes: u64) -> u64 {
-        entities.saturating_mul(ENTITY_BYTES).saturating_add(outstanding.saturating_mul(REQUEST_BYTES)).saturating_add(series_bytes)
+    pub fn engine_bytes(entities: u64, outstanding: u64, series_bytes: u64, workload_bytes: u64) -> u64 {
+        entities.saturating_mul(ENTITY_BYTES).saturating_add(outstanding.saturating_mul(REQUEST_BYTES)).saturating_add(series_bytes).saturating_add(workload_bytes)
     }
 
     /// What the run keeps of one variant's `rows` (samples x series) until it writes them.

@@ -762,4 +762,15 @@ fn fio_issues_what_fio_itself_issued() {
         assert!(issued.iter().all(|r| r.0 == Op::Write && r.2 % 4096 == 0 && (4096..=16384).contains(&r.2)));
         assert_eq!(issued.iter().map(|r| u64::from(r.2)).sum::<u64>(), 65536, "{issued:?}");
     }
+    // fio's random map: another generator, the same kind of sequence: every 4k block of the
+    // 1 MiB read exactly once, 64k reads cut short where they meet a block already read.
+    for issued in [fio_issued("randmap"), sanlab_issued("randmap")] {
+        let mut reads = vec![0u32; 256];
+        for &(op, offset, len) in &issued {
+            assert!(op == Op::Read && len % 4096 == 0 && (4096..=65536).contains(&len), "{issued:?}");
+            (offset / 4096..(offset + u64::from(len)) / 4096).for_each(|b| reads[b as usize] += 1);
+        }
+        assert!(reads.iter().all(|&n| n == 1), "{issued:?}");
+        assert!(issued.iter().any(|r| r.2 != 4096 && r.2 != 65536), "some reads were cut short: {issued:?}");
+    }
 }

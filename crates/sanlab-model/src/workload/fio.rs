@@ -11,6 +11,7 @@ use super::distribution::{Distribution, DistributionSpec};
 pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::fio_flow::{Flow, FlowShare};
+use super::fio_random_map::RandomMap;
 use super::fio_steer::{FioFindings, Steering};
 use super::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
 use crate::io::Op;
@@ -475,6 +476,10 @@ pub(super) struct FioJob {
     /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
     /// the region's blocks, made at the first random offset (from the job's stream).
     lfsr: Option<(u64, Option<super::fio_lfsr::BlockCycle>)>,
+    /// fio's random map (job files and command lines without `norandommap`): its unit in bytes
+    /// and one map per file, made at the file's first random offset.
+    random_map: Option<(u64, Vec<Option<RandomMap>>)>,
+    time_based: bool,
     /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
     rates: [RateSampling; 2],
     /// Its own `exitall`, `exitall_on_error` and `exit_what`, and its exit rule once its file is
@@ -657,6 +662,10 @@ impl FioJob {
             Some("lfsr") => None,
             Some(other) => return Err(err("random_generator", format!("unknown value `{other}`: expected tausworthe, lfsr or tausworthe64{}", did_you_mean(other, ["tausworthe", "lfsr", "tausworthe64"])))),
         };
+        // fio keeps its random map for uniform random jobs without norandommap (filesetup.c
+        // `init_random_map`); sanlab's own keys draw with replacement, as they always have.
+        let random_map = (!scenario && random && lfsr.is_none() && zones.is_none() && specs.iter().all(|s| *s == DistributionSpec::Uniform) && !bool_of("norandommap", false)?)
+            .then(|| (dirs[0].align_bytes.min(dirs[1].align_bytes), vec![None; nrfiles as usize]));
 
         // Pacing.
         let engine = v.get("ioengine").map(str::trim).unwrap_or(if scenario { "libaio" } else { "psync" });
@@ -756,7 +765,8 @@ impl FioJob {
         // mixed job whose io_size exceeds size (io_u.c `get_next_seq_offset`); otherwise it ends
         // the pass.
         let wraps = time_based || (mode == "randrw" && io_bytes > size_bytes);
-        let passes = (mixes_sequential && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
+        // A full random map ends the pass too (io_u.c `get_next_rand_block`).
+        let passes = ((mixes_sequential || random_map.is_some()) && !wraps).then_some(Passes { bytes: io_bytes, left: loops - 1, start_bytes: 0 });
         // fio `verify` (any method but 0) with do_verify (default 1), verify_backlog[_batch].
         let verify = match v.get("verify").map(str::trim) {
             None | Some("0") => None,
@@ -833,6 +843,8 @@ impl FioJob {
             flow,
             options,
             lfsr,
+            random_map,
+            time_based,
             rates,
             exitall,
             exit_on_error,
@@ -846,7 +858,7 @@ impl FioJob {
 
     /// The next offset in `d`, relative to the region's start; None when a sequential
     /// continuation runs off the region's end and that ends the pass (see [`Passes`]).
-    fn offset(&mut self, d: usize, size: u64, rng: &mut RngStream) -> Option<u64> {
+    fn offset(&mut self, d: usize, size: u64, file: usize, rng: &mut RngStream) -> Option<u64> {
         if let Some(z) = self.zones.as_mut() {
             if z.bytes >= z.size {
                 z.bytes = 0;
@@ -888,13 +900,29 @@ impl FioJob {
                 let cycle = cycle.get_or_insert_with(|| super::fio_lfsr::BlockCycle::new((size_bytes / *unit).max(1), rng));
                 cycle.next() * *unit / dir.align_bytes * dir.align_bytes
             }
-            _ if random_now => dir.offsets.block(rng) * dir.align_bytes,
+            _ if random_now => match self.random_map.as_mut() {
+                // A used block moves to the next free one; a full map ends the pass, or starts
+                // over when time_based.
+                Some((unit, maps)) => {
+                    let map = maps[file].get_or_insert_with(|| RandomMap::new((size_bytes / *unit).max(1)));
+                    let mut free = map.free_from(dir.offsets.block(rng) * dir.align_bytes / *unit);
+                    if free.is_none() && self.time_based {
+                        map.clear();
+                        free = map.free_from(dir.offsets.block(rng) * dir.align_bytes / *unit);
+                    }
+                    free? * *unit
+                }
+                None => dir.offsets.block(rng) * dir.align_bytes,
+            },
             _ => dir.next_seq_bytes,
         };
         // A request that would run past the end wraps to the start (sequential) or is pulled back
         // inside the region (the last random block of a larger request).
         let offset = if offset + size > size_bytes {
-            if random_now {
+            if random_now && self.random_map.is_some() {
+                // The random map cuts the request at the region's end instead.
+                offset
+            } else if random_now {
                 (size_bytes - size) / dir.align_bytes * dir.align_bytes
             } else if self.passes.is_some() {
                 return None;
@@ -921,6 +949,9 @@ impl FioJob {
         p.start_bytes = self.issued_bytes;
         for dir in &mut self.dirs {
             dir.next_seq_bytes = 0;
+        }
+        if let Some((_, maps)) = self.random_map.as_mut() {
+            maps.iter_mut().flatten().for_each(RandomMap::clear);
         }
         true
     }
@@ -991,7 +1022,17 @@ impl FioJob {
             if let Some((_, _, pos)) = file {
                 self.dirs[d].next_seq_bytes = pos;
             }
-            let got = self.offset(d, u64::from(size_bytes), rng);
+            let got = self.offset(d, u64::from(size_bytes), file.map_or(0, |f| f.0), rng);
+            let mut size_bytes = size_bytes;
+            if let (Some(o), Some((unit, maps))) = (got, self.random_map.as_mut()) {
+                let region = file.map_or(self.size_bytes, |f| f.1);
+                let map = maps[file.map_or(0, |f| f.0)].get_or_insert_with(|| RandomMap::new((region / *unit).max(1)));
+                // fio cuts a request short at the first block already used (io_u.c `mark_random_map`).
+                let marked = map.mark(o / *unit, u64::from(size_bytes).div_ceil(*unit));
+                if marked > 0 && marked * *unit < u64::from(size_bytes) {
+                    size_bytes = (marked * *unit) as u32;
+                }
+            }
             let got = match (file, self.files.as_mut()) {
                 (Some((k, bytes, _)), Some(f)) => {
                     f.positions[k][d] = self.dirs[d].next_seq_bytes;
@@ -1121,6 +1162,11 @@ impl Workload for FioJob {
 
     fn sync_schedule(&self) -> Option<super::SyncSchedule> {
         self.sync
+    }
+
+    fn state_bytes(&self) -> u64 {
+        let region = self.files.as_ref().map_or(self.size_bytes, |f| f.bytes);
+        self.random_map.as_ref().map_or(0, |(unit, maps)| maps.len() as u64 * RandomMap::bytes_for(region / unit))
     }
 
     fn fio_place(&self) -> Option<super::FioPlace> {
@@ -1399,6 +1445,41 @@ mod tests {
     }
 
     #[test]
+    fn the_random_map_covers_every_block_once_per_pass() {
+        let blocks = |j: &mut Box<dyn Workload>, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
+        let distinct = |b: &[u64]| b.iter().collect::<std::collections::BTreeSet<_>>().len();
+        // fio's default: 256 requests cover the 256 blocks of 1 MiB, then the job ends.
+        let mut j = file_job(&[("rw", "randwrite"), ("size", "1m")]).unwrap();
+        let once = blocks(&mut j, 1000);
+        assert_eq!((once.len(), distinct(&once)), (256, 256));
+        assert_ne!(once, (0..256).collect::<Vec<u64>>(), "random, not sequential");
+        assert_eq!(j.state_bytes(), 32, "one bit per block");
+        // time_based: the map starts over once full; loops=2: a second full pass.
+        for (opt, drawn) in [(("time_based", "1"), 512), (("loops", "2"), 1000)] {
+            let mut j = file_job(&[("rw", "randrw"), ("size", "1m"), opt]).unwrap();
+            let twice = blocks(&mut j, drawn);
+            assert_eq!(twice.len(), 512);
+            assert_eq!((distinct(&twice[..256]), distinct(&twice[256..])), (256, 256), "reads and writes share the map");
+        }
+        // Mixed block sizes: a request is cut at the first used block, so the pass covers the
+        // region exactly.
+        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("bsrange", "4k-64k")]).unwrap();
+        let reqs = draw(&mut j, 10_000);
+        assert_eq!(reqs.iter().map(|r| u64::from(r.size_bytes)).sum::<u64>(), 1 << 20);
+        let mut covered = vec![0u8; 256];
+        for r in &reqs {
+            for b in r.offset_bytes / 4096..(r.offset_bytes + u64::from(r.size_bytes)) / 4096 {
+                covered[b as usize] += 1;
+            }
+        }
+        assert!(covered.iter().all(|&c| c == 1));
+        // Non-uniform distributions, zones and sanlab's own keys keep drawing with replacement.
+        assert_eq!(file_job(&[("rw", "randread"), ("random_distribution", "zipf:1.2")]).unwrap().state_bytes(), 0);
+        assert_eq!(file_job(&[("rw", "randread"), ("zonemode", "strided"), ("zonesize", "64k"), ("zonerange", "1m")]).unwrap().state_bytes(), 0);
+        assert_eq!(job("rw = \"randread\"").unwrap().instances()[0].workload.state_bytes(), 0);
+    }
+
+    #[test]
     fn lfsr_uses_every_block_once_before_any_repeats() {
         let blocks = |j: &mut Box<dyn Workload>, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
         let distinct = |b: &[u64]| b.iter().collect::<std::collections::BTreeSet<_>>().len();
@@ -1412,8 +1493,9 @@ mod tests {
         let twice = blocks(&mut j, 512);
         assert_eq!(distinct(&twice[..256]), 256, "reads and writes share the cycle, as fio's file does");
         assert_eq!(twice[..256], twice[256..]);
-        // fio's default generator draws with replacement: repeats long before the region is used.
-        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "tausworthe")]).unwrap();
+        // fio's default generator with norandommap draws with replacement: repeats long before
+        // the region is used.
+        let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "tausworthe"), ("norandommap", "1")]).unwrap();
         assert!(distinct(&blocks(&mut j, 1000)) < 200);
         // Non-uniform distributions ignore it, as fio's do; zones and files are not modelled.
         assert!(file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("random_distribution", "zipf:1.2")]).unwrap().region_bytes().is_some());

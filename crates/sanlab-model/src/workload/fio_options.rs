@@ -55,7 +55,7 @@ const fn cannot(name: &'static str, aliases: &'static [&'static str], why: &'sta
 const FILES: &str = "file naming and file setup: the job addresses the VM's virtual disk";
 const ENGINE: &str = "engine tuning: how fio hands requests to the kernel, not what reaches the disk";
 const RANDOM: &str = "fio's random generator and seed: sanlab draws from its own seeded streams";
-const RANDOM_MAP: &str = "fio's random map is not modelled: random offsets are drawn with replacement, as fio draws them with norandommap (random_generator=lfsr never repeats a block)";
+const SOFT_RANDOM_MAP: &str = "what fio does when it cannot allocate its random map: sanlab always keeps it";
 const CACHE: &str = "page cache, open flags and final syncs: sanlab models the disk as fio sees it with direct=1";
 const PROCESS: &str = "CPU, memory, priority and process placement of fio itself";
 const REPORT: &str = "what fio prints or logs";
@@ -164,8 +164,8 @@ pub(super) static OPTIONS: &[FioOption] = &[
     cannot("bs_is_seq_rand", &[], SHAPE),
     ignored("randrepeat", &["allrandrepeat"], RANDOM),
     ignored("randseed", &[], RANDOM),
-    ignored("norandommap", &[], RANDOM_MAP),
-    ignored("softrandommap", &[], RANDOM_MAP),
+    file_opt("norandommap", &[], "boolean", "draw random offsets with replacement; without it a uniform random job covers every block of its region once before any repeats, as fio's random map does"),
+    ignored("softrandommap", &[], SOFT_RANDOM_MAP),
     cannot("sprandom", &[], SPRANDOM),
     cannot("spr_num_regions", &[], SPRANDOM),
     cannot("spr_op", &[], SPRANDOM),

@@ -9,6 +9,7 @@ mod fio;
 mod fio_file;
 mod fio_flow;
 mod fio_lfsr;
+mod fio_random_map;
 mod fio_options;
 mod fio_rates;
 mod fio_steer;
@@ -168,6 +169,10 @@ pub trait Workload {
     /// When the job syncs between its writes (fio `fsync`, `fdatasync`, `sync_file_range`).
     fn sync_schedule(&self) -> Option<SyncSchedule> {
         None
+    }
+    /// Memory the workload's own state may grow to (fio's random map), for the run's estimate.
+    fn state_bytes(&self) -> u64 {
+        0
     }
     /// Where a job of a fio job file or command line sits in it, for fio's JSON.
     fn fio_place(&self) -> Option<FioPlace> {
