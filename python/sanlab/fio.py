@@ -11,7 +11,7 @@ fio's CPU figures are written as 0, because fio-plot needs the keys, and `sanlab
 `bw_*` and `iops_*` come from the engine's samples of each job, taken as fio takes them (one per
 direction per `bwavgtime` / `iopsavgtime` window of 500 ms by default, whole KiB/s and I/Os per
 second, none for the window the job ends in; per I/O when the job writes a per-I/O log); `bw_agg`
-is the mean's share of the group's bandwidth, the document's job being its group.
+is the mean's share of its reporting group's bandwidth.
 `iodepth_level` counts each measured submission by the job's requests in flight after it, syncs
 included; `sync` counts the syncs, which end in the guest and take no simulated time. One
 document holds the jobs of one workload entry (one fio invocation), in fio's reporting groups.
@@ -243,7 +243,7 @@ def _summed_lat(lats: list[Mapping[str, Any]]) -> dict[str, Any]:
         "stddev": (spread / (n - 1)) ** 0.5 if n > 1 else 0.0,
         "N": n,
     }
-    if bins and "percentile" in live[0]:
+    if bins and "percentile" in live[0] and all("bins" in lat for lat in live):
         ordered = sorted(bins.items())
         percentiles = {}
         for key in live[0]["percentile"]:
@@ -279,13 +279,14 @@ def _summed_direction(stats: list[Mapping[str, Any]]) -> dict[str, Any]:
     the runtime is the longest, the rates follow from them."""
     total = sum(int(d["total_ios"]) for d in stats)
     io_bytes = sum(int(d["io_bytes"]) for d in stats)
-    runtime_ms = max(float(d["runtime_ms"]) for d in stats)
+    # fio keeps runtimes in whole ms and divides bytes by them in integers.
+    runtime_ms = max(round(d["runtime_ms"]) for d in stats)
     summed: dict[str, Any] = {
         "total_ios": total,
         "io_bytes": io_bytes,
         "runtime_ms": runtime_ms,
         "iops": total * 1000.0 / runtime_ms if runtime_ms else 0.0,
-        "bw_bytes": io_bytes * 1000.0 / runtime_ms if runtime_ms else 0.0,
+        "bw_bytes": io_bytes * 1000 // runtime_ms if runtime_ms else 0,
         "lat_ns": _summed_lat([d["lat_ns"] for d in stats]),
     }
     if all("bw_samples" in d for d in stats):
@@ -295,19 +296,28 @@ def _summed_direction(stats: list[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _summed_job(jobs: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """Jobs of one reporting group with `group_reporting`, as one: named as the first, with the
-    last one's job options and the first error found, as fio's `show_run_stats` writes them."""
-    first = jobs[0]
+    """Jobs of one reporting group with `group_reporting`, as one, as fio's `show_run_stats`
+    writes them: named as the first, with the last one's job options, latency_target and
+    steadystate findings, the first error found, and the members' runtimes added up."""
+    first, last = jobs[0], jobs[-1]
     summed = {**first, **{d: _summed_direction([job[d] for job in jobs]) for d in ("read", "write")}}
+    summed["job_runtime_ms"] = sum(_job_runtime_ms(job) for job in jobs)
     if "fio_place" in first:
-        summed["fio_place"] = {**first["fio_place"], "job_options": jobs[-1]["fio_place"]["job_options"]}
+        summed["fio_place"] = {**first["fio_place"], "job_options": last["fio_place"]["job_options"]}
     if all("iodepth_level" in job for job in jobs):
         summed["iodepth_level"] = [sum(levels) for levels in zip(*(job["iodepth_level"] for job in jobs), strict=True)]
     syncs = [job["syncs"] for job in jobs if job.get("syncs")]
     if syncs:
         summed["syncs"] = {kind: sum(s[kind] for s in syncs) for kind in syncs[0]}
-    summed["fio"] = next((job["fio"] for job in jobs if job.get("fio") and "error" in job["fio"]), first.get("fio"))
+    found = {key: value for key, value in (last.get("fio") or {}).items() if key != "error"}
+    error = next((job["fio"]["error"] for job in jobs if job.get("fio") and "error" in job["fio"]), None)
+    summed["fio"] = {**found, **({"error": error} if error else {})} or None
     return summed
+
+
+def _job_runtime_ms(job: Mapping[str, Any]) -> int:
+    """fio's `job_runtime`: the job's run time in ms (its longer direction's measured time)."""
+    return int(job.get("job_runtime_ms", max(round(job["read"]["runtime_ms"]), round(job["write"]["runtime_ms"]))))
 
 
 def _reported(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -315,19 +325,21 @@ def _reported(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     group whose jobs set `group_reporting`."""
     runs: list[list[Mapping[str, Any]]] = []
     for job in jobs:
-        if runs and _enabled(job["options"], "group_reporting") and _enabled(runs[-1][0]["options"], "group_reporting") and _group(job) == _group(runs[-1][0]):
+        # fio's `__show_run_stats`: a job with group_reporting joins the previous job's object
+        # when both are in one reporting group.
+        if runs and _enabled(job["options"], "group_reporting") and _group(job) == _group(runs[-1][-1]):
             runs[-1].append(job)
         else:
             runs.append([job])
     return [run[0] if len(run) == 1 else _summed_job(run) for run in runs]
 
 
-def fio_job(job: Mapping[str, Any], job_start_ms: int, group: Mapping[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+def fio_job(job: Mapping[str, Any], job_start_ms: int, group: Mapping[str, tuple[int, int]], elapsed_s: int) -> dict[str, Any]:
     """One entry of fio's `jobs` list for a simulated job (or a group reported as one); `group`
-    holds its reporting group's bytes and longest runtime per direction, for `bw_agg`."""
-    read = _direction(job["read"], group["read"] if group else None)
-    write = _direction(job["write"], group["write"] if group else None)
-    runtime_ms = max(read["runtime"], write["runtime"])
+    holds its reporting group's bytes and longest runtime per direction, for `bw_agg`, and
+    `elapsed_s` is its invocation's time, the same for every job as fio writes it."""
+    read = _direction(job["read"], group["read"])
+    write = _direction(job["write"], group["write"])
     total = read["total_ios"] + write["total_ios"]
     bins = [job[d]["lat_ns"].get("bins", {}) for d in ("read", "write")]
     found = job.get("fio")
@@ -339,14 +351,15 @@ def fio_job(job: Mapping[str, Any], job_start_ms: int, group: Mapping[str, tuple
         "job_start": job_start_ms,
         # fio's errno for a job it ended (EIO for a missed rate_min, ETIMEDOUT for latency_target).
         "error": found["error"]["errno"] if found and "error" in found else 0,
-        "elapsed": -(-runtime_ms // 1000),
-        "job options": {str(key): str(value) for key, value in (place["job_options"] if place else job["options"].items())},
+        "elapsed": elapsed_s,
+        # fio leaves the key out for a job without options of its own.
+        **({"job options": options} if (options := {str(key): str(value) for key, value in (place["job_options"] if place else job["options"].items())}) else {}),
         "read": read,
         "write": write,
         # fio writes trim's samples too, all zero; results from before samples were kept have none.
         "trim": _direction({**_EMPTY_DIRECTION, **({"bw_samples": _NO_SAMPLES, "iops_samples": _NO_SAMPLES} if "bw_samples" in job["read"] else {})}),
         "sync": _sync(syncs, job["write"]["lat_ns"].get("percentile") or job["read"]["lat_ns"].get("percentile") or {}),
-        "job_runtime": runtime_ms,
+        "job_runtime": _job_runtime_ms(job),
         **_NO_CPU,
         **_iodepth_level(job.get("iodepth_level"), sum(syncs.values()) if syncs else 0),
         **_latency_shares(bins, total),
@@ -529,6 +542,9 @@ def fio_document(
     job = jobs[0]
     disks, notes = disk_util(job, devices) if devices is not None else ([], [])
     reported = _reported(jobs)
+    # fio's `elapsed`: whole seconds since it started, rounded up, when it reports (the last job's
+    # end); results from before jobs kept their end take the longest runtime.
+    elapsed_s = -(-int(max(float(j.get("end_ms", _job_runtime_ms(j))) for j in jobs)) // 1000)
     groups: dict[int, dict[str, tuple[int, int]]] = {}
     for r in reported:
         totals = groups.setdefault(_group(r), {"read": (0, 0), "write": (0, 0)})
@@ -541,7 +557,7 @@ def fio_document(
         "timestamp_ms": timestamp_ms,
         "time": time.asctime(started.utctimetuple()),
         "global options": {str(name): str(value) for name, value in job.get("fio_place", {}).get("global_options", [])},
-        "jobs": [fio_job(r, timestamp_ms, groups[_group(r)]) for r in reported],
+        "jobs": [fio_job(r, timestamp_ms, groups[_group(r)], elapsed_s) for r in reported],
         # fio writes `disk_util` after the jobs.
         **({"disk_util": disks} if disks else {}),
         "sanlab notes": [_NOT_SIMULATED, *([_SYNCS_IN_GUEST] if any(any(j.get("syncs", {}).values()) for j in jobs) else []), *notes],

@@ -171,7 +171,7 @@ def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
     result = cli("run", str(ROOT / "scenarios/examples/fio_file.toml"), "--duration", "2s", "--quiet", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("ignored:")]
-    assert lines == ["ignored: direct, filename, norandommap, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]
+    assert lines == ["ignored: direct, filename, randrepeat (fio options without effect on the model; `sanlab kinds` says why)"]
 
 
 def _one_server(tmp_path: Path, cmdline: str, duration: str) -> Path:
@@ -514,6 +514,10 @@ def test_one_document_per_invocation_with_fios_groups(cli: Any, tmp_path: Path) 
     assert first["read"]["iops_mean"] == pytest.approx(sum(j["read"]["iops_samples"]["mean"] for j in group0))
     assert 0 < first["write"]["bw_agg"] <= 100.0 and first["read"]["bw_agg"] == pytest.approx(100.0, abs=1)
     assert sum(first["iodepth_level"].values()) == pytest.approx(100.0, abs=0.5)
+    # fio adds up the members' runtimes (3 x 1 s; fio 3.33 wrote 3,007 ms) and gives every job
+    # its invocation's elapsed time (two groups of 1 s one after the other).
+    assert (first["job_runtime"], real["jobs"][0]["job_runtime"]) == (3000, pytest.approx(3000, abs=100))
+    assert [j["elapsed"] for j in ours["jobs"]] == [2, 2]
 
 
 def test_ramp_time_is_left_out_of_samples_and_depths(tmp_path: Path) -> None:

@@ -87,6 +87,9 @@ pub struct JobReport {
     pub syncs: Option<SyncCounts>,
     /// The workload entry (`[[vm.job]]`) the job comes from: one fio invocation, one fio document.
     pub entry: String,
+    /// When the job stopped issuing, from the run's start (fio's `elapsed` is its invocation's
+    /// last end).
+    pub end_ms: f64,
     /// Its place in its fio job file or command line (section name, reporting group, options).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio_place: Option<crate::workload::FioPlace>,
@@ -365,6 +368,7 @@ impl World {
                     fio: j.workload.findings(),
                     iodepth_level: j.rates.depth_levels,
                     entry: j.entry.clone(),
+                    end_ms: j.stop_ns.min(now) as f64 / 1e6,
                     fio_place: j.workload.fio_place(),
                     syncs: j.sync.map(|_| {
                         let [fsync, fdatasync, sync_file_range] = j.rates.syncs;

@@ -137,6 +137,9 @@ impl World {
                     job.read = sanlab_metrics::IoStats::new();
                     job.write = sanlab_metrics::IoStats::new();
                     job.rates.restart(now);
+                    if let Some(sync) = job.sync.as_mut() {
+                        sync.restart();
+                    }
                 }
                 Steer::Stop { since_ns } => job.stop_ns = job.stop_ns.min(job.measured_from_ns + since_ns),
             }

@@ -145,7 +145,7 @@ pub(crate) struct JobRates {
     /// Measured submissions by the job's depth just after each (itself included), syncs too
     /// as fio counts them.
     pub depth_levels: [u64; 7],
-    /// Measured syncs by kind (`workload::SYNC_KINDS`).
+    /// Measured syncs by kind: fsync, fdatasync, sync_file_range.
     pub syncs: [u64; 3],
 }
 

@@ -149,7 +149,7 @@ impl World {
         if let Some(sync) = job.sync.as_mut() {
             // A sync fio issues before this request ends in the guest at once; fio counts it at
             // the depth it brought the job to.
-            if let Some(kind) = sync.due().filter(|_| measured) {
+            if let Some(kind) = sync.due(measured).filter(|_| measured) {
                 job.rates.synced(kind, job.outstanding + 1);
             }
             sync.issued(r.op == Op::Write);

@@ -35,7 +35,10 @@ struct Entry {
 
 #[derive(Debug)]
 struct JobSection {
+    /// Unique in its file (a repeated section name gets `-2`, `-3`, ...).
     name: String,
+    /// As written: fio's `jobname`.
+    section: String,
     file: usize,
     line: usize,
     /// The globals above it, then its own options, in order.
@@ -142,7 +145,10 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
 }
 
 /// Reads a job file into its job sections.
-fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
+/// A job file or command line read: its files, its job sections, and every global option in it.
+type Parsed = (Files, Vec<JobSection>, Vec<Entry>);
+
+fn read_job_file(path: &Path) -> Result<Parsed, String> {
     let mut files = Files::default();
     let text = super::read_text(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
     let file = files.add(path.to_path_buf());
@@ -174,7 +180,7 @@ fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
                     k += 1;
                     unique = format!("{name}-{k}");
                 }
-                jobs.push(JobSection { name: unique, file, line: n + 1, entries: globals.clone(), globals: globals.len() });
+                jobs.push(JobSection { name: unique, section: name.to_string(), file, line: n + 1, entries: globals.clone(), globals: globals.len() });
                 current = Some(Some(jobs.len() - 1));
             }
             continue;
@@ -189,7 +195,7 @@ fn read_job_file(path: &Path) -> Result<(Files, Vec<JobSection>), String> {
     if jobs.is_empty() {
         return Err(format!("{}: no job sections: add one, e.g. `[job1]`", path.display()));
     }
-    Ok((files, jobs))
+    Ok((files, jobs, globals))
 }
 
 /// fio's own command-line options (init.c `l_opts`) that only change what fio prints or where:
@@ -245,7 +251,7 @@ fn shell_words(text: &str) -> Result<Vec<String>, String> {
 /// Reads a fio command line (`fio --name=a --rw=randread ...`) into job sections, as fio's
 /// `parse_cmd_line` does: options before the first `--name` (or under `--name=global`) apply to
 /// every job after them; each `--name` starts a job.
-fn read_cmdline(text: &str) -> Result<(Files, Vec<JobSection>), String> {
+fn read_cmdline(text: &str) -> Result<Parsed, String> {
     let mut args = shell_words(text).map_err(|e| format!("cmdline: {e}"))?;
     if args.first().is_some_and(|a| a == "fio" || a.ends_with("/fio")) {
         args.remove(0);
@@ -286,7 +292,7 @@ fn read_cmdline(text: &str) -> Result<(Files, Vec<JobSection>), String> {
                 continue;
             }
             file_name(&name).map_err(|e| format!("cmdline argument {n} `{arg}`: job {e}"))?;
-            jobs.push(JobSection { name: name.clone(), file: 0, line: n, entries: globals.clone(), globals: globals.len() });
+            jobs.push(JobSection { name: name.clone(), section: name.clone(), file: 0, line: n, entries: globals.clone(), globals: globals.len() });
             in_job = true;
             continue;
         }
@@ -314,13 +320,13 @@ fn read_cmdline(text: &str) -> Result<(Files, Vec<JobSection>), String> {
     if jobs.is_empty() {
         return Err("cmdline: no job: add --name=..., as fio needs one".into());
     }
-    Ok((files, jobs))
+    Ok((files, jobs, globals))
 }
 
 /// The jobs of a fio command line (the `fio` kind's `cmdline`), with fio's units and defaults.
 pub(super) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
-    let (files, sections) = read_cmdline(text)?;
-    job_set(&sections, &files, &[], device_size_bytes)
+    let (files, sections, globals) = read_cmdline(text)?;
+    job_set(&sections, &globals, &files, &[], device_size_bytes)
 }
 
 /// The last entry of `name` in a section.
@@ -362,7 +368,7 @@ fn ordering(sections: &[JobSection], files: &Files) -> Result<Vec<Vec<usize>>, S
 
 /// Builds the sections picked (all when `picked` is empty) into a job set with fio's order; a
 /// wait for a job that was not picked is dropped, as that job does not run.
-fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_size_bytes: u64) -> Result<JobSet, String> {
+fn job_set(sections: &[JobSection], globals: &[Entry], files: &Files, picked: &[String], device_size_bytes: u64) -> Result<JobSet, String> {
     let after = ordering(sections, files)?;
     let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
     let mut set = JobSet::default();
@@ -377,6 +383,7 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
     let any_exitall = built.iter().any(|j| j.exitall);
     let any_rule = built.iter().any(|j| j.exit_rule().is_some());
     let mut group = 0;
+    let global_options = given(globals);
     for (k, (&i, mut job)) in chosen.iter().zip(built).enumerate() {
         let starts_group = ["stonewall", "new_group"].iter().any(|o| last(&sections[i], o).is_some_and(|e| !matches!(e.value.trim(), "0" | "false" | "no" | "off")));
         if starts_group && k > 0 {
@@ -389,14 +396,13 @@ fn job_set(sections: &[JobSection], files: &Files, picked: &[String], device_siz
         if files.1.is_some() {
             job_options.insert(0, ("name".into(), s.name.clone()));
         }
-        job.set_place(FioPlace { name: s.name.clone(), group, global_options: given(&s.entries[..s.globals]), job_options });
+        job.set_place(FioPlace { name: s.section.clone(), group, global_options: global_options.clone(), job_options });
         set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }
     Ok(set)
 }
 
-/// Builds one job section into a fio job; option errors name the line that set the option.
 /// Options given with a value, as written (the last of a repeated one), as fio's JSON lists them.
 fn given(entries: &[Entry]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = vec![];
@@ -407,6 +413,7 @@ fn given(entries: &[Entry]) -> Vec<(String, String)> {
     out
 }
 
+/// Builds one job section into a fio job; option errors name the line that set the option.
 fn build_job(section: &JobSection, files: &Files, device_size_bytes: u64) -> Result<FioJob, String> {
     let mut values = OptionValues::default();
     for e in section.entries.iter().filter(|e| lookup(e.name).is_some_and(|o| matches!(o.effect, Effect::Model | Effect::Report))) {
@@ -434,14 +441,14 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
         return Ok(Box::new(JobSet::default()));
     }
     let path = path.ok_or_else(|| spec.error("file", "is required: the fio job file, e.g. \"jobs/oltp.fio\""))?;
-    let (files, sections) = read_job_file(&path).map_err(|e| spec.error("file", e))?;
+    let (files, sections, globals) = read_job_file(&path).map_err(|e| spec.error("file", e))?;
     let names: Vec<&str> = sections.iter().map(|s| s.name.as_str()).collect();
     for p in &picked {
         if !names.contains(&p.as_str()) {
             return Err(spec.error("jobs", format!("{} has no job `{p}` (jobs: {}){}", path.display(), names.join(", "), did_you_mean(p, names.iter().copied()))));
         }
     }
-    Ok(Box::new(job_set(&sections, &files, &picked, device_size_bytes).map_err(|e| spec.error("file", e))?))
+    Ok(Box::new(job_set(&sections, &globals, &files, &picked, device_size_bytes).map_err(|e| spec.error("file", e))?))
 }
 
 #[cfg(test)]
@@ -465,7 +472,7 @@ mod tests {
         // fio's own examples/steadystate.fio sets the tiobench profile's `threads` in [global].
         let d = tmpdir("profile");
         let p = write(&d, "ss.fio", "[global]\nthreads=1\n[j]\nrw=read\nload=1\n");
-        let (_, jobs) = read_job_file(&p).unwrap();
+        let (_, jobs, _) = read_job_file(&p).unwrap();
         assert_eq!(jobs.len(), 1);
         let p = write(&d, "typo.fio", "[global]\nthreadz=1\n[j]\nrw=read\n");
         assert!(read_job_file(&p).unwrap_err().contains("typo.fio:2: unknown fio option `threadz`"));
@@ -477,7 +484,7 @@ mod tests {
         write(&d, "common.fio", "; shared settings\niodepth=8\ninclude deeper.fio\n");
         write(&d, "deeper.fio", "ioengine=libaio\n");
         let p = write(&d, "jobs.fio", "[first]\nrw=randread\n\n[global]\nbs=8k\ninclude common.fio\n\n[second]\n# a comment\nrw=randwrite\n");
-        let (_, jobs) = read_job_file(&p).unwrap();
+        let (_, jobs, _) = read_job_file(&p).unwrap();
         assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
         assert_eq!(jobs[0].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["rw"]);
         assert_eq!(jobs[1].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("bs", "8k"), ("iodepth", "8"), ("ioengine", "libaio"), ("rw", "randwrite")]);
@@ -501,7 +508,7 @@ mod tests {
         assert_eq!(words, ["fio", "--name=a b", "--rw=rand\"x", "--bs", "4k"]);
         assert_eq!(shell_words("fio --name='oops").unwrap_err(), "unbalanced ' quote opened at character 12: close it with a matching '");
         // Options before the first --name apply to every job; `--bs 4k` takes the next word.
-        let (_, jobs) = read_cmdline("fio --ioengine=libaio --direct=1 --name=r --rw=randread --bs 8k --time_based --name=w --rw=write --output-format=json").unwrap();
+        let (_, jobs, _) = read_cmdline("fio --ioengine=libaio --direct=1 --name=r --rw=randread --bs 8k --time_based --name=w --rw=write --output-format=json").unwrap();
         assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["r", "w"]);
         assert_eq!(jobs[0].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("ioengine", "libaio"), ("direct", "1"), ("rw", "randread"), ("bs", "8k"), ("time_based", "1")]);
         assert_eq!(jobs[1].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["ioengine", "direct", "rw"]);

@@ -179,7 +179,7 @@ pub(super) static OPTIONS: &[FioOption] = &[
     ignored("fadvise_hint", &[], FILES),
     opt("fsync", &[], "integer", "0", "an fsync every this many writes, as fio schedules it; it ends in the guest (write-through virtual disk) and takes no simulated time, and fio's JSON counts it under `sync`; 0 = none"),
     opt("fdatasync", &[], "integer", "0", "as fsync, with fdatasync; fsync is checked first when both are due"),
-    file_opt("sync_file_range", &[], "flags:integer", "as fsync, with sync_file_range: flags from wait_before, write, wait_after, then the writes between calls, e.g. \"wait_before,write:8\""),
+    file_opt("sync_file_range", &[], "flags[:integer]", "as fsync, with sync_file_range: flags from wait_before, write, wait_after, then the writes between calls (1 without), e.g. \"wait_before,write:8\""),
     ignored("write_barrier", &[], BARRIER),
     ignored("direct", &[], CACHE),
     ignored("atomic", &[], CACHE),

@@ -339,6 +339,28 @@ struct SteadyState {
     slope_value: f64,
 }
 
+/// A latency limit as fio reads it (parse.c `str_to_decimal` with `get_mult_time`): the leading
+/// whole number, times 1000 for ms, 10^6 for s, 6 x 10^7 for m, and so on, and 1 for us, for no
+/// unit, for a unit fio does not know (`ns`) and after a fraction (`1.5ms` is 1). fio compares
+/// that number with deviations in nanoseconds, so `lat:20us` holds at 20 ns; sanlab does too.
+fn fio_time_number(text: &str) -> Result<f64, String> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let len = digits.bytes().take_while(u8::is_ascii_digit).count();
+    let number: f64 = text[..text.len() - digits.len() + len].parse().map_err(|_| format!("latency limit `{text}` does not start with a whole number: expected e.g. lat:20us or lat:5%"))?;
+    let unit = digits[len..].to_ascii_lowercase();
+    let mult = match unit.as_str() {
+        u if !u.starts_with(|c: char| c.is_ascii_alphabetic()) => 1.0,
+        u if u.starts_with("us") => 1.0,
+        u if u.starts_with("ms") => 1e3,
+        "s" => 1e6,
+        "m" => 6e7,
+        "h" => 3.6e9,
+        "d" => 8.64e10,
+        _ => 1.0,
+    };
+    Ok(number * mult)
+}
+
 impl SteadyState {
     fn from_options(v: &OptionValues, units: &Units) -> Result<Option<SteadyState>, OptionError> {
         // Bare numbers are seconds (HOWTO `steadystate_duration`, `steadystate_ramp_time`).
@@ -372,9 +394,7 @@ impl SteadyState {
             Some(p) => (finite(p.trim()).map_err(|e| err("steadystate", e))?, true),
             // A bandwidth limit reads as a size per second (fio `str_to_decimal` with kb_base).
             None if measure == Measure::Bw => (units.size(limit).map_err(|e| err("steadystate", e))? as f64, false),
-            // fio reads a latency limit as a time in microseconds (`check_str_time`) and compares
-            // its number with deviations in nanoseconds: `lat:20us` holds at 20 ns. As fio does.
-            None if measure == Measure::Lat => (parse_duration(limit.trim(), 1_000).map_err(|e| err("steadystate", e))? as f64 / 1_000.0, false),
+            None if measure == Measure::Lat => (fio_time_number(limit.trim()).map_err(|e| err("steadystate", e))?, false),
             None => (finite(limit.trim()).map_err(|e| err("steadystate", e))?, false),
         };
         if limit < 0.0 {
@@ -659,6 +679,9 @@ mod tests {
         // with nanoseconds as fio compares it.
         let slope = steering(&[("steadystate", "lat_slope:20us"), ("steadystate_duration", "2")]).unwrap();
         assert_eq!(slope.steady.as_ref().map(|s| (s.limit, s.slope, s.percent)), Some((20.0, true, false)));
+        let limits: Vec<f64> = ["20", "2ms", "1s", "500ns", "1.5ms"].iter().map(|t| fio_time_number(t).unwrap()).collect();
+        assert_eq!(limits, [20.0, 2000.0, 1e6, 500.0, 1.0]);
+        assert!(fio_time_number("ms").unwrap_err().contains("does not start with a whole number"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::fio::{err, parse_int, OptionError, OptionValues};
 
 /// fio's sync kinds, in the order it checks them.
-pub const SYNC_KINDS: [&str; 3] = ["fsync", "fdatasync", "sync_file_range"];
+const SYNC_KINDS: [&str; 3] = ["fsync", "fdatasync", "sync_file_range"];
 
 /// When a job syncs, and where its schedule stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +16,8 @@ pub struct SyncSchedule {
     writes_issued: u64,
     /// fio's `last_was_sync`: set by a sync, cleared by a read or write completing.
     last_was_sync: bool,
+    /// Past the job's measured start, where fio's statistics restart (see [`Self::due`]).
+    measuring: bool,
 }
 
 impl SyncSchedule {
@@ -28,15 +30,21 @@ impl SyncSchedule {
             }
         }
         if let Some(s) = v.get("sync_file_range") {
-            every_writes[2] = sync_file_range_writes(s).map_err(|e| err("sync_file_range", e))?;
+            every_writes[2] = sync_file_range_writes(s)?;
         }
-        Ok((every_writes != [0; 3]).then_some(SyncSchedule { every_writes, writes_issued: 0, last_was_sync: false }))
+        Ok((every_writes != [0; 3]).then_some(SyncSchedule { every_writes, writes_issued: 0, last_was_sync: false, measuring: false }))
     }
 
-    /// The job is about to issue a request: the kind of sync fio issues first, if one is due
-    /// (a multiple of a kind's count of writes issued, and no sync since the last completion).
+    /// The job is about to issue a request, `measured` once past its measured start: the kind of
+    /// sync fio issues first, if one is due (a multiple of a kind's count of writes issued, and no
+    /// sync since the last completion). fio counts the writes afresh where its ramp ends
+    /// (libfio.c `reset_all_stats` zeroes `io_issues`, `reset_io_counters` `last_was_sync`).
     #[inline]
-    pub fn due(&mut self) -> Option<usize> {
+    pub fn due(&mut self, measured: bool) -> Option<usize> {
+        if measured && !self.measuring {
+            self.measuring = true;
+            self.restart();
+        }
         if self.last_was_sync || self.writes_issued == 0 {
             return None;
         }
@@ -51,6 +59,12 @@ impl SyncSchedule {
         self.writes_issued += u64::from(write);
     }
 
+    /// The job's statistics start over (fio's ramp end, latency_target's final cycle).
+    pub fn restart(&mut self) {
+        self.writes_issued = 0;
+        self.last_was_sync = false;
+    }
+
     /// One of the job's reads or writes completed.
     #[inline]
     pub fn completed(&mut self) {
@@ -58,17 +72,20 @@ impl SyncSchedule {
     }
 }
 
-/// `sync_file_range=str:int`: flags from wait_before, write, wait_after joined by commas, then
-/// the writes between calls (HOWTO `sync_file_range`).
-fn sync_file_range_writes(s: &str) -> Result<u64, String> {
+/// `sync_file_range=str[:int]`: flags from wait_before, write, wait_after joined by commas, then
+/// the writes between calls, 1 without (HOWTO `sync_file_range`; options.c `str_sfr_cb`).
+fn sync_file_range_writes(s: &str) -> Result<u64, OptionError> {
     const FLAGS: [&str; 3] = ["wait_before", "write", "wait_after"];
-    let (flags, count) = s.rsplit_once(':').ok_or_else(|| format!("`{s}`: expected flags, a colon and a count of writes, e.g. \"wait_before,write:8\""))?;
+    let (flags, count) = s.split_once(':').map_or((s, None), |(f, c)| (f, Some(c)));
     for flag in flags.split(',').map(str::trim) {
+        if flag.is_empty() {
+            return Err(err("sync_file_range", format!("`{s}` has no flag before the count: expected wait_before, write or wait_after, e.g. \"write:8\"")));
+        }
         if !FLAGS.contains(&flag) {
-            return Err(format!("unknown flag `{flag}`: expected wait_before, write or wait_after{}", crate::spec::did_you_mean(flag, FLAGS)));
+            return Err(err("sync_file_range", format!("unknown flag `{flag}`: expected wait_before, write or wait_after{}", crate::spec::did_you_mean(flag, FLAGS))));
         }
     }
-    count.trim().parse::<u32>().map(u64::from).map_err(|_| format!("`{}` is not a whole number of writes", count.trim()))
+    count.map_or(Ok(1), |c| parse_int("sync_file_range", c, 0, i64::from(u32::MAX)).map(|n| n as u64))
 }
 
 #[cfg(test)]
@@ -83,7 +100,7 @@ mod tests {
     fn syncs_at_depth_one(s: &mut SyncSchedule, writes: u64) -> [u64; 3] {
         let mut counts = [0; 3];
         for _ in 0..writes {
-            if let Some(k) = s.due() {
+            if let Some(k) = s.due(true) {
                 counts[k] += 1;
             }
             s.issued(true);
@@ -115,18 +132,33 @@ mod tests {
             if k >= 8 {
                 s.completed();
             }
-            syncs += u64::from(s.due().is_some());
+            syncs += u64::from(s.due(true).is_some());
             s.issued(true);
         }
         assert_eq!(syncs, 249);
+        // A ramp: the count of writes starts over at the measured start.
+        let mut s = schedule(&[("fsync", "4")]).unwrap().unwrap();
+        let ramp: Vec<bool> = (0..10).map(|_| {
+            let due = s.due(false).is_some();
+            s.issued(true);
+            s.completed();
+            due
+        }).collect();
+        assert_eq!(ramp.iter().filter(|&&d| d).count(), 2);
+        assert_eq!(syncs_at_depth_one(&mut s, 1000), [249, 0, 0]);
     }
 
     #[test]
     fn sync_file_range_errors_name_what_was_expected() {
         let e = schedule(&[("sync_file_range", "write,wait_aftr:8")]).unwrap_err();
         assert!(e.message.contains("unknown flag `wait_aftr`") && e.message.contains("wait_after"), "{}", e.message);
-        let e = schedule(&[("sync_file_range", "8")]).unwrap_err();
-        assert!(e.message.contains("expected flags, a colon and a count"), "{}", e.message);
+        let e = schedule(&[("sync_file_range", ":8")]).unwrap_err();
+        assert!(e.message.contains("no flag before the count"), "{}", e.message);
+        let e = schedule(&[("sync_file_range", "write:-1")]).unwrap_err();
+        assert!(e.message.contains("expected 0..=4294967295 (nearest valid: 0)"), "{}", e.message);
+        // Without a count fio syncs after every write (Debian's fio 3.33: 15 for 16 writes).
+        let mut s = schedule(&[("sync_file_range", "write")]).unwrap().unwrap();
+        assert_eq!(syncs_at_depth_one(&mut s, 16), [0, 0, 15]);
         assert!(schedule(&[("fsync", "-1")]).is_err());
     }
 }
