@@ -520,6 +520,20 @@ def test_one_document_per_invocation_with_fios_groups(cli: Any, tmp_path: Path) 
     assert [j["elapsed"] for j in ours["jobs"]] == [2, 2]
 
 
+def test_a_job_files_globals_names_and_options_as_fio_lists_them(tmp_path: Path) -> None:
+    """Every [global] section's options (the one after the first job too), repeated section names
+    kept as fio's jobname, and no `job options` for a job without its own, as Debian's fio
+    writes them for the same file."""
+    (tmp_path / "jobs.fio").write_text("[global]\nioengine=null\nsize=1m\n[a]\n[global]\niodepth=2\n[a]\nrw=write\n", encoding="utf-8")
+    scenario = _one_server(tmp_path, "fio --name=x", "1s")
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace('kind = "fio"\ncmdline = "fio --name=x"', 'kind = "fio_file"\nfile = "jobs.fio"'), encoding="utf-8")
+    ours = fio_document(json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]["jobs"], "0.1.0", STARTED)
+    out = subprocess.run([_fio_tool("fio"), "--output-format=json", "jobs.fio"], check=True, capture_output=True, text=True, cwd=tmp_path).stdout
+    real = json.loads(out)
+    assert ours["global options"] == real["global options"] == {"ioengine": "null", "size": "1m", "iodepth": "2"}
+    assert [(j["jobname"], j.get("job options")) for j in ours["jobs"]] == [(j["jobname"], j.get("job options")) for j in real["jobs"]]
+
+
 def test_ramp_time_is_left_out_of_samples_and_depths(tmp_path: Path) -> None:
     """fio resets its samples and depth counts when ramp_time ends: a 1 s ramp leaves 2 s of windows."""
     job = _one_server_jobs(tmp_path, "fio --name=j --ioengine=libaio --rw=randread --bs=4k --iodepth=8 --rate_iops=1000 --time_based --runtime=2 --ramp_time=1", "3s")[0]
