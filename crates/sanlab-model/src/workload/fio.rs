@@ -11,7 +11,7 @@ use super::distribution::{Distribution, DistributionSpec};
 pub(super) use super::fio_options::{lookup, unknown_option, Effect};
 use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
 use super::fio_flow::{Flow, FlowShare};
-use super::fio_random_map::RandomMap;
+use super::fio_random_map::RandomMaps;
 use super::fio_steer::{FioFindings, Steering};
 use super::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
 use crate::io::Op;
@@ -476,9 +476,8 @@ pub(super) struct FioJob {
     /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
     /// the region's blocks, made at the first random offset (from the job's stream).
     lfsr: Option<(u64, Option<super::fio_lfsr::BlockCycle>)>,
-    /// fio's random map (job files and command lines without `norandommap`): its unit in bytes
-    /// and one map per file, made at the file's first random offset.
-    random_map: Option<(u64, Vec<Option<RandomMap>>)>,
+    /// fio's random map (job files and command lines without `norandommap`), one per file.
+    random_map: Option<RandomMaps>,
     time_based: bool,
     /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
     rates: [RateSampling; 2],
@@ -665,7 +664,7 @@ impl FioJob {
         // fio keeps its random map for uniform random jobs without norandommap (filesetup.c
         // `init_random_map`); sanlab's own keys draw with replacement, as they always have.
         let random_map = (!scenario && random && lfsr.is_none() && zones.is_none() && specs.iter().all(|s| *s == DistributionSpec::Uniform) && !bool_of("norandommap", false)?)
-            .then(|| (dirs[0].align_bytes.min(dirs[1].align_bytes), vec![None; nrfiles as usize]));
+            .then(|| RandomMaps::new(dirs[0].align_bytes.min(dirs[1].align_bytes), if nrfiles > 1 { file_bytes } else { size_bytes }, nrfiles as usize));
 
         // Pacing.
         let engine = v.get("ioengine").map(str::trim).unwrap_or(if scenario { "libaio" } else { "psync" });
@@ -903,14 +902,15 @@ impl FioJob {
             _ if random_now => match self.random_map.as_mut() {
                 // A used block moves to the next free one; a full map ends the pass, or starts
                 // over when time_based.
-                Some((unit, maps)) => {
-                    let map = maps[file].get_or_insert_with(|| RandomMap::new((size_bytes / *unit).max(1)));
-                    let mut free = map.free_from(dir.offsets.block(rng) * dir.align_bytes / *unit);
+                Some(maps) => {
+                    let unit = maps.unit_bytes;
+                    let map = maps.of(file);
+                    let mut free = map.free_from(dir.offsets.block(rng) * dir.align_bytes / unit);
                     if free.is_none() && self.time_based {
                         map.clear();
-                        free = map.free_from(dir.offsets.block(rng) * dir.align_bytes / *unit);
+                        free = map.free_from(dir.offsets.block(rng) * dir.align_bytes / unit);
                     }
-                    free? * *unit
+                    free? * unit
                 }
                 None => dir.offsets.block(rng) * dir.align_bytes,
             },
@@ -950,8 +950,8 @@ impl FioJob {
         for dir in &mut self.dirs {
             dir.next_seq_bytes = 0;
         }
-        if let Some((_, maps)) = self.random_map.as_mut() {
-            maps.iter_mut().flatten().for_each(RandomMap::clear);
+        if let Some(maps) = self.random_map.as_mut() {
+            maps.clear();
         }
         true
     }
@@ -1024,13 +1024,12 @@ impl FioJob {
             }
             let got = self.offset(d, u64::from(size_bytes), file.map_or(0, |f| f.0), rng);
             let mut size_bytes = size_bytes;
-            if let (Some(o), Some((unit, maps))) = (got, self.random_map.as_mut()) {
-                let region = file.map_or(self.size_bytes, |f| f.1);
-                let map = maps[file.map_or(0, |f| f.0)].get_or_insert_with(|| RandomMap::new((region / *unit).max(1)));
+            if let (Some(o), Some(maps)) = (got, self.random_map.as_mut()) {
+                let unit = maps.unit_bytes;
                 // fio cuts a request short at the first block already used (io_u.c `mark_random_map`).
-                let marked = map.mark(o / *unit, u64::from(size_bytes).div_ceil(*unit));
-                if marked > 0 && marked * *unit < u64::from(size_bytes) {
-                    size_bytes = (marked * *unit) as u32;
+                let marked = maps.of(file.map_or(0, |f| f.0)).mark(o / unit, u64::from(size_bytes).div_ceil(unit));
+                if marked > 0 && marked * unit < u64::from(size_bytes) {
+                    size_bytes = (marked * unit) as u32;
                 }
             }
             let got = match (file, self.files.as_mut()) {
@@ -1165,8 +1164,7 @@ impl Workload for FioJob {
     }
 
     fn state_bytes(&self) -> u64 {
-        let region = self.files.as_ref().map_or(self.size_bytes, |f| f.bytes);
-        self.random_map.as_ref().map_or(0, |(unit, maps)| maps.len() as u64 * RandomMap::bytes_for(region / unit))
+        self.random_map.as_ref().map_or(0, RandomMaps::bytes)
     }
 
     fn fio_place(&self) -> Option<super::FioPlace> {

@@ -9,7 +9,38 @@
 //! *Ours*: a flat bitmap (fio's axmap adds summary levels to find free bits fast; the search
 //! here skips whole used words), made at the job's first random offset.
 
-/// The blocks of a job's region that its requests have covered in this pass.
+/// A job's random maps: one per file of `region_bytes`, in blocks of `unit_bytes`, each made
+/// when its file is first addressed.
+#[derive(Clone, Debug)]
+pub(super) struct RandomMaps {
+    pub unit_bytes: u64,
+    region_bytes: u64,
+    maps: Vec<Option<RandomMap>>,
+}
+
+impl RandomMaps {
+    pub fn new(unit_bytes: u64, region_bytes: u64, files: usize) -> Self {
+        Self { unit_bytes, region_bytes, maps: vec![None; files] }
+    }
+
+    /// The map of file `file`.
+    pub fn of(&mut self, file: usize) -> &mut RandomMap {
+        let blocks = (self.region_bytes / self.unit_bytes).max(1);
+        self.maps[file].get_or_insert_with(|| RandomMap::new(blocks))
+    }
+
+    /// A new pass: every map cleared.
+    pub fn clear(&mut self) {
+        self.maps.iter_mut().flatten().for_each(RandomMap::clear);
+    }
+
+    /// Bytes the maps take once made, for the run's memory estimate.
+    pub fn bytes(&self) -> u64 {
+        self.maps.len() as u64 * (self.region_bytes / self.unit_bytes).max(1).div_ceil(64) * 8
+    }
+}
+
+/// The blocks of a file's region that its requests have covered in this pass.
 #[derive(Clone, Debug)]
 pub(super) struct RandomMap {
     blocks: u64,
@@ -64,11 +95,6 @@ impl RandomMap {
     pub fn clear(&mut self) {
         self.words.fill(0);
     }
-
-    /// Bytes the map takes, for the run's memory estimate.
-    pub fn bytes_for(blocks: u64) -> u64 {
-        blocks.div_ceil(64) * 8
-    }
 }
 
 #[cfg(test)]
@@ -92,6 +118,6 @@ mod tests {
         assert_eq!((m.free_from(0), m.free_from(100), m.free_from(129)), (Some(64), Some(64), Some(64)));
         assert_eq!(m.mark(64, 1), 1);
         assert_eq!(m.free_from(7), None);
-        assert_eq!(RandomMap::bytes_for(130), 24);
+        assert_eq!(RandomMaps::new(4096, 130 * 4096, 2).bytes(), 48);
     }
 }
