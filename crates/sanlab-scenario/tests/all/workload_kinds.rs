@@ -1,7 +1,6 @@
 //! Workload kinds end to end: the example scenarios run, and the engine honours what the kinds ask
 //! (ioping's wait, fio thinktime, startdelay and ramp_time, a trace's end, vdbench's elapsed).
-mod common;
-use common::{assert_conserved, repo, run};
+use crate::common::{assert_conserved, repo, run};
 use sanlab_scenario::{run_file, Overrides, RunResult};
 
 fn short(duration: &str) -> Overrides {
@@ -42,7 +41,7 @@ adapter = {{ kind = "ideal" }}
 {job}
 "#
     );
-    let r = run_file(&common::write_scenario(&text), &[], &Overrides::default(), None).unwrap_or_else(|e| panic!("{e}"));
+    let r = run_file(&crate::common::write_scenario(&text), &[], &Overrides::default(), None).unwrap_or_else(|e| panic!("{e}"));
     for v in &r.variants {
         assert_conserved(v);
     }
@@ -263,7 +262,7 @@ fn fio_flow_keeps_jobs_in_their_weights_ratio_as_fio_does() {
     assert!((ratio / real_ratio - 1.0).abs() < 0.01, "sanlab {ratio} vs fio {real_ratio}");
     // Without flow the two jobs share the array evenly.
     let text = std::fs::read_to_string(&file).unwrap().replace("flow=", "; flow=").replace("flow_id=", "; flow_id=");
-    let plain = common::write_scenario(&text);
+    let plain = crate::common::write_scenario(&text);
     let r = run_job(&format!("kind = \"fio_file\"\nfile = \"{}\"", plain.display()), "duration = \"2s\"");
     let jobs = &r.variants[0].report.jobs;
     assert!((jobs[0].read.total_ios as f64 / jobs[1].read.total_ios as f64 - 1.0).abs() < 0.01);

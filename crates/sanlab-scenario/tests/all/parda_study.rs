@@ -1,6 +1,5 @@
 //! Seed 003: PARDA's experiments (FAST '09 Figs. 6-9, 12-13, Tables 2-4, 6) as tolerances.
-mod common;
-use common::run;
+use crate::common::run;
 use sanlab_model::report::{HostReport, RunReport};
 use sanlab_scenario::{Overrides, VariantResult};
 

@@ -1,6 +1,5 @@
 //! Noise: latency parameters drawn from distributions, each entity on its own random stream.
-mod common;
-use common::run_text as run;
+use crate::common::run_text as run;
 use sanlab_scenario::VariantResult;
 
 /// Two independent sites (host, path, array, VM), both links noisy.

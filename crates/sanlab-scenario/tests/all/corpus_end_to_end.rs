@@ -1,7 +1,6 @@
 //! Every parameter file and trace of the corpus under tests/data runs end to end in a scenario:
 //! each of its runs (a variant each) completes I/O, and no I/O is lost.
-mod common;
-use common::{repo, write_scenario};
+use crate::common::{repo, write_scenario};
 use sanlab_scenario::{run_file, Overrides};
 
 /// A one-VM scenario running `job`.
@@ -44,7 +43,7 @@ host = "h"
 fn run_job(job: &str) -> Vec<String> {
     let r = run_file(&write_scenario(&scenario(job)), &[], &Overrides::default(), None).unwrap_or_else(|e| panic!("{job}: {e}"));
     for v in &r.variants {
-        common::assert_conserved(v);
+        crate::common::assert_conserved(v);
         assert!(v.report.vms[0].completed > 0, "{job}: variant {} completed no I/O", v.name);
     }
     r.variants.into_iter().map(|v| v.name).collect()
@@ -107,7 +106,7 @@ fn msr_disks_each_onto_their_own_volume() {
     // msr_disks.csv: host src2, disks 0 (4k reads), 1 (8k writes), 2 (64k reads), 10 records each.
     let r = trace_map("msr_disks.csv", r#"{ "0" = "vol_a", "1" = "vol_b", "2" = "vol_c" }"#).unwrap();
     let v = &r.variants[0];
-    common::assert_conserved(v);
+    crate::common::assert_conserved(v);
     let vms: Vec<&str> = v.report.vms.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(vms, ["vm.0", "vm.1", "vm.2"]);
     for (vm, (volume, bytes, writes)) in v.report.vms.iter().zip([("vol_a", 4096.0, false), ("vol_b", 8192.0, true), ("vol_c", 65536.0, false)]) {

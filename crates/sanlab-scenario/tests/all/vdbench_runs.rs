@@ -1,8 +1,7 @@
 //! A vdbench parameter file of several runs: each run is a variant named as vdbench names it, a
 //! for loop's runs each get their own I/O pattern, and a curve's points run at vdbench's rounded
 //! percents of what the max run reached.
-mod common;
-use common::{run, write_scenario};
+use crate::common::{run, write_scenario};
 use sanlab_scenario::{run_file, Overrides, Scenario};
 
 const SERIES: &str = "scenarios/examples/vdbench_series.toml";
@@ -37,13 +36,13 @@ fn every_run_is_a_variant_with_its_own_pattern() {
 #[test]
 fn a_curve_point_needs_its_max_run() {
     let o = Overrides::default();
-    let e = run_file(&common::repo(SERIES), &["curve_(50%) xfersize=8k".to_string()], &o, None).err().expect("an error");
+    let e = run_file(&crate::common::repo(SERIES), &["curve_(50%) xfersize=8k".to_string()], &o, None).err().expect("an error");
     assert!(e.0.ends_with("variant `curve_(50%) xfersize=8k` is a point of a vdbench curve: its rate is a percent of what `curve xfersize=8k` reaches, so run that variant too, before it"), "{e}");
 }
 
 #[test]
 fn variants_of_the_scenario_multiply_the_runs() {
-    let text = std::fs::read_to_string(common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", common::repo("scenarios/examples/parm/series.vdb").display()))
+    let text = std::fs::read_to_string(crate::common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", crate::common::repo("scenarios/examples/parm/series.vdb").display()))
         + "\n[[variant]]\nname = \"a\"\nset = {}\n[[variant]]\nname = \"b\"\nset = { \"vm[0].job[0].rd\" = \"xfer\" }\n";
     let s = Scenario::load(&write_scenario(&text)).unwrap();
     let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
@@ -55,7 +54,7 @@ fn variants_of_the_scenario_multiply_the_runs() {
 fn series_with(parm: &str, run_keys: &str) -> (std::path::PathBuf, Result<sanlab_scenario::RunResult, String>) {
     let parm_path = write_scenario(parm).with_extension("vdb");
     std::fs::write(&parm_path, parm).unwrap();
-    let text = std::fs::read_to_string(common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", parm_path.display())).replace("warmup = \"0s\"", &format!("warmup = \"0s\"\n{run_keys}"));
+    let text = std::fs::read_to_string(crate::common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", parm_path.display())).replace("warmup = \"0s\"", &format!("warmup = \"0s\"\n{run_keys}"));
     let r = run_file(&write_scenario(&text), &[], &Overrides::default(), None).map_err(|e| e.0);
     (parm_path, r)
 }

@@ -1,6 +1,5 @@
 //! Seed 002: the noisy-neighbour study and its isolation matrix.
-mod common;
-use common::run;
+use crate::common::run;
 use sanlab_scenario::{Overrides, VariantResult};
 
 const STUDY: &str = "scenarios/studies/noisy_neighbor.toml";
@@ -101,9 +100,9 @@ set = {}
 name = "no_min"
 set = { "volume[0].qos.min" = 0 }
 "#;
-    let r = sanlab_scenario::run_file(&common::write_scenario(text), &[], &Overrides::default(), None).unwrap();
+    let r = sanlab_scenario::run_file(&crate::common::write_scenario(text), &[], &Overrides::default(), None).unwrap();
     for v in &r.variants {
-        common::assert_conserved(v);
+        crate::common::assert_conserved(v);
     }
     let (with_min, no_min) = (vm(&r.variants[0], "g").iops, vm(&r.variants[1], "g").iops);
     assert!((4_500.0..5_500.0).contains(&no_min), "without a minimum the server is shared: {no_min}");

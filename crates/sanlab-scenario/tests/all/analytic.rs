@@ -1,6 +1,5 @@
 //! Queueing theory, with models built from ordinary scenario parts.
-mod common;
-use common::run;
+use crate::common::run;
 use sanlab_scenario::Overrides;
 
 #[test]

@@ -1,7 +1,6 @@
 //! mClock end to end (qos.md §2): limits cap a VM, reservations hold against a busier neighbour
 //! on the same host, shares divide the rest.
-mod common;
-use common::run_text;
+use crate::common::run_text;
 
 /// One host, one device queue of 32 in front of a 5-disk RAID-5 group whose small write cache
 /// destages from the start, three VMs with 32 outstanding each.

@@ -1,5 +1,4 @@
-//! Helpers shared by the integration tests; each test binary uses some of them.
-#![allow(dead_code)]
+//! Helpers shared by the integration tests.
 
 use sanlab_scenario::{run_file, Overrides, RunResult, VariantResult};
 use std::path::PathBuf;

@@ -1,7 +1,6 @@
 //! Faults on paths: a path going down with notice or silently, coming back, a degrading link; the
 //! host's reaction (dead path skipped, command retried, FIXED fails back, MRU does not).
-mod common;
-use common::run_text as run;
+use crate::common::run_text as run;
 use sanlab_scenario::VariantResult;
 
 /// One host, two paths to one array; faults on `p0` from 1 s to 2 s.

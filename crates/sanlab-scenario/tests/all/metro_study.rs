@@ -1,6 +1,5 @@
 //! Seeds 000/001: the metro-cluster path-policy study, against the seed's figures.
-mod common;
-use common::run;
+use crate::common::run;
 use sanlab_scenario::Overrides;
 
 const STUDY: &str = "scenarios/studies/metro_cluster_psp.toml";

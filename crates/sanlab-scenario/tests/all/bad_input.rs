@@ -1,7 +1,6 @@
 //! Every kind of bad input gets one message naming the file, the location and the fix.
 use sanlab_scenario::{run_file, Overrides, Scenario};
-mod common;
-use common::{with_sets, write_scenario};
+use crate::common::{with_sets, write_scenario};
 
 const BASE: &str = r#"
 schema_version = 1

@@ -1,6 +1,5 @@
 //! Seed 004: vdbench's rhpct/hitarea against an array whose cores own 1 MiB address segments.
-mod common;
-use common::run;
+use crate::common::run;
 use sanlab_scenario::{Overrides, VariantResult};
 
 const STUDY: &str = "scenarios/studies/vdbench_hitarea.toml";

@@ -1,8 +1,7 @@
 //! Every path selector on the metro cluster of seed 000 (one VM, 32 writes of 32 KiB outstanding,
 //! local paths at 0.05 ms one way, remote ones about 1 ms further): each carries I/O without losing
 //! any, and those that watch latency or queues send most of it down the local paths.
-mod common;
-use common::run;
+use crate::common::run;
 use sanlab_scenario::Overrides;
 
 fn local_share(kind: &str) -> f64 {

@@ -1,9 +1,8 @@
 //! `Scenario::cost`: the pilot's estimate of I/Os and events against the run itself, job time,
 //! and the memory model's parts.
 
-mod common;
 
-use common::{repo, with_sets};
+use crate::common::{repo, with_sets};
 use sanlab_model::topology::memory;
 use sanlab_scenario::{run_file, Scenario};
 
