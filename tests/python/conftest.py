@@ -12,6 +12,14 @@ from typing import Any
 import pytest
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-fio",
+        action="store_true",
+        help="run Debian's fio and record its output again under tests/data/fio/recorded/ (test_fio.py)",
+    )
+
+
 def _run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sanlab.cli", *args],
