@@ -76,12 +76,14 @@ pub struct Spec<'a> {
     base_dir: std::path::PathBuf,
     /// Run seed and entity (`array/a`) that random parameters derive their streams from.
     streams: (u64, String),
+    /// A kind table written as its kind's name alone (`psp = "rr"`): the name, read as `kind`.
+    kind_name: Option<&'a Value>,
 }
 
 impl<'a> Spec<'a> {
     pub fn new(table: &'a Table, location: impl Into<String>) -> Self {
         let location = location.into();
-        Self { table, streams: (0, location.clone()), location, used: RefCell::new(vec![]), describe: None, base_dir: ".".into() }
+        Self { table, streams: (0, location.clone()), location, used: RefCell::new(vec![]), describe: None, base_dir: ".".into(), kind_name: None }
     }
 
     /// Random parameters read here and in sub-tables draw from streams of `entity` under `run_seed`.
@@ -102,12 +104,12 @@ impl<'a> Spec<'a> {
     }
 
     fn child(&self, table: &'a Table, location: String) -> Spec<'a> {
-        Spec { table, location, used: RefCell::new(vec![]), describe: None, base_dir: self.base_dir.clone(), streams: self.streams.clone() }
+        Spec { table, location, used: RefCell::new(vec![]), describe: None, base_dir: self.base_dir.clone(), streams: self.streams.clone(), kind_name: None }
     }
 
     /// A reader that returns defaults and records what is asked of it.
     pub fn describing() -> Spec<'static> {
-        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])), base_dir: ".".into(), streams: (0, String::new()) }
+        Spec { table: &EMPTY, location: String::new(), used: RefCell::new(vec![]), describe: Some(RefCell::new(vec![])), base_dir: ".".into(), streams: (0, String::new()), kind_name: None }
     }
 
     pub fn is_describing(&self) -> bool {
@@ -151,11 +153,11 @@ impl<'a> Spec<'a> {
     }
 
     pub fn has(&self, key: &str) -> bool {
-        self.table.contains_key(key)
+        self.raw(key).is_some()
     }
 
     fn raw(&self, key: &str) -> Option<&'a Value> {
-        self.table.get(key)
+        self.kind_name.filter(|_| key == "kind").or_else(|| self.table.get(key))
     }
 
     fn mistyped(&self, key: &str, expected: &str, v: &Value) -> SpecError {
@@ -353,6 +355,21 @@ impl<'a> Spec<'a> {
         }
     }
 
+    /// A model's table (`{ kind = "rr", iops = 1 }`), or its kind's name alone (`"rr"`) for the
+    /// kind at its defaults; absent means empty.
+    pub fn kind_table(&self, key: &str, doc: &'static str) -> SpecResult<Spec<'a>> {
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            Some(name @ Value::String(_)) => {
+                self.note(key, "table", "{}".into(), doc);
+                Ok(Spec { kind_name: Some(name), ..self.child(&EMPTY, self.at(key)) })
+            }
+            Some(v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_) | Value::Datetime(_) | Value::Array(_))) => {
+                Err(self.mistyped(key, "a table or a kind name", v))
+            }
+            _ => self.table(key, doc),
+        }
+    }
+
     /// An array of tables (`[[key]]`); absent means empty.
     pub fn tables(&self, key: &str, doc: &'static str) -> SpecResult<Vec<Spec<'a>>> {
         self.note(key, "array of tables", "[]".into(), doc);
@@ -529,6 +546,20 @@ mod tests {
 
     fn table(src: &str) -> Table {
         src.parse().unwrap()
+    }
+
+    #[test]
+    fn a_kind_name_alone_is_its_table_at_the_defaults() {
+        let t = table("psp = \"rr\"\nfull = { kind = \"rr\", iops = 1 }\nbad = 3");
+        let top = Spec::new(&t, "host[0]");
+        let short = top.kind_table("psp", "").unwrap();
+        assert_eq!(short.string("kind", None, "").unwrap(), "rr");
+        assert_eq!(short.int("iops", Some(1000), 1, i64::MAX, "").unwrap(), 1000, "the kind's default");
+        short.finish().unwrap();
+        let full = top.kind_table("full", "").unwrap();
+        assert_eq!((full.string("kind", None, "").unwrap(), full.int("iops", Some(1000), 1, i64::MAX, "").unwrap()), ("rr".to_string(), 1));
+        let e = top.kind_table("bad", "").err().unwrap();
+        assert_eq!((e.location.as_str(), e.message.as_str()), ("host[0].bad", "expected a table or a kind name, found an integer `3`"));
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             return Err(a.error("pe", format!("protocol endpoint `{pe}` is already array `{}`'s: a PE belongs to one array node; give this one another name", array_names[other])));
         }
         pes.push(pe);
-        let backend = build_kind(&a.table("media", "back end: flash, or a disk group")?, MEDIA, Some("flash"))?;
+        let backend = build_kind(&a.kind_table("media", "back end: flash, or a disk group")?, MEDIA, Some("flash"))?;
         let cores = if a.has("cores") { Some(Cores::from_spec(a.table("cores", "controllers and cores owning address segments")?)?) } else {
             a.table("cores", "controllers and cores owning address segments")?;
             None
@@ -204,8 +204,8 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
             return Err(v.error("qos", "QoS on a replicated volume is not modelled: give QoS to single-array volumes"));
         }
         const FLOW_DOC: &str = "host-level flow control of every host using this volume: kind = \"parda\" or \"sioc\"";
-        let flow_control = if v.has("flow_control") { Some(build_kind(&v.table("flow_control", FLOW_DOC)?, FLOW_CONTROLS, None)?) } else {
-            v.table("flow_control", FLOW_DOC)?;
+        let flow_control = if v.has("flow_control") { Some(build_kind(&v.kind_table("flow_control", FLOW_DOC)?, FLOW_CONTROLS, None)?) } else {
+            v.kind_table("flow_control", FLOW_DOC)?;
             None
         };
         if flow_control.is_some() && vvol {
@@ -253,7 +253,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         }
         let failover = Failover::from_spec(h.table("failover", "how the host reacts to a failing path: notice, command_timeout, path_check")?)?;
         host_psp_specs.push(h.table("multipath", "multipathing of this host's devices")?);
-        host_sched_specs.push(h.table("scheduler", "host I/O scheduler: dispatch discipline and DSNRO rules")?);
+        host_sched_specs.push(h.kind_table("scheduler", "host I/O scheduler: dispatch discipline and DSNRO rules")?);
         h.finish()?;
         host_names.push(name.clone());
         lun_depths.push(lun as u32);
@@ -355,7 +355,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         let device = match device_index.get(&(host, dev_name.clone())) {
             Some(&d) => d,
             None => {
-                let psp_spec = host_psp_specs[host].table("psp", "path selection policy")?;
+                let psp_spec = host_psp_specs[host].kind_table("psp", "path selection policy")?;
                 let mut psp = build_kind(&psp_spec, PSPS, Some("fixed"))?;
                 let paths = device_paths(host, &volume_arrays[volume], &link_ends, &links, &preferred, &host_names[host]);
                 let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
@@ -411,7 +411,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     for (h, (mp, sched)) in host_psp_specs.into_iter().zip(host_sched_specs).enumerate() {
         // A host without devices still gets its tables checked.
         if !host_has_device[h] {
-            build_kind(&mp.table("psp", "path selection policy")?, PSPS, Some("fixed"))?;
+            build_kind(&mp.kind_table("psp", "path selection policy")?, PSPS, Some("fixed"))?;
             build_kind(&sched, SCHEDULERS, Some("esxi"))?;
         }
         mp.finish()?;

@@ -51,6 +51,9 @@ pub struct Scenario {
     pub sha256: String,
     pub variants: Vec<Variant>,
     root: Table,
+    replaced: Vec<ReplacedList>,
+    /// Whether the scenario without its variants' overrides is a run of its own to check.
+    runs_as_written: bool,
 }
 
 /// Overrides given on the command line.
@@ -91,10 +94,29 @@ fn parse_toml(file: &str, text: &str) -> Result<Table, ScenarioError> {
     })
 }
 
-/// `base = "other.toml"`: this file builds on another one. The other file's tables are merged
-/// under this file's values (tables key by key, anything else replaced); its variants are not
-/// inherited. The path is relative to this file.
-fn with_base(file: &str, mut root: Table, depth: usize) -> Result<Table, ScenarioError> {
+/// A list of this file's that replaced its base's: lists are not merged, so an error in one
+/// names the base whose entries were dropped.
+struct ReplacedList {
+    key: String,
+    base_file: String,
+    base_len: usize,
+}
+
+impl ReplacedList {
+    fn note(&self, location: &str) -> Option<String> {
+        let within = location.strip_prefix(&self.key).is_some_and(|rest| rest.is_empty() || rest.starts_with(['[', '.']));
+        within.then(|| {
+            let entries = if self.base_len == 1 { "its 1 entry".to_string() } else { format!("its {} entries", self.base_len) };
+            format!(" (this file's `{}` replaces the list of base `{}` and {entries}: lists are not merged with a base's; repeat the entries you need)", self.key, self.base_file)
+        })
+    }
+}
+
+/// `base = "other.toml"`: this file builds on another one. Every key of this file is laid over
+/// the other's: tables present in both are merged key by key; anything else (a value, a list,
+/// a list of tables such as `[[path]]`) replaces the other's. Its variants are not inherited.
+/// The path is relative to this file.
+fn with_base(file: &str, mut root: Table, depth: usize, replaced: &mut Vec<ReplacedList>) -> Result<Table, ScenarioError> {
     let Some(base) = root.remove("base") else { return Ok(root) };
     let Value::String(base) = base else { return Err(ScenarioError(format!("{file}: base: expected a file name as a string"))) };
     if depth >= 8 {
@@ -103,17 +125,21 @@ fn with_base(file: &str, mut root: Table, depth: usize) -> Result<Table, Scenari
     let path = Path::new(file).parent().unwrap_or(Path::new(".")).join(&base);
     let base_file = path.display().to_string();
     let text = read_text(&path).map_err(|e| ScenarioError(format!("{file}: base: cannot read `{base_file}`: {e}")))?;
-    let mut merged = with_base(&base_file, parse_toml(&base_file, &text)?, depth + 1)?;
+    let mut merged = with_base(&base_file, parse_toml(&base_file, &text)?, depth + 1, replaced)?;
     merged.remove("variant");
-    merge_into(&mut merged, root);
+    merge_into(&mut merged, root, "", &base_file, replaced);
     Ok(merged)
 }
 
-fn merge_into(under: &mut Table, over: Table) {
+fn merge_into(under: &mut Table, over: Table, at: &str, base_file: &str, replaced: &mut Vec<ReplacedList>) {
     for (k, v) in over {
+        let key = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
         match (under.get_mut(&k), v) {
-            (Some(Value::Table(a)), Value::Table(b)) => merge_into(a, b),
-            (_, v) => {
+            (Some(Value::Table(a)), Value::Table(b)) => merge_into(a, b, &key, base_file, replaced),
+            (old, v) => {
+                if let Some(Value::Array(list)) = old.filter(|_| v.is_array()) {
+                    replaced.push(ReplacedList { key, base_file: base_file.to_string(), base_len: list.len() });
+                }
                 under.insert(k, v);
             }
         }
@@ -134,7 +160,8 @@ impl Scenario {
     }
 
     pub fn from_text(file: &str, text: &str) -> Result<Self, ScenarioError> {
-        let root = with_base(file, parse_toml(file, text)?, 0)?;
+        let mut replaced = vec![];
+        let root = with_base(file, parse_toml(file, text)?, 0, &mut replaced)?;
         let spec_err = |e| located(file, e);
         let top = sanlab_model::spec::Spec::new(&root, "");
         let name = top.string("name", None, "").map_err(spec_err)?;
@@ -154,9 +181,12 @@ impl Scenario {
             v.finish().map_err(spec_err)?;
             variants.push(Variant { name: vname, description: vdesc, sets });
         }
+        let written: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
         let variants = vdbench_runs::expand(file, &root, variants)?;
+        // A vdbench file's runs become variants; the scenario as written then picks none of them.
+        let runs_as_written = !written.is_empty() && variants.iter().map(|v| &v.name).eq(written.iter());
         let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
-        Ok(Self { file: file.to_string(), name, description, sha256, variants, root })
+        Ok(Self { file: file.to_string(), name, description, sha256, variants, root, replaced, runs_as_written })
     }
 
     /// Variant names to run: the requested ones (checked), else all, else the base scenario.
@@ -187,7 +217,7 @@ impl Scenario {
     pub fn resolve(&self, variant: Option<&Variant>, o: &Overrides) -> Result<Table, ScenarioError> {
         let mut root = self.root.clone();
         root.remove("variant");
-        let err = |e| located(&self.file, e);
+        let err = |e| self.located(e);
         if let Some(v) = variant {
             for (k, val) in &v.sets {
                 overrides::apply(&mut root, k, val.clone(), &format!("variant `{}`", v.name)).map_err(err)?;
@@ -208,13 +238,35 @@ impl Scenario {
         Ok(root)
     }
 
-    /// Checks every selected variant builds.
-    pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<(), ScenarioError> {
-        for v in self.select(requested)? {
-            let table = self.resolve(v, o)?;
-            self.build_world(&table, v, false)?;
+    /// Checks that every selected variant builds, and the scenario as written when it has
+    /// variants: a mistake in a value that every variant overrides would otherwise go unseen.
+    /// Returns the selection.
+    pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<Vec<Option<&Variant>>, ScenarioError> {
+        let selected = self.select(requested)?;
+        self.check_as_written(o)?;
+        for v in &selected {
+            let table = self.resolve(*v, o)?;
+            self.build_world(&table, *v, false)?;
         }
+        Ok(selected)
+    }
+
+    /// Builds the scenario without its variants' overrides, when its variants are written ones.
+    pub(crate) fn check_as_written(&self, o: &Overrides) -> Result<(), ScenarioError> {
+        if !self.runs_as_written {
+            return Ok(());
+        }
+        let as_written = |ScenarioError(m)| ScenarioError(format!("{m} (in the scenario as written, before any variant's `set`)"));
+        self.build_world(&self.resolve(None, o).map_err(as_written)?, None, false).map_err(as_written)?;
         Ok(())
+    }
+
+    /// An error at a location of this scenario; when the location lies in a list that replaced
+    /// its base's, the message says so.
+    fn located(&self, e: SpecError) -> ScenarioError {
+        let note = self.replaced.iter().find_map(|r| r.note(&e.location)).unwrap_or_default();
+        let ScenarioError(message) = located(&self.file, e);
+        ScenarioError(message + &note)
     }
 
     /// With `measure`, thresholds that SIOC finds by injecting load are measured first (their
@@ -226,7 +278,7 @@ impl Scenario {
 
     fn build_topology(&self, table: &Table, v: Option<&Variant>, measure: bool) -> Result<(Topology, Vec<InjectorReport>), ScenarioError> {
         let base_dir = Path::new(&self.file).parent().unwrap_or(Path::new("."));
-        let located_here = |e| in_variant(v, located(&self.file, e));
+        let located_here = |e| in_variant(v, self.located(e));
         let mut topology = build::build(table, base_dir).map_err(located_here)?;
         let injected = if measure { injector::measure(table, &mut topology, base_dir).map_err(located_here)? } else { vec![] };
         Ok((topology, injected))
@@ -303,12 +355,8 @@ pub struct RunResult {
 /// published to it and a cancel keeps the variants that finished.
 pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option<&RunControl>) -> Result<RunResult, ScenarioError> {
     let s = Scenario::load(path)?;
-    let selected = s.select(variants)?;
-    // Validate every selected variant before spending time on any run.
-    for v in &selected {
-        let table = s.resolve(*v, o)?;
-        s.build_world(&table, *v, false)?;
-    }
+    // Everything is checked before any time is spent on a run.
+    let selected = s.validate(variants, o)?;
     let mut results = vec![];
     let mut cancelled = false;
     for v in &selected {

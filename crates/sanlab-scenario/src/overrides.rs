@@ -67,6 +67,11 @@ fn set_in(cur: &mut Value, segs: &[Segment], value: Value, walked: &str) -> Resu
     match seg {
         Segment::Key(k) => {
             let here = if walked.is_empty() { k.clone() } else { format!("{walked}.{k}") };
+            // A kind's name alone (`psp = "rr"`) is its table at the defaults: a key set in it
+            // makes the table (`{ kind = "rr", iops = 1 }`).
+            if let Value::String(kind) = cur {
+                *cur = Value::Table(Table::from_iter([("kind".to_string(), Value::String(std::mem::take(kind)))]));
+            }
             let Value::Table(t) = cur else { return Err(format!("`{walked}` is not a table")) };
             if rest.is_empty() {
                 t.insert(k.clone(), value);
@@ -84,7 +89,11 @@ fn set_in(cur: &mut Value, segs: &[Segment], value: Value, walked: &str) -> Resu
             let here = format!("{walked}[{n}]");
             let Value::Array(a) = cur else { return Err(format!("`{walked}` is not a list")) };
             let len = a.len();
-            let item = a.get_mut(*n).ok_or_else(|| format!("index {n} is out of range: there are {len} entries"))?;
+            let item = a.get_mut(*n).ok_or_else(|| match len {
+                0 => format!("index {n} is out of range: `{walked}` is empty"),
+                1 => format!("index {n} is out of range: `{walked}` has 1 entry, [0]"),
+                _ => format!("index {n} is out of range: `{walked}` has {len} entries, [0] to [{}]", len - 1),
+            })?;
             if rest.is_empty() {
                 *item = value;
                 return Ok(());
@@ -106,8 +115,18 @@ mod tests {
         assert_eq!(t["host"][0]["multipath"]["psp"]["iops"].as_integer(), Some(1));
         assert_eq!(t["run"]["duration"].as_str(), Some("30s"));
         let e = apply(&mut t, "host[3].name", parse_value("x"), "--set").unwrap_err();
-        assert!(e.message.contains("out of range: there are 1 entries"), "{}", e.message);
+        assert!(e.message.contains("index 3 is out of range: `host` has 1 entry, [0]"), "{}", e.message);
         assert_eq!(t["host"][0]["name"].as_str(), Some("a"), "tree intact after an error");
+    }
+
+    #[test]
+    fn a_key_set_under_a_kind_name_makes_its_table() {
+        let mut t: Table = "[host.multipath]\npsp = \"rr\"".parse().unwrap();
+        apply(&mut t, "host.multipath.psp.iops", parse_value("1"), "--set").unwrap();
+        assert_eq!(t["host"]["multipath"]["psp"], parse_value("{ kind = \"rr\", iops = 1 }"));
+        // A number is no kind name: still an error.
+        let mut t: Table = "[run]\nseed = 1".parse().unwrap();
+        assert!(apply(&mut t, "run.seed.x", parse_value("1"), "--set").unwrap_err().message.contains("`run.seed` is not a table"));
     }
 
     #[test]

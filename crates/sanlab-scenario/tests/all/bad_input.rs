@@ -96,7 +96,7 @@ fn missing_file_and_unknown_variant() {
 #[test]
 fn bad_set_and_schema_version() {
     let e = error_for(BASE, &["vm[3].name=x"]);
-    assert!(e.contains("vm[3].name: index 3 is out of range: there are 1 entries (from --set)"), "{e}");
+    assert!(e.contains("vm[3].name: index 3 is out of range: `vm` has 1 entry, [0] (from --set)"), "{e}");
     let e = error_for(&BASE.replace("schema_version = 1", "schema_version = 2"), &[]);
     assert!(e.contains("schema_version: version 2 is not supported"), "{e}");
     let e = error_for(BASE, &["nonsense"]);
@@ -333,4 +333,28 @@ fn variant_names_and_base_files_are_checked_by_the_scenario_reader() {
     assert!(e.contains("variant[1].name: variants `a b` and `a_b` would share the file name `a_b`: rename one"), "{e}");
     let e = error_for(&format!("base = \"/dev/zero\"\n{BASE}"), &[]);
     assert!(e.contains("base: cannot read `/dev/zero`: not a regular file"), "{e}");
+}
+
+#[test]
+fn a_mistake_every_variant_overrides_is_still_found() {
+    let text = BASE.replace("kind = \"rr\", iops = 1", "kind = \"rrr\"") + "[[variant]]\nname = \"v\"\nset = { \"host[0].multipath.psp\" = \"fixed\" }\n";
+    let e = error_for(&text, &[]);
+    assert!(e.starts_with("FILE: host[0].multipath.psp.kind: unknown kind `rrr`"), "{e}");
+    assert!(e.ends_with("did you mean `rr`? (in the scenario as written, before any variant's `set`)"), "{e}");
+    // Fixed on the command line, it runs.
+    run_file(&write_scenario(&text), &[], &with_sets(&["host[0].multipath.psp=rr"]), None).unwrap();
+}
+
+#[test]
+fn a_list_that_replaces_its_bases_says_so() {
+    let base = write_scenario(BASE);
+    let child = format!("base = \"{}\"\n[[path]]\narray = \"a\"\n", base.file_name().unwrap().to_str().unwrap());
+    let path = base.with_extension("child.toml");
+    std::fs::write(&path, child).unwrap();
+    let e = run_file(&path, &[], &Overrides::default(), None).err().expect("an error").0;
+    let base_file = base.display().to_string();
+    assert_eq!(
+        e,
+        format!("{}: path[0].host: is required: expected string (this file's `path` replaces the list of base `{base_file}` and its 1 entry: lists are not merged with a base's; repeat the entries you need)", path.display())
+    );
 }
