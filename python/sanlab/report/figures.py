@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sanlab.fio import sorted_percentiles
+from sanlab.report.groups import Groups, variant_groups
 from sanlab.results import Document, entities
 from sanlab.tables import format_count, format_ms, tail_iops
 
@@ -29,20 +30,31 @@ PALETTE = (
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 TIME_AXIS = "simulated time, s"
+PATHS_SIDE_BY_SIDE_MAX = 8
+"""The path figure's share and latency maps stand side by side up to this many variants, then stack."""
 SLOW_PATH_FACTOR = 1.5
 """In the path figure's caption, a path is slow when its mean latency exceeds this multiple of the fastest."""
 HOT_CORE_FACTOR = 1.5
 """In the core figure's caption, a core is a hot spot when its mean use exceeds this multiple of the mean."""
 LOG_SCALE_RATIO = 10.0
 """Latency axes turn logarithmic when the largest value is at least this multiple of the smallest."""
+LOG_TICK_STEPS = ((2.0, (1, 2, 3, 5)), (4.0, (1, 2, 5)), (math.inf, (1,)))
+"""A log axis's labelled steps in each decade by the decades it spans: 1, 2, 3, 5 over up to two,
+1, 2, 5 over up to four, then decades only."""
 PINNED_QUEUE_FRACTION = 0.95
 """A device whose mean ACTV reaches this fraction of its queue depth (with I/Os queued) has a full queue."""
+OVERVIEW_MARGINS_PX = {"t": 80, "b": 95}
+OVERVIEW_LEGEND_GAP_PX = 55
+"""The overview's legend sits this far below its plots, under the axis titles."""
+SAME_IOPS_TOLERANCE = 0.005
+"""Variants with IOPS within this relative difference of the most share the win."""
 SETTLED_TOLERANCE = 0.05
 """The overview's caption names variants whose tail IOPS differ from the whole run's by more than this."""
 OVERLAP_TOLERANCE = 0.005
 """Lines within this relative difference are named as overlapping in a time-series caption."""
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 CDF_PERCENTILE_TICKS = (0.0, 50.0, 90.0, 99.0, 99.9, 99.99)
+CDF_PANEL_PX = 340
 
 
 @dataclass(frozen=True)
@@ -55,9 +67,35 @@ class Figure:
     plot: go.Figure
 
 
+def doc_groups(doc: Document) -> Groups | None:
+    """The variants grouped by name prefix (`notice-fixed` in `notice`), or None when the names have
+    no such structure."""
+    return variant_groups([variant["name"] for variant in doc["variants"]], len(PALETTE))
+
+
+def _style(index: int) -> tuple[str, str]:
+    """The colour and dash of the `index`th line: past the palette, the next round is dashed."""
+    return PALETTE[index % len(PALETTE)], DASHES[(index // len(PALETTE)) % len(DASHES)]
+
+
+def _style_indexes(doc: Document) -> dict[str, int]:
+    """Per variant, its style's index: its suffix's with groups (a setting looks alike in every
+    group), else its place in the run."""
+    groups = doc_groups(doc)
+    names = [variant["name"] for variant in doc["variants"]]
+    if groups is None:
+        return {name: index for index, name in enumerate(names)}
+    return {name: groups.suffixes.index(groups.suffix(name)) for name in names}
+
+
 def variant_colors(doc: Document) -> dict[str, str]:
-    """One palette colour per variant, in run order."""
-    return {variant["name"]: PALETTE[index % len(PALETTE)] for index, variant in enumerate(doc["variants"])}
+    """One palette colour per variant: its suffix's when the variants form groups, else in run order."""
+    return {name: _style(index)[0] for name, index in _style_indexes(doc).items()}
+
+
+def variant_dashes(doc: Document) -> dict[str, str]:
+    """One line dash per variant: solid, dashed for the second round of colours, and so on."""
+    return {name: _style(index)[1] for name, index in _style_indexes(doc).items()}
 
 
 def series_frame(doc: Document) -> pd.DataFrame:
@@ -87,6 +125,27 @@ def series_frame(doc: Document) -> pd.DataFrame:
     return frame.drop(columns="entity")
 
 
+def log_ticks(low: float, high: float) -> dict[str, Any]:
+    """Tick values and labels of a log axis from `low` to `high` (both > 0): numbers written out
+    (0.2, 0.5, 1, 2 …), not plotly's bare minor digits."""
+    decades = math.log10(high / low)
+    steps = next(steps for span, steps in LOG_TICK_STEPS if decades <= span)
+    values = [
+        step * 10.0**exponent
+        for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+        for step in steps
+    ]
+    return {"tickvals": values, "ticktext": [f"{value:,g}" for value in values]}
+
+
+def latency_axis(title: str, low_ms: float, high_ms: float) -> dict[str, Any]:
+    """A latency axis's settings: logarithmic, with written-out ticks, when the latencies span
+    LOG_SCALE_RATIO or more."""
+    if low_ms > 0 and high_ms / low_ms >= LOG_SCALE_RATIO:
+        return {"title_text": f"{title} (log scale)", "type": "log", **log_ticks(low_ms, high_ms)}
+    return {"title_text": title, "type": "linear"}
+
+
 def _layout(fig: go.Figure, title: str, height_px: int) -> None:
     fig.update_layout(
         template="plotly_white",
@@ -99,14 +158,51 @@ def _layout(fig: go.Figure, title: str, height_px: int) -> None:
     )
 
 
+def in_group_order(doc: Document) -> list[Mapping[str, Any]]:
+    """The variants, those of a group together (groups in order of first appearance)."""
+    groups = doc_groups(doc)
+    if groups is None:
+        return list(doc["variants"])
+    by_name = {variant["name"]: variant for variant in doc["variants"]}
+    return [by_name[name] for members in groups.members.values() for name in members]
+
+
 def _vm_rows(doc: Document) -> list[tuple[str, str, Mapping[str, Any]]]:
-    """(variant, row label, VM) for every VM; the label is the variant, plus the VM when there are several."""
+    """(variant, row label, VM) for every VM, in group order; the label is the variant, plus the VM
+    when there are several."""
     several = any(len(variant["vms"]) > 1 for variant in doc["variants"])
     return [
         (variant["name"], f"{variant['name']} · {vm['name']}" if several else variant["name"], vm)
-        for variant in doc["variants"]
+        for variant in in_group_order(doc)
         for vm in variant["vms"]
     ]
+
+
+def _group_bands(doc: Document, variants: Sequence[str]) -> list[dict[str, Any]]:
+    """Shaded bands behind every other group's rows of a figure whose category rows are `variants`'s."""
+    groups = doc_groups(doc)
+    if groups is None:
+        return []
+    bands = []
+    for index, members in enumerate(groups.members.values()):
+        rows = [row for row, variant in enumerate(variants) if variant in members]
+        if index % 2 and rows:
+            bands.append(
+                {
+                    "type": "rect",
+                    "xref": "paper",
+                    "yref": "y",
+                    "x0": 0.0,
+                    "x1": 1.0,
+                    # A category axis places row n at n.
+                    "y0": rows[0] - 0.5,
+                    "y1": rows[-1] + 0.5,
+                    "fillcolor": "#f6f8fa",
+                    "line": {"width": 0},
+                    "layer": "below",
+                }
+            )
+    return bands
 
 
 def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
@@ -165,21 +261,21 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
             row=1,
             col=2,
         )
-    low = min(vm["lat_ms"]["p50"] for _, _, vm in rows)
-    high = max(vm["lat_ms"]["p999"] for _, _, vm in rows)
-    log_latency = low > 0 and high / low >= LOG_SCALE_RATIO
+    low_ms = min(vm["lat_ms"]["p50"] for _, _, vm in rows)
+    high_ms = max(vm["lat_ms"]["p999"] for _, _, vm in rows)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     fig.update_xaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(
-        title_text="latency, ms" + (" (log scale)" if log_latency else ""),
-        type="log" if log_latency else "linear",
-        rangemode="tozero",
-        row=1,
-        col=2,
-    )
+    fig.update_xaxes(latency_axis("latency, ms", low_ms, high_ms), rangemode="tozero", row=1, col=2)
     title = "Throughput and latency by variant"
-    _layout(fig, title, 200 + 38 * len(rows))
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "right", "x": 1.0})
+    height_px = 200 + 38 * len(rows)
+    _layout(fig, title, height_px)
+    # The legend under the axis titles, the same distance below the plot whatever its height.
+    below = -OVERVIEW_LEGEND_GAP_PX / (height_px - OVERVIEW_MARGINS_PX["t"] - OVERVIEW_MARGINS_PX["b"])
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": below, "xanchor": "right", "x": 1.0},
+        margin=OVERVIEW_MARGINS_PX,
+        shapes=_group_bands(doc, [variant for variant, _, _ in rows]),
+    )
     caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
     return Figure("overview", title, caption, fig)
 
@@ -208,24 +304,74 @@ def _top_p99_rows(
     return kept, spreads
 
 
+def _totals(doc: Document) -> dict[str, float]:
+    """Each variant's IOPS, summed over its VMs."""
+    return {variant["name"]: sum(vm["iops"] for vm in variant["vms"]) for variant in doc["variants"]}
+
+
+def _most_iops(totals: Mapping[str, float]) -> list[str]:
+    """The variants (in run order) within SAME_IOPS_TOLERANCE of the most IOPS."""
+    best = max(totals.values())
+    return [name for name, iops in totals.items() if iops >= best * (1 - SAME_IOPS_TOLERANCE)]
+
+
+def _winner_sentence(totals: Mapping[str, float], label: Mapping[str, str]) -> str:
+    """`a gives the most IOPS (N), 2.0× b (M)`: the variants with the most IOPS against the one
+    with the fewest, each named by `label`."""
+    most = _most_iops(totals)
+    best = max(totals.values())
+    if len(most) == len(totals):
+        return f"{_names([label[name] for name in most])} give the same IOPS ({format_count(best)})"
+    verb = "gives" if len(most) == 1 else "give"
+    sentence = f"{_names([label[name] for name in most])} {verb} the most IOPS ({format_count(best)})"
+    worst = min(totals, key=totals.__getitem__)
+    if totals[worst] > 0:
+        return sentence + f", {best / totals[worst]:.1f}× {label[worst]} ({format_count(totals[worst])})"
+    return sentence + f"; {label[worst]} none"
+
+
+def winners(doc: Document) -> list[tuple[str, str]]:
+    """(group, sentence) per group of variants: which give the most IOPS, against the fewest; one
+    with the group "" when the variants form no groups, none for a single variant."""
+    totals = _totals(doc)
+    groups = doc_groups(doc)
+    if groups is None:
+        return [("", _winner_sentence(totals, {name: name for name in totals}))] if len(totals) >= 2 else []
+    return [
+        (
+            group,
+            _winner_sentence(
+                {name: totals[name] for name in members}, {name: groups.suffix(name) for name in members}
+            ),
+        )
+        for group, members in groups.members.items()
+    ]
+
+
 def _overview_caption(doc: Document) -> str:
-    totals = {variant["name"]: sum(vm["iops"] for vm in variant["vms"]) for variant in doc["variants"]}
     what = "Bars: IOPS per VM; grey line: p50 to p99.9 latency, ○ mean, ◆ p99."
-    finding = ""
-    if len(totals) >= 2:
-        best = max(totals, key=totals.__getitem__)
-        worst = min(totals, key=totals.__getitem__)
-        finding = f"{best} gives the most IOPS ({format_count(totals[best])})"
-        if totals[worst] > 0:
-            ratio = totals[best] / totals[worst]
-            finding += f", {ratio:.1f}× {worst} ({format_count(totals[worst])}). "
-        else:
-            finding += f"; {worst} none. "
+    totals = _totals(doc)
+    groups = doc_groups(doc)
+    if groups is None:
+        found = winners(doc)
+        finding = f"{found[0][1]}. " if found else ""
+    else:
+        # Groups with the same winners named together: six sentences say less than three clauses.
+        won: dict[str, list[str]] = {}
+        for group, members in groups.members.items():
+            most = _most_iops({name: totals[name] for name in members})
+            won.setdefault(_names([groups.suffix(name) for name in most]), []).append(group)
+        finding = (
+            "The most IOPS per group (the summary above has the figures): "
+            + "; ".join(f"{names} in {_names(where)}" for names, where in won.items())
+            + ". "
+        )
     return finding + _settling(doc, totals) + what
 
 
 def _settling(doc: Document, totals: Mapping[str, float]) -> str:
-    """Variants whose tail IOPS differ from their whole-run IOPS by more than SETTLED_TOLERANCE."""
+    """Variants whose tail IOPS differ from their whole-run IOPS by more than SETTLED_TOLERANCE:
+    named up to MAX_NAMED_VARIANTS, then counted with the spread of the change."""
     changed = []
     for variant in doc["variants"]:
         by_vm = tail_iops(variant)
@@ -234,10 +380,18 @@ def _settling(doc: Document, totals: Mapping[str, float]) -> str:
         if total > 0 and all(tail is not None for tail in tails):
             tail = sum(tail for tail in tails if tail is not None)
             if abs(tail - total) > SETTLED_TOLERANCE * total:
-                changed.append(f"{variant['name']} settles at {format_count(tail)}")
+                changed.append((variant["name"], tail, total))
     if not changed:
         return ""
-    return f"Over the last quarter of the run {_names(changed)} IOPS: a policy that changed its mind. "
+    if len(changed) <= MAX_NAMED_VARIANTS:
+        settled = _names([f"{name} settles at {format_count(tail)}" for name, tail, _ in changed])
+        return f"Over the last quarter of the run {settled} IOPS: a policy that changed its mind. "
+    changes_pct = sorted(100 * (tail - total) / total for _, tail, total in changed)
+    return (
+        f"Over the last quarter of the run, {len(changed)} of {len(totals)} variants' IOPS differ from "
+        f"their whole run's by more than {100 * SETTLED_TOLERANCE:g} % ({changes_pct[0]:+.0f} % to "
+        f"{changes_pct[-1]:+.0f} %; the table's tail IOPS has each). "
+    )
 
 
 def _path_rows(doc: Document) -> tuple[list[str], list[dict[str, Mapping[str, Any]]]]:
@@ -264,7 +418,7 @@ def paths_figure(doc: Document) -> Figure | None:
     spread = ""
     if len(rows) > MAX_LINES:
         labels, rows, spread = _slowest_paths(labels, rows)
-    variants = [variant["name"] for variant in doc["variants"]]
+    variants = [variant["name"] for variant in in_group_order(doc)]
     share: list[list[float | None]] = []
     latency: list[list[float | None]] = []
     share_text: list[list[str]] = []
@@ -283,7 +437,7 @@ def paths_figure(doc: Document) -> Figure | None:
                 latency[-1].append(None)
                 share_text[-1].append("")
                 latency_text[-1].append("")
-                hover[-1].append(["", "", "", 0.0, 0.0])
+                hover[-1].append(["", "", "", 0.0, 0.0, name])
                 continue
             mark = "*" if path["alua"] == "ANO" else ""
             share[-1].append(100.0 * path["share"])
@@ -298,55 +452,66 @@ def paths_figure(doc: Document) -> Figure | None:
                     path["array"],
                     path["iops"],
                     path["lat_ms"]["p99"] if busy else 0.0,
+                    name,
                 ]
             )
     hovertemplate = (
-        "%{y} in %{x}<br>ALUA %{customdata[0]}, %{customdata[1]}, array %{customdata[2]}"
+        "%{y} in %{customdata[5]}<br>ALUA %{customdata[0]}, %{customdata[1]}, array %{customdata[2]}"
         "<br>%{customdata[3]:,.0f} IOPS, p99 %{customdata[4]:.3~g} ms<extra></extra>"
     )
+    # Many variants stack the two maps, each the page's width, so that the cells keep their numbers.
+    stacked = len(variants) > PATHS_SIDE_BY_SIDE_MAX
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        shared_yaxes=True,
+        rows=2 if stacked else 1,
+        cols=1 if stacked else 2,
+        shared_xaxes=stacked,
+        shared_yaxes=not stacked,
         horizontal_spacing=0.12,
+        vertical_spacing=0.12,
         subplot_titles=("share of the device's I/O, %", "mean latency, ms"),
     )
-    fig.add_heatmap(
-        z=share,
-        x=variants,
-        y=labels,
-        text=share_text,
-        texttemplate="%{text}",
-        customdata=hover,
-        hovertemplate=hovertemplate.replace("<br>ALUA", " carried %{z:.1f} %<br>ALUA"),
-        colorscale="Blues",
-        zmin=0,
-        zmax=100,
-        colorbar={"title": {"text": "%"}, "x": 0.44, "thickness": 12},
-        xgap=2,
-        ygap=2,
-        row=1,
-        col=1,
+    groups = doc_groups(doc)
+    # Grouped variants as a two-level axis: the settings under each group's name.
+    x: list[str] | list[list[str]] = (
+        variants
+        if groups is None
+        else [[groups.group(name) for name in variants], [groups.suffix(name) for name in variants]]
     )
-    fig.add_heatmap(
-        z=latency,
-        x=variants,
-        y=labels,
-        text=latency_text,
-        texttemplate="%{text}",
-        customdata=hover,
-        hovertemplate=hovertemplate.replace("<br>ALUA", ": mean %{z:.3~g} ms<br>ALUA"),
-        colorscale="OrRd",
-        colorbar={"title": {"text": "ms"}, "x": 1.0, "thickness": 12},
-        xgap=2,
-        ygap=2,
-        row=1,
-        col=2,
-    )
-    fig.update_yaxes(autorange="reversed", title_text="path", row=1, col=1)
-    fig.update_xaxes(title_text="variant", side="bottom")
+    for index, (z, text, what, colorscale, unit, z_range) in enumerate(
+        (
+            (share, share_text, " carried %{z:.1f} %", "Blues", "%", (0, 100)),
+            (latency, latency_text, ": mean %{z:.3~g} ms", "OrRd", "ms", (None, None)),
+        )
+    ):
+        row, col = (index + 1, 1) if stacked else (1, index + 1)
+        if stacked:
+            domain = fig.get_subplot(row, col).yaxis.domain
+            colorbar = {"y": (domain[0] + domain[1]) / 2, "len": domain[1] - domain[0], "x": 1.0}
+        else:
+            colorbar = {"x": 0.44 if index == 0 else 1.0}
+        fig.add_heatmap(
+            z=z,
+            x=x,
+            y=labels,
+            text=text,
+            texttemplate="%{text}",
+            customdata=hover,
+            hovertemplate=hovertemplate.replace("<br>ALUA", f"{what}<br>ALUA", 1),
+            colorscale=colorscale,
+            zmin=z_range[0],
+            zmax=z_range[1],
+            colorbar={**colorbar, "title": {"text": unit}, "thickness": 12},
+            xgap=2,
+            ygap=2,
+            row=row,
+            col=col,
+        )
+        fig.update_yaxes(autorange="reversed", title_text="path", row=row, col=col)
+    # Stacked, the upper map keeps its column labels: 30 columns are not read from below.
+    fig.update_xaxes(side="bottom", showticklabels=True)
+    fig.update_xaxes(title_text="variant", row=2 if stacked else 1)
     title = "Per-path I/O share and latency"
-    _layout(fig, title, 190 + 24 * len(rows))
+    _layout(fig, title, (2 if stacked else 1) * (190 + 24 * len(rows)))
     fig.update_layout(plot_bgcolor="#f6f8fa")
     return Figure("paths", title, _paths_caption(doc) + spread, fig)
 
@@ -384,20 +549,53 @@ def _paths_caption(doc: Document) -> str:
         if not busy:
             continue
         fastest = min(path["lat_ms"]["mean"] for path in busy)
-        slow = sum(path["share"] for path in busy if path["lat_ms"]["mean"] > SLOW_PATH_FACTOR * fastest)
-        slow_shares.append((variant["name"], slow))
+        # Of the variant's I/O, not summed per-device shares: two devices would make 200 %.
+        slow_ios = sum(path["ios"] for path in busy if path["lat_ms"]["mean"] > SLOW_PATH_FACTOR * fastest)
+        slow_shares.append((variant["name"], slow_ios / sum(path["ios"] for path in busy)))
     what = (
         "One column per variant; * marks active-non-optimized paths, cells without a number carried no I/O."
     )
-    loaded = [f"{name} {100 * share:.0f} %" for name, share in slow_shares if share >= 0.005]
+    loaded = [(name, share) for name, share in slow_shares if share >= 0.005]
     if not loaded:
         return f"{what} No variant sends I/O to a path over {SLOW_PATH_FACTOR:g}× the fastest path's latency."
     idle = len(slow_shares) - len(loaded)
     rest = f", {'the other' if idle == 1 else f'the other {idle}'} none" if idle else ""
     return (
         f"{what} I/O sent to paths over {SLOW_PATH_FACTOR:g}× slower than the fastest: "
-        f"{', '.join(loaded)}{rest}."
+        f"{_shares_text(loaded, doc_groups(doc))}{rest}."
     )
+
+
+def _pct_span(shares: Sequence[float]) -> str:
+    """`51 %`, or `4–56 %` for shares (fractions) that print differently."""
+    texts = list(dict.fromkeys(f"{100 * share:.0f}" for share in sorted(shares)))
+    return f"{texts[0]} %" if len(texts) == 1 else f"{texts[0]}–{texts[-1]} %"
+
+
+def _shares_text(loaded: Sequence[tuple[str, float]], groups: Groups | None) -> str:
+    """Each variant's share, up to MAX_NAMED_VARIANTS of them (the highest, the others counted with
+    their span); with groups, per setting: its span and the groups it has it in."""
+    if groups is None:
+        ranked = list(loaded)
+        if len(ranked) > MAX_NAMED_VARIANTS:
+            ranked.sort(key=lambda item: item[1], reverse=True)
+        named = [f"{name} {100 * share:.0f} %" for name, share in ranked[:MAX_NAMED_VARIANTS]]
+        others = [share for _, share in ranked[MAX_NAMED_VARIANTS:]]
+        return ", ".join(named + ([f"{len(others)} more {_pct_span(others)}"] if others else []))
+    by_setting: dict[str, list[tuple[str, float]]] = {}
+    for name, share in loaded:
+        by_setting.setdefault(groups.suffix(name), []).append((groups.group(name), share))
+    parts = []
+    for setting, found in by_setting.items():
+        where = [group for group, _ in found]
+        if len(where) == len(groups.members):
+            places = "every group"
+        elif len(where) <= MAX_NAMED_VARIANTS:
+            places = _names(where)
+        else:
+            places = f"{len(where)} groups"
+        parts.append(f"{setting} {_pct_span([share for _, share in found])} in {places}")
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -418,7 +616,7 @@ STEP_COLOR = "#9a6700"
 FAULT_SYMBOLS = {"start": "✕", "end": "✓"}
 STEP_SYMBOL = "●"
 MAX_NAMED_VARIANTS = 4
-"""A fault mark's hover text names up to this many variants, then counts them."""
+"""A fault mark's hover text and the overview's caption name up to this many variants, then count them."""
 
 
 def _fault_edges(doc: Document) -> list[tuple[Mapping[str, Any], str]]:
@@ -427,9 +625,14 @@ def _fault_edges(doc: Document) -> list[tuple[Mapping[str, Any], str]]:
 
 
 def _fault_marks(
-    edges: Iterable[tuple[Mapping[str, Any], str]], *, xref: str = "x", name_variants: bool = False
+    edges: Iterable[tuple[Mapping[str, Any], str]],
+    *,
+    xref: str = "x",
+    yref: str = "paper",
+    name_variants: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Dashed vertical lines and hoverable ✕ (start, red) and ✓ (end, green) marks at fault edges.
+    """Dashed vertical lines and hoverable ✕ (start, red) and ✓ (end, green) marks at fault edges,
+    the lines over the height of `yref` (a panel's `y2 domain`), the marks over its top.
 
     Edges at one time and phase share a mark whose hover text lists them; with `name_variants`
     (variants sharing a plot) each names the variants it happened in.
@@ -449,7 +652,7 @@ def _fault_marks(
                 "type": "line",
                 "name": f"fault {phase}",
                 "xref": xref,
-                "yref": "paper",
+                "yref": yref,
                 "x0": t_s,
                 "x1": t_s,
                 "y0": 0,
@@ -470,7 +673,7 @@ def _fault_marks(
                 "x": t_s,
                 "y": 1.0,
                 "xref": xref,
-                "yref": "paper",
+                "yref": yref,
                 "yanchor": "bottom",
                 "text": FAULT_SYMBOLS.get(phase, STEP_SYMBOL),
                 "showarrow": False,
@@ -605,7 +808,7 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
     if frame.empty:
         return None
     panels = []
-    hidden = []
+    hidden: dict[str, pd.Series] = {}
     for variant in doc["variants"]:
         rows = frame[frame["variant"] == variant["name"]]
         if rows.empty:
@@ -616,12 +819,7 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
             # The busiest paths by mean IOPS: 4,096 rows of one pixel each show nothing.
             top = mean_iops.nlargest(MAX_LINES)
             rows = rows[rows["name"].isin(top.index)]
-            hidden.append(
-                f"{variant['name']}: the {MAX_LINES} of {len(mean_iops):,} paths with the highest mean IOPS; "
-                f"mean IOPS across all spans {format_count(mean_iops.min())} to "
-                f"{format_count(mean_iops.max())}, "
-                f"median {format_count(mean_iops.median())}."
-            )
+            hidden[variant["name"]] = mean_iops
         names, times_s, z = _pivot(rows, order)
         faults = variant.get("faults", ())
         panels.append(_Panel(variant["name"], names, times_s, z, variant["psp_events"], faults))
@@ -635,7 +833,13 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
         caption += f" {FAULT_MARKS_TEXT}"
     if len(panels) > 1:
         caption += " Choose the variant at the top right."
-    caption += "".join(f" {line}" for line in hidden)
+    if hidden:
+        caption += " " + _top_of_each({name: len(means) for name, means in hidden.items()}, "paths", "mean IOPS")
+        every_mean = pd.concat(list(hidden.values()))
+        caption += (
+            f"; mean IOPS across all spans {format_count(every_mean.min())} to "
+            f"{format_count(every_mean.max())}, median {format_count(every_mean.median())}."
+        )
     return _variant_heatmaps(
         "path-timeline",
         "Path IOPS over time",
@@ -651,6 +855,177 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
 
 MAX_LINES = 20
 """Entities a time-line panel draws per variant; of more, those with the highest mean."""
+ENTITY_PLURALS = {"vm": "VMs"}
+"""Plurals of entity kinds that are not the kind and an s."""
+MAX_FACET_COLUMNS = 3
+"""Small multiples wrap after this many panels side by side."""
+SINGLE_PANEL_PX = 250
+"""Height of a panel when a figure has one per metric; small multiples' are FACET_PANEL_PX."""
+FACET_PANEL_PX = 190
+PANEL_GAP_PX = 75
+"""Between rows of panels: room for the time labels, the fault marks and the title of the next."""
+FAULT_MARK_PX = 18
+"""Height of a ✕ or ✓ over a panel."""
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line of a time-line or CDF panel: a variant's entity, its legend entry and style."""
+
+    variant: str
+    entity: str
+    legend: str
+    color: str
+    dash: str
+
+
+@dataclass(frozen=True)
+class _Facet:
+    """One small panel (one per metric) of a figure: its title and lines."""
+
+    title: str
+    lines: list[_Line]
+
+    @property
+    def variants(self) -> list[str]:
+        return list(dict.fromkeys(line.variant for line in self.lines))
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Small multiples: facets in rows of at most MAX_FACET_COLUMNS, each facet a column of one
+    panel per metric."""
+
+    facets: int
+    metrics: int
+
+    @property
+    def columns(self) -> int:
+        return min(self.facets, MAX_FACET_COLUMNS)
+
+    @property
+    def rows(self) -> int:
+        return -(-self.facets // self.columns) * self.metrics
+
+    def cell(self, facet: int, metric: int) -> tuple[int, int]:
+        """(row, column), from 1, of a facet's panel of a metric."""
+        return facet // self.columns * self.metrics + metric + 1, facet % self.columns + 1
+
+
+def _axis_id(axis: Any) -> str:
+    """`x2` for the layout's `xaxis2`: how shapes, annotations and `matches` name an axis."""
+    return str(axis.plotly_name).replace("axis", "")
+
+
+def _grid_figure(
+    grid: _Grid,
+    titles: Sequence[str],
+    axis_titles: Sequence[str],
+    x_title: str,
+    *,
+    single_panel_px: int = SINGLE_PANEL_PX,
+    marks_above: bool = False,
+) -> tuple[go.Figure, int]:
+    """An empty figure of the grid's panels and its height in px (`single_panel_px` per panel when
+    there is one facet). Every panel shares the x axis, a metric's panels their y axis (labelled in
+    the first column); each facet's title is over its first panel (over the fault marks there with
+    `marks_above`), x labels under its last."""
+    panel_px = single_panel_px if grid.facets == 1 else FACET_PANEL_PX
+    plot_px = grid.rows * panel_px + (grid.rows - 1) * PANEL_GAP_PX
+    fig = make_subplots(
+        rows=grid.rows,
+        cols=grid.columns,
+        vertical_spacing=PANEL_GAP_PX / plot_px,
+        horizontal_spacing=0.03,
+    )
+    used = set()
+    first_y = [_axis_id(fig.get_subplot(*grid.cell(0, metric)).yaxis) for metric in range(grid.metrics)]
+    for facet, title in enumerate(titles):
+        last_in_column = facet + grid.columns >= grid.facets
+        for metric, axis_title in enumerate(axis_titles):
+            row, col = grid.cell(facet, metric)
+            used.add((row, col))
+            subplot = fig.get_subplot(row, col)
+            bottom = metric == grid.metrics - 1
+            fig.update_xaxes(
+                matches=None if (row, col) == (1, 1) else "x",
+                showticklabels=bottom,
+                title_text=x_title if bottom and last_in_column else None,
+                row=row,
+                col=col,
+            )
+            own_y = _axis_id(subplot.yaxis)
+            fig.update_yaxes(
+                matches=None if own_y == first_y[metric] else first_y[metric],
+                showticklabels=col == 1,
+                title_text=axis_title if col == 1 else None,
+                rangemode="tozero",
+                row=row,
+                col=col,
+            )
+            if title and metric == 0:
+                fig.add_annotation(
+                    text=title,
+                    xref=f"{_axis_id(subplot.xaxis)} domain",
+                    yref=f"{own_y} domain",
+                    x=0.0,
+                    y=1.0,
+                    xanchor="left",
+                    yanchor="bottom",
+                    yshift=FAULT_MARK_PX if marks_above else 0,
+                    showarrow=False,
+                    font={"size": 13},
+                )
+    for row in range(1, grid.rows + 1):
+        for col in range(1, grid.columns + 1):
+            if (row, col) not in used:
+                fig.update_xaxes(visible=False, row=row, col=col)
+                fig.update_yaxes(visible=False, row=row, col=col)
+    return fig, 140 + plot_px
+
+
+def _line_facets(
+    doc: Document,
+    variants: Sequence[str],
+    names: Mapping[str, Sequence[str]],
+    colors: Mapping[str, str],
+    groups: Groups | None,
+) -> list[_Facet]:
+    """A time-line figure's panels. With one entity per variant: a panel per group of variants (or
+    one for all without `groups`), a line per variant in its colour, named by its suffix in groups;
+    with several: a panel per variant, a line per entity, an entity alike in every panel."""
+    if any(len(names[variant]) > 1 for variant in variants):
+        styles: dict[str, tuple[str, str]] = {}
+        return [
+            _Facet(
+                variant,
+                [
+                    _Line(variant, entity, entity, *styles.setdefault(entity, _style(len(styles))))
+                    for entity in names[variant]
+                ],
+            )
+            for variant in variants
+        ]
+    dashes = variant_dashes(doc)
+    return _group_facets(
+        groups, [_Line(v, names[v][0], _legend(groups, v), colors[v], dashes[v]) for v in variants]
+    )
+
+
+def _legend(groups: Groups | None, variant: str) -> str:
+    """A variant's legend entry: in panels per group its suffix (the group is the panel's title)."""
+    return variant if groups is None else groups.suffix(variant)
+
+
+def _group_facets(groups: Groups | None, lines: Sequence[_Line]) -> list[_Facet]:
+    """One panel of all `lines` or, with `groups`, one per group with its variants' lines."""
+    if groups is None:
+        return [_Facet("", list(lines))]
+    return [
+        _Facet(group, drawn)
+        for group, members in groups.members.items()
+        if (drawn := [line for line in lines if line.variant in members])
+    ]
 
 
 def _time_lines(
@@ -665,10 +1040,11 @@ def _time_lines(
     panels: Sequence[tuple[str, str]],
     reference_lines: Mapping[str, Sequence[tuple[str, float, str]]] | None = None,
 ) -> Figure | None:
-    """Line plots of `kind` entities over time, one row per (metric, axis title) panel.
+    """Line plots of `kind` entities over time, a panel per (metric, axis title) in `panels`.
 
-    With one entity per variant the variants share each panel, coloured as everywhere else;
-    with several, each variant gets a column and the entities take the colours.
+    With one entity per variant the variants share the panels, coloured as everywhere else, one
+    set of panels per group of variants when their names form groups; with several, each variant
+    gets its panels and the entities take the colours (`_line_facets`).
     `reference_lines` adds dashed horizontal lines (metric, value, label) per variant to the panel
     of that metric; variants sharing a panel share a line they have in common.
     """
@@ -684,91 +1060,101 @@ def _time_lines(
     # First-panel means in one pass: a filter per entity took 8 s per figure at 10,000 VMs.
     firsts = frame[frame["metric"] == metrics[0]]
     first_means = firsts.groupby(["variant", "name"], sort=False)["value"].mean()
-    hidden = []
+    hidden = {}
     for variant, entities in names.items():
         if len(entities) > MAX_LINES:
             # The highest first-panel means: lines that stand out, not 10,000 that cover each other.
             means = first_means[variant]
             ranked = sorted(entities, key=lambda entity: means.get(entity, math.nan), reverse=True)
             names[variant] = ranked[:MAX_LINES]
-            hidden.append(f"{variant}: the {MAX_LINES} of {len(entities):,} with the highest mean {panels[0][1]}.")
-    overlay = all(len(entities) == 1 for entities in names.values())
-    columns = 1 if overlay else len(variants)
-    fig = make_subplots(
-        rows=len(panels),
-        cols=columns,
-        shared_xaxes=True,
-        shared_yaxes=True,
-        vertical_spacing=0.1,
-        horizontal_spacing=0.03,
-        column_titles=None if overlay else variants,
+            hidden[variant] = len(entities)
+    overlay = all(len(names[variant]) == 1 for variant in variants)
+    groups = doc_groups(doc) if overlay else None
+    facets = _line_facets(doc, variants, names, colors, groups)
+    grid = _Grid(len(facets), len(panels))
+    edges = _fault_edges(doc)
+    fig, height_px = _grid_figure(
+        grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
     )
-    entity_colors: dict[str, str] = {}
     shown_in_legend: set[str] = set()
-    for column_index, variant in enumerate(variants, start=1):
-        for entity in names[variant]:
-            if overlay:
-                legend, color, column = variant, colors[variant], 1
-            else:
-                color = entity_colors.setdefault(entity, PALETTE[len(entity_colors) % len(PALETTE)])
-                legend, column = entity, column_index
-            rows = entity_groups.get_group((variant, entity))
-            for row_index, (metric, axis_title) in enumerate(panels, start=1):
+    for index, facet in enumerate(facets):
+        for line in facet.lines:
+            rows = entity_groups.get_group((line.variant, line.entity))
+            for metric_index, (metric, axis_title) in enumerate(panels):
+                row, column = grid.cell(index, metric_index)
                 points = rows[rows["metric"] == metric].sort_values("t_s")
                 fig.add_scatter(
                     x=points["t_s"],
                     y=points["value"],
                     mode="lines+markers" if len(points) <= 40 else "lines",
                     marker={"size": 5},
-                    line={"color": color, "width": 2},
-                    name=legend,
-                    legendgroup=legend,
-                    showlegend=legend not in shown_in_legend,
+                    line={"color": line.color, "dash": line.dash, "width": 2},
+                    name=line.legend,
+                    legendgroup=line.legend,
+                    showlegend=line.legend not in shown_in_legend,
                     hovertemplate=(
-                        f"{variant} · {entity}<br>%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
+                        f"{line.variant} · {line.entity}<br>"
+                        f"%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
                     ),
-                    row=row_index,
+                    row=row,
                     col=column,
                 )
-                shown_in_legend.add(legend)
+                shown_in_legend.add(line.legend)
     drawn: set[tuple[int, int, float, str]] = set()
-    for column_index, variant in enumerate(variants, start=1):
-        for metric, value, label in (reference_lines or {}).get(variant, ()):
-            row, column = metrics.index(metric) + 1, 1 if overlay else column_index
-            if (row, column, value, label) in drawn:
-                continue
-            drawn.add((row, column, value, label))
-            fig.add_hline(
-                y=value,
-                line={"color": "#6e7781", "dash": "dash", "width": 1},
-                annotation_text=label,
-                annotation_position="top left",
-                annotation_font={"size": 11, "color": "#6e7781"},
-                row=row,
-                col=column,
+    for index, facet in enumerate(facets):
+        for variant in facet.variants:
+            for metric, value, label in (reference_lines or {}).get(variant, ()):
+                row, column = grid.cell(index, metrics.index(metric))
+                if (row, column, value, label) in drawn:
+                    continue
+                drawn.add((row, column, value, label))
+                fig.add_hline(
+                    y=value,
+                    line={"color": "#6e7781", "dash": "dash", "width": 1},
+                    annotation_text=label,
+                    annotation_position="top left",
+                    annotation_font={"size": 11, "color": "#6e7781"},
+                    row=row,
+                    col=column,
+                )
+    for index, facet in enumerate(facets):
+        here = [(edge, name) for edge, name in edges if name in facet.variants]
+        for metric_index in range(len(panels)):
+            subplot = fig.get_subplot(*grid.cell(index, metric_index))
+            shapes, annotations = _fault_marks(
+                here,
+                xref=_axis_id(subplot.xaxis),
+                yref=f"{_axis_id(subplot.yaxis)} domain",
+                name_variants=len(facet.variants) > 1,
             )
-    for column_index, variant in enumerate(variants, start=1):
-        if overlay and column_index > 1:
-            break
-        drawn_here = variants if overlay else [variant]
-        edges = [(edge, name) for edge, name in _fault_edges(doc) if name in drawn_here]
-        xref = fig.get_subplot(1, 1 if overlay else column_index).xaxis.plotly_name.replace("axis", "")
-        shapes, annotations = _fault_marks(edges, xref=xref, name_variants=overlay and len(variants) > 1)
-        for shape in shapes:
-            fig.add_shape(shape)
-        for annotation in annotations:
-            fig.add_annotation(annotation)
-    if _fault_edges(doc):
+            for shape in shapes:
+                fig.add_shape(shape)
+            # The ✕ and ✓ once, over the facet's first panel.
+            for annotation in annotations if metric_index == 0 else ():
+                fig.add_annotation(annotation)
+    if edges:
         caption += f" {FAULT_MARKS_TEXT}"
-    for row_index, (_, axis_title) in enumerate(panels, start=1):
-        fig.update_yaxes(title_text=axis_title, rangemode="tozero", row=row_index, col=1)
-    for column in range(1, columns + 1):
-        fig.update_xaxes(title_text=TIME_AXIS, row=len(panels), col=column)
-    _layout(fig, title, 140 + 250 * len(panels))
+    _layout(fig, title, height_px)
+    if groups is not None:
+        caption += f" {_groups_text(groups)}"
     if overlay:
-        caption += "".join(f" {_names(group)} overlap." for group in _overlapping(frame, variants))
-    caption += "".join(f" {line}" for line in hidden)
+        caption += _overlap_text(frame, facets)
+    if hidden:
+        caption += f" {_top_of_each(hidden, ENTITY_PLURALS.get(kind, kind + 's'), f'mean {panels[0][1]}')}."
     return Figure(key, title, caption, fig)
+
+
+def _top_of_each(counts: Mapping[str, int], what: str, measure: str) -> str:
+    """Which `what` a figure draws of variants with over MAX_LINES (`counts`): per variant, or for
+    more than MAX_NAMED_VARIANTS variants in one clause."""
+    if len(counts) <= MAX_NAMED_VARIANTS:
+        return "; ".join(
+            f"{variant}: the {MAX_LINES} of {count:,} {what} with the highest {measure}"
+            for variant, count in counts.items()
+        )
+    low, high = min(counts.values()), max(counts.values())
+    of = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+    return f"In each of {len(counts)} variants, the {MAX_LINES} of its {of} {what} with the highest {measure}"
 
 
 FAULT_MARKS_TEXT = (
@@ -780,6 +1166,32 @@ FAULT_MARKS_TEXT = (
 def _names(names: Sequence[str]) -> str:
     """`a`, `a and b`, `a, b and c`."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _groups_text(groups: Groups) -> str:
+    """What the panels of grouped variants are."""
+    return (
+        f"One panel per group of variants (the name before its last `{groups.separator}`), on shared "
+        "axes; a setting (the name after it) has its colour in every panel."
+    )
+
+
+def _overlap_text(frame: pd.DataFrame, facets: Sequence[_Facet]) -> str:
+    """The lines that lie on top of each other in each panel, lines overlapping alike in several
+    panels named once."""
+    where: dict[str, list[str]] = {}
+    for facet in facets:
+        legends = {line.variant: line.legend for line in facet.lines}
+        for group in _overlapping(frame, facet.variants):
+            every = len(group) == len(legends) > 2
+            lines = "All lines" if every else _names([legends[name] for name in group])
+            where.setdefault(lines, []).append(facet.title)
+    if len(facets) == 1:
+        return "".join(f" {lines} overlap." for lines in where)
+    return "".join(
+        f" {lines} overlap in {'every panel' if len(titles) == len(facets) else _names(titles)}."
+        for lines, titles in where.items()
+    )
 
 
 def _overlapping(frame: pd.DataFrame, variants: Sequence[str]) -> list[list[str]]:
@@ -990,14 +1402,13 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
     if not curves:
         return None
     per_variant = Counter(variant for variant, _, _ in curves)  # counted once: 20,000 curves at 10,000 VMs
-    fig = go.Figure()
     every_curve = curves  # the axis range and the worst tail are over all, drawn or not
     summaries = []
+    banded = {}
     for variant, count in per_variant.items():
         if count > MAX_LINES:
             # 10,000 curves cover each other: the band shows all, the top p99s the tail.
-            everyone = [curve for curve in curves if curve[0] == variant]
-            _percentile_band(fig, variant, everyone, colors[variant])
+            banded[variant] = everyone = [curve for curve in curves if curve[0] == variant]
             top = set(map(id, sorted(everyone, key=_p99_ms, reverse=True)[:MAX_LINES]))
             curves = [curve for curve in curves if curve[0] != variant or id(curve) in top]
             summaries.append(
@@ -1005,39 +1416,70 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
                 "the band spans all."
             )
     styles = {label: DASHES[i % len(DASHES)] for i, label in enumerate(dict.fromkeys(c[1] for c in curves))}
-    for variant, label, points in curves:
-        name = variant if per_variant[variant] == 1 else f"{variant} · {label}"
-        fig.add_scatter(
-            x=[latency for _, latency in points],
-            y=[_nines(p) for p, _ in points],
-            customdata=[p for p, _ in points],
-            mode="lines+markers",
-            line={"color": colors[variant], "width": 2, "dash": styles[label], "shape": "hv"},
-            marker={"size": 5},
-            name=name,
-            hovertemplate=f"{name}<br>p%{{customdata}}: %{{x:.4~g}} ms<extra></extra>",
+    groups = doc_groups(doc)
+    lines = [
+        _Line(
+            variant,
+            label,
+            _legend(groups, variant) + ("" if per_variant[variant] == 1 else f" · {label}"),
+            colors[variant],
+            styles[label],
         )
+        for variant, label, _ in curves
+    ]
+    points_of = {(variant, label): points for variant, label, points in curves}
+    facets = _group_facets(groups, lines)
     lowest = min(latency for _, _, points in every_curve for _, latency in points)
     highest = max(latency for _, _, points in every_curve for _, latency in points)
-    log_scale = highest / lowest >= LOG_SCALE_RATIO
-    fig.update_xaxes(
-        title_text="completion latency, ms" + (" (log scale)" if log_scale else ""),
-        type="log" if log_scale else "linear",
+    x_axis = latency_axis("completion latency, ms", lowest, highest)
+    grid = _Grid(len(facets), 1)
+    fig, height_px = _grid_figure(
+        grid,
+        [facet.title for facet in facets],
+        ["percentile of I/Os, %"],
+        x_axis.pop("title_text"),
+        single_panel_px=CDF_PANEL_PX,
     )
+    shown_in_legend: set[str] = set()
+    for index, facet in enumerate(facets):
+        row, column = grid.cell(index, 0)
+        for variant in facet.variants:
+            if variant in banded:
+                _percentile_band(fig, variant, banded[variant], colors[variant], row=row, col=column)
+        for line in facet.lines:
+            points = points_of[(line.variant, line.entity)]
+            name = f"{line.variant} · {line.entity}" if per_variant[line.variant] > 1 else line.variant
+            fig.add_scatter(
+                x=[latency for _, latency in points],
+                y=[_nines(p) for p, _ in points],
+                customdata=[p for p, _ in points],
+                mode="lines+markers",
+                line={"color": line.color, "width": 2, "dash": line.dash, "shape": "hv"},
+                marker={"size": 5},
+                name=line.legend,
+                legendgroup=line.legend,
+                showlegend=line.legend not in shown_in_legend,
+                hovertemplate=f"{name}<br>p%{{customdata}}: %{{x:.4~g}} ms<extra></extra>",
+                row=row,
+                col=column,
+            )
+            shown_in_legend.add(line.legend)
+    fig.update_xaxes(x_axis)
     fig.update_yaxes(
-        title_text="percentile of I/Os, %",
         tickvals=[_nines(p) for p in CDF_PERCENTILE_TICKS],
         ticktext=[f"{p:g}" for p in CDF_PERCENTILE_TICKS],
         range=[-0.1, _nines(99.99) + 0.2],
     )
     title = "Latency percentiles (CDF)"
-    _layout(fig, title, 480)
+    _layout(fig, title, height_px)
     worst = max(every_curve, key=lambda curve: curve[2][-1][1])
     caption = (
         "A point (x, y) reads: y % of I/Os completed within x ms; the y axis stretches the tail "
         "(90, 99, 99.9 get equal room). Further left is faster; the longest tail is variant "
         f"{worst[0]} ({worst[1]}): p{worst[2][-1][0]:g} = {format_ms(worst[2][-1][1])} ms."
     )
+    if groups is not None:
+        caption += f" {_groups_text(groups)}"
     caption += "".join(f" {summary}" for summary in summaries)
     return Figure("latency-cdf", title, caption, fig)
 
@@ -1049,7 +1491,13 @@ def _p99_ms(curve: tuple[str, str, list[tuple[float, float]]]) -> float:
 
 
 def _percentile_band(
-    fig: go.Figure, variant: str, curves: Sequence[tuple[str, str, list[tuple[float, float]]]], color: str
+    fig: go.Figure,
+    variant: str,
+    curves: Sequence[tuple[str, str, list[tuple[float, float]]]],
+    color: str,
+    *,
+    row: int,
+    col: int,
 ) -> None:
     """A shaded band from the fastest to the slowest curve at each percentile."""
     spans: dict[float, list[float]] = {}
@@ -1069,6 +1517,8 @@ def _percentile_band(
         mode="lines",
         name=f"{variant} · all {len(curves):,} (band)",
         hoverinfo="skip",
+        row=row,
+        col=col,
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from plotly.subplots import make_subplots
 
 from sanlab import health
-from sanlab.report.figures import DASHES, MAX_LINES, PALETTE, TIME_AXIS, Figure, _layout
+from sanlab.report.figures import MAX_LINES, TIME_AXIS, Figure, _layout, log_ticks, variant_dashes
 from sanlab.results import Document
 
 
@@ -58,20 +58,15 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
         )
         lines = {label: traces for label, traces in lines.items() if label in top}
     fig = make_subplots(rows=len(lines), cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    # More variants than colours: the next round of colours is dashed.
-    styles = {
-        variant["name"]: (colors[variant["name"]], DASHES[(index // len(PALETTE)) % len(DASHES)])
-        for index, variant in enumerate(doc["variants"])
-    }
+    dashes = variant_dashes(doc)
     for row, (label, traces) in enumerate(lines.items(), start=1):
         start_s, end_s, left_pct = windows[label]
         for name, times_s, shares_pct in traces:
-            color, dash = styles[name]
             fig.add_scatter(
                 x=times_s,
                 y=shares_pct,
                 mode="lines",
-                line={"color": color, "dash": dash, "width": 1.5},
+                line={"color": colors[name], "dash": dashes[name], "width": 1.5},
                 name=name,
                 legendgroup=name,
                 showlegend=row == 1,
@@ -90,7 +85,9 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
             row=row,
             col=1,
         )
-        fig.update_yaxes(title_text=f"{label}, % of I/O", type="log", row=row, col=1)
+        drawn_pct = [left_pct] + [share for _, _, shares_pct in traces for share in shares_pct if share > 0]
+        ticks = log_ticks(min(drawn_pct), max(drawn_pct))
+        fig.update_yaxes(title_text=f"{label}, % of I/O", type="log", **ticks, row=row, col=1)
     fig.update_xaxes(title_text=TIME_AXIS, row=len(lines), col=1)
     title = "Degraded path's share of I/O over time"
     _layout(fig, title, 160 + 300 * len(lines))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,12 +92,11 @@ def _variant_cell(name: str, color: str) -> str:
     return f'<td><span class="swatch" style="background:{color}"></span>{_esc(name)}</td>'
 
 
-def _iops_cell(iops: float, top_iops: float, color: str) -> str:
-    """An IOPS cell shaded, in the variant's colour, to its share of the best (`top_iops`, in bold)."""
+def _iops_cell(iops: float, top_iops: float, color: str, *, best: bool) -> str:
+    """An IOPS cell shaded, in the variant's colour, to its share of `top_iops`; bold when `best`."""
     width = 100.0 * iops / top_iops
     bar = f"background:linear-gradient(90deg,{color}40 {width:.1f}%,transparent {width:.1f}%)"
-    return f'<td class="num{" best" if iops == top_iops else ""}" style="{bar}">{format_count(iops)}</td>'
-
+    return f'<td class="num{" best" if best else ""}" style="{bar}">{format_count(iops)}</td>'
 
 
 def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
@@ -106,7 +106,7 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
     spread of p99 across all (10,000 rows help nobody)."""
     rows = []
     spreads = []
-    for variant in doc["variants"]:
+    for variant in figures.in_group_order(doc):
         tails = tail_iops(variant)
         vms = variant["vms"]
         if len(vms) > figures.MAX_LINES:
@@ -122,7 +122,18 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
     if not rows:
         return ""
     top_iops = max(vm["iops"] for _, _, vm in rows) or 1.0
-    best_mean = min(vm["lat_ms"]["mean"] for _, _, vm in rows)
+    groups = figures.doc_groups(doc)
+
+    def group_of(variant: Mapping[str, Any]) -> str:
+        return "" if groups is None else groups.group(variant["name"])
+
+    # The bars share one scale; the bold marks the best of each group, the fault cases not compared.
+    best_iops: dict[str, float] = {}
+    best_mean: dict[str, float] = {}
+    for variant, _, vm in rows:
+        group = group_of(variant)
+        best_iops[group] = max(best_iops.get(group, 0.0), vm["iops"])
+        best_mean[group] = min(best_mean.get(group, math.inf), vm["lat_ms"]["mean"])
     head = "".join(
         f"<th{' class=num' if index > 2 else ''}>{name}</th>"
         for index, name in enumerate(
@@ -141,15 +152,26 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
         )
     )
     body = []
+    previous_group = None
     for variant, tails, vm in rows:
         lat = vm["lat_ms"]
         tail = tails.get(vm["name"])
         color = colors[variant["name"]]
-        best = ' class="num best"' if lat["mean"] == best_mean else ' class="num"'
+        group = group_of(variant)
+        best = ' class="num best"' if lat["mean"] == best_mean[group] else ' class="num"'
+        starts = groups is not None and group != previous_group
+        previous_group = group
         body.append(
-            "<tr>" + _variant_cell(variant["name"], color) + f"<td>{_esc(vm['name'])}</td>"
+            ('<tr class="group-start">' if starts else "<tr>")
+            + _variant_cell(variant["name"], color)
+            + f"<td>{_esc(vm['name'])}</td>"
             f'<td class="desc">{_esc(variant["description"])}</td>'
-            + _iops_cell(vm["iops"], top_iops, color)
+            + _iops_cell(
+                vm["iops"],
+                top_iops,
+                color,
+                best=vm["iops"] >= best_iops[group] * (1 - figures.SAME_IOPS_TOLERANCE),
+            )
             + f'<td class="num">{"–" if tail is None else format_count(tail)}</td>'
             f'<td class="num">{vm["mbps"]:,.1f}</td>'
             f"<td{best}>{format_ms(lat['mean'])}</td>"
@@ -165,8 +187,9 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
         + "".join(body)
         + "</tbody></table>"
         + '<p class="note">Tail IOPS: the mean over the last quarter of the run (at most 60 s), '
-        "where a policy "
-        "that changes its mind has settled. Bold: the most IOPS and the lowest mean latency.</p>"
+        "where a policy that changes its mind has settled. Bold: "
+        + ("each group's" if groups else "the")
+        + f" most IOPS (to {100 * figures.SAME_IOPS_TOLERANCE:g} %) and lowest mean latency.</p>"
         + "".join(f'<p class="note">{spread}</p>' for spread in spreads)
     )
 
@@ -190,7 +213,9 @@ def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
     for variant, host in rows:
         color = colors[variant["name"]]
         cells = [
-            _iops_cell(host["iops"], top_iops, color) if header == "IOPS" else f"<td{css}>{_esc(text)}</td>"
+            _iops_cell(host["iops"], top_iops, color, best=host["iops"] == top_iops)
+            if header == "IOPS"
+            else f"<td{css}>{_esc(text)}</td>"
             for header, css, text in zip(headers, classes, host_cells(host, flow_control), strict=True)
         ]
         body.append("<tr>" + _variant_cell(variant["name"], color) + "".join(cells) + "</tr>")
@@ -280,6 +305,17 @@ def _failover_counts_table(doc: Document) -> str:
     )
 
 
+def _winners_html(doc: Document) -> str:
+    """The run's finding first: per group of variants (or for all), which give the most IOPS."""
+    found = figures.winners(doc)
+    if not found:
+        return ""
+    items = "".join(
+        f"<li>{f'<b>{_esc(group)}</b>: ' if group else ''}{_esc(sentence)}.</li>" for group, sentence in found
+    )
+    return f'<ul class="winners" id="winners">{items}</ul>'
+
+
 def _conservation_note(doc: Document) -> str:
     components = [(v["name"], c) for v in doc["variants"] for c in v.get("conservation", [])]
     # Results from before faults existed have no `failed`: none failed then.
@@ -358,6 +394,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
             "overview",
             "Variants side by side",
             [
+                _winners_html(doc),
                 _figure_html(figures.overview_figure(doc, colors)),
                 _comparison_table(doc, colors),
                 _hosts_table(doc, colors),
@@ -467,6 +504,10 @@ table.data .num { text-align: right; font-variant-numeric: tabular-nums; white-s
 table.data .best { font-weight: 700; }
 table.data .desc { color: var(--muted); max-width: 420px; }
 #faults td:first-child, #failover-counts td:first-child { white-space: nowrap; }
+table.data tr.group-start td { border-top: 2px solid var(--line); }
+ul.winners { list-style: none; margin: 0 0 16px; padding: 10px 16px; background: #fff;
+  border: 1px solid var(--line); border-radius: 8px; font-size: 15px; }
+ul.winners li { margin: 2px 0; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 p.note { color: var(--muted); font-size: 13px; margin: 4px 0 0; }
 p.ok { color: var(--ok); margin: 4px 0 8px; }
