@@ -1,7 +1,8 @@
 """Prints the measured tables of docs/studies/failover.md, one per fault, from a run folder.
 
-Usage: sanlab run scenarios/studies/failover.toml --out runs/failover
-       python docs/studies/failover_table.py runs/failover
+Usage, from the repository root:
+       .venv/bin/sanlab run scenarios/studies/failover.toml --out runs/failover
+       .venv/bin/python docs/studies/failover_table.py runs/failover
 
 Variants are named `<fault>-<policy>`; every figure comes from `sanlab.failover`, as the terminal's
 fault table shows it, plus the mean VM IOPS before the fault and while it lasts.

@@ -1,7 +1,8 @@
 """Draws per-core utilisation and request share, variant by variant, as an SVG (no dependencies).
 
-Usage: sanlab run scenarios/studies/vdbench_hitarea.toml --json > run.json
-       python docs/studies/plot_core_util.py run.json docs/studies/vdbench_hitarea_cores.svg
+Usage, from the repository root:
+       .venv/bin/sanlab run scenarios/studies/vdbench_hitarea.toml --json > run.json
+       .venv/bin/python docs/studies/plot_core_util.py run.json docs/studies/vdbench_hitarea_cores.svg
 """
 
 from __future__ import annotations
