@@ -15,21 +15,27 @@ from conftest import PARDA_THRESHOLD_MS, with_cores, with_hosts, with_injector
 from sanlab.cli import main
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.report.figures import (
+    MAX_NAMED_VARIANTS,
+    PALETTE,
+    SAME_IOPS_TOLERANCE,
     core_util_figure,
     host_flow_control_figure,
     injector_figure,
     latency_cdf_figure,
+    log_ticks,
     overview_figure,
     path_timeline_figure,
     paths_figure,
     series_frame,
     variant_colors,
+    vm_iops_figure,
+    winners,
 )
+from sanlab.report.groups import variant_groups
 from sanlab.runfolder import read_run_folder, write_run_folder
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
 MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5, "started_utc": "2026-11-21T20:09:05Z"}
-
 
 
 def _figure_keys(page: str) -> list[str]:
@@ -302,3 +308,174 @@ def test_figures_below_max_lines_draw_everything(doc: dict[str, Any]) -> None:
     assert "highest" not in overview.caption
     cdf = latency_cdf_figure(doc, colors)
     assert cdf is not None and not any(trace.fill == "toself" for trace in cdf.plot.data)
+
+
+GROUPS = ("notice", "silent")
+WINNING_RR_IOPS = 20_000.0
+"""In the second group of `_grouped`, rr's IOPS: more than latency's, unlike in the first."""
+
+
+def _grouped(doc: dict[str, Any], groups: tuple[str, ...] = GROUPS) -> dict[str, Any]:
+    """The document's variants once per group of `groups`, named `<group>-<variant>`; in the last
+    group rr gets WINNING_RR_IOPS (its VM's IOPS and series)."""
+    variants = []
+    for group in groups:
+        for variant in doc["variants"]:
+            clone = copy.deepcopy(variant)
+            clone["name"] = f"{group}-{variant['name']}"
+            if group == groups[-1] and variant["name"] == "rr":
+                clone["vms"][0]["iops"] = WINNING_RR_IOPS
+                series = clone["timeseries"]
+                series["value"] = [
+                    WINNING_RR_IOPS if entity == "vm/vm1" else value
+                    for entity, value in zip(series["entity"], series["value"], strict=True)
+                ]
+            variants.append(clone)
+    doc["variants"] = variants
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("names", "groups"),
+    [
+        (["a-x", "a-y", "b-x", "b-y"], {"a": ["a-x", "a-y"], "b": ["b-x", "b-y"]}),
+        # `sanlab compare` joins run and variant with `/`: the runs are the groups.
+        (["r1/x", "r1/y", "r2/x"], {"r1": ["r1/x", "r1/y"], "r2": ["r2/x"]}),
+        # A hyphen inside the group's name: names split at their last separator.
+        (["path-fail-rr", "path-fail-mru", "ok-rr"], {"path-fail": ["path-fail-rr", "path-fail-mru"],
+                                                      "ok": ["ok-rr"]}),  # fmt: skip
+        # More settings than colours per run: the groups are each run's `-` groups.
+        (
+            [f"{run}/{g}-{s}" for run in "pq" for g in "abcdef" for s in "xy"],
+            {f"{run}/{g}": [f"{run}/{g}-x", f"{run}/{g}-y"] for run in "pq" for g in "abcdef"},
+        ),
+    ],
+)
+def test_variants_group_by_name_prefix(names: list[str], groups: dict[str, list[str]]) -> None:
+    found = variant_groups(names, len(PALETTE))
+    assert found is not None and found.members == groups
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["rr_iops1", "alua_rr", "latency"],  # `_` joins the words of one name
+        ["rr", "a-x", "a-y", "b-x"],  # a name without the separator
+        ["a-x", "a-y"],  # one group
+        ["a-x", "b-y", "c-z"],  # no group of two
+        ["a-x", "a-y", "b-z", "b-w"],  # no setting compared across groups
+        [f"{g}-{s}" for g in "ab" for s in "abcdefghijk"],  # more settings than colours
+    ],
+)
+def test_names_without_group_structure_keep_one_plot(names: list[str]) -> None:
+    assert variant_groups(names, len(PALETTE)) is None
+
+
+def test_a_setting_has_one_colour_in_every_group(doc: dict[str, Any]) -> None:
+    colors = variant_colors(_grouped(doc))
+    assert colors["notice-rr"] == colors["silent-rr"] != colors["notice-latency"] == colors["silent-latency"]
+
+
+def test_grouped_time_lines_are_small_multiples(doc: dict[str, Any]) -> None:
+    doc = _grouped(doc)
+    figure = vm_iops_figure(doc, series_frame(doc), variant_colors(doc))
+    assert figure is not None
+    titles = [(a.text, a.xref) for a in figure.plot.layout.annotations]
+    assert titles == [("notice", "x domain"), ("silent", "x2 domain")]
+    lines = [(trace.name, trace.xaxis, trace.line.color, trace.showlegend) for trace in figure.plot.data]
+    colors = variant_colors(doc)
+    # A line per variant in its group's panel, named by its setting, the legend listing each once.
+    assert lines == [
+        ("rr", "x", colors["notice-rr"], True),
+        ("latency", "x", colors["notice-latency"], True),
+        ("rr", "x2", colors["silent-rr"], False),
+        ("latency", "x2", colors["silent-latency"], False),
+    ]
+    assert (figure.plot.layout.xaxis2.matches, figure.plot.layout.yaxis2.matches) == ("x", "y")
+    assert "One panel per group of variants" in figure.caption
+
+
+def test_ungrouped_time_lines_share_one_plot(doc: dict[str, Any]) -> None:
+    figure = vm_iops_figure(doc, series_frame(doc), variant_colors(doc))
+    assert figure is not None
+    assert {trace.xaxis for trace in figure.plot.data} == {"x"}
+    assert not figure.plot.layout.annotations
+    assert "One panel per group" not in figure.caption
+
+
+def test_grouped_cdf_has_a_panel_per_group(doc: dict[str, Any]) -> None:
+    doc = _grouped(doc)
+    figure = latency_cdf_figure(doc, variant_colors(doc))
+    assert figure is not None
+    assert [(trace.name, trace.xaxis) for trace in figure.plot.data] == [
+        ("rr", "x"), ("latency", "x"), ("rr", "x2"), ("latency", "x2"),
+    ]  # fmt: skip
+
+
+def test_winners_are_named_per_group(doc: dict[str, Any]) -> None:
+    doc = _grouped(doc)
+    assert winners(doc) == [
+        ("notice", "latency gives the most IOPS (13,000), 1.6× rr (8,000)"),
+        ("silent", "rr gives the most IOPS (20,000), 1.5× latency (13,000)"),
+    ]
+    overview = overview_figure(doc, variant_colors(doc))
+    assert overview is not None
+    assert overview.caption.startswith("The most IOPS per group (the summary above has the figures): "
+                                       "latency in notice; rr in silent. ")  # fmt: skip
+    page = _page(doc)
+    summary = page[page.index('<ul class="winners" id="winners">') :]
+    summary = summary[: summary.index("</ul>")]
+    assert summary.count("<li>") == len(GROUPS)
+    assert "<li><b>silent</b>: rr gives the most IOPS (20,000), 1.5× latency (13,000).</li>" in summary
+    # The table marks each group's best, not only silent-rr's overall most.
+    assert page.count('<td class="num best" style=') == len(GROUPS)
+
+
+def test_one_winner_sentence_without_groups(doc: dict[str, Any]) -> None:
+    assert winners(doc) == [("", "latency gives the most IOPS (13,000), 1.6× rr (8,000)")]
+    assert '<ul class="winners" id="winners"><li>latency gives the most IOPS' in _page(doc)
+
+
+def test_variants_within_half_a_percent_share_the_win(doc: dict[str, Any]) -> None:
+    rr = doc["variants"][0]
+    rr["vms"][0]["iops"] = 13_000 * (1 - SAME_IOPS_TOLERANCE / 2)
+    assert winners(doc) == [("", "rr and latency give the same IOPS (13,000)")]
+
+
+def test_many_settling_variants_are_counted_not_listed(doc: dict[str, Any]) -> None:
+    doc = _grouped(doc, ("a", "b", "c", "d"))
+    for index, variant in enumerate(doc["variants"]):
+        # Two samples in the last quarter at the VM's IOPS, which then become 2 to 2.5 times that:
+        # the tail is 50 to 60 % under the whole run's.
+        variant["sim_time_s"] = 4.0
+        iops = variant["vms"][0]["iops"]
+        series = variant["timeseries"]
+        for t_s in (3.5, 4.0):
+            series["t_s"].append(t_s)
+            series["entity"].append("vm/vm1")
+            series["metric"].append("iops")
+            series["value"].append(iops)
+        variant["vms"][0]["iops"] = iops * (2.0 + 0.5 * index / (len(doc["variants"]) - 1))
+    overview = overview_figure(doc, variant_colors(doc))
+    assert overview is not None
+    assert "settles at" not in overview.caption
+    assert f"{len(doc['variants'])} of {len(doc['variants'])} variants' IOPS differ" in overview.caption
+    assert "(-60 % to -50 %" in overview.caption
+    few = overview_figure(doc | {"variants": doc["variants"][:MAX_NAMED_VARIANTS]}, variant_colors(doc))
+    assert few is not None and few.caption.count("settles at") == MAX_NAMED_VARIANTS
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "labels"),
+    [
+        (0.25, 12.0, ["0.2", "0.3", "0.5", "1", "2", "3", "5", "10", "20"]),
+        (0.02, 40.0, ["0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50"]),
+        (0.001, 150_000.0, ["0.001", "0.01", "0.1", "1", "10", "100", "1,000", "10,000", "100,000",
+                            "1,000,000"]),  # fmt: skip
+    ],
+)
+def test_log_axes_label_numbers_not_bare_digits(low: float, high: float, labels: list[str]) -> None:
+    ticks = log_ticks(low, high)
+    assert ticks["ticktext"] == labels
+    for value, text in zip(ticks["tickvals"], ticks["ticktext"], strict=True):
+        assert float(text.replace(",", "")) == pytest.approx(value)

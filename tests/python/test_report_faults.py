@@ -10,6 +10,7 @@ from conftest import with_cores
 from fault_doc import with_faults, with_replication_fault
 from sanlab.report import ReportRun, render_report
 from sanlab.report.figures import (
+    FAULT_MARK_PX,
     FAULT_MARKS_TEXT,
     core_util_figure,
     path_timeline_figure,
@@ -17,6 +18,7 @@ from sanlab.report.figures import (
     variant_colors,
     vm_iops_figure,
 )
+from test_report import GROUPS, _grouped
 
 MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5}
 
@@ -105,3 +107,18 @@ def test_the_events_table_folds_a_flapping_path(doc: dict[str, Any]) -> None:
     assert "<th>repeats</th>" in table
     assert "<td>×4 every 4 s, last 32.500</td>" in table
     assert table.count("<tr>") == 1 + 2 + 2 + 1, "head, the notice's two, the flaps' two, latency's drop"
+
+
+def test_grouped_panels_mark_their_own_variants_faults(doc: dict[str, Any]) -> None:
+    faulty = with_faults(_grouped(doc), "silent-rr")
+    figure = vm_iops_figure(faulty, series_frame(faulty), variant_colors(faulty))
+    assert figure is not None
+    annotations = _marks(figure.plot.layout, "annotations")
+    shapes = _marks(figure.plot.layout, "shapes")
+    # The 11 edges in silent's panel (the second), none in notice's.
+    assert len(annotations) == len(shapes) == 11
+    places = {(a.xref, a.yref) for a in annotations}
+    assert places == {(s.xref, s.yref) for s in shapes} == {("x2", "y2 domain")}
+    # The panel titles sit over the marks.
+    titles = [a for a in figure.plot.layout.annotations if a.text in GROUPS]
+    assert [a.yshift for a in titles] == [FAULT_MARK_PX] * len(GROUPS)

@@ -43,7 +43,8 @@ LOG_TICK_STEPS = ((2.0, (1, 2, 3, 5)), (4.0, (1, 2, 5)), (math.inf, (1,)))
 1, 2, 5 over up to four, then decades only."""
 PINNED_QUEUE_FRACTION = 0.95
 """A device whose mean ACTV reaches this fraction of its queue depth (with I/Os queued) has a full queue."""
-OVERVIEW_MARGINS_PX = {"t": 80, "b": 95}
+MARGINS_PX = {"l": 70, "r": 30, "t": 80, "b": 55}
+OVERVIEW_MARGINS_PX = {**MARGINS_PX, "b": 95}
 OVERVIEW_LEGEND_GAP_PX = 55
 """The overview's legend sits this far below its plots, under the axis titles."""
 SAME_IOPS_TOLERANCE = 0.005
@@ -135,7 +136,18 @@ def log_ticks(low: float, high: float) -> dict[str, Any]:
         for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
         for step in steps
     ]
-    return {"tickvals": values, "ticktext": [f"{value:,g}" for value in values]}
+    # From the last tick at or below `low` to the first at or above `high`.
+    first = max(index for index, value in enumerate(values) if value <= low * (1 + 1e-9))
+    last = min(index for index, value in enumerate(values) if value >= high * (1 - 1e-9))
+    values = values[first : last + 1]
+    return {"tickvals": values, "ticktext": [_tick_text(value) for value in values]}
+
+
+def _tick_text(value: float) -> str:
+    """`0.05`, `2`, `10,000`: a 1-2-3-5 step written out to its one significant digit."""
+    if value >= 1:
+        return f"{value:,.0f}"
+    return f"{value:.{-math.floor(math.log10(value) + 1e-9)}f}"
 
 
 def latency_axis(title: str, low_ms: float, high_ms: float) -> dict[str, Any]:
@@ -152,7 +164,7 @@ def _layout(fig: go.Figure, title: str, height_px: int) -> None:
         title={"text": f"<b>{title}</b>", "x": 0.0, "xanchor": "left", "font": {"size": 16}},
         height=height_px,
         font={"family": FONT, "size": 12, "color": "#24292f"},
-        margin={"l": 70, "r": 30, "t": 80, "b": 55},
+        margin=MARGINS_PX,
         legend={"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02},
         hoverlabel={"font": {"family": FONT}},
     )
@@ -1135,6 +1147,9 @@ def _time_lines(
     if edges:
         caption += f" {FAULT_MARKS_TEXT}"
     _layout(fig, title, height_px)
+    if edges and any(facet.title for facet in facets):
+        # The top row's titles over its fault marks: room for both under the figure's title.
+        fig.update_layout(margin={"t": MARGINS_PX["t"] + FAULT_MARK_PX}, height=height_px + FAULT_MARK_PX)
     if groups is not None:
         caption += f" {_groups_text(groups)}"
     if overlay:

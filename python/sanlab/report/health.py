@@ -74,8 +74,12 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
                 row=row,
                 col=1,
             )
-        # After the traces: plotly leaves shapes out of subplots that have none yet.
-        fig.add_vrect(x0=start_s, x1=end_s, fillcolor="#E45756", opacity=0.08, line_width=0, row=row, col=1)
+        # After the traces: plotly leaves shapes out of subplots that have none yet. Cut at the last
+        # sample: a degradation past the run's end would stretch the time axis.
+        last_s = max((times_s[-1] for _, times_s, _ in traces if times_s), default=end_s)
+        fig.add_vrect(
+            x0=start_s, x1=min(end_s, last_s), fillcolor="#E45756", opacity=0.08, line_width=0, row=row, col=1
+        )
         fig.add_hline(
             y=left_pct,
             line={"color": "#6e7781", "dash": "dash", "width": 1},
