@@ -103,7 +103,9 @@ def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
                 for part in array.get(key, []):
                     entity = f"{kind}/{array['name']}/{part['name']}"
                     for metric in ("share", "util", "iops"):
-                        yield variant["name"], kind, entity, metric, float(part[metric])
+                        # A controller of an array without modelled cores has no utilisation.
+                        if part[metric] is not None:
+                            yield variant["name"], kind, entity, metric, float(part[metric])
 
 
 def summary_table(doc: Document) -> pa.Table:

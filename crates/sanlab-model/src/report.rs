@@ -214,7 +214,8 @@ pub struct QosReport {
 pub struct CoreReport {
     pub name: String,
     pub share: f64,
-    pub util: f64,
+    /// Busy share of the time; none for a controller of an array without modelled cores.
+    pub util: Option<f64>,
     pub iops: f64,
 }
 
@@ -458,22 +459,25 @@ impl World {
                 }),
             })
             .collect();
+        let front_ends: Vec<Vec<CoreReport>> = (0..self.arrays.len()).map(|a| self.controllers_by_paths(a, per_s)).collect();
         let arrays = self
             .arrays
             .iter_mut()
-            .map(|a| ArrayReport {
+            .zip(front_ends)
+            .map(|(a, front_end)| ArrayReport {
                 cores: a.cores.as_mut().map_or(vec![], |c| {
                     let total: u64 = c.owned.iter().sum();
                     (0..c.centres.len())
                         .map(|k| CoreReport {
                             name: c.name(k),
                             share: if total == 0 { 0.0 } else { c.owned[k] as f64 / total as f64 },
-                            util: c.centres[k].utilisation(now),
+                            util: Some(c.centres[k].utilisation(now)),
                             iops: c.owned[k] as f64 / (now as f64 / 1e9).max(1e-9),
                         })
                         .collect()
                 }),
-                controllers: vec![],
+                // With cores, `with_controllers` sums them; without, the paths' I/O tells the load.
+                controllers: if a.cores.is_some() { vec![] } else { front_end },
                 qfull_sent: a.qfull_sent,
                 cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
                 name: a.name.clone(),
@@ -611,7 +615,23 @@ impl World {
 }
 
 /// Controller figures from the cores': shares and rates add up, utilisation is the mean.
+impl World {
+    /// An array's controllers by the host I/O its paths carried through their ports.
+    fn controllers_by_paths(&self, array: usize, per_s: impl Fn(u64) -> f64) -> Vec<CoreReport> {
+        let mut ios = vec![0u64; self.arrays[array].controllers as usize];
+        for p in self.devices.iter().flat_map(|d| &d.paths).filter(|p| p.array == array) {
+            ios[p.controller as usize] += p.tally.stats.ios();
+        }
+        let total: u64 = ios.iter().sum();
+        let share = |n: u64| if total == 0 { 0.0 } else { n as f64 / total as f64 };
+        ios.iter().enumerate().map(|(c, &n)| CoreReport { name: format!("ctrl{}", c + 1), share: share(n), util: None, iops: per_s(n) }).collect()
+    }
+}
+
 fn with_controllers(mut a: ArrayReport) -> ArrayReport {
+    if a.cores.is_empty() {
+        return a;
+    }
     let mut controllers: Vec<CoreReport> = vec![];
     for c in &a.cores {
         let name = c.name.split('.').next().unwrap_or(&c.name).to_string();
@@ -619,14 +639,14 @@ fn with_controllers(mut a: ArrayReport) -> ArrayReport {
             Some(x) => {
                 x.share += c.share;
                 x.iops += c.iops;
-                x.util += c.util;
+                x.util = x.util.zip(c.util).map(|(a, b)| a + b);
             }
             None => controllers.push(CoreReport { name, share: c.share, util: c.util, iops: c.iops }),
         }
     }
     let per = controllers.first().map_or(1, |x| a.cores.iter().filter(|c| c.name.starts_with(&format!("{}.", x.name))).count());
     for x in &mut controllers {
-        x.util /= per as f64;
+        x.util = x.util.map(|u| u / per as f64);
     }
     a.controllers = controllers;
     a

@@ -468,16 +468,17 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
 
 pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
     let (n, unit) = split_number(s)?;
-    // `k`, `m`, `g` follow fio (powers of 1024); KB/MB/GB are SI.
-    const UNITS: [(&str, f64); 14] = [
-        ("", 1.0), ("B", 1.0), ("k", 1024.0), ("K", 1024.0), ("KiB", 1024.0), ("KB", 1e3),
-        ("m", 1048576.0), ("M", 1048576.0), ("MiB", 1048576.0), ("MB", 1e6),
-        ("g", 1073741824.0), ("G", 1073741824.0), ("GiB", 1073741824.0), ("GB", 1e9),
-    ];
-    let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
-        return Err(unit_error(s, unit, &["B", "k", "KiB", "KB", "m", "MiB", "MB", "g", "GiB", "GB"], "32KiB"));
+    // Binary whatever the spelling (`32k`, `32KB`, `32KiB`), as fio (kb_base=1024, its default)
+    // and vdbench read block sizes; a decimal size is written in bytes.
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1u64,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(unit_error(s, unit, &["B", "k", "KB", "KiB", "m", "MB", "MiB", "g", "GB", "GiB", "t", "TB", "TiB"], "32KiB")),
     };
-    SIZE.whole(s, n * scale)
+    SIZE.whole(s, n * scale as f64)
 }
 
 pub fn parse_bandwidth_bps(s: &str) -> Result<f64, String> {
@@ -569,7 +570,8 @@ mod tests {
         assert_eq!(parse_duration_ns("3min"), Ok(180_000_000_000));
         assert_eq!(parse_size_bytes("32KiB"), Ok(32768));
         assert_eq!(parse_size_bytes("32k"), Ok(32768));
-        assert_eq!(parse_size_bytes("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size_bytes("1MB"), Ok(1 << 20));
+        assert_eq!((parse_size_bytes("32KB"), parse_size_bytes("32kib"), parse_size_bytes("32000")), (Ok(32_768), Ok(32_768), Ok(32_000)));
         assert_eq!(parse_bandwidth_bps("16Gb/s"), Ok(16e9));
         assert_eq!(parse_bandwidth_bps("1GB/s"), Ok(8e9));
         let e = parse_duration_ns("5mss").unwrap_err();

@@ -511,7 +511,7 @@ impl DiskGroup {
         let full_stroke_ns = spec.duration_ns("seek_full_stroke", Some((7_400_000, "7.4ms")), "seek across the whole disk")?;
         let write_settle_ns = spec.duration_ns("write_settle", Some((500_000, "0.5ms")), "added to a write's seek when the arm moves")?;
         let media_bps = spec.bandwidth_bps("media_rate", Some((792e6, "99MB/s")), "sustained media transfer rate (mean over the zones)")?;
-        let capacity_bytes = spec.size_bytes("disk_capacity", Some((146_800_000_000, "146.8GB")), "formatted capacity of one disk")?;
+        let capacity_bytes = spec.size_bytes("disk_capacity", Some((146_800_000_000, "146800000000")), "formatted capacity of one disk")?;
         let read_ahead_bytes = spec.size_bytes("read_ahead", Some((512 << 10, "512KiB")), "a disk keeps reading this far past a read while idle (0: off)")?;
         let reorder_window = spec.int("reorder_window", Some(32), 1, 1 << 16, "queued operations a disk picks the nearest among (1: FIFO)")?;
         let cache_bytes = spec.size_bytes("write_cache", Some((2 << 30, "2GiB")), "write-back cache size")?;

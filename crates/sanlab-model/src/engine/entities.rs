@@ -220,6 +220,8 @@ pub(crate) struct Array {
     pub tally: Tally,
     pub replicated_ios: u64,
     pub cores: Option<Cores>,
+    /// Storage controllers; their front-end ports carry the paths.
+    pub controllers: u32,
     /// Per core: (iops, util) series, owned requests and busy time at the last sample.
     pub core_series: Vec<[SeriesId; 2]>,
     pub core_last: Vec<(u64, u128)>,
@@ -277,6 +279,7 @@ impl World {
                     core_series,
                     core_last: vec![(0, 0); core_count],
                     cores: a.cores,
+                    controllers: a.controllers,
                     cache: a.cache,
                     max_outstanding: a.max_outstanding,
                     qfull_sent: 0,

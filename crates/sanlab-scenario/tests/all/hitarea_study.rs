@@ -9,7 +9,7 @@ fn skew(v: &VariantResult) -> (f64, f64, f64) {
     let cores = &v.report.arrays[0].cores;
     assert_eq!(cores.len(), 8);
     let hot = cores.iter().max_by(|a, b| a.share.total_cmp(&b.share)).unwrap();
-    (hot.share, cores.iter().map(|c| c.share).sum::<f64>() / 8.0, hot.util)
+    (hot.share, cores.iter().map(|c| c.share).sum::<f64>() / 8.0, hot.util.expect("a modelled core has a utilisation"))
 }
 
 #[test]

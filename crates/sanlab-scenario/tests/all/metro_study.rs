@@ -32,6 +32,17 @@ fn round_robin_over_all_paths_matches_the_seed() {
     for p in &v.report.paths {
         assert!((p.share - 0.05).abs() < 0.001, "{} share {}", p.name, p.share);
     }
+    // The arrays model no cores: each controller's load is the I/O of the paths on its ports,
+    // alternating over the two controllers (5 of each array's 10 paths), with no utilisation.
+    for a in &v.report.arrays {
+        let paths: Vec<_> = v.report.paths.iter().filter(|p| p.array == a.name).collect();
+        assert_eq!(a.controllers.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["ctrl1", "ctrl2"], "{}", a.name);
+        for c in &a.controllers {
+            let carried: f64 = paths.iter().filter(|p| p.controller == c.name).map(|p| p.iops).sum();
+            assert!((c.iops - carried).abs() < 1e-6 && carried > 0.0, "{} {}: {} against {carried}", a.name, c.name, c.iops);
+            assert!((c.share - 0.5).abs() < 0.01 && c.util.is_none(), "{} {}: share {}", a.name, c.name, c.share);
+        }
+    }
 }
 
 #[test]
