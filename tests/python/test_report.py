@@ -431,6 +431,12 @@ def test_winners_are_named_per_group(doc: dict[str, Any]) -> None:
     assert page.count('<td class="num best" style=') == len(GROUPS)
 
 
+def test_a_group_of_one_has_no_winner(doc: dict[str, Any]) -> None:
+    doc = _grouped(doc)
+    doc["variants"] = [variant for variant in doc["variants"] if variant["name"] != "silent-latency"]
+    assert winners(doc)[1] == ("silent", "rr alone, 20,000 IOPS")
+
+
 def test_one_winner_sentence_without_groups(doc: dict[str, Any]) -> None:
     assert winners(doc) == [("", "latency gives the most IOPS (13,000), 1.6× rr (8,000)")]
     assert '<ul class="winners" id="winners"><li>latency gives the most IOPS' in _page(doc)
@@ -479,3 +485,16 @@ def test_log_axes_label_numbers_not_bare_digits(low: float, high: float, labels:
     assert ticks["ticktext"] == labels
     for value, text in zip(ticks["tickvals"], ticks["ticktext"], strict=True):
         assert float(text.replace(",", "")) == pytest.approx(value)
+
+
+def test_many_grouped_variants_stack_the_path_maps(doc: dict[str, Any]) -> None:
+    groups = ("a", "b", "c", "d", "e")
+    doc = _grouped(doc, groups)
+    figure = paths_figure(doc)
+    assert figure is not None
+    share, latency = figure.plot.data
+    # The share map above the latency map, both the figure's width, their columns setting by group.
+    assert (share.xaxis, share.yaxis, latency.xaxis, latency.yaxis) == ("x", "y", "x2", "y2")
+    assert figure.plot.layout.yaxis.domain[0] > figure.plot.layout.yaxis2.domain[1]
+    assert [list(level) for level in share.x] == [[g for g in groups for _ in "ab"], ["rr", "latency"] * 5]
+    assert "rr 50 % in every group, the other 5 none." in figure.caption

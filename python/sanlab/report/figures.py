@@ -332,6 +332,8 @@ def _winner_sentence(totals: Mapping[str, float], label: Mapping[str, str]) -> s
     with the fewest, each named by `label`."""
     most = _most_iops(totals)
     best = max(totals.values())
+    if len(totals) == 1:
+        return f"{label[most[0]]} alone, {format_count(best)} IOPS"
     if len(most) == len(totals):
         return f"{_names([label[name] for name in most])} give the same IOPS ({format_count(best)})"
     verb = "gives" if len(most) == 1 else "give"
