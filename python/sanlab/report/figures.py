@@ -153,7 +153,7 @@ def _tick_text(value: float) -> str:
 def latency_axis(title: str, low_ms: float, high_ms: float) -> dict[str, Any]:
     """A latency axis's settings: logarithmic, with written-out ticks, when the latencies span
     LOG_SCALE_RATIO or more."""
-    if low_ms > 0 and high_ms / low_ms >= LOG_SCALE_RATIO:
+    if low_ms > 0 and math.isfinite(high_ms) and high_ms / low_ms >= LOG_SCALE_RATIO:
         return {"title_text": f"{title} (log scale)", "type": "log", **log_ticks(low_ms, high_ms)}
     return {"title_text": title, "type": "linear"}
 
