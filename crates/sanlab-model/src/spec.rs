@@ -466,6 +466,12 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     DURATION.whole(s, n * scale)
 }
 
+/// A duration as a scenario writes it, in the largest unit that keeps it whole ("2s", "250ms").
+pub fn format_duration(ns: u64) -> String {
+    let (unit, scale) = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)].into_iter().find(|(_, scale)| ns % scale == 0 && ns > 0).unwrap_or(("ns", 1));
+    format!("{}{unit}", ns / scale)
+}
+
 pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
     let (n, unit) = split_number(s)?;
     // Binary whatever the spelling (`32k`, `32KB`, `32KiB`), as fio (kb_base=1024, its default)
@@ -568,6 +574,8 @@ mod tests {
         assert_eq!(parse_duration_ns("50us"), Ok(50_000));
         assert_eq!(parse_duration_ns("1.5ms"), Ok(1_500_000));
         assert_eq!(parse_duration_ns("3min"), Ok(180_000_000_000));
+        let formatted = [2_000_000_000, 250_000_000, 1_500, 7, 0].map(format_duration);
+        assert_eq!(formatted, ["2s", "250ms", "1500ns", "7ns", "0ns"]);
         assert_eq!(parse_size_bytes("32KiB"), Ok(32768));
         assert_eq!(parse_size_bytes("32k"), Ok(32768));
         assert_eq!(parse_size_bytes("1MB"), Ok(1 << 20));

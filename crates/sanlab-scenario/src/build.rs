@@ -15,7 +15,7 @@ use sanlab_model::host::flow_control::REGISTRY as FLOW_CONTROLS;
 use sanlab_model::host::scheduler::REGISTRY as SCHEDULERS;
 use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
 use sanlab_model::names::{claim_file_name, escaped, file_name};
-use sanlab_model::spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
+use sanlab_model::spec::{build_kind, did_you_mean, format_duration, Spec, SpecError, SpecResult};
 use sanlab_model::topology::*;
 use sanlab_model::workload::REGISTRY as WORKLOADS;
 use std::collections::HashMap;
@@ -103,7 +103,15 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
         return Err(run_spec.error("duration", "must be positive, e.g. \"60s\""));
     }
     if warmup_ns >= duration_ns {
-        return Err(run_spec.error("warmup", "must be shorter than run.duration"));
+        return Err(run_spec.error(
+            "warmup",
+            format!(
+                "{} must be shorter than run.duration ({}): run longer than the warm-up (e.g. --duration {}) or shorten it (--set run.warmup=0s)",
+                format_duration(warmup_ns),
+                format_duration(duration_ns),
+                format_duration(2 * warmup_ns)
+            ),
+        ));
     }
     if sample_interval_ns == 0 {
         return Err(run_spec.error("sample_interval", "must be positive, e.g. \"1s\""));

@@ -243,11 +243,11 @@ impl Scenario {
     /// Returns the selection.
     pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<Vec<Option<&Variant>>, ScenarioError> {
         let selected = self.select(requested)?;
-        self.check_as_written(o)?;
         for v in &selected {
             let table = self.resolve(*v, o)?;
             self.build_world(&table, *v, false)?;
         }
+        self.check_as_written(o)?;
         Ok(selected)
     }
 

@@ -358,3 +358,9 @@ fn a_list_that_replaces_its_bases_says_so() {
         format!("{}: path[0].host: is required: expected string (this file's `path` replaces the list of base `{base_file}` and its 1 entry: lists are not merged with a base's; repeat the entries you need)", path.display())
     );
 }
+
+#[test]
+fn a_run_within_its_warm_up_says_what_to_do() {
+    let e = error_for(BASE, &["run.warmup=2s"]);
+    assert_eq!(e, "FILE: run.warmup: 2s must be shorter than run.duration (1s): run longer than the warm-up (e.g. --duration 4s) or shorten it (--set run.warmup=0s)");
+}
