@@ -37,13 +37,21 @@ pub struct ParamDoc {
 }
 
 /// The closest of `choices` to `word`, if it is close enough to be a likely typo.
+/// A word that begins exactly one choice (`alua` of `alua_rr`) is taken as that choice cut short.
 pub fn closest<'a>(word: &str, choices: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    choices
-        .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(&word.to_lowercase(), &c.to_lowercase()), c))
+    let word = word.to_lowercase();
+    let choices: Vec<&str> = choices.into_iter().collect();
+    let typo = choices
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(&word, &c.to_lowercase()), *c))
         .filter(|(d, c)| *d <= 1.max(c.len() / 3) && *d < word.len().max(c.len()))
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+        .map(|(_, c)| c);
+    let mut begun = choices.iter().filter(|c| word.len() >= 2 && c.to_lowercase().starts_with(&word));
+    typo.or_else(|| match (begun.next(), begun.next()) {
+        (Some(c), None) => Some(*c),
+        _ => None,
+    })
 }
 
 /// "; did you mean `x`?" or "".
@@ -567,6 +575,15 @@ mod tests {
         assert_eq!((full.string("kind", None, "").unwrap(), full.int("iops", Some(1000), 1, i64::MAX, "").unwrap()), ("rr".to_string(), 1));
         let e = top.kind_table("bad", "").err().unwrap();
         assert_eq!((e.location.as_str(), e.message.as_str()), ("host[0].bad", "expected a table or a kind name, found an integer `3`"));
+    }
+
+    #[test]
+    fn closest_takes_typos_and_names_cut_short() {
+        let variants = ["rr_iops1", "alua_rr", "latency", "fixed", "mru"];
+        assert_eq!(closest("alua", variants), Some("alua_rr"));
+        assert_eq!(closest("fixd", variants), Some("fixed"));
+        assert_eq!(closest("r", variants), None, "one letter begins too much");
+        assert_eq!(closest("lo", ["local-0", "local-1"]), None, "begins two: no guess");
     }
 
     #[test]

@@ -83,8 +83,15 @@ fn read_shares(v: &Spec) -> SpecResult<u32> {
     }
 }
 
+/// The top-level keys of a scenario, in the order the reader takes them.
+const SECTIONS: [&str; 12] = ["schema_version", "name", "description", "variant", "run", "array", "replication", "volume", "host", "path", "vm", "event"];
+
 /// `base_dir` is the scenario file's folder; job files and traces named in it are relative to it.
 pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
+    // A mistyped section (`[[paths]]`) is named before what its absence breaks elsewhere.
+    if let Some(key) = root.keys().find(|k| !SECTIONS.contains(&k.as_str())) {
+        return Err(SpecError::new(key.clone(), format!("unknown key `{key}`; expected one of: {}{}", SECTIONS.join(", "), did_you_mean(key, SECTIONS))));
+    }
     let top = Spec::new(root, "").with_base_dir(base_dir);
     let version = top.int("schema_version", None, 1, i64::MAX, "scenario format version")?;
     if version != SCHEMA_VERSION {

@@ -118,7 +118,7 @@ impl Scenario {
     pub fn cost(&self, requested: &[String], o: &Overrides) -> Result<RunCost, ScenarioError> {
         let machine = machine_memory();
         let variants = self.select(requested)?.into_iter().map(|v| self.variant_cost(v, o, machine)).collect::<Result<Vec<_>, _>>()?;
-        self.check_as_written(o)?;
+        self.check_as_written()?;
         let sum = |f: fn(&VariantCost) -> Option<u64>| variants.iter().map(f).sum::<Option<u64>>();
         let engine_max = variants.iter().map(|v| v.engine_bytes).max().unwrap_or(0);
         let results: u64 = variants.iter().map(|v| v.results_bytes).sum();

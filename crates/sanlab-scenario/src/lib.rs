@@ -247,17 +247,18 @@ impl Scenario {
             let table = self.resolve(*v, o)?;
             self.build_world(&table, *v, false)?;
         }
-        self.check_as_written(o)?;
+        self.check_as_written()?;
         Ok(selected)
     }
 
-    /// Builds the scenario without its variants' overrides, when its variants are written ones.
-    pub(crate) fn check_as_written(&self, o: &Overrides) -> Result<(), ScenarioError> {
+    /// Builds the scenario as written, without its variants' overrides or the command line's
+    /// (which may address a variant's kind), when its variants are written ones.
+    pub(crate) fn check_as_written(&self) -> Result<(), ScenarioError> {
         if !self.runs_as_written {
             return Ok(());
         }
         let as_written = |ScenarioError(m)| ScenarioError(format!("{m} (in the scenario as written, before any variant's `set`)"));
-        self.build_world(&self.resolve(None, o).map_err(as_written)?, None, false).map_err(as_written)?;
+        self.build_world(&self.resolve(None, &Overrides::default()).map_err(as_written)?, None, false).map_err(as_written)?;
         Ok(())
     }
 

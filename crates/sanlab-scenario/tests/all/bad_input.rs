@@ -341,8 +341,11 @@ fn a_mistake_every_variant_overrides_is_still_found() {
     let e = error_for(&text, &[]);
     assert!(e.starts_with("FILE: host[0].multipath.psp.kind: unknown kind `rrr`"), "{e}");
     assert!(e.ends_with("did you mean `rr`? (in the scenario as written, before any variant's `set`)"), "{e}");
-    // Fixed on the command line, it runs.
-    run_file(&write_scenario(&text), &[], &with_sets(&["host[0].multipath.psp=rr"]), None).unwrap();
+    // Overrides on the command line may address a variant's kind: the file as written is checked without them.
+    let e = error_for(&text, &["host[0].multipath.psp=rr"]);
+    assert!(e.ends_with("(in the scenario as written, before any variant's `set`)"), "{e}");
+    let text = text.replace("kind = \"rrr\"", "kind = \"rr\"") + "[[variant]]\nname = \"latency\"\nset = { \"host[0].multipath.psp\" = \"rr_latency\" }\n";
+    run_file(&write_scenario(&text), &["latency".to_string()], &with_sets(&["host[0].multipath.psp.num_sampling_cycles=160"]), None).unwrap();
 }
 
 #[test]
@@ -363,4 +366,11 @@ fn a_list_that_replaces_its_bases_says_so() {
 fn a_run_within_its_warm_up_says_what_to_do() {
     let e = error_for(BASE, &["run.warmup=2s"]);
     assert_eq!(e, "FILE: run.warmup: 2s must be shorter than run.duration (1s): run longer than the warm-up (e.g. --duration 4s) or shorten it (--set run.warmup=0s)");
+}
+
+#[test]
+fn a_mistyped_section_is_named_first() {
+    let e = error_for(&BASE.replace("[[path]]", "[[paths]]"), &[]);
+    assert!(e.starts_with("FILE: paths: unknown key `paths`; expected one of: schema_version, name,"), "{e}");
+    assert!(e.ends_with("did you mean `path`?"), "{e}");
 }
