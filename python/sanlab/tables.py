@@ -1,7 +1,9 @@
-"""Terminal tables (rich) for run results and component kinds, sized for a 100-column terminal."""
+"""Terminal tables (rich) for run results and component kinds; `fit` splits one that is too wide."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -9,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich import box
+from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -29,8 +33,98 @@ def format_count(value: float) -> str:
     return f"{value:,.1f}" if 0 < abs(value) < 100 and value != int(value) else f"{value:,.0f}"
 
 
-def _table(title: str) -> Table:
+def titled_table(title: str) -> Table:
+    """A table as every sanlab table looks: title on the left, a rule under the header, no frame."""
     return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+
+
+_UNBOUNDED = 1_000_000
+"""A width no table reaches: measured at it, a table reports the widths its cells need."""
+
+
+@dataclass(frozen=True)
+class _Widths:
+    """Per column of a table the width of its text: the least (its longest value, or longest word
+    in a column that wraps), with its values whole but its header wrapped, and on one line each;
+    and what padding and rules add."""
+
+    least: list[int]
+    header_wrapped: list[int]
+    natural: list[int]
+    extra: int
+
+
+def _widths(table: Table, console: Console) -> _Widths:
+    options = console.options.update_width(_UNBOUNDED)
+    least, header_wrapped, natural = [], [], []
+    for column in table.columns:
+        header = Measurement.get(console, options, column.header)
+        body = [Measurement.get(console, options, cell) for cell in column.cells]
+        natural.append(max([header.maximum, *(size.maximum for size in body)]))
+        # rich's own minimum lets every column wrap; one that may not needs its longest value.
+        least.append(natural[-1] if column.no_wrap else max([header.minimum, *(size.minimum for size in body)]))
+        header_wrapped.append(max([least[-1], *(size.maximum for size in body)]))
+    return _Widths(least, header_wrapped, natural, Measurement.get(console, options, table).maximum - sum(natural))
+
+
+def min_width(table: Table, console: Console) -> int:
+    """The narrowest `table` renders without cutting a cell: every column at its longest value,
+    except those that wrap, at their longest word."""
+    widths = _widths(table, console)
+    return sum(widths.least) + widths.extra
+
+
+def _columns(table: Table, indices: Sequence[int]) -> Table:
+    part = copy.copy(table)
+    # `_index` is where rich looks up a column's padding: its position in the new table.
+    part.columns = [dataclasses.replace(table.columns[i], _index=n) for n, i in enumerate(indices)]
+    return part
+
+
+def _narrowed(table: Table, console: Console) -> Table:
+    """`table` with its wrapping columns narrowed until it fits the console: headers wrap first, then
+    values, the widest column first. (rich narrows all alike and, once they are equally wide, cuts
+    every column.)"""
+    sizes = _widths(table, console)
+    widths = list(sizes.natural)
+    excess = sum(widths) + sizes.extra - console.width
+    for floor in (sizes.header_wrapped, sizes.least):
+        while excess > 0:
+            narrower = [i for i, width in enumerate(widths) if width > floor[i]]
+            if not narrower:
+                break
+            widths[max(narrower, key=lambda i: widths[i])] -= 1
+            excess -= 1
+    narrowed = copy.copy(table)
+    narrowed.columns = [
+        column if column.no_wrap else dataclasses.replace(column, max_width=width)
+        for column, width in zip(table.columns, widths, strict=True)
+    ]
+    return narrowed
+
+
+def fit(table: Table, console: Console) -> list[Table]:
+    """`table` as one or several tables that fit the console without cutting a cell with "…".
+
+    Columns that wrap are narrowed first; when that is not enough, the table is split: each part
+    repeats the leading left-aligned columns (the names a row is about: variant, device, path)
+    with as many of the others as fit, and the caption goes under the last. A table that starts
+    with a number column or has only names is not split.
+    """
+    names = next((i for i, column in enumerate(table.columns) if column.justify == "right"), 0)
+    parts = [table]
+    if names and min_width(table, console) > console.width:
+        columns: list[list[int]] = []
+        for index in range(names, len(table.columns)):
+            wider = [*columns[-1], index] if columns else []
+            if wider and min_width(_columns(table, wider), console) <= console.width:
+                columns[-1] = wider
+            else:
+                columns.append([*range(names), index])
+        parts = [_columns(table, indices) for indices in columns]
+        for part in parts[:-1]:
+            part.caption = None
+    return [_narrowed(part, console) for part in parts]
 
 
 def tail_iops(variant: Mapping[str, Any]) -> dict[str, float]:
@@ -67,7 +161,7 @@ def variants_table(doc: Document) -> Table:
     Variants are separated by a blank line when any of them has more than one VM.
     """
     grouped = any(len(variant["vms"]) > 1 for variant in doc["variants"])
-    table = _table(f"{doc['scenario']}: variants")
+    table = titled_table(f"{doc['scenario']}: variants")
     table.add_column("variant", no_wrap=True)
     table.add_column("VM", no_wrap=True)
     for header in ("IOPS", "tail IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"):
@@ -157,7 +251,7 @@ def hosts_table(doc: Document) -> Table | None:
         return None
     flow_control = flow_controlled(doc)
     grouped = any(len(entities(variant, "hosts")) > 1 for variant in doc["variants"])
-    table = _table("hosts")
+    table = titled_table("hosts")
     table.collapse_padding = True  # twelve columns fit 100 characters with one space between them
     if flow_control:
         table.caption = HOSTS_CAPTION
@@ -179,7 +273,7 @@ def injector_table(doc: Document) -> Table | None:
     measured = [(variant["name"], found) for variant in doc["variants"] for found in variant.get("injector", [])]
     if not measured:
         return None
-    table = _table("SIOC injector: the automatic threshold")
+    table = titled_table("SIOC injector: the automatic threshold")
     table.caption = "random reads to the idle datastore before the run; the threshold is the latency at the percent of peak"
     table.caption_justify = "left"
     for header in ("variant", "volume", "outstanding", "IOPS", "DAVG\nms"):
@@ -246,7 +340,7 @@ def paths_table(doc: Document) -> Table:
     extra = [
         index for index, key in enumerate(("host", "device")) if len({row[index] for row in rows}) > 1
     ]
-    table = _table("paths: I/O share % / mean ms")
+    table = titled_table("paths: I/O share % / mean ms")
     table.caption = "* active-non-optimized (ANO), s standby, u unavailable; - no I/O"
     table.caption_justify = "left"
     for index in extra:
@@ -271,7 +365,7 @@ def paths_table(doc: Document) -> Table:
 def devices_table(doc: Document) -> Table:
     """esxtop's device view, one row per variant and device: DQLEN, ACTV, QUED (time averages),
     KAVG, DAVG, GAVG (mean ms in the kernel queue, on the path, both) and QUEUE FULLs."""
-    table = _table("devices (esxtop)")
+    table = titled_table("devices (esxtop)")
     table.add_column("variant", no_wrap=True)
     table.add_column("device", no_wrap=True)
     for header in ("DQLEN", "ACTV", "QUED", "KAVG ms", "DAVG ms", "GAVG ms", "QFULL"):
@@ -304,7 +398,7 @@ def cores_table(doc: Document) -> Table | None:
                 rows.setdefault((array["name"], core["name"]), {})[variant["name"]] = core
     if not rows:
         return None
-    table = _table("cores: share of requests % / utilisation %")
+    table = titled_table("cores: share of requests % / utilisation %")
     table.add_column("array", no_wrap=True)
     table.add_column("core", no_wrap=True)
     for variant in doc["variants"]:
@@ -370,10 +464,10 @@ def psp_events_table(variant: Mapping[str, Any]) -> Table:
     """Path selection events of a variant: time, device, event and the paths it names; events that
     repeat at a constant period (a flapping path) are one row with a `repeats` column."""
     rows = fold_repeats(variant["psp_events"])
-    table = _table(f"{variant['name']}: path selection events")
+    table = titled_table(f"{variant['name']}: path selection events")
     table.add_column("t s", justify="right", no_wrap=True)
     table.add_column("device", no_wrap=True)
-    table.add_column("event", no_wrap=True)
+    table.add_column("event")
     table.add_column("paths")
     repeats = any(row.count > 1 for row in rows)
     if repeats:
@@ -443,19 +537,18 @@ def faults_table(doc: Document) -> Table | None:
     found = [(variant["name"], failover.faults(variant)) for variant in doc["variants"]]
     if not any(faults for _, faults in found):
         return None
-    table = _table("faults and failover")
+    table = titled_table("faults and failover")
     table.collapse_padding = True
     table.caption = FAULTS_CAPTION
     table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
-    # The detail goes under the target, dimmed, so that the row fits 100 columns.
-    for header in ("t s", "edge", "kind", "target, detail", "marked s", "max ms", "back s"):
-        numeric = header in ("t s", "marked s", "max ms", "back s")
-        justify = "right" if numeric else "left"
-        table.add_column(header, justify=justify, no_wrap=header != "target, detail", min_width=len(header))
+    # Edge, kind and target share a column that wraps, with the detail under them, dimmed, so that
+    # the table fits 80 columns; the numbers are single words, which wrap only in their headers.
+    for header in ("t s", "edge, kind, target", "marked s", "max ms", "back s"):
+        table.add_column(header, justify="left" if header == "edge, kind, target" else "right")
     for name, faults in found:
         rows = [
-            [*cells[:3], Text.assemble(cells[3], ("\n" + cells[4], "dim") if cells[4] else ""), *cells[5:]]
+            [cells[0], Text.assemble(" ".join(cells[1:4]), ("\n" + cells[4], "dim") if cells[4] else ""), *cells[5:]]
             for fault in faults
             for cells in fault_rows(fault)
         ]
@@ -477,7 +570,7 @@ def failover_counts_table(doc: Document) -> Table | None:
     found = [(variant["name"], failover.counts(variant)) for variant in doc["variants"]]
     if not any(rows for _, rows in found):
         return None
-    table = _table("failover counts: I/Os")
+    table = titled_table("failover counts: I/Os")
     table.caption = "retried: commands sent again after an abort; failed over: moved off this path to another"
     table.caption_justify = "left"
     for header in ("variant", "kind", "name", "retried", "failed", "failed over"):
@@ -508,7 +601,7 @@ def kinds_tables(kinds: Sequence[Mapping[str, Any]]) -> list[Table]:
         by_point.setdefault(kind["extension_point"], []).append(kind)
     tables = []
     for point, entries in by_point.items():
-        table = _table(point)
+        table = titled_table(point)
         table.add_column("kind", no_wrap=True)
         table.add_column("summary", ratio=3)
         table.add_column("params", ratio=2)

@@ -11,10 +11,13 @@ from rich.console import Console
 from rich.table import Table
 
 from conftest import with_hosts, with_injector
+from fault_doc import with_faults
 from sanlab.tables import (
     compact_names,
     cores_table,
     devices_table,
+    faults_table,
+    fit,
     format_count,
     format_ms,
     hosts_table,
@@ -30,8 +33,12 @@ from sanlab.tables import (
 WIDTH = 100
 
 
+def _console(width: int) -> Console:
+    return Console(width=width, file=io.StringIO(), record=True, color_system=None)
+
+
 def _render(table: Table) -> list[str]:
-    console = Console(width=WIDTH, file=io.StringIO(), record=True, color_system=None)
+    console = _console(WIDTH)
     console.print(table)
     return console.export_text().splitlines()
 
@@ -212,3 +219,48 @@ def test_injector_table_lists_the_curve_then_the_threshold(doc: dict[str, Any]) 
     assert rows[0][:5] == ["latency", "ds", "1", "300", "3.00"]
     assert [row[-3:] for row in rows[1:4]] == [["16", "1,600", "10.0"], ["32", "2,000", "15.0"], ["64", "2,000", "15.0"]]
     assert rows[-1][-4:] == ["of", "peak", "1,800", "12.5"]
+
+
+def _seven_variants(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["variants"] = [dict(copy.deepcopy(doc["variants"][0]), name=f"variant_{i}") for i in range(7)]
+    return doc
+
+
+def test_fit_splits_a_wide_table_repeating_the_names_of_its_rows(doc: dict[str, Any]) -> None:
+    table = paths_table(_seven_variants(doc))
+    console = _console(50)
+    parts = fit(table, console)
+    for part in parts:
+        console.print(part)
+    text = console.export_text()
+    assert len(parts) > 1
+    assert "…" not in text
+    assert all(len(line) <= 50 for line in text.splitlines())
+    # Each part names its paths; each variant is in one part; the caption is printed once, last.
+    assert all(part.columns[0].header == "path" for part in parts)
+    headers = [column.header for part in parts for column in part.columns[1:]]
+    assert headers == [f"variant_{i}" for i in range(7)]
+    assert text.count("active-non-optimized") == 1
+    assert text.rstrip().endswith("- no I/O")
+
+
+def test_fit_leaves_a_table_that_fits_as_it_is(doc: dict[str, Any]) -> None:
+    table = paths_table(doc)
+    parts = fit(table, _console(WIDTH))
+    assert len(parts) == 1
+    assert [column.header for column in parts[0].columns] == [column.header for column in table.columns]
+
+
+def test_fit_wraps_the_widest_text_where_rich_would_cut_a_column(doc: dict[str, Any]) -> None:
+    table = faults_table(with_faults(doc))
+    assert table is not None
+    cut = _console(56)
+    cut.print(table)
+    assert "…" in cut.export_text(), "rich alone cuts a cell at this width"
+    console = _console(56)
+    for part in fit(table, console):
+        console.print(part)
+    lines = console.export_text().splitlines()
+    assert not any("…" in line or len(line) > 56 for line in lines)
+    # The numbers stay whole, on the row of their edge; the text under "edge, kind, target" wraps.
+    assert ["rr", "5.000", "start", "0.010", "2.50", "2.000"] in [line.split() for line in lines]
