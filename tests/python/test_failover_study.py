@@ -1,4 +1,4 @@
-"""The failover study (scenarios/studies/failover.toml) run in full: the invariants of issue 9 on
+"""The failover study (scenarios/studies/failover.toml) run in full: the failover invariants on
 every variant, read from the results and the time series as a user would."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-import sanlab
 from sanlab.failover import faults, level_before, recovery_s, vm_iops
+from side_by_side import run_variants
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +30,7 @@ ELECTION_S = 5.0
 @pytest.fixture(scope="module")
 def variants() -> dict[str, dict[str, Any]]:
     """Every variant of the study, by name, with its time series."""
-    return {variant["name"]: variant for variant in sanlab.run(STUDY).raw["variants"]}
+    return run_variants(STUDY)
 
 
 def _series(variant: dict[str, Any], entity: str, metric: str = "iops") -> dict[float, float]:

@@ -1,4 +1,4 @@
-"""The poor_health studies (issue 10) run and checked: no I/O lost under any selector through the
+"""The poor_health studies run and checked: no I/O lost under any selector through the
 study's events, dead and unavailable paths carry nothing, and sanlab's selector
 (`significant_latency`) leaves a degrading path at least 10x sooner than ESXi's latency PSP
 (`rr_latency`) at its defaults and flaps no more often than it on near-equal paths, at light and
@@ -10,10 +10,7 @@ the GIL), the other runs only the two selectors compared.
 
 from __future__ import annotations
 
-import os
 import tomllib
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,7 @@ import pytest
 import sanlab
 from sanlab import health
 from sanlab.cli import main
+from side_by_side import run_variants
 
 pytestmark = pytest.mark.e2e
 
@@ -31,16 +29,9 @@ NEAR_EQUAL = STUDIES / "poor_health_near_equal.toml"
 COMPARED = ("rr_latency", "significant_latency")
 
 
-def run_variants(scenario: Path, names: Sequence[str], sets: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
-    """Each named variant's result, run side by side on the machine's cores."""
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        docs = pool.map(lambda name: sanlab.run(scenario, variants=name, set=list(sets)).raw, names)
-        return {doc["variants"][0]["name"]: doc["variants"][0] for doc in docs}
-
-
 @pytest.fixture(scope="module")
 def study() -> dict[str, dict[str, Any]]:
-    return run_variants(STUDY, sanlab.validate(STUDY)["variants"])
+    return run_variants(STUDY)
 
 
 def device(variant: dict[str, Any], volume: str) -> health.DeviceHealth:
