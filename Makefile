@@ -57,9 +57,10 @@ $(FIO):
 
 # The whole workspace, sanlab-py too (it has no tests): its dependencies then resolve with the same
 # features as maturin's build, so the libraries `make build` compiled serve the tests as they are.
+# The Python tests run on every core, a test file to a worker (its module fixtures run once).
 test: build $(CHROMIUM) $(FIO) ## Rust tests (release) and Python tests (installs Debian's chromium and fio when missing)
 	cargo test --release --workspace
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q --numprocesses auto --dist loadfile
 
 FUZZ_SECONDS ?= 600
 FUZZ_EXAMPLES ?= 2000
