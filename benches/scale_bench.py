@@ -1,6 +1,6 @@
 """Scale benchmark: memory and speed as the topology grows from 40 to 10,000 VMs.
 
-Generates the ladder of issue 13 (4 arrays, each host with 4 paths to each array under RR,
+Generates the ladder of docs/performance.md (4 arrays, each host with 4 paths to each array under RR,
 every VM 70/30 8 KiB random at 500 IOPS Poisson), runs each rung in the engine alone (the Rust
 `profile_run` example, no Python) and prints one table: VMs, paths, events, I/Os, the engine's
 wall time and I/Os per wall second, the process's CPU time (setup and report included; on a

@@ -7,7 +7,7 @@ every delay. Time is integer nanoseconds. It exists so ``benches/`` can compare
 simulated I/O completions per wall-clock second of the two engines on the same
 model; it is not part of sanlab.
 
-Model (seed 000, "Latency-based PSP in ESXi 6.7 Update 1: A test drive"):
+Model (Hosterman 2018, "Latency-based PSP in ESXi 6.7 Update 1: A test drive"):
 
 * one VM, closed loop, ``IODEPTH`` (32) outstanding 32 KiB writes; a new write is
   issued as soon as one completes;
@@ -18,7 +18,7 @@ Model (seed 000, "Latency-based PSP in ESXi 6.7 Update 1: A test drive"):
   (FIFO), then propagates for the link's one-way latency, i.e.
   ``arrival = max(now, link_free) + tx_time + latency``. Command, transfer-ready,
   status and replication-ack frames are 0 bytes; only data frames have a tx time;
-* a write takes seed 000's six steps: (1) command host->array, (2) transfer
+* a write takes Hosterman 2018's six steps: (1) command host->array, (2) transfer
   ready array->host, (3) data host->array, (4) the receiving array forwards the
   data to its peer over the inter-array link (1 ms one way, 10 Gb/s per
   direction) while storing it locally, the peer stores it and (5) acks back
@@ -47,7 +47,7 @@ import time
 
 import simpy
 
-# --- scenario constants (seed 000) -------------------------------------------
+# --- scenario constants (Hosterman 2018) -------------------------------------------
 
 NS_PER_US = 1_000
 NS_PER_MS = 1_000_000

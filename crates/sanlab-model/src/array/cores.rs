@@ -1,4 +1,4 @@
-//! Storage controllers and their cores, XtremIO style (seed 004; shared/reference/arrays.md §2).
+//! Storage controllers and their cores, XtremIO style (docbert, "When Testing Tools Attack!"; XtremIO's module descriptions: docs/references.md).
 //!
 //! The logical address space is cut into fixed-size segments (1 MiB on XtremIO) and each segment
 //! belongs to one core: in `controller_major` order the first segment to core 1 of controller 1,

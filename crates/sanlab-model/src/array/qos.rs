@@ -6,9 +6,9 @@
 //! may run at `max` units per second, or at `burst` while it has burst credit: one second of
 //! credit accrues for every second it runs below `max`, up to 60 s, and bursting spends it.
 //! Requests over the limit are held at the array, in order, while they keep their host queue
-//! slots: that is the latency SolidFire injects (seed 002). Under contention for the array's
+//! slots: that is the latency SolidFire injects (Baker 2019). Under contention for the array's
 //! media, requests of volumes running below their `min` are served first. Sources:
-//! NetAppDocs/element-software (QoS concepts and API), shared/reference/qos.md §5.
+//! NetAppDocs/element-software (QoS concepts and API); docs/references.md.
 
 use crate::spec::{Spec, SpecResult};
 use std::collections::VecDeque;
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn cost_curve_matches_solidfire_figures() {
         let p = params("").unwrap();
-        // 6000 burst at 256 KiB is 154 IOPS (seed 002); bronze 2000 at 128 KiB pieces: 102.6/s.
+        // 6000 burst at 256 KiB is 154 IOPS (Baker 2019); bronze 2000 at 128 KiB pieces: 102.6/s.
         assert!((6000.0 / p.units(262_144) - 153.8).abs() < 0.1);
         assert!((2000.0 / p.units(131_072) - 102.6).abs() < 0.1);
         assert_eq!(p.units(4096), 1.0);

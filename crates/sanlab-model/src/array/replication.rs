@@ -1,4 +1,4 @@
-//! Active-active synchronous replication (seed 000's six-step write): the array that receives a
+//! Active-active synchronous replication (the six-step write of Hosterman 2018, docs/references.md): the array that receives a
 //! write forwards the data to its peer over the inter-array link and stores it locally at the same
 //! time; the peer stores it and acknowledges; only when both are done does the receiving array
 //! send status to the host. Reads are served by the receiving array alone.

@@ -1,6 +1,6 @@
 //! sanlab's own selector: send I/O over every path except those whose latency is higher than the
 //! best path's by a margin that matters *and* by more than noise explains; keep probing the
-//! excluded ones. Written for seed 000's questions about latency-based policies: react to a
+//! excluded ones. Written for the questions Hosterman 2018's readers asked about latency-based policies: react to a
 //! degrading path within a second, never flap between paths that differ by noise (0.265 vs
 //! 0.260 ms), keep using every good path at low load, prefer the near array's paths without ALUA,
 //! and notice when an excluded path recovers. docs/models/multipath.md gives the reasoning.

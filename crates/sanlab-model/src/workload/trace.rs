@@ -1,5 +1,5 @@
 //! Block-trace replay: fio iolog v2/v3, MSR Cambridge CSV and blkparse text (formats in
-//! shared/reference/simulators.md section 4), SPC, Alibaba and Tencent CSV and bcc biosnoop
+//! docs/references.md, trace formats), SPC, Alibaba and Tencent CSV and bcc biosnoop
 //! (one file each under trace/), optionally gzipped; `format = "auto"` recognises them.
 //!
 //! The file is read twice, never held: once when the scenario is built, to check every line and

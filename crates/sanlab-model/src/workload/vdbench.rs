@@ -1,6 +1,6 @@
 //! vdbench block workloads: storage definitions (sd=), workload definitions (wd=) and run
 //! definitions (rd=), from a parameter file (`vdbench_file.rs`) or the same keywords inline.
-//! Semantics follow vdbench 5.04.06 (shared/reference/arrays.md section 3, checked against
+//! Semantics follow vdbench 5.04.06 (docs/references.md, checked against
 //! Vdb/*.java): keywords may be abbreviated as vdbench allows ("keyword".startsWith(given), in
 //! vdbench's own order), `xx=default` sets the defaults of the entries after it.
 //!

@@ -1,4 +1,4 @@
-//! Every path selector on the metro cluster of seed 000 (one VM, 32 writes of 32 KiB outstanding,
+//! Every path selector on the metro cluster of Hosterman 2018 (one VM, 32 writes of 32 KiB outstanding,
 //! local paths at 0.05 ms one way, remote ones about 1 ms further): each carries I/O without losing
 //! any, and those that watch latency or queues send most of it down the local paths.
 use crate::common::run;

@@ -60,7 +60,7 @@ pub trait Discipline {
 /// Where DSNRO applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DsnroScope {
-    /// The whole device queue shrinks to DSNRO (esxtop's DQLEN drops to it, as seed 002 saw).
+    /// The whole device queue shrinks to DSNRO (esxtop's DQLEN drops to it, as Baker 2019 saw).
     Device,
     /// Each world may have at most DSNRO requests outstanding; the device keeps its depth.
     World,
