@@ -318,7 +318,9 @@ def format_fraction(value: float | None, percent: bool = False) -> str:
     return f"{value:.2f}"
 
 
-def _reaction_text(found: DeviceHealth) -> str:
+def reaction_text(found: DeviceHealth) -> str:
+    """A device's reaction to its degrading path: seconds or `never`; `unused` when the path
+    carried too little before to react to; `-` when none of its paths degraded."""
     if found.degraded_path is None:
         return "-"
     if not found.used_before:
@@ -345,12 +347,12 @@ def health_table(doc: Document) -> Table | None:
     headers += ["react s", "bad %"] if degraded else []
     headers += ["flaps/h", "balance"]
     for header in headers:
-        table.add_column(header, justify="right", no_wrap=True)
+        table.add_column(header, justify="right")  # single words: only the headers wrap
     previous = None
     for row in found:
         cells = [format_count(row.iops), format_ms(row.p99_ms), format_ms(row.p999_ms)]
         if degraded:
-            cells += [_reaction_text(row), format_fraction(row.degraded_share, percent=True)]
+            cells += [reaction_text(row), format_fraction(row.degraded_share, percent=True)]
         balance_text = format_fraction(row.balance) + ("" if row.balance_over == "controllers" else "*")
         cells += [format_count(row.flaps_per_hour), balance_text]
         name = row.variant if row.variant != previous else ""

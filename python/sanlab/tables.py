@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,9 +63,11 @@ def _widths(table: Table, console: Console) -> _Widths:
         body = [Measurement.get(console, options, cell) for cell in column.cells]
         natural.append(max([header.maximum, *(size.maximum for size in body)]))
         # rich's own minimum lets every column wrap; one that may not needs its longest value.
-        least.append(natural[-1] if column.no_wrap else max([header.minimum, *(size.minimum for size in body)]))
+        words = max([header.minimum, *(size.minimum for size in body)])
+        least.append(natural[-1] if column.no_wrap else words)
         header_wrapped.append(max([least[-1], *(size.maximum for size in body)]))
-    return _Widths(least, header_wrapped, natural, Measurement.get(console, options, table).maximum - sum(natural))
+    extra = Measurement.get(console, options, table).maximum - sum(natural)
+    return _Widths(least, header_wrapped, natural, extra)
 
 
 def min_width(table: Table, console: Console) -> int:
@@ -164,8 +167,9 @@ def variants_table(doc: Document) -> Table:
     table = titled_table(f"{doc['scenario']}: variants")
     table.add_column("variant", no_wrap=True)
     table.add_column("VM", no_wrap=True)
+    # The values are single words: only the headers wrap, when the terminal is narrow (`fit`).
     for header in ("IOPS", "tail IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms"):
-        table.add_column(header, justify="right", no_wrap=True)
+        table.add_column(header, justify="right")
     for variant in doc["variants"]:
         rows = []
         tails = tail_iops(variant) if "timeseries" in variant else {}
@@ -292,18 +296,23 @@ def injector_table(doc: Document) -> Table | None:
 ALUA_MARKS = {"ANO": "*", "standby": " s", "unavailable": " u"}
 
 
+_NUMBERED = re.compile(r"(.+)-(\d+)(:.*)?")
+"""A numbered name: `remote-3`, or a path of a volume, `remote-3:busy_vol`."""
+
+
 def compact_names(names: Sequence[str]) -> str:
-    """`remote-0, remote-1, remote-2, local-7` as `remote-{0..2}, local-7`."""
-    groups: dict[str, list[int]] = {}
+    """`remote-0, remote-1, remote-2, local-7` as `remote-{0..2}, local-7`; `local-0:vol,
+    local-1:vol` as `local-{0..1}:vol`."""
+    groups: dict[tuple[str, str], list[int]] = {}
     singles: list[str] = []
     for name in names:
-        prefix, _, number = name.rpartition("-")
-        if prefix and number.isdigit():
-            groups.setdefault(prefix, []).append(int(number))
+        numbered = _NUMBERED.fullmatch(name)
+        if numbered:
+            groups.setdefault((numbered[1], numbered[3] or ""), []).append(int(numbered[2]))
         else:
             singles.append(name)
     parts = []
-    for prefix, numbers in groups.items():
+    for (prefix, suffix), numbers in groups.items():
         numbers.sort()
         runs: list[list[int]] = []
         for n in numbers:
@@ -312,7 +321,8 @@ def compact_names(names: Sequence[str]) -> str:
             else:
                 runs.append([n])
         for run in runs:
-            parts.append(f"{prefix}-{run[0]}" if len(run) == 1 else f"{prefix}-{{{run[0]}..{run[-1]}}}")
+            span = f"{run[0]}" if len(run) == 1 else f"{{{run[0]}..{run[-1]}}}"
+            parts.append(f"{prefix}-{span}{suffix}")
     return ", ".join(parts + singles)
 
 
@@ -369,7 +379,7 @@ def devices_table(doc: Document) -> Table:
     table.add_column("variant", no_wrap=True)
     table.add_column("device", no_wrap=True)
     for header in ("DQLEN", "ACTV", "QUED", "KAVG ms", "DAVG ms", "GAVG ms", "QFULL"):
-        table.add_column(header, justify="right", no_wrap=True)
+        table.add_column(header, justify="right")  # single words: only the headers wrap
     for variant in doc["variants"]:
         rows = [
             [
@@ -548,7 +558,8 @@ def faults_table(doc: Document) -> Table | None:
         table.add_column(header, justify="left" if header == "edge, kind, target" else "right")
     for name, faults in found:
         rows = [
-            [cells[0], Text.assemble(" ".join(cells[1:4]), ("\n" + cells[4], "dim") if cells[4] else ""), *cells[5:]]
+            [cells[0], Text.assemble(" ".join(cells[1:4]), ("\n" + cells[4], "dim") if cells[4] else ""),
+             *cells[5:]]  # fmt: skip
             for fault in faults
             for cells in fault_rows(fault)
         ]

@@ -99,6 +99,9 @@ def test_paths_table_has_a_column_per_variant(doc: dict[str, Any]) -> None:
 def test_compact_names() -> None:
     names = ["remote-2", "remote-0", "remote-1", "local-7", "vmhba1:C0:T0:L1", "remote-5"]
     assert compact_names(names) == "remote-{0..2}, remote-5, local-7, vmhba1:C0:T0:L1"
+    # Paths of a volume: the number before the volume.
+    on_volumes = ["remote-slow-0:busy_vol", "remote-slow-1:busy_vol", "remote-slow-0:quiet_vol", "local-0:busy_vol"]
+    assert compact_names(on_volumes) == "remote-slow-{0..1}:busy_vol, remote-slow-0:quiet_vol, local-0:busy_vol"
 
 
 def test_paths_table_shows_device_when_several(doc: dict[str, Any]) -> None:

@@ -71,7 +71,8 @@ def test_a_fault_step_has_its_row(doc: dict[str, Any]) -> None:
     assert all(len(line) <= WIDTH for line in lines)
     rows = [line.split() for line in lines]
     start = rows.index(
-        ["latency", "10.000", "start", "replication_down", "replication", "array-a<->array-b", "-", "5,000", "5.000"]
+        ["latency", "10.000", "start", "replication_down", "replication", "array-a<->array-b", "-", "5,000",
+         "5.000"]  # fmt: skip
     )
     assert rows[start + 1 : start + 4] == [
         ["15.000", "mediator", "replication_down", "replication", "array-a<->array-b"],
