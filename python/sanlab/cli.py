@@ -26,8 +26,7 @@ from rich.table import Table
 
 import sanlab
 from sanlab import _core
-from sanlab.health import health_table
-from sanlab.progress import REFRESH_S, RunProgress, SweepProgress, wanted
+from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.results import JSON_OMITTED_KEYS, Document, json_summary
 from sanlab.runfolder import (
@@ -40,20 +39,9 @@ from sanlab.runfolder import (
     utc_stamp,
     write_run_folder,
 )
+from sanlab.summary import every_table, fits_a_screen, print_tables, summary_table, verbose_adds
 from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
-from sanlab.tables import (
-    cores_table,
-    format_count,
-    devices_table,
-    failover_counts_table,
-    faults_table,
-    hosts_table,
-    injector_table,
-    kinds_tables,
-    paths_tables,
-    psp_events_table,
-    variants_table,
-)
+from sanlab.tables import fit, format_count, kinds_tables, variants_table
 
 __all__ = ["JSON_OMITTED_KEYS", "build_parser", "json_summary", "main"]
 
@@ -113,12 +101,6 @@ def _add_variant(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_quiet(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--quiet", action="store_true", help=f"no progress bar and no tables: print only the {what}"
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `sanlab` command."""
     parser = argparse.ArgumentParser(
@@ -148,7 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write each variant's time series as <variant>/esxtop.csv, in esxtop batch mode's layout",
     )
-    _add_quiet(run, "run folder")
+    output = run.add_mutually_exclusive_group()
+    output.add_argument(
+        "--quiet", action="store_true", help="no progress and no tables: print only the run folder"
+    )
+    output.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every table (default: all of them when they fit a screen, else a summary)",
+    )
     run.set_defaults(handler=_cmd_run)
 
     report = commands.add_parser("report", help=f"write a run folder's {REPORT_FILE} again")
@@ -205,7 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes of the local cluster (default: one per CPU)",
     )
-    _add_quiet(sweep, "run counts and the sweep folder")
+    sweep.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar and no table: print only the run counts and the sweep folder",
+    )
     sweep.set_defaults(handler=_cmd_sweep)
 
     validate = commands.add_parser("validate", help="check a scenario without running it")
@@ -219,14 +213,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_engine(args: argparse.Namespace, show: bool) -> tuple[Document, bool]:
-    """Runs the scenario in a worker thread (the engine releases the GIL) while drawing progress.
+def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
+    """Runs the scenario in a worker thread (the engine releases the GIL) while showing progress.
 
     Returns the document and whether Ctrl-C stopped the run; then the document holds the variants
     that finished. A second Ctrl-C while the engine stops gives up at once.
     """
     names: list[str] = []
-    if show:
+    if mode != "off":
         names = (
             args.variants
             or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"]
@@ -250,13 +244,15 @@ def _run_engine(args: argparse.Namespace, show: bool) -> tuple[Document, bool]:
 
     threading.Thread(target=target, name="sanlab-engine", daemon=True).start()
     interrupted = False
-    with RunProgress(engine, names, show) as bar:
+    with RunProgress(engine, names, mode) as progress:
         try:
             while not finished.wait(REFRESH_S):
-                bar.update()
+                progress.update()
         except KeyboardInterrupt:
             interrupted = True
             engine.cancel()
+        if not interrupted and not errors:
+            progress.finish("writing the run folder")
     finished.wait()
     if errors:
         raise errors[0]
@@ -269,7 +265,7 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         prepare_out_dir(args.out)
     started = datetime.now(UTC)
     clock = time.perf_counter()
-    doc, interrupted = _run_engine(args, show=wanted(args.quiet) and not args.json)
+    doc, interrupted = _run_engine(args, "off" if args.json else progress_mode(args.quiet))
     wall_s = time.perf_counter() - clock
 
     if interrupted and not doc["variants"]:
@@ -286,29 +282,14 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     write_run_folder(doc, out_dir, argv=argv, started=started, wall_s=wall_s, esxtop_csv=args.esxtop_csv)
     if not args.quiet:
         console = _console()
-        console.print(variants_table(doc))
-        console.print()
-        for table in (hosts_table(doc), injector_table(doc), health_table(doc)):
-            if table is not None:
-                console.print(table)
-                console.print()
-        for table in paths_tables(doc):
-            console.print(table)
-            console.print()
-        console.print(devices_table(doc))
-        console.print()
-        cores = cores_table(doc)
-        if cores is not None:
-            console.print(cores)
-            console.print()
-        for variant in doc["variants"]:
-            if variant["psp_events"]:
-                console.print(psp_events_table(variant))
-                console.print()
-        for table in (faults_table(doc), failover_counts_table(doc)):
-            if table is not None:
-                console.print(table)
-                console.print()
+        named = every_table(doc)
+        tables = [table for _, table in named]
+        if args.verbose or fits_a_screen(tables):
+            print_tables(console, tables)
+        else:
+            summary, left_out = summary_table(doc, console)
+            print_tables(console, [summary])
+            print(verbose_adds(named, left_out), flush=True)
     print(f"run folder: {out_dir}", flush=True)
     if not args.quiet:
         print(f"report: {out_dir / REPORT_FILE}", flush=True)
@@ -349,7 +330,7 @@ def _cmd_compare(args: argparse.Namespace, argv: Sequence[str]) -> int:
     page = render_folders(runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(page, encoding="utf-8")
-    _console().print(variants_table(merge_runs(runs)))
+    print_tables(_console(), [variants_table(merge_runs(runs))])
     print(f"report: {args.out}")
     return 0
 
@@ -373,7 +354,7 @@ def _cmd_sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
         or DEFAULT_RUNS_DIR / f"{safe_name(Path(args.scenario).stem)}-sweep-{utc_stamp(datetime.now(UTC))}"
     )
     try:
-        with SweepProgress(wanted(args.quiet)) as progress:
+        with SweepProgress(progress_mode(args.quiet) == "bar") as progress:
             result = run_sweep(
                 spec,
                 out_dir,
@@ -464,7 +445,8 @@ def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(f"ok: {checked['scenario']} ({len(checked['variants'])} variants: {variants})", flush=True)
     cost = checked["cost"]
     console = _console()
-    console.print(_cost_table(cost))
+    for part in fit(_cost_table(cost), console):
+        console.print(part)
     machine = cost["machine"]
     here = (
         "this machine's memory cannot be checked here (it is read from Linux's /proc/meminfo)"
@@ -479,10 +461,7 @@ def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_kinds(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    console = _console()
-    for table in kinds_tables(sanlab.kinds()):
-        console.print(table)
-        console.print()
+    print_tables(_console(), kinds_tables(sanlab.kinds()))
     return 0
 
 

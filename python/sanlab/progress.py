@@ -1,16 +1,18 @@
-"""Progress bars on stderr (rich): simulated time of a run, points of a sweep; wall time and ETA.
+"""Progress on stderr: simulated time of a run, points of a sweep; wall time and ETA.
 
-A bar appears only when both stdout and stderr are terminals, and for a run only once it has
-taken longer than `SHOW_AFTER_S`; `--quiet` turns it off.
+On terminals (stdout and stderr both) a rich bar, drawn once a run has taken longer than
+`SHOW_AFTER_S`. Elsewhere (a pipe, a file, CI) a run prints plain lines instead: one per variant
+done and one every `LINE_EVERY_S` while a variant runs; a sweep prints nothing. `--quiet` turns
+both off.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Literal, Self, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn, TimeRemainingColumn
@@ -19,14 +21,20 @@ from rich.text import Text
 from sanlab import _core
 
 SHOW_AFTER_S = 1.0
-"""Runs that finish within this wall time never show a bar."""
+"""Runs that finish within this wall time show no progress."""
 REFRESH_S = 0.1
 """How often the bar polls the engine's progress."""
+LINE_EVERY_S = 10.0
+"""How often a running variant gets a progress line when progress is printed as lines."""
+
+Mode = Literal["bar", "lines", "off"]
 
 
-def wanted(quiet: bool) -> bool:
-    """Whether to draw progress: not with --quiet, and only when stdout and stderr are terminals."""
-    return not quiet and sys.stdout.isatty() and sys.stderr.isatty()
+def progress_mode(quiet: bool) -> Mode:
+    """A bar when stdout and stderr are terminals, lines when either is not, none with --quiet."""
+    if quiet:
+        return "off"
+    return "bar" if sys.stdout.isatty() and sys.stderr.isatty() else "lines"
 
 
 def _clock(seconds: float) -> str:
@@ -35,38 +43,48 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}"
 
 
-class _WallColumn(ProgressColumn):
-    """Wall time since `started` (a `time.perf_counter()` reading), redrawn with every refresh."""
+Clock = Callable[[], float]
+"""Seconds on a monotonic clock: `time.perf_counter`, or a test's."""
 
-    def __init__(self, started: float) -> None:
+
+class _WallColumn(ProgressColumn):
+    """Wall time since `started` (a `clock` reading), redrawn with every refresh."""
+
+    def __init__(self, started: float, clock: Clock) -> None:
         super().__init__()
         self._started = started
+        self._clock = clock
 
     def render(self, task: Task) -> Text:
-        return Text(f"wall {_clock(time.perf_counter() - self._started)}")
-
-
-def _bar(counter: str, started: float) -> Progress:
-    """A transient bar on stderr: description, bar, `counter` (a task format), wall time, ETA."""
-    columns: list[ProgressColumn] = [
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn(counter),
-        _WallColumn(started),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    ]
-    return Progress(*columns, console=Console(stderr=True), transient=True)
+        return Text(f"wall {_clock(self._clock() - self._started)}")
 
 
 class _BarOwner:
-    """A context that may draw a bar and stops it on the way out."""
+    """A context that may draw a bar and stops it on the way out. `stream` and `clock` are for
+    tests: what is shown goes to `stream` (a bar as on a terminal) instead of stderr, and time is
+    read from `clock`."""
 
-    def __init__(self, show: bool) -> None:
+    def __init__(self, show: bool, stream: TextIO | None = None, clock: Clock = time.perf_counter) -> None:
         self._show = show
-        self._started = time.perf_counter()
+        self._stream = stream
+        self._clock = clock
+        self._started = clock()
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+
+    def _new_bar(self, counter: str) -> Progress:
+        """A transient bar on stderr: description, bar, `counter` (a task format), wall time, ETA."""
+        columns: list[ProgressColumn] = [
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn(counter),
+            _WallColumn(self._started, self._clock),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+        ]
+        stream = self._stream
+        console = Console(stderr=True) if stream is None else Console(file=stream, force_terminal=True)
+        return Progress(*columns, console=console, transient=True, get_time=self._clock)
 
     def __enter__(self) -> Self:
         return self
@@ -78,36 +96,87 @@ class _BarOwner:
             self._bar.stop()
 
 
+def _seconds(wall_s: float) -> str:
+    return f"{wall_s:,.1f} s"
+
+
 class RunProgress(_BarOwner):
-    """Draws a run's progress from the engine's `Progress`: variant i/n, simulated seconds, wall time, ETA.
+    """Shows a run's progress from the engine's `Progress`, as a bar (variant i/n, simulated
+    seconds, wall time, ETA) or as lines (`[3/30] silent-fixed done in 2.1 s`).
 
     The bar's completed fraction is variants done plus the running variant's simulated fraction,
     so the ETA assumes the remaining variants take as long as the average so far.
     """
 
-    def __init__(self, engine: _core.Progress, variants: Sequence[str], show: bool) -> None:
-        super().__init__(show)
+    def __init__(
+        self,
+        engine: _core.Progress,
+        variants: Sequence[str],
+        mode: Mode,
+        stream: TextIO | None = None,
+        clock: Clock = time.perf_counter,
+    ) -> None:
+        super().__init__(mode == "bar", stream, clock)
         self._engine = engine
         self._variants = list(variants)
+        self._mode = mode
+        self._printed = 0
+        """Variants whose line is printed."""
+        self._since = self._started
+        """When the variants after those printed began: the last line's `done` time."""
+        self._last_line = self._started
 
     def update(self) -> None:
-        """Redraws the bar; creates it once the run has lasted `SHOW_AFTER_S`."""
-        if not self._show or time.perf_counter() - self._started < SHOW_AFTER_S:
+        """Redraws the bar or prints the lines due; nothing until the run has lasted `SHOW_AFTER_S`."""
+        now = self._clock()
+        if self._mode == "off" or now - self._started < SHOW_AFTER_S:
             return
         total = max(1, len(self._variants))
         done = min(int(self._engine.variants_done), total)
         end_s = self._engine.end_s
         sim_s = min(self._engine.sim_s, end_s)
+        if self._mode == "lines":
+            self._print_lines(now, done, total, sim_s, end_s)
+            return
         fraction = sim_s / end_s if end_s > 0 and done < total else 0.0
-        name = self._variants[done] if done < len(self._variants) else ""
-        description = f"{name} ({done + 1}/{total})" if done < total else f"{total}/{total} variants"
+        running = f"{self._name(done)} ({done + 1}/{total})"
+        description = running if done < total else f"{total}/{total} variants"
         sim = f"{sim_s:,.0f}/{end_s:,.0f} s"
         if self._bar is None:
-            self._bar = _bar("sim {task.fields[sim]}", self._started)
+            self._bar = self._new_bar("sim {task.fields[sim]}")
             self._task = self._bar.add_task(description, total=total, sim=sim)
             self._bar.start()
         assert self._task is not None
         self._bar.update(self._task, description=description, completed=done + fraction, sim=sim)
+
+    def finish(self, next_step: str) -> None:
+        """Shows the run's end: a last bar, or the lines of the last variants and then `next_step`,
+        the work left after the engine (the bar has no room for it)."""
+        self.update()
+        if self._mode == "lines" and self._printed:
+            done = f"[{self._printed}/{self._printed}] all done"
+            self._print(f"{done} in {_seconds(self._clock() - self._started)}; {next_step}")
+
+    def _name(self, index: int) -> str:
+        return self._variants[index] if index < len(self._variants) else ""
+
+    def _print(self, line: str) -> None:
+        print(line, file=self._stream or sys.stderr, flush=True)
+        self._last_line = self._clock()
+
+    def _print_lines(self, now: float, done: int, total: int, sim_s: float, end_s: float) -> None:
+        # Variants done since the last poll share its interval: the engine says how many, not when.
+        finished = done - self._printed
+        for index in range(self._printed, done):
+            wall_s = (now - self._since) / finished
+            self._print(f"[{index + 1}/{total}] {self._name(index)} done in {_seconds(wall_s)}")
+        if finished:
+            self._printed, self._since = done, now
+        elif done < total and now - self._last_line >= LINE_EVERY_S:
+            self._print(
+                f"[{done + 1}/{total}] {self._name(done)}: {sim_s:,.0f}/{end_s:,.0f} s simulated"
+                f" in {_seconds(now - self._since)}"
+            )
 
 
 class SweepProgress(_BarOwner):
@@ -120,7 +189,7 @@ class SweepProgress(_BarOwner):
     def begin(self, runs: int) -> None:
         """Shows the bar for the `runs` that are to run (those done before are not counted)."""
         if self._show and runs > 0:
-            self._bar = _bar("{task.completed}/{task.total} runs{task.fields[failed]}", self._started)
+            self._bar = self._new_bar("{task.completed}/{task.total} runs{task.fields[failed]}")
             self._task = self._bar.add_task("sweep", total=runs, failed="")
             self._bar.start()
 
