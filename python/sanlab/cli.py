@@ -9,6 +9,8 @@ error is one line on stderr.
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib.metadata
 import json
 import os
 import re
@@ -101,11 +103,21 @@ def _add_variant(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _version() -> str:
+    """`sanlab 0.1.0 (engine 0.1.0)`: the installed package's version and the native engine's."""
+    try:
+        package = importlib.metadata.version("sanlab")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was not installed
+        package = "not installed"
+    return f"sanlab {package} (engine {_core.__version__})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `sanlab` command."""
     parser = argparse.ArgumentParser(
         prog="sanlab", description="Simulate the storage I/O path: VM, host queues, multipath, fabric, array."
     )
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run a scenario and write a run folder with its report")
@@ -209,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_cmd_validate)
 
     kinds = commands.add_parser("kinds", help="list component kinds and their parameters")
+    kinds.add_argument(
+        "filter",
+        nargs="?",
+        metavar="FILTER",
+        help="only an extension point (psp), a kind (rr), or the kinds whose name holds this text (latency)",
+    )
     kinds.set_defaults(handler=_cmd_kinds)
     return parser
 
@@ -461,7 +479,26 @@ def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cmd_kinds(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    print_tables(_console(), kinds_tables(sanlab.kinds()))
+    kinds = sanlab.kinds()
+    if args.filter is not None:
+        wanted = args.filter.lower()
+        points = {kind["extension_point"] for kind in kinds}
+        names = {kind["kind"] for kind in kinds}
+        if wanted in points:
+            kinds = [kind for kind in kinds if kind["extension_point"] == wanted]
+        elif wanted in names:
+            kinds = [kind for kind in kinds if kind["kind"] == wanted]
+        else:
+            kinds = [kind for kind in kinds if wanted in kind["kind"]]
+        if not kinds:
+            nearest = difflib.get_close_matches(wanted, sorted(points | names), n=1, cutoff=0.5)
+            hint = f"; did you mean `{nearest[0]}`?" if nearest else ""
+            _error(
+                f"kinds {args.filter}: no extension point or kind matches; expected one of the extension "
+                f"points {', '.join(sorted(points))}, a kind, or part of a kind's name{hint}"
+            )
+            return 2
+    print_tables(_console(), kinds_tables(kinds))
     return 0
 
 

@@ -1,7 +1,8 @@
-"""Command-line errors: exit code 2, `error:` on stderr, never a traceback."""
+"""The command line: errors (exit code 2, one `error:` line, never a traceback), --version, kinds."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,9 @@ from typing import Any
 
 import pytest
 
+import sanlab
 from conftest import with_hosts
+from sanlab import _core
 from sanlab import cli as sanlab_cli
 from sanlab.cli import JSON_OMITTED_KEYS, json_summary, main
 
@@ -80,3 +83,40 @@ def test_run_prints_no_hosts_table_for_one_uncontrolled_host(
     monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, show: (doc, False))
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
     assert "\nhosts" not in capsys.readouterr().out
+
+
+def test_version_names_the_package_and_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    expected = f"sanlab {importlib.metadata.version('sanlab')} (engine {_core.__version__})"
+    assert capsys.readouterr().out.strip() == expected
+
+
+def _kinds(capsys: pytest.CaptureFixture[str], *args: str) -> list[list[str]]:
+    assert main(["kinds", *args]) == 0
+    return [line.split() for line in capsys.readouterr().out.splitlines()]
+
+
+def test_kinds_takes_an_extension_point_a_kind_or_part_of_a_name(capsys: pytest.CaptureFixture[str]) -> None:
+    points = {kind["extension_point"] for kind in sanlab.kinds()}
+    every = _kinds(capsys)
+    psp = _kinds(capsys, "psp")
+    assert [row for row in psp if len(row) == 1 and row[0] in points] == [["psp"]], "the psp table alone"
+    assert ["rr", "VMW_PSP_RR:"] in [row[:2] for row in psp]
+    assert len(psp) < len(every) / 4
+    rr = _kinds(capsys, "RR")  # a kind, not every kind whose name holds `rr`
+    assert [row[0] for row in rr if row and row[0].startswith(("rr", "mpio_round"))] == ["rr"]
+    mpio = {row[0] for row in _kinds(capsys, "mpio") if row and row[0].startswith("mpio")}
+    assert mpio >= {"mpio_round_robin", "mpio_least_queue_depth", "mpio_failover_only"}
+
+
+def test_an_unknown_kinds_filter_gets_one_line_with_the_nearest_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["kinds", "pssp"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith("error: kinds pssp: no extension point or kind matches")
+    assert captured.err.rstrip().endswith("did you mean `psp`?")
