@@ -115,10 +115,11 @@ class Row:
 
 
 def summary_rows(doc: Document) -> list[Row]:
-    """A row per VM of each variant, or per variant when there would be over SUMMARY_VM_ROWS."""
+    """A row per VM of each variant, or per variant when there would be over SUMMARY_VM_ROWS; a
+    variant without VMs has none."""
     if sum(len(variant["vms"]) for variant in doc["variants"]) <= SUMMARY_VM_ROWS:
         return [Row(v, [vm], index == 0) for v in doc["variants"] for index, vm in enumerate(v["vms"])]
-    return [Row(variant, variant["vms"], True) for variant in doc["variants"]]
+    return [Row(variant, variant["vms"], True) for variant in doc["variants"] if variant["vms"]]
 
 
 @dataclass(frozen=True)
