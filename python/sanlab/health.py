@@ -122,7 +122,9 @@ def selector(variant: Mapping[str, Any], host: str) -> str:
     """The path selector kind of `host` in the variant's resolved scenario ("" when unknown)."""
     for entry in resolved_scenario(variant).get("host", []):
         if entry.get("name") == host:
-            return str(entry.get("multipath", {}).get("psp", {}).get("kind", ""))
+            psp = entry.get("multipath", {}).get("psp", {})
+            # A kind's name alone (`psp = "rr"`) stands for its table.
+            return psp if isinstance(psp, str) else str(psp.get("kind", ""))
     return ""
 
 

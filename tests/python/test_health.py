@@ -188,3 +188,10 @@ def text(table: Any) -> str:
     console = Console(width=160, record=True)
     console.print(table)
     return console.export_text()
+
+
+def test_the_selector_is_read_from_a_table_or_a_kind_name_alone() -> None:
+    table = variant(even)
+    assert health.selector(table, "esx1") == table["name"]
+    short = table | {"resolved_toml": '[[host]]\nname = "esx1"\nmultipath = { psp = "rr" }\n'}
+    assert (health.selector(short, "esx1"), health.selector(short, "esx2")) == ("rr", "")

@@ -156,7 +156,7 @@ def test_sanlab_run_prints_the_health_table(capsys: pytest.CaptureFixture[str], 
     degrade = 'event=[{kind="link_latency", path="local-0", at="5s", until="15s", latency="2ms"}]'
     short = ["--duration", "20s", "--set", degrade]
     variants = ["--variant", "rr", "--variant", "significant_latency"]
-    assert main(["run", str(STUDY), *variants, *short, "--out", str(tmp_path / "run")]) == 0
+    assert main(["run", str(STUDY), *variants, *short, "--verbose", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert (
         out.index("poor_health: variants") < out.index("path selector health") < out.index("paths: I/O share")
