@@ -401,6 +401,9 @@ def _client(scheduler: str | None, workers: int | None) -> Any:
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        # No dashboard, but the scheduler still serves HTTP: on a free port, so that clusters
+        # started side by side (two sweeps at once) do not contend for Dask's 8787.
+        scheduler_kwargs={"dashboard_address": ":0"},
         silence_logs=logging.ERROR,
     )
     return Client(cluster)

@@ -157,7 +157,8 @@ def scheduler() -> Iterator[str]:
     """The address of a Dask cluster every sweep of this module runs on."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+    # The scheduler's HTTP server on a free port: other test files' clusters may run beside it.
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
         yield cluster.scheduler_address
 
 

@@ -260,6 +260,9 @@ def dask_cluster(tmp_path: Path) -> Iterator[str]:
                 "--port",
                 "0",
                 "--no-dashboard",
+                # Its HTTP server on a free port: clusters of other test files may run beside it.
+                "--dashboard-address",
+                ":0",
                 "--scheduler-file",
                 str(scheduler_file),
             ],
