@@ -181,7 +181,14 @@ def test_ctrl_c_keeps_the_variants_that_finished(tmp_path: Path) -> None:
     out = tmp_path / "run"
     lines: queue.Queue[str] = queue.Queue()
     command = [*SANLAB, "run", str(scenario), "--out", str(out)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+    # Ctrl-C as a terminal sends it, even when the tests run in a background job, which a
+    # shell starts with SIGINT ignored (and Python keeps it so).
+    def default_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    ) as process:
         assert process.stdout is not None and process.stderr is not None
         stderr_pipe = process.stderr
 
