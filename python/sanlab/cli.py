@@ -308,6 +308,9 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             summary, left_out = summary_table(doc, console)
             print_tables(console, [summary])
             print(verbose_adds(named, left_out), flush=True)
+        note = seedless_note(doc)
+        if note:
+            print(note, flush=True)
     print(f"run folder: {out_dir}", flush=True)
     if not args.quiet:
         print(f"report: {out_dir / REPORT_FILE}", flush=True)
@@ -320,6 +323,19 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         _error(f"interrupted: kept the variants that finished ({kept}) in {out_dir}")
         return 130
     return 0
+
+
+def seedless_note(doc: Document) -> str | None:
+    """One line for the variants whose figures no seed can change, or None."""
+    seedless = [variant["name"] for variant in doc["variants"] if not variant.get("seed_matters", True)]
+    if not seedless:
+        return None
+    which = "" if len(seedless) == len(doc["variants"]) else f" in {', '.join(seedless)}"
+    return (
+        f"note: nothing random shaped the figures{which} (fixed delays, no array that looks at where "
+        "I/Os land): equal settings tie and every --seed gives the same figures; "
+        "docs/scenario.md#when-nothing-is-random says when to add noise"
+    )
 
 
 def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:

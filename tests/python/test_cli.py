@@ -120,3 +120,27 @@ def test_an_unknown_kinds_filter_gets_one_line_with_the_nearest_name(
     assert captured.err.count("\n") == 1
     assert captured.err.startswith("error: kinds pssp: no extension point or kind matches")
     assert captured.err.rstrip().endswith("did you mean `psp`?")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_no_seed_can_change_says_so_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The metro study's delays are fixed and its arrays ignore offsets: a note says the seed does not
+    matter; on noisy links it does, and nothing is said."""
+    metro = str(ROOT / "scenarios/studies/metro_cluster_psp.toml")
+    assert main(["run", metro, "--duration", "3s", "--variant", "alua_rr", "--out", str(tmp_path / "fixed")]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: nothing random")]
+    assert len(notes) == 1 and "every --seed gives the same figures" in notes[0] and " in " not in notes[0][:40]
+    noisy = ["--set", 'path[0].link.latency={ kind = "exponential", mean = "50us" }']
+    assert main(["run", metro, "--duration", "3s", "--variant", "alua_rr", *noisy, "--out", str(tmp_path / "noisy")]) == 0
+    assert "note: nothing random" not in capsys.readouterr().out
+
+
+def test_the_note_names_the_seedless_variants_when_not_all_are(doc: dict[str, Any]) -> None:
+    doc["variants"][0]["seed_matters"] = False
+    doc["variants"][1]["seed_matters"] = True
+    note = sanlab_cli.seedless_note(doc)
+    assert note is not None and note.startswith(f"note: nothing random shaped the figures in {doc['variants'][0]['name']} (")
+    doc["variants"][0]["seed_matters"] = True
+    assert sanlab_cli.seedless_note(doc) is None

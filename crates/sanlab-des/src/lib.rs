@@ -7,7 +7,7 @@ mod queue;
 mod rng;
 
 pub use queue::EventQueue;
-pub use rng::{RngStream, stream_seed};
+pub use rng::{RngStream, stream_seed, timing_draws};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

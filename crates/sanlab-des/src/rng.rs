@@ -4,6 +4,7 @@
 //! never changes the numbers another component draws.
 
 use rand_core::{Rng, SeedableRng};
+use std::cell::Cell;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// Derives a stream seed from the run seed and a component name (FNV-1a, then SplitMix64 mixing).
@@ -19,6 +20,18 @@ pub fn stream_seed(run_seed: u64, component: &str) -> u64 {
     z ^ (z >> 31)
 }
 
+thread_local! {
+    /// Draws on this thread that may shape timing: every draw but those of where an I/O lands.
+    static TIMING_DRAWS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Draws on this thread so far, other than addresses ([`RngStream::address_below`],
+/// [`RngStream::address_uniform`]): when a run adds none and nothing it models looks at
+/// addresses, its figures do not depend on the seed.
+pub fn timing_draws() -> u64 {
+    TIMING_DRAWS.with(Cell::get)
+}
+
 /// One component's random stream.
 pub struct RngStream(Xoshiro256PlusPlus);
 
@@ -30,12 +43,27 @@ impl RngStream {
     /// Uniform in [0, 1).
     #[inline]
     pub fn uniform(&mut self) -> f64 {
-        (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        TIMING_DRAWS.with(|n| n.set(n.get() + 1));
+        self.address_uniform()
     }
 
     /// Uniform integer in [0, n), n > 0 (Lemire's multiply-shift; bias below 2^-64 * n).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
+        TIMING_DRAWS.with(|count| count.set(count.get() + 1));
+        self.address_below(n)
+    }
+
+    /// [`Self::uniform`] for where an I/O lands (an offset, a random or sequential step): the
+    /// same numbers, not counted in [`timing_draws`].
+    #[inline]
+    pub fn address_uniform(&mut self) -> f64 {
+        (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// [`Self::below`] for where an I/O lands, not counted in [`timing_draws`].
+    #[inline]
+    pub fn address_below(&mut self, n: u64) -> u64 {
         ((u128::from(self.0.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
@@ -58,6 +86,16 @@ mod tests {
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
         assert_ne!(stream_seed(1, "x"), stream_seed(2, "x"));
+    }
+
+    #[test]
+    fn address_draws_are_the_same_numbers_and_not_counted() {
+        let (mut a, mut b) = (RngStream::new(3, "job/x"), RngStream::new(3, "job/x"));
+        let before = timing_draws();
+        let addresses = (a.address_below(1000), a.address_uniform());
+        assert_eq!(timing_draws(), before);
+        assert_eq!(addresses, (b.below(1000), b.uniform()));
+        assert_eq!(timing_draws(), before + 2);
     }
 
     #[test]

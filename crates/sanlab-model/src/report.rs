@@ -279,6 +279,10 @@ pub struct RunReport {
     pub measured_s: f64,
     pub events: u64,
     pub ios: u64,
+    /// Whether the seed can change the figures: a random draw that may shape timing happened
+    /// (noise, a read/write mix, a size, an arrival), or an array looks at where I/Os land
+    /// (cores, a cache, disks). When false, every seed gives the same figures.
+    pub seed_matters: bool,
     pub hosts: Vec<HostReport>,
     pub vms: Vec<VmReport>,
     pub jobs: Vec<JobReport>,
@@ -497,6 +501,8 @@ impl World {
         let hosts = self.host_reports(per_s, mbps);
         RunReport {
             sim_time_s: now as f64 / 1e9,
+            seed_matters: self.timing_draws > 0
+                || self.arrays.iter().any(|a| a.cores.is_some() || a.cache.is_some() || matches!(a.backend, crate::array::Backend::Disks(_))),
             measured_s,
             events: self.q.events_processed(),
             ios: self.completed_ios(),

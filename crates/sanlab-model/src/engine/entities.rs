@@ -439,6 +439,7 @@ impl World {
             })
             .collect();
         Ok(Self {
+            timing_draws: 0,
             q: EventQueue::new(),
             ios: Slab::default(),
             jobs,

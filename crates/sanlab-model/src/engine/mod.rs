@@ -132,6 +132,8 @@ pub struct World {
     /// The fault timeline as it happened, and the longest I/O latency since its last edge.
     pub(crate) fault_log: Vec<failover::FaultEdge>,
     pub(crate) edge_max_latency_ns: u64,
+    /// Random draws the run made that may shape its timing (see `sanlab_des::timing_draws`).
+    pub(crate) timing_draws: u64,
 }
 
 impl World {
@@ -139,6 +141,13 @@ impl World {
     /// each sample and every [`CANCEL_CHECK_EVENTS`] events). Requests still in flight at the end stay counted as in flight. Returns false
     /// when stopped early.
     pub fn run(&mut self, control: Option<&RunControl>) -> bool {
+        let draws_before = sanlab_des::timing_draws();
+        let finished = self.run_events(control);
+        self.timing_draws += sanlab_des::timing_draws() - draws_before;
+        finished
+    }
+
+    fn run_events(&mut self, control: Option<&RunControl>) -> bool {
         for j in 0..self.jobs.len() {
             if self.jobs[j].waiting == 0 {
                 self.start_job(j, false);

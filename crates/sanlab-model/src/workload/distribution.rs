@@ -228,21 +228,21 @@ impl Distribution {
     /// A block index in `[0, blocks)`.
     pub fn block(&mut self, rng: &mut RngStream) -> u64 {
         match self {
-            Self::Uniform { blocks } => rng.below(*blocks),
+            Self::Uniform { blocks } => rng.address_below(*blocks),
             Self::Scattered { kind, blocks, rotate } => {
                 let n = *blocks;
-                let rotate = *rotate.get_or_insert_with(|| rng.below(n));
+                let rotate = *rotate.get_or_insert_with(|| rng.address_below(n));
                 let raw = match kind {
-                    Scatter::Zipf { theta, zetan } => zipf_rank(*theta, *zetan, n, rng.uniform()),
-                    Scatter::Pareto { power } => ((n - 1) as f64 * rng.uniform().powf(*power)) as u64,
+                    Scatter::Zipf { theta, zetan } => zipf_rank(*theta, *zetan, n, rng.address_uniform()),
+                    Scatter::Pareto { power } => ((n - 1) as f64 * rng.address_uniform().powf(*power)) as u64,
                     Scatter::Normal { stddev } => gauss(n, *stddev, rng),
                 };
                 (raw.wrapping_mul(GOLDEN_RATIO_64) % n + rotate) % n
             }
             Self::Zoned(zones) => {
-                let v = 1 + rng.below(100) as u32;
+                let v = 1 + rng.address_below(100) as u32;
                 let z = zones.iter().find(|z| v <= z.cum_access).unwrap_or(&zones[zones.len() - 1]);
-                z.start_block + rng.below(z.blocks)
+                z.start_block + rng.address_below(z.blocks)
             }
         }
     }
@@ -267,12 +267,12 @@ fn zipf_rank(theta: f64, zetan: f64, n: u64, u: f64) -> u64 {
 /// fio's `gauss_next` before hashing: the mean of 12 uniform draws on [0, n], plus a uniform
 /// jitter of width `stddev`, pulled back inside the region.
 fn gauss(n: u64, stddev: u64, rng: &mut RngStream) -> u64 {
-    let sum: u64 = (0..GAUSS_ITERS).map(|_| rng.below(n + 1)).sum();
+    let sum: u64 = (0..GAUSS_ITERS).map(|_| rng.address_below(n + 1)).sum();
     let mean = sum.div_ceil(GAUSS_ITERS);
     if stddev == 0 {
         return mean;
     }
-    let mut dev = (stddev as f64 * rng.uniform()) as i64 - (stddev / 2) as i64;
+    let mut dev = (stddev as f64 * rng.address_uniform()) as i64 - (stddev / 2) as i64;
     while mean as i64 + dev >= n as i64 {
         dev /= 2;
     }

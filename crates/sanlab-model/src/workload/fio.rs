@@ -886,7 +886,7 @@ impl FioJob {
             // fio `should_do_random`: random when a draw in 1..=100 is at most the percentage;
             // at 100 there is no draw, so fully random jobs draw exactly as before.
             let pct = self.perc_random[d];
-            if pct < 100 && rng.below(100) >= pct {
+            if pct < 100 && rng.address_below(100) >= pct {
                 random_now = false;
             }
         } else if self.random {

@@ -29,7 +29,7 @@ impl BlockCycle {
     pub fn new(blocks: u64, rng: &mut RngStream) -> Self {
         let bits = 64 - (blocks.max(2) - 1).leading_zeros();
         let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-        let mut draw = || rng.below(u64::MAX) & mask;
+        let mut draw = || rng.address_below(u64::MAX) & mask;
         let (mul, inc, key, odd, state) = ((draw() & !3) | 1, draw() | 1, draw(), draw() | 1, draw());
         Self { blocks, mask, shift: bits.div_ceil(2), mul, inc, key, odd, state }
     }

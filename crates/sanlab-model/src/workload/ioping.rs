@@ -57,7 +57,7 @@ impl Workload for Ioping {
             return None;
         }
         self.issued += 1;
-        Some(Request { op: self.op, size_bytes: self.size_bytes, offset_bytes: rng.below(self.work_blocks) * u64::from(self.size_bytes) })
+        Some(Request { op: self.op, size_bytes: self.size_bytes, offset_bytes: rng.address_below(self.work_blocks) * u64::from(self.size_bytes) })
     }
 
     fn pacing(&self) -> Pacing {

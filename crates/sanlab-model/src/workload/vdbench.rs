@@ -938,15 +938,15 @@ impl Generator {
                     None => ctx.low,
                     Some(prev) => {
                         let step = (max - min) / size;
-                        let o = prev + min + ((rng.uniform() * step as f64) as u64) * size;
+                        let o = prev + min + ((rng.address_uniform() * step as f64) as u64) * size;
                         if o + size > ctx.high { ctx.low } else { o }
                     }
                 },
-                (Some(mb), _) => ctx.low + hotband_record(mb, size, read, rng.uniform()) * size,
+                (Some(mb), _) => ctx.low + hotband_record(mb, size, read, rng.address_uniform()) * size,
                 // align=: any multiple of it that leaves room for the request.
                 (None, None) => match self.align_bytes {
-                    Some(a) => ctx.low + rng.below((ctx.high - ctx.low).saturating_sub(size) / a + 1) * a,
-                    None => ctx.low + rng.below((ctx.high - ctx.low) / size) * size,
+                    Some(a) => ctx.low + rng.address_below((ctx.high - ctx.low).saturating_sub(size) / a + 1) * a,
+                    None => ctx.low + rng.address_below((ctx.high - ctx.low) / size) * size,
                 },
             };
             // vdbench remembers where a random request ended, for a later sequential one.
