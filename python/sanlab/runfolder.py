@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sanlab import _core
@@ -259,10 +260,10 @@ def _check_faults(path: Path, where: str, edges: object) -> None:
             raise RunFolderError(f"{path}: {at}.max_io_latency_ms: expected a number; the file is damaged")
 
 
-def _read_timeseries(path: Path) -> dict[str, list[Any]]:
+def _read_timeseries(path: Path) -> pa.Table:
     columns = ["variant", "t_s", "entity", "metric", "value"]
     try:
-        return pq.read_table(path, columns=columns).to_pydict()
+        return pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
         raise RunFolderError(
             f"{path}: not a Parquet table with columns {', '.join(columns)} ({exc}); the file is damaged"
@@ -288,21 +289,15 @@ def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
     doc: Document = _read_json(run_dir / RESULTS_FILE)
     _check_variants(run_dir / RESULTS_FILE, doc)
     series = _read_timeseries(run_dir / TIMESERIES_FILE)
-    by_variant: dict[str, dict[str, list[Any]]] = {
-        variant["name"]: {"t_s": [], "entity": [], "metric": [], "value": []} for variant in doc["variants"]
-    }
-    for name, t_s, entity, metric, value in zip(
-        series["variant"], series["t_s"], series["entity"], series["metric"], series["value"], strict=True
-    ):
-        columns = by_variant.get(name)
-        if columns is None:
+    names = {variant["name"] for variant in doc["variants"]}
+    # In order of first appearance: the first unknown is the first in the file.
+    for name in pc.unique(series["variant"]).to_pylist():
+        if name not in names:
             raise RunFolderError(f"{run_dir / TIMESERIES_FILE}: variant {name!r} is not in {RESULTS_FILE}")
-        columns["t_s"].append(t_s)
-        columns["entity"].append(entity)
-        columns["metric"].append(metric)
-        columns["value"].append(value)
     for variant in doc["variants"]:
-        variant["timeseries"] = by_variant[variant["name"]]
+        # Arrow's filter keeps the file's order; a Python loop over the rows took 0.6 s at 1 M rows.
+        rows = series.filter(pc.equal(series["variant"], variant["name"]))
+        variant["timeseries"] = rows.select(["t_s", "entity", "metric", "value"]).to_pydict()
         resolved = run_dir / safe_name(variant["name"]) / RESOLVED_FILE
         if resolved.is_file():
             variant["resolved_toml"] = resolved.read_text(encoding="utf-8")

@@ -120,9 +120,11 @@ def series_frame(doc: Document) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=["variant", "t_s", "kind", "name", "metric", "value"])
     frame = pd.concat(frames, ignore_index=True)
-    parts = frame["entity"].str.split("/", n=1, expand=True)
-    frame["kind"] = parts[0]
-    frame["name"] = parts[1] if parts.shape[1] > 1 else ""
+    # Split each distinct entity once: splitting every row took 1.6 s of 1 M rows (19 variants, 320 s).
+    codes, entities = pd.factorize(frame["entity"], use_na_sentinel=False)
+    parts = pd.Series(entities).str.split("/", n=1, expand=True)
+    frame["kind"] = parts[0].array.take(codes)
+    frame["name"] = parts[1].array.take(codes) if parts.shape[1] > 1 else ""
     return frame.drop(columns="entity")
 
 
@@ -954,6 +956,9 @@ def _grid_figure(
     )
     used = set()
     first_y = [_axis_id(fig.get_subplot(*grid.cell(0, metric)).yaxis) for metric in range(grid.metrics)]
+    # The panels' axes updated in place and the titles added in one assignment: update_xaxes(row=,
+    # col=) searches every axis and add_annotation revalidates every title already there.
+    title_annotations = []
     for facet, title in enumerate(titles):
         last_in_column = facet + grid.columns >= grid.facets
         for metric, axis_title in enumerate(axis_titles):
@@ -961,40 +966,40 @@ def _grid_figure(
             used.add((row, col))
             subplot = fig.get_subplot(row, col)
             bottom = metric == grid.metrics - 1
-            fig.update_xaxes(
+            subplot.xaxis.update(
                 matches=None if (row, col) == (1, 1) else "x",
                 showticklabels=bottom,
                 title_text=x_title if bottom and last_in_column else None,
-                row=row,
-                col=col,
             )
             own_y = _axis_id(subplot.yaxis)
-            fig.update_yaxes(
+            subplot.yaxis.update(
                 matches=None if own_y == first_y[metric] else first_y[metric],
                 showticklabels=col == 1,
                 title_text=axis_title if col == 1 else None,
                 rangemode="tozero",
-                row=row,
-                col=col,
             )
             if title and metric == 0:
-                fig.add_annotation(
-                    text=title,
-                    xref=f"{_axis_id(subplot.xaxis)} domain",
-                    yref=f"{own_y} domain",
-                    x=0.0,
-                    y=1.0,
-                    xanchor="left",
-                    yanchor="bottom",
-                    yshift=FAULT_MARK_PX if marks_above else 0,
-                    showarrow=False,
-                    font={"size": 13},
+                title_annotations.append(
+                    {
+                        "text": title,
+                        "xref": f"{_axis_id(subplot.xaxis)} domain",
+                        "yref": f"{own_y} domain",
+                        "x": 0.0,
+                        "y": 1.0,
+                        "xanchor": "left",
+                        "yanchor": "bottom",
+                        "yshift": FAULT_MARK_PX if marks_above else 0,
+                        "showarrow": False,
+                        "font": {"size": 13},
+                    }
                 )
+    fig.layout.annotations = fig.layout.annotations + tuple(title_annotations)
     for row in range(1, grid.rows + 1):
         for col in range(1, grid.columns + 1):
             if (row, col) not in used:
-                fig.update_xaxes(visible=False, row=row, col=col)
-                fig.update_yaxes(visible=False, row=row, col=col)
+                subplot = fig.get_subplot(row, col)
+                subplot.xaxis.update(visible=False)
+                subplot.yaxis.update(visible=False)
     return fig, 140 + plot_px
 
 
@@ -1114,6 +1119,10 @@ def _time_lines(
                     col=column,
                 )
                 shown_in_legend.add(line.legend)
+    # Marks are gathered and appended in one assignment: plotly's add_shape, add_annotation and
+    # add_hline revalidate every mark already there: 50 s for the 1,600 marks of a 19-variant study.
+    mark_shapes: list[dict[str, Any]] = []
+    mark_annotations: list[dict[str, Any]] = []
     drawn: set[tuple[int, int, float, str]] = set()
     for index, facet in enumerate(facets):
         for variant in facet.variants:
@@ -1122,15 +1131,9 @@ def _time_lines(
                 if (row, column, value, label) in drawn:
                     continue
                 drawn.add((row, column, value, label))
-                fig.add_hline(
-                    y=value,
-                    line={"color": "#6e7781", "dash": "dash", "width": 1},
-                    annotation_text=label,
-                    annotation_position="top left",
-                    annotation_font={"size": 11, "color": "#6e7781"},
-                    row=row,
-                    col=column,
-                )
+                shape, annotation = _reference_line(fig.get_subplot(row, column), value, label)
+                mark_shapes.append(shape)
+                mark_annotations.append(annotation)
     for index, facet in enumerate(facets):
         here = [(edge, name) for edge, name in edges if name in facet.variants]
         for metric_index in range(len(panels)):
@@ -1141,11 +1144,12 @@ def _time_lines(
                 yref=f"{_axis_id(subplot.yaxis)} domain",
                 name_variants=len(facet.variants) > 1,
             )
-            for shape in shapes:
-                fig.add_shape(shape)
+            mark_shapes += shapes
             # The ✕ and ✓ once, over the facet's first panel.
-            for annotation in annotations if metric_index == 0 else ():
-                fig.add_annotation(annotation)
+            if metric_index == 0:
+                mark_annotations += annotations
+    fig.layout.shapes = fig.layout.shapes + tuple(mark_shapes)
+    fig.layout.annotations = fig.layout.annotations + tuple(mark_annotations)
     if edges:
         caption += f" {FAULT_MARKS_TEXT}"
     _layout(fig, title, height_px)
@@ -1159,6 +1163,34 @@ def _time_lines(
     if hidden:
         caption += f" {_top_of_each(hidden, ENTITY_PLURALS.get(kind, kind + 's'), f'mean {panels[0][1]}')}."
     return Figure(key, title, caption, fig)
+
+
+def _reference_line(subplot: Any, value: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A dashed horizontal line at `value` across a panel and its label over its left end: what
+    plotly's add_hline draws, without its cost per mark already drawn."""
+    xref, yref = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
+    shape = {
+        "type": "line",
+        "xref": f"{xref} domain",
+        "yref": yref,
+        "x0": 0,
+        "x1": 1,
+        "y0": value,
+        "y1": value,
+        "line": {"color": "#6e7781", "dash": "dash", "width": 1},
+    }
+    annotation = {
+        "text": label,
+        "font": {"size": 11, "color": "#6e7781"},
+        "showarrow": False,
+        "xref": f"{xref} domain",
+        "yref": yref,
+        "x": 0,
+        "xanchor": "left",
+        "y": value,
+        "yanchor": "bottom",
+    }
+    return shape, annotation
 
 
 def _top_of_each(counts: Mapping[str, int], what: str, measure: str) -> str:
