@@ -22,7 +22,7 @@ METRO_STUDY = Path(__file__).resolve().parents[2] / "scenarios" / "studies" / "m
 METRO_VARIANTS = {"rr_iops1", "alua_rr", "latency", "fixed", "mru"}
 DOCUMENT_KEYS = {"scenario", "file", "scenario_sha256", "version", "cancelled", "variants"}
 VARIANT_KEYS = {
-    "name", "description", "seed", "sim_time_s", "measured_s", "wall_s", "events", "ios",
+    "name", "description", "seed", "sim_time_s", "measured_s", "wall_s", "events", "ios", "seed_matters",
     "hosts", "vms", "jobs", "paths", "devices", "volumes", "arrays", "psp_events", "faults", "conservation",
 }  # fmt: skip
 LAT_MS_KEYS = {"mean", "p50", "p95", "p99", "p999", "max"}
@@ -76,6 +76,8 @@ def test_json_output_has_the_contract_keys(cli: CliRunner, tmp_path: Path) -> No
     assert {variant["name"] for variant in document["variants"]} == METRO_VARIANTS
     for variant in document["variants"]:
         assert set(variant) == VARIANT_KEYS, variant["name"]
+        # Fixed delays and arrays that ignore offsets: no seed changes these figures.
+        assert variant["seed_matters"] is False, variant["name"]
         for vm in variant["vms"]:
             assert set(vm["lat_ms"]) == LAT_MS_KEYS
         for component in variant["conservation"]:
