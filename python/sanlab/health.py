@@ -1,4 +1,4 @@
-"""How path selectors cope with poor health (issue 10), computed from a run's results.
+"""How path selectors cope with poor health, computed from a run's results.
 
 Per variant and device, from the per-path time series (`path/<name>` `iops`), `paths[]`,
 `devices[]` and the variant's resolved scenario (its `[[event]]` tables):
@@ -40,7 +40,7 @@ from sanlab.results import Document
 from sanlab.tables import format_count, format_ms
 
 REACTED_SHARE = 0.05
-"""A degraded path is left once it carries under this share of its device's I/O (issue 10)."""
+"""A degraded path is left once it carries under this share of its device's I/O."""
 
 HOLD_S = 10.0
 """A reaction must last this long: a path that a rotation skips for a sample has not been left."""
