@@ -91,6 +91,24 @@ fn add_counts<A: Counter, B: Counter>(to: &mut Histogram<B>, from: &Histogram<A>
     }
 }
 
+/// No I/O lost in a component: issued = completed + failed + in flight, with in flight counted
+/// from the requests actually alive.
+#[derive(Serialize, Debug)]
+pub struct Conservation {
+    pub component: String,
+    pub issued: u64,
+    pub completed: u64,
+    /// Given up here: moved off a dead path, or an exchange the array dropped.
+    pub failed: u64,
+    pub in_flight: u64,
+}
+
+impl Conservation {
+    pub fn holds(&self) -> bool {
+        self.issued == self.completed + self.failed + self.in_flight
+    }
+}
+
 /// Counts since the last time-series sample.
 #[derive(Default, Clone, Copy)]
 pub struct IntervalCounter {

@@ -246,22 +246,7 @@ pub struct PspEventReport {
     pub paths: Vec<String>,
 }
 
-/// issued = completed + failed + in flight, with in flight counted from the requests actually alive.
-#[derive(Serialize, Debug)]
-pub struct Conservation {
-    pub component: String,
-    pub issued: u64,
-    pub completed: u64,
-    /// Given up here: moved off a dead path, or an exchange the array dropped.
-    pub failed: u64,
-    pub in_flight: u64,
-}
-
-impl Conservation {
-    pub fn holds(&self) -> bool {
-        self.issued == self.completed + self.failed + self.in_flight
-    }
-}
+pub use sanlab_metrics::Conservation;
 
 /// A cost pilot's figures ([`World::pilot_figures`]).
 pub struct PilotFigures {

@@ -14,11 +14,10 @@ use crate::host::flow_control::{WindowLaw, WindowState};
 use crate::host::SlotQueue;
 use crate::io::Slab;
 use crate::multipath::{PathState, PspEvent};
-use crate::report::Conservation;
 use crate::topology::Topology;
 use crate::workload::Workload;
 use sanlab_des::{EventQueue, RngStream, SimTime};
-use sanlab_metrics::{IoSeries, IoStats, SeriesId, TimeSeries};
+use sanlab_metrics::{Conservation, IoSeries, IoStats, SeriesId, TimeSeries};
 
 /// What every entity that requests pass through counts: requests taken on, finished, and given
 /// up (moved off a dead path, an exchange the array dropped), their latency and throughput, and
