@@ -448,7 +448,9 @@ impl World {
                 }),
             })
             .collect();
-        let front_ends: Vec<Vec<CoreReport>> = (0..self.arrays.len()).map(|a| self.controllers_by_paths(a, per_s)).collect();
+        // With cores, `with_controllers` sums them; without, the paths' I/O tells each one's load.
+        let front_ends: Vec<Vec<CoreReport>> =
+            (0..self.arrays.len()).map(|a| if self.arrays[a].cores.is_some() { vec![] } else { self.controllers_by_paths(a, per_s) }).collect();
         let arrays = self
             .arrays
             .iter_mut()
@@ -465,8 +467,7 @@ impl World {
                         })
                         .collect()
                 }),
-                // With cores, `with_controllers` sums them; without, the paths' I/O tells the load.
-                controllers: if a.cores.is_some() { vec![] } else { front_end },
+                controllers: front_end,
                 qfull_sent: a.qfull_sent,
                 cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
                 name: a.name.clone(),

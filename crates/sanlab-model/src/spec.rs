@@ -371,9 +371,7 @@ impl<'a> Spec<'a> {
                 self.note(key, "table", "{}".into(), doc);
                 Ok(Spec { kind_name: Some(name), ..self.child(&EMPTY, self.at(key)) })
             }
-            Some(v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_) | Value::Datetime(_) | Value::Array(_))) => {
-                Err(self.mistyped(key, "a table or a kind name", v))
-            }
+            Some(v) if !v.is_table() => Err(self.mistyped(key, "a table or a kind name", v)),
             _ => self.table(key, doc),
         }
     }
@@ -476,7 +474,7 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
 
 /// A duration as a scenario writes it, in the largest unit that keeps it whole ("2s", "250ms").
 pub fn format_duration(ns: u64) -> String {
-    let (unit, scale) = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)].into_iter().find(|(_, scale)| ns % scale == 0 && ns > 0).unwrap_or(("ns", 1));
+    let (unit, scale) = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)].into_iter().find(|(_, scale)| ns > 0 && ns.is_multiple_of(*scale)).unwrap_or(("ns", 1));
     format!("{}{unit}", ns / scale)
 }
 

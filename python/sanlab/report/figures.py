@@ -1080,13 +1080,13 @@ def _time_lines(
     firsts = frame[frame["metric"] == metrics[0]]
     first_means = firsts.groupby(["variant", "name"], sort=False)["value"].mean()
     hidden = {}
-    for variant, entities in names.items():
-        if len(entities) > MAX_LINES:
+    for variant, listed in names.items():
+        if len(listed) > MAX_LINES:
             # The highest first-panel means: lines that stand out, not 10,000 that cover each other.
             means = first_means[variant]
-            ranked = sorted(entities, key=lambda entity: means.get(entity, math.nan), reverse=True)
+            ranked = sorted(listed, key=lambda entity: means.get(entity, math.nan), reverse=True)
             names[variant] = ranked[:MAX_LINES]
-            hidden[variant] = len(entities)
+            hidden[variant] = len(listed)
     overlay = all(len(names[variant]) == 1 for variant in variants)
     groups = doc_groups(doc) if overlay else None
     facets = _line_facets(doc, variants, names, colors, groups)
