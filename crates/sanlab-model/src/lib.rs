@@ -5,8 +5,8 @@
 //!          → fabric (links) → array (media, replication)
 //! ```
 //! `engine` carries requests along that chain; `report` turns a finished run into results;
-//! `spec` is the strict parameter reader every kind builds itself with; `number` the checked
-//! number reader under every parser; `noise` gives latency parameters their distributions.
+//! `noise` gives latency parameters their distributions. Every kind reads its parameters through
+//! the strict reader of the `sanlab-spec` crate.
 
 pub mod array;
 pub mod engine;
@@ -15,18 +15,15 @@ pub mod fault;
 pub mod host;
 pub mod io;
 pub mod multipath;
-pub mod names;
 pub mod noise;
-pub mod number;
 pub mod report;
-pub mod spec;
 pub mod topology;
 pub mod workload;
 
 pub use engine::World;
 
 /// Every kind of every extension point, documented (for `sanlab kinds`).
-pub fn all_kinds() -> Vec<spec::KindDoc> {
+pub fn all_kinds() -> Vec<sanlab_spec::KindDoc> {
     let mut out = workload::kinds();
     out.extend(host::scheduler::kinds());
     out.extend(host::flow_control::kinds());

@@ -4,7 +4,7 @@
 
 use sanlab_des::RngStream;
 use sanlab_model::io::Op;
-use sanlab_model::spec::{build_kind, Spec};
+use sanlab_spec::{build_kind, Spec};
 use sanlab_model::workload::{Pacing, Request, Workload, REGISTRY};
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use sanlab_des::RunControl;
-use sanlab_model::names;
+use sanlab_spec::names;
 use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
 use std::path::PathBuf;
 use std::sync::Arc;

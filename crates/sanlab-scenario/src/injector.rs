@@ -13,7 +13,7 @@
 
 use crate::build;
 use sanlab_model::host::flow_control::{Injector, INJECTOR_CYCLE_NS, INJECTOR_OUTSTANDING};
-use sanlab_model::spec::{SpecError, SpecResult};
+use sanlab_spec::{SpecError, SpecResult};
 use sanlab_model::topology::Topology;
 use sanlab_model::World;
 use serde::Serialize;

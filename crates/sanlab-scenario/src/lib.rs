@@ -10,8 +10,8 @@ mod trace_volumes;
 mod vdbench_runs;
 
 use sanlab_model::report::RunReport;
-use sanlab_model::names::{claim_file_name, escaped};
-use sanlab_model::spec::{did_you_mean, SpecError};
+use sanlab_spec::names::{claim_file_name, escaped};
+use sanlab_spec::{did_you_mean, SpecError};
 use sanlab_model::workload::read_text;
 use sanlab_des::RunControl;
 use sanlab_model::topology::Topology;
@@ -163,7 +163,7 @@ impl Scenario {
         let mut replaced = vec![];
         let root = with_base(file, parse_toml(file, text)?, 0, &mut replaced)?;
         let spec_err = |e| located(file, e);
-        let top = sanlab_model::spec::Spec::new(&root, "");
+        let top = sanlab_spec::Spec::new(&root, "");
         let name = top.string("name", None, "").map_err(spec_err)?;
         let description = top.opt_string("description", "").map_err(spec_err)?.unwrap_or_default();
         let mut variants = vec![];

@@ -1,7 +1,7 @@
 //! `--set PATH=VALUE` and variant `set` tables: a dotted path with indices
 //! (`host[0].multipath.psp.iops`) and a TOML value.
 
-use sanlab_model::spec::SpecError;
+use sanlab_spec::SpecError;
 use toml::{Table, Value};
 
 #[derive(Debug, PartialEq)]

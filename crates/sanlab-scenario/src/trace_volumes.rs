@@ -5,7 +5,7 @@
 //! disks are VMs of their own: they share the host's device queues, adapters and paths, each with
 //! its own virtual disk and adapter queue (our choice; a server's disks share one HBA queue).
 
-use sanlab_model::spec::{did_you_mean, SpecError};
+use sanlab_spec::{did_you_mean, SpecError};
 use toml::{Table, Value};
 
 /// Replaces each VM with a `volumes` map by its VMs per disk, in place of it.

@@ -8,7 +8,7 @@
 //! first, and its measured IOPS are passed on as the job's `curve_max_iops`.
 
 use crate::{located, overrides, Overrides, Scenario, ScenarioError, Variant, VariantResult};
-use sanlab_model::names::claim_file_name;
+use sanlab_spec::names::claim_file_name;
 use sanlab_model::workload::{vdbench_runs, VdbenchRun};
 use std::path::Path;
 use toml::{Table, Value};

@@ -3,8 +3,8 @@
 //! land in NVRAM and DRAM). A request hits only when all of its blocks are cached. Sizes and
 //! latency are parameters; hit ≈ 10–50 µs of controller time (arrays.md §4.3).
 
-use crate::noise::Delay;
-use crate::spec::{Spec, SpecResult};
+use crate::noise::{Delay, DelaySpec};
+use sanlab_spec::{Spec, SpecResult};
 use std::collections::HashMap;
 
 const NIL: u32 = u32::MAX;

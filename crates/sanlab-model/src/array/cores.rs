@@ -12,8 +12,8 @@
 //! balancing of one part of the XtremIO request".
 
 use super::ServiceCentre;
-use crate::noise::Delay;
-use crate::spec::{Spec, SpecResult};
+use crate::noise::{Delay, DelaySpec};
+use sanlab_spec::{Spec, SpecResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Order {

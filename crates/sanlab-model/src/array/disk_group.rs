@@ -104,7 +104,7 @@
 //! `write_ack` (100 µs: the mirror over the CMI plus controller time) is ours too.
 
 use crate::io::Op;
-use crate::spec::{Spec, SpecResult};
+use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::SimTime;
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
@@ -799,7 +799,7 @@ mod tests {
         g
     }
 
-    fn error(extra: &str) -> crate::spec::SpecError {
+    fn error(extra: &str) -> sanlab_spec::SpecError {
         let t: toml::Table = extra.parse().unwrap();
         DiskGroup::from_spec(&Spec::new(&t, "array[0].media")).err().expect("should be rejected")
     }

@@ -5,8 +5,8 @@
 
 use super::{Backend, Media, ServiceCentre};
 use crate::io::Op;
-use crate::noise::Delay;
-use crate::spec::{Kind, Spec, SpecResult};
+use crate::noise::{Delay, DelaySpec};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<Backend> = Kind { name: "flash", summary: "NVRAM write ack, flash read service", build };

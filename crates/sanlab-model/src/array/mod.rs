@@ -12,7 +12,7 @@ pub mod qos;
 pub mod replication;
 
 use crate::io::Op;
-use crate::spec::{Kind, KindDoc};
+use sanlab_spec::{Kind, KindDoc};
 use sanlab_des::RngStream;
 use sanlab_metrics::TimeWeighted;
 use std::collections::VecDeque;
@@ -49,7 +49,7 @@ const DISK_GROUP: Kind<Backend> = Kind {
 pub static MEDIA: &[Kind<Backend>] = &[flash::KIND, DISK_GROUP];
 
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("media", MEDIA)
+    sanlab_spec::describe_kinds("media", MEDIA)
 }
 
 /// Parallel servers with two FIFO queues (priority first); entries are opaque `u64` tokens of the

@@ -10,7 +10,7 @@
 //! media, requests of volumes running below their `min` are served first. Sources:
 //! NetAppDocs/element-software (QoS concepts and API); docs/references.md.
 
-use crate::spec::{Spec, SpecResult};
+use sanlab_spec::{Spec, SpecResult};
 use std::collections::VecDeque;
 
 const DEFAULT_CURVE: [(u64, f64); 9] = [

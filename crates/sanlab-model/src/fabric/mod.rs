@@ -9,8 +9,8 @@
 //! A noisy latency (a distribution, see `noise`) is drawn per frame from the direction's own
 //! stream; frames may then arrive out of order, as a jittery path delivers them.
 
-use crate::noise::{Delay, DelayParam};
-use crate::spec::{Spec, SpecResult};
+use crate::noise::{Delay, DelayParam, DelaySpec};
+use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::SimTime;
 
 /// Propagation delay of light in fibre, for `distance` (≈ 4.9 µs per km, refractive index ≈ 1.47).

@@ -2,7 +2,7 @@
 //! link drop, so by default the host is told at once (`notice`).
 
 use super::{read, Action, Fault, Target};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "adapter_down", summary: "a host adapter (HBA) fails: all its paths go down", build };
 

@@ -6,7 +6,7 @@
 
 use super::{array, read, Action, Fault, Target};
 use crate::multipath::Alua;
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "alua_state", summary: "a target port group changes ALUA state (AO, ANO, standby, unavailable; transitioning first)", build };
 

@@ -2,7 +2,7 @@
 //! lost. A replicated volume stays online on the peer, which wins the mediator race unopposed.
 
 use super::{array, read, Action, Fault, Target};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "array_down", summary: "a whole array fails; its replication peer keeps the volumes", build };
 

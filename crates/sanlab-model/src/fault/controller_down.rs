@@ -4,7 +4,7 @@
 //! its segments again (without a second pause: our simplification).
 
 use super::{array, read, Action, Fault, Target};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "controller_down", summary: "an array controller fails: its ports go, its work moves to the survivor after a takeover pause", build };
 

@@ -5,7 +5,7 @@
 //! and its paths come back.
 
 use super::{array, read, Action, Fault, Target};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "device_lost", summary: "an array reports a volume permanently lost (PDL): its I/O fails at once", build };
 

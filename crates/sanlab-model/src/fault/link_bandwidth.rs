@@ -3,7 +3,7 @@
 //! other traffic.
 
 use super::{path, read, Action, Fault};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "link_bandwidth", summary: "a path's link bandwidth per direction changes", build };
 

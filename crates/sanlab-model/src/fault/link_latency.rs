@@ -2,7 +2,8 @@
 //! SFP retransmitting, a congested inter-switch link, a longer WAN route).
 
 use super::{path, read, Action, Fault};
-use crate::spec::{Kind, Spec, SpecResult};
+use crate::noise::DelaySpec;
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "link_latency", summary: "a path's one-way link latency changes (a degrading path)", build };
 

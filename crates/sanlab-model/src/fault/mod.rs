@@ -19,7 +19,7 @@ mod replication_down;
 
 use crate::multipath::Alua;
 use crate::noise::DelayParam;
-use crate::spec::{Kind, KindDoc, Spec, SpecResult};
+use sanlab_spec::{Kind, KindDoc, Spec, SpecResult};
 
 /// What an event does, from `at_ns` until `until_ns`.
 pub enum Action {
@@ -104,7 +104,7 @@ pub static EVENTS: &[Kind<Fault>] = &[
 ];
 
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("event", EVENTS)
+    sanlab_spec::describe_kinds("event", EVENTS)
 }
 
 /// The keys every event has: when, and when undone.

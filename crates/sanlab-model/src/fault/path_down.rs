@@ -4,7 +4,7 @@
 //! times out, then its path checker finds the path again once it is back.
 
 use super::{path, read, Action, Fault};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "path_down", summary: "a path fails (with notice, or silently) and optionally comes back", build };
 

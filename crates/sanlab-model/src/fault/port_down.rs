@@ -2,7 +2,7 @@
 //! reports it (RSCN), so by default the hosts are told (`notice`).
 
 use super::{array, read, Action, Fault, Target};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "port_down", summary: "an array front-end port fails: all paths to it go down", build };
 

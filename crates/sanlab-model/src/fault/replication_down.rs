@@ -7,7 +7,7 @@
 //! (at once here: our simplification).
 
 use super::{read, Action, Fault, Target};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<Fault> = Kind { name: "replication_down", summary: "the replication link of an active-active pair fails: mediator race, the loser stops serving", build };
 

@@ -6,7 +6,7 @@
 //! usable path left (all paths down, APD) the command waits and is tried again every
 //! `path_check`; once the device has had no path for `apd_timeout` its commands fail.
 
-use crate::spec::{Spec, SpecResult};
+use sanlab_spec::{Spec, SpecResult};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Failover {

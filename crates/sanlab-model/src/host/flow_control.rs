@@ -22,7 +22,7 @@
 //! the nearest integer (at least 1); w starts at w_max, and w_max is at most the device's LUN
 //! queue depth.
 
-use crate::spec::{Kind, KindDoc, Spec, SpecResult};
+use sanlab_spec::{Kind, KindDoc, Spec, SpecResult};
 
 /// The window law's parameters, shared by PARDA and SIOC.
 #[derive(Clone, Copy, Debug)]
@@ -109,7 +109,7 @@ const SIOC: Kind<dyn FlowControl> = Kind {
 pub static REGISTRY: &[Kind<dyn FlowControl>] = &[PARDA, SIOC];
 
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("flow_control", REGISTRY)
+    sanlab_spec::describe_kinds("flow_control", REGISTRY)
 }
 
 /// The parameters both kinds read; `threshold` is read by each kind (its range differs).
@@ -274,7 +274,7 @@ mod tests {
 
     fn build(kind: &str, params: &str) -> SpecResult<Box<dyn FlowControl>> {
         let t: toml::Table = format!("kind = \"{kind}\"\n{params}").parse().unwrap();
-        crate::spec::build_kind(&Spec::new(&t, "volume[0].flow_control"), REGISTRY, None)
+        sanlab_spec::build_kind(&Spec::new(&t, "volume[0].flow_control"), REGISTRY, None)
     }
 
     #[test]

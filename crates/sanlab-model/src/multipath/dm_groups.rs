@@ -13,7 +13,7 @@
 //! back at once).
 
 use super::{Alua, PathState};
-use crate::spec::{Spec, SpecResult};
+use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::{SimTime, NS_PER_S};
 
 #[derive(Clone, Copy, PartialEq, Debug)]

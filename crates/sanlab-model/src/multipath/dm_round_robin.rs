@@ -4,7 +4,7 @@
 
 use super::dm_groups::DmGroups;
 use super::{PathSelector, PathState, PspEvent};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

@@ -6,7 +6,7 @@
 
 use super::dm_groups::{least, DmGroups};
 use super::{PathSelector, PathState, PspEvent};
-use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

@@ -2,7 +2,7 @@
 //! working path; back to the preferred path when it returns (fail-back).
 
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

@@ -20,7 +20,7 @@ mod rr;
 mod rr_latency;
 mod significant_latency;
 
-use crate::spec::{Kind, KindDoc};
+use sanlab_spec::{Kind, KindDoc};
 use sanlab_des::SimTime;
 
 /// ALUA asymmetric access state of the target port group behind a path (SPC-4).
@@ -149,7 +149,7 @@ pub static REGISTRY: &[Kind<dyn PathSelector>] = &[
 ];
 
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("psp", REGISTRY)
+    sanlab_spec::describe_kinds("psp", REGISTRY)
 }
 
 #[cfg(test)]
@@ -162,7 +162,7 @@ pub(crate) mod test_util {
 
     pub fn build(kind: &str, params: &str) -> Box<dyn PathSelector> {
         let t: toml::Table = format!("kind = \"{kind}\"\n{params}").parse().unwrap();
-        crate::spec::build_kind(&crate::spec::Spec::new(&t, "psp"), REGISTRY, None).unwrap()
+        sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), REGISTRY, None).unwrap()
     }
 
     /// Paths chosen for `n` I/Os issued one after another, each completing at once.

@@ -7,7 +7,7 @@
 
 use super::dm_groups::least;
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const QUEUE_DEPTH_KIND: Kind<dyn PathSelector> = Kind {

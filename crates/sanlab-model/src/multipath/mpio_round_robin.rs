@@ -6,7 +6,7 @@
 //! the optimized paths, and the non-optimized ones when none is left, as every policy here does.
 
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind { name: "mpio_round_robin", summary: "Windows MPIO Round Robin: every I/O to the next path", build };

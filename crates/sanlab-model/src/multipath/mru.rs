@@ -5,7 +5,7 @@
 //! failed path on return goes back to the standby role" (Microsoft DSM documentation).
 
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

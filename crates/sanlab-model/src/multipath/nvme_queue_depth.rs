@@ -6,7 +6,7 @@
 
 use super::dm_groups::least;
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

@@ -3,7 +3,7 @@
 //! optimized; else the next non-optimized one. One I/O per path, no repeat count.
 
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

@@ -2,7 +2,7 @@
 //! next one after `iops` I/Os or `bytes` bytes. `use_ano` adds active-non-optimized paths.
 
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::SimTime;
 
 pub const KIND: Kind<dyn PathSelector> = Kind {

@@ -30,7 +30,7 @@
 
 use super::dm_groups::least;
 use super::{Eligible, PathSelector, PathState, PspEvent};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::{SimTime, NS_PER_MS, NS_PER_US};
 use std::collections::VecDeque;
 

@@ -3,7 +3,7 @@
 //! (a switch's port-to-port histogram, an SSD's read latency under garbage collection).
 
 use super::Distribution;
-use crate::spec::{parse_duration_ns, Kind, Spec, SpecResult};
+use sanlab_spec::{parse_duration_ns, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Distribution> = Kind { name: "empirical", summary: "CDF points from a file (value,cumulative_probability per line), interpolated", build };

@@ -2,7 +2,7 @@
 //! busy switch port or a shared controller.
 
 use super::Distribution;
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Distribution> = Kind { name: "exponential", summary: "memoryless around a mean (cv = 1): queueing behind cross traffic", build };

@@ -1,7 +1,7 @@
 //! The same duration every time: a plain duration string means this too.
 
 use super::Distribution;
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Distribution> = Kind { name: "fixed", summary: "always the same duration (a plain duration string means this too)", build };

@@ -2,7 +2,7 @@
 //! Flash reads behind garbage collection and WAN round trips look like this.
 
 use super::Distribution;
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Distribution> = Kind { name: "lognormal", summary: "right-skewed by mean and cv: SSD garbage collection, WAN jitter", build };

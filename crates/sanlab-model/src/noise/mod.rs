@@ -13,7 +13,8 @@ mod fixed;
 mod lognormal;
 mod uniform;
 
-use crate::spec::{Kind, KindDoc};
+use sanlab_spec::{build_kind, Kind, KindDoc, Spec, SpecResult};
+use toml::Value;
 use sanlab_des::RngStream;
 use std::sync::Arc;
 
@@ -26,7 +27,52 @@ pub trait Distribution {
 pub static DISTRIBUTIONS: &[Kind<dyn Distribution>] = &[fixed::KIND, exponential::KIND, lognormal::KIND, uniform::KIND, empirical::KIND];
 
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("distribution", DISTRIBUTIONS)
+    sanlab_spec::describe_kinds("distribution", DISTRIBUTIONS)
+}
+
+/// How a kind reads its latency and service-time parameters: a fixed duration or a distribution
+/// table. Lives here rather than in the reader, which knows no model.
+pub trait DelaySpec {
+    fn delay_param(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<DelayParam>;
+    fn delay(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay>;
+    fn service(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay>;
+}
+
+impl DelaySpec for Spec<'_> {
+    /// A latency or service time: a duration ("50us", fixed: no random draws) or a distribution
+    /// table (`{ kind = "lognormal", mean = "50us", cv = 0.5 }`, see `noise`).
+    fn delay_param(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<DelayParam> {
+        const TYPE: &str = "duration or distribution";
+        match self.raw(key).filter(|_| !self.is_describing()) {
+            Some(Value::Table(t)) => {
+                self.note(key, TYPE, default.1.to_string(), doc);
+                Ok(DelayParam::Random(build_kind(&self.child(t, self.at(key)), DISTRIBUTIONS, None)?.into()))
+            }
+            Some(v) if !v.is_str() => {
+                self.note(key, TYPE, default.1.to_string(), doc);
+                Err(self.mistyped(key, "a duration as a string (\"50us\") or a distribution table ({ kind = \"lognormal\", mean = \"50us\", cv = 0.5 })", v))
+            }
+            _ => self.duration_ns(key, Some(default), doc).map(DelayParam::Fixed),
+        }
+    }
+
+    /// [`DelaySpec::delay_param`] of this table's entity, with its stream `<entity>/<key>`.
+    fn delay(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
+        let param = self.delay_param(key, default, doc)?;
+        let (seed, name) = self.stream_of(key);
+        Ok(param.stream(seed, &name))
+    }
+
+    /// A service time: a positive duration, or a distribution. An array that answers in no time
+    /// would let a closed loop issue and complete forever at one instant, the clock never moving.
+    fn service(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
+        let param = self.delay_param(key, default, doc)?;
+        if matches!(param, DelayParam::Fixed(0)) && !self.is_describing() {
+            return Err(self.takes_no_time(key));
+        }
+        let (seed, name) = self.stream_of(key);
+        Ok(param.stream(seed, &name))
+    }
 }
 
 /// A latency parameter as the scenario gives it; one parameter can serve several entities (the
@@ -71,7 +117,7 @@ impl Delay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{build_kind, Spec};
+    use sanlab_spec::{build_kind, Spec};
 
     /// Checks the mean and coefficient of variation of `n` draws of the distribution a TOML table
     /// describes, within 1 %.

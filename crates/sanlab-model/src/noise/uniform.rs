@@ -2,7 +2,7 @@
 //! position or a polling interval.
 
 use super::Distribution;
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Distribution> = Kind { name: "uniform", summary: "evenly spread between min and max: bounded jitter", build };

@@ -6,7 +6,7 @@
 //! the given) centre. So their hot blocks are spread over the region, as in fio, not packed at its
 //! start. Zoned distributions send a share of requests to each zone, uniformly inside it.
 
-use crate::number::{finite, whole_percent};
+use sanlab_spec::number::{finite, whole_percent};
 use sanlab_des::RngStream;
 
 /// fio caps the zeta sum at 10M terms (lib/zipf.c `ZIPF_MAX_GEN`): precision drops slightly
@@ -145,7 +145,7 @@ impl DistributionSpec {
             "sequence" => Err("`sequence` distributions are not modelled: use zoned or zoned_abs".into()),
             _ => Err(format!(
                 "unknown distribution `{s}`: expected random, zipf:θ[:centre], pareto:h[:centre], normal:dev[:centre], zoned:access/range:..., zoned_abs:access/size:...{}",
-                crate::spec::did_you_mean(name, ["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"])
+                sanlab_spec::did_you_mean(name, ["random", "zipf", "pareto", "normal", "zoned", "zoned_abs"])
             )),
         }
     }
@@ -284,7 +284,7 @@ mod tests {
     use super::*;
 
     fn bytes(s: &str) -> Result<u64, String> {
-        crate::spec::parse_size_bytes(s)
+        sanlab_spec::parse_size_bytes(s)
     }
 
     fn counts(spec: &str, blocks: u64, draws: usize) -> Vec<u64> {

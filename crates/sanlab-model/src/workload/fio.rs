@@ -15,8 +15,8 @@ use super::fio_random_map::RandomMaps;
 use super::fio_steer::{FioFindings, Steering};
 use super::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
 use crate::io::Op;
-use crate::number::{self, finite, whole_percent, DURATION, SIZE};
-use crate::spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
+use sanlab_spec::number::{self, finite, whole_percent, DURATION, SIZE};
+use sanlab_spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Workload> = Kind {

@@ -9,8 +9,8 @@
 
 use super::fio::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
 use super::{at_line, FioPlace, JobSet, Workload};
-use crate::names::file_name;
-use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_spec::names::file_name;
+use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "fio_file", summary: "fio job files read as they are: global sections, several jobs, include, ${VAR}, numjobs", build };

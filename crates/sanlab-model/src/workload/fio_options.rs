@@ -4,7 +4,7 @@
 //! An option fio does not know is an error naming the nearest one. `sanlab kinds` prints the
 //! table (extension point `fio_option`), and docs/models/workload.md gives its counts.
 
-use crate::spec::{did_you_mean, KindDoc, ParamDoc};
+use sanlab_spec::{did_you_mean, KindDoc, ParamDoc};
 
 /// How an option reaches the model.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -9,8 +9,8 @@
 use super::fio::{err, parse_bool, parse_duration, parse_int, per_direction, OptionError, OptionValues, Units};
 use super::{Completion, Steer};
 use crate::io::Op;
-use crate::number::finite;
-use crate::spec::did_you_mean;
+use sanlab_spec::number::finite;
+use sanlab_spec::did_you_mean;
 use serde::Serialize;
 
 /// fio's error numbers for a job it ends (Linux errno values, as fio's JSON `error` gives them).

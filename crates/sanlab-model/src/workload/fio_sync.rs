@@ -82,7 +82,7 @@ fn sync_file_range_writes(s: &str) -> Result<u64, OptionError> {
             return Err(err("sync_file_range", format!("`{s}` has no flag before the count: expected wait_before, write or wait_after, e.g. \"write:8\"")));
         }
         if !FLAGS.contains(&flag) {
-            return Err(err("sync_file_range", format!("unknown flag `{flag}`: expected wait_before, write or wait_after{}", crate::spec::did_you_mean(flag, FLAGS))));
+            return Err(err("sync_file_range", format!("unknown flag `{flag}`: expected wait_before, write or wait_after{}", sanlab_spec::did_you_mean(flag, FLAGS))));
         }
     }
     count.map_or(Ok(1), |c| parse_int("sync_file_range", c, 0, i64::from(u32::MAX)).map(|n| n as u64))

@@ -5,7 +5,7 @@
 
 use super::{Instance, Pacing, Request, Workload};
 use crate::io::Op;
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "ioping", summary: "ioping: one outstanding request per interval (latency probe)", build };

@@ -24,7 +24,7 @@ pub use fio_sync::SyncSchedule;
 pub use vdbench::{runs as vdbench_runs, VdbenchRun};
 
 use crate::io::Op;
-use crate::spec::{Kind, KindDoc};
+use sanlab_spec::{Kind, KindDoc};
 use sanlab_des::RngStream;
 
 /// Shape of the next request.
@@ -241,7 +241,7 @@ pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbenc
 
 /// The workload kinds, then fio's option table (what each fio option does in sanlab).
 pub fn kinds() -> Vec<KindDoc> {
-    let mut out = crate::spec::describe_kinds("workload", REGISTRY);
+    let mut out = sanlab_spec::describe_kinds("workload", REGISTRY);
     out.extend(fio_options::kinds());
     out
 }

@@ -9,8 +9,8 @@
 
 use super::{at_line, Instance, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
 use crate::io::Op;
-use crate::number::{DURATION, SIZE};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::number::{DURATION, SIZE};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};

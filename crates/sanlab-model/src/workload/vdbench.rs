@@ -13,8 +13,8 @@
 use super::vdbench_file::{names, numbers, read_items, values, Files, Item};
 use super::{Instance, JobSet, Pacing, Request, Workload};
 use crate::io::Op;
-use crate::number::{checked, finite, rate_iops, DURATION, SIZE};
-use crate::spec::{did_you_mean, Kind, Spec, SpecResult};
+use sanlab_spec::number::{checked, finite, rate_iops, DURATION, SIZE};
+use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::{RngStream, NS_PER_S};
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "vdbench", summary: "vdbench: a parameter file (sd/wd/rd: xfersize, rdpct, seekpct, rhpct, hitarea, hotband, ...) or the same keys inline", build };

@@ -10,7 +10,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use sanlab_des::RngStream;
-use sanlab_model::spec::{build_kind, Spec};
+use sanlab_spec::{build_kind, Spec};
 use sanlab_model::workload::REGISTRY;
 use sanlab_scenario::{Overrides, Scenario};
 use std::panic::{catch_unwind, AssertUnwindSafe};

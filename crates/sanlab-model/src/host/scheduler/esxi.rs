@@ -4,7 +4,7 @@
 //! VMkernel settings for disk storage", 2012). For random I/O it behaves as `fair_share`.
 
 use super::{DepthRules, Discipline, Sfq, Waiting, WorldQos};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<dyn Discipline> = Kind {
     name: "esxi",

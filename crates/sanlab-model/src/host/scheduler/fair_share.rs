@@ -1,7 +1,7 @@
 //! Proportional share between worlds by their shares (start-time fair queuing).
 
 use super::{DepthRules, Discipline, Sfq, Waiting, WorldQos};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<dyn Discipline> = Kind { name: "fair_share", summary: "start-time fair queuing between VMs by their shares", build };
 

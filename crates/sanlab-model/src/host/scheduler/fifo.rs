@@ -1,7 +1,7 @@
 //! First come, first served across all worlds: no fairness at all.
 
 use super::{DepthRules, Discipline, Waiting, WorldQos};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use std::collections::VecDeque;
 
 pub const KIND: Kind<dyn Discipline> = Kind { name: "fifo", summary: "one FIFO for every VM: first come, first served", build };

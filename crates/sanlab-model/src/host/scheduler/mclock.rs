@@ -32,7 +32,7 @@
 //! modelled.
 
 use super::{DepthRules, Discipline, Waiting, WorldQos};
-use crate::spec::{Kind, Spec, SpecResult};
+use sanlab_spec::{Kind, Spec, SpecResult};
 use std::collections::VecDeque;
 
 pub const KIND: Kind<dyn Discipline> = Kind {
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn cost_unit_follows_disk_sched_cost_unit_range() {
         let t: toml::Table = "kind = \"mclock\"\ncost_unit = \"1KiB\"".parse().unwrap();
-        let e = crate::spec::build_kind(&crate::spec::Spec::new(&t, "scheduler"), super::super::REGISTRY, None).err().unwrap();
+        let e = sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "scheduler"), super::super::REGISTRY, None).err().unwrap();
         assert_eq!(e.location, "scheduler.cost_unit");
         assert!(e.message.contains("expected 4KiB..=256KiB (nearest valid: 4096)"), "{}", e.message);
     }

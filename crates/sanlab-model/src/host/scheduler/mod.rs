@@ -15,7 +15,7 @@ mod fair_share;
 mod fifo;
 mod mclock;
 
-use crate::spec::{Kind, KindDoc, Spec, SpecResult};
+use sanlab_spec::{Kind, KindDoc, Spec, SpecResult};
 
 /// A request waiting for a device slot.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +93,7 @@ impl DepthRules {
 pub static REGISTRY: &[Kind<dyn Discipline>] = &[fifo::KIND, fair_share::KIND, esxi::KIND, mclock::KIND];
 
 pub fn kinds() -> Vec<KindDoc> {
-    crate::spec::describe_kinds("scheduler", REGISTRY)
+    sanlab_spec::describe_kinds("scheduler", REGISTRY)
 }
 
 /// Start-time fair queuing (Goyal, Vin, Cheng, SIGCOMM 1996), the proportional-share scheduler
@@ -168,7 +168,7 @@ pub(crate) mod test_util {
 
     pub fn build(kind: &str, params: &str) -> Box<dyn Discipline> {
         let t: toml::Table = format!("kind = \"{kind}\"\n{params}").parse().unwrap();
-        crate::spec::build_kind(&Spec::new(&t, "scheduler"), REGISTRY, None).unwrap()
+        sanlab_spec::build_kind(&Spec::new(&t, "scheduler"), REGISTRY, None).unwrap()
     }
 
     pub fn req(io: u32, world: u32) -> Waiting {

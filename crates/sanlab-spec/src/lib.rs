@@ -5,8 +5,10 @@
 //! default and doc line, which is what `sanlab kinds` prints. A parameter is therefore declared in
 //! exactly one place.
 
-use crate::noise::{Delay, DelayParam, DISTRIBUTIONS};
-use crate::number::{checked, finite, DURATION, SIZE};
+pub mod names;
+pub mod number;
+
+use number::{checked, finite, DURATION, SIZE};
 use serde::Serialize;
 use std::cell::RefCell;
 use toml::{Table, Value};
@@ -111,7 +113,8 @@ impl<'a> Spec<'a> {
         Ok(self.text(key, "file path", Some("none"), doc)?.map(|p| self.base_dir.join(p)))
     }
 
-    fn child(&self, table: &'a Table, location: String) -> Spec<'a> {
+    /// A reader of a sub-table found at `location`, sharing this one's streams and folder.
+    pub fn child(&self, table: &'a Table, location: String) -> Spec<'a> {
         Spec { table, location, used: RefCell::new(vec![]), describe: None, base_dir: self.base_dir.clone(), streams: self.streams.clone(), kind_name: None }
     }
 
@@ -140,7 +143,8 @@ impl<'a> Spec<'a> {
         SpecError::new(self.at(key), message)
     }
 
-    fn note(&self, key: &str, ty: &'static str, default: String, doc: &'static str) {
+    /// Records a parameter read (for unused-key checks and, when describing, for `sanlab kinds`).
+    pub fn note(&self, key: &str, ty: &'static str, default: String, doc: &'static str) {
         if let Some(d) = &self.describe {
             d.borrow_mut().push(ParamDoc { name: key.to_string(), ty, default, doc });
         }
@@ -164,11 +168,13 @@ impl<'a> Spec<'a> {
         self.raw(key).is_some()
     }
 
-    fn raw(&self, key: &str) -> Option<&'a Value> {
+    /// The value written at `key`, unchecked.
+    pub fn raw(&self, key: &str) -> Option<&'a Value> {
         self.kind_name.filter(|_| key == "kind").or_else(|| self.table.get(key))
     }
 
-    fn mistyped(&self, key: &str, expected: &str, v: &Value) -> SpecError {
+    /// The error for a value of the wrong type at `key`.
+    pub fn mistyped(&self, key: &str, expected: &str, v: &Value) -> SpecError {
         self.error(key, format!("expected {expected}, found {} `{v}`", type_name(v)))
     }
 
@@ -291,39 +297,6 @@ impl<'a> Spec<'a> {
         self.duration_ns(key, Some(default), doc)
     }
 
-    /// A latency or service time: a duration ("50us", fixed: no random draws) or a distribution
-    /// table (`{ kind = "lognormal", mean = "50us", cv = 0.5 }`, see `noise`).
-    pub fn delay_param(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<DelayParam> {
-        const TYPE: &str = "duration or distribution";
-        match self.raw(key).filter(|_| !self.is_describing()) {
-            Some(Value::Table(t)) => {
-                self.note(key, TYPE, default.1.to_string(), doc);
-                Ok(DelayParam::Random(build_kind(&self.child(t, self.at(key)), DISTRIBUTIONS, None)?.into()))
-            }
-            Some(v) if !v.is_str() => {
-                self.note(key, TYPE, default.1.to_string(), doc);
-                Err(self.mistyped(key, "a duration as a string (\"50us\") or a distribution table ({ kind = \"lognormal\", mean = \"50us\", cv = 0.5 })", v))
-            }
-            _ => self.duration_ns(key, Some(default), doc).map(DelayParam::Fixed),
-        }
-    }
-
-    /// [`Spec::delay_param`] of this table's entity, with its stream `<entity>/<key>`.
-    pub fn delay(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
-        let param = self.delay_param(key, default, doc)?;
-        Ok(self.streamed(key, param))
-    }
-
-    /// A service time: a positive duration, or a distribution. An array that answers in no time
-    /// would let a closed loop issue and complete forever at one instant, the clock never moving.
-    pub fn service(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
-        let param = self.delay_param(key, default, doc)?;
-        if matches!(param, DelayParam::Fixed(0)) && !self.is_describing() {
-            return Err(self.takes_no_time(key));
-        }
-        Ok(self.streamed(key, param))
-    }
-
     /// A service time without a distribution: a positive duration (see [`Spec::service`]).
     pub fn service_ns(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<u64> {
         let ns = self.duration_ns(key, Some(default), doc)?;
@@ -333,13 +306,15 @@ impl<'a> Spec<'a> {
         Ok(ns)
     }
 
-    fn takes_no_time(&self, key: &str) -> SpecError {
+    /// The error for a service time of zero (see `service_ns`).
+    pub fn takes_no_time(&self, key: &str) -> SpecError {
         self.error(key, "must be positive: a service that takes no time lets a closed loop run forever at one instant (nearest valid: \"1ns\")")
     }
 
-    fn streamed(&self, key: &str, param: DelayParam) -> Delay {
+    /// The seed and stream name (`<entity>/<key>`) a random parameter read at `key` draws from.
+    pub fn stream_of(&self, key: &str) -> (u64, String) {
         let (seed, entity) = &self.streams;
-        param.stream(*seed, &format!("{entity}/{key}"))
+        (*seed, format!("{entity}/{key}"))
     }
 
     /// A size with a unit, e.g. "32KiB", "4k", "1MiB".
