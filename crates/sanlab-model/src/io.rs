@@ -2,11 +2,7 @@
 
 use sanlab_des::SimTime;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Read,
-    Write,
-}
+pub use sanlab_workload::Op;
 
 pub const NONE: u32 = u32::MAX;
 

@@ -5,8 +5,9 @@
 //!          → fabric (links) → array (media, replication)
 //! ```
 //! `engine` carries requests along that chain; `report` turns a finished run into results;
-//! `noise` gives latency parameters their distributions. Every kind reads its parameters through
-//! the strict reader of the `sanlab-spec` crate.
+//! `noise` gives latency parameters their distributions. The workloads (fio, vdbench, traces)
+//! come from the `sanlab-workload` crate; every kind reads its parameters through the strict
+//! reader of the `sanlab-spec` crate.
 
 pub mod array;
 pub mod engine;
@@ -18,13 +19,12 @@ pub mod multipath;
 pub mod noise;
 pub mod report;
 pub mod topology;
-pub mod workload;
 
 pub use engine::World;
 
 /// Every kind of every extension point, documented (for `sanlab kinds`).
 pub fn all_kinds() -> Vec<sanlab_spec::KindDoc> {
-    let mut out = workload::kinds();
+    let mut out = sanlab_workload::kinds();
     out.extend(host::scheduler::kinds());
     out.extend(host::flow_control::kinds());
     out.extend(multipath::kinds());

@@ -77,7 +77,7 @@ pub struct JobReport {
     pub write: DirectionReport,
     /// What a fio job found (latency_target's depth, steadystate) or why it ended early.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fio: Option<crate::workload::FioFindings>,
+    pub fio: Option<sanlab_workload::FioFindings>,
     /// Measured submissions by the job's depth after each, in fio's `iodepth_level` buckets
     /// (1, 2, 4, 8, 16, 32, >=64).
     pub iodepth_level: [u64; 7],
@@ -92,10 +92,10 @@ pub struct JobReport {
     pub end_ms: f64,
     /// Its place in its fio job file or command line (section name, reporting group, options).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fio_place: Option<crate::workload::FioPlace>,
+    pub fio_place: Option<sanlab_workload::FioPlace>,
 }
 
-/// A job's syncs by kind; each ended in the guest at once (see `workload/fio_sync.rs`).
+/// A job's syncs by kind; each ended in the guest at once (see `sanlab-workload`'s `fio/sync.rs`).
 #[derive(Serialize)]
 pub struct SyncCounts {
     pub fsync: u64,

@@ -6,7 +6,7 @@ use crate::host::flow_control::FlowControl;
 use crate::host::device_queue::DeviceQueue;
 use crate::fabric::Link;
 use crate::multipath::{Alua, PathSelector};
-use crate::workload::Workload;
+use sanlab_workload::Workload;
 
 pub struct RunConfig {
     pub duration_ns: u64,

@@ -17,7 +17,7 @@ use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
 use sanlab_spec::names::{claim_file_name, escaped, file_name};
 use sanlab_spec::{build_kind, did_you_mean, format_duration, Spec, SpecError, SpecResult};
 use sanlab_model::topology::*;
-use sanlab_model::workload::REGISTRY as WORKLOADS;
+use sanlab_workload::REGISTRY as WORKLOADS;
 use std::collections::HashMap;
 use toml::Table;
 

@@ -6,13 +6,12 @@ mod build;
 mod cost;
 mod injector;
 pub mod overrides;
-mod trace_volumes;
 mod vdbench_runs;
 
 use sanlab_model::report::RunReport;
 use sanlab_spec::names::{claim_file_name, escaped};
 use sanlab_spec::{did_you_mean, SpecError};
-use sanlab_model::workload::read_text;
+use sanlab_workload::read_text;
 use sanlab_des::RunControl;
 use sanlab_model::topology::Topology;
 use sanlab_model::World;
@@ -234,7 +233,7 @@ impl Scenario {
         if let Some(d) = &o.duration {
             overrides::apply(&mut root, "run.duration", Value::String(d.clone()), "--duration").map_err(err)?;
         }
-        trace_volumes::expand(&mut root).map_err(err)?;
+        sanlab_workload::expand_trace_volumes(&mut root).map_err(err)?;
         Ok(root)
     }
 

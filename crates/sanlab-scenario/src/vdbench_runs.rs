@@ -9,7 +9,7 @@
 
 use crate::{located, overrides, Overrides, Scenario, ScenarioError, Variant, VariantResult};
 use sanlab_spec::names::claim_file_name;
-use sanlab_model::workload::{vdbench_runs, VdbenchRun};
+use sanlab_workload::{vdbench_runs, VdbenchRun};
 use std::path::Path;
 use toml::{Table, Value};
 

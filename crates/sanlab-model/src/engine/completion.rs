@@ -3,7 +3,7 @@
 
 use super::{pack, Ev, World};
 use crate::io::{Op, NONE};
-use crate::workload::{Completion, Pacing, Steer};
+use sanlab_workload::{Completion, Pacing, Steer};
 
 impl World {
     /// QUEUE FULL came back: free the adapter slot, tell the device (adaptive depth), and retry

@@ -15,7 +15,7 @@ use crate::host::SlotQueue;
 use crate::io::Slab;
 use crate::multipath::{PathState, PspEvent};
 use crate::topology::Topology;
-use crate::workload::Workload;
+use sanlab_workload::Workload;
 use sanlab_des::{EventQueue, RngStream, SimTime};
 use sanlab_metrics::{Conservation, IoSeries, IoStats, SeriesId, TimeSeries};
 
@@ -81,10 +81,10 @@ pub(crate) struct Job {
     /// fio's bandwidth and IOPS samples and submission depths.
     pub rates: super::rates::JobRates,
     /// fio `exitall` / `exitall_on_error`: the job's end ends others of its `set` (see
-    /// [`crate::workload::ExitRule`]).
-    pub exit: Option<crate::workload::ExitRule>,
-    /// fio `fsync` and its kin: when the job syncs between writes (see `workload/fio_sync.rs`).
-    pub sync: Option<crate::workload::SyncSchedule>,
+    /// [`sanlab_workload::ExitRule`]).
+    pub exit: Option<sanlab_workload::ExitRule>,
+    /// fio `fsync` and its kin: when the job syncs between writes (see `sanlab-workload`'s `fio/sync.rs`).
+    pub sync: Option<sanlab_workload::SyncSchedule>,
     pub set: usize,
     /// The name of its workload entry, which names its fio document.
     pub entry: String,

@@ -1,9 +1,9 @@
 //! A job's bandwidth and IOPS sampled as fio samples them for its `bw_*` and `iops_*` figures,
-//! and its submissions counted by depth for `iodepth_level` (see `workload/fio_rates.rs` for
+//! and its submissions counted by depth for `iodepth_level` (see `sanlab-workload`'s `fio/rates.rs` for
 //! fio's rules). O(1) state per job: the current window's counts and running statistics.
 
 use crate::io::Op;
-use crate::workload::RateSampling;
+use sanlab_workload::RateSampling;
 use serde::Serialize;
 
 /// Running minimum, maximum, mean and sum of squared deviations of whole-number samples

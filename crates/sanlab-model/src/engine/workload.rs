@@ -2,7 +2,7 @@
 
 use super::{pack, Ev, World};
 use crate::io::{Io, Op};
-use crate::workload::Pacing;
+use sanlab_workload::Pacing;
 use sanlab_des::SimTime;
 
 impl World {
@@ -69,8 +69,8 @@ impl World {
 
     /// fio's `exitall`: the jobs of `j`'s file that `rule` names stop issuing now and finish what
     /// they have in flight; those not started yet will not run.
-    fn end_others(&mut self, j: usize, rule: crate::workload::ExitRule) {
-        use crate::workload::ExitWhat;
+    fn end_others(&mut self, j: usize, rule: sanlab_workload::ExitRule) {
+        use sanlab_workload::ExitWhat;
         let now = self.q.now();
         let set = self.jobs[j].set;
         let mut ended = vec![];

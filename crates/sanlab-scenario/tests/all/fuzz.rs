@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use sanlab_des::RngStream;
 use sanlab_spec::{build_kind, Spec};
-use sanlab_model::workload::REGISTRY;
+use sanlab_workload::REGISTRY;
 use sanlab_scenario::{Overrides, Scenario};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 //! action, pid, device, cpu (u32), error, pdu_len (u16), 48 bytes in the writer's byte order
 //! (the magic says which), then `pdu_len` bytes of payload.
 
-use super::{request, Line, Select, SECTOR_BYTES};
-use crate::io::Op;
+use crate::trace::{request, Line, Select, SECTOR_BYTES};
+use crate::Op;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ const TC_NOTIFY: u32 = 1 << 10;
 const TC_DISCARD: u32 = 1 << 13;
 
 /// The action code of each of blkparse's letters (enum blktrace_act).
-pub(super) fn action_code(letter: char) -> Option<u32> {
+pub(crate) fn action_code(letter: char) -> Option<u32> {
     Some(match letter {
         'Q' => 1,
         'M' => 2,
@@ -77,16 +77,16 @@ struct Record {
 }
 
 /// The CPU files merged by time; records are numbered in the order they are replayed.
-pub(super) struct Merged {
+pub(crate) struct Merged {
     cpus: Vec<Cpu>,
-    pub(super) record: usize,
+    pub(crate) record: usize,
 }
 
 impl Merged {
-    pub(super) fn open(path: &Path, max_bytes: u64) -> std::io::Result<Merged> {
+    pub(crate) fn open(path: &Path, max_bytes: u64) -> std::io::Result<Merged> {
         let mut cpus = vec![];
         for f in cpu_files(path)? {
-            let input: Box<dyn Read> = Box::new(std::io::BufReader::new(super::super::open_input(&f, max_bytes)?));
+            let input: Box<dyn Read> = Box::new(std::io::BufReader::new(crate::open_input(&f, max_bytes)?));
             cpus.push(Cpu { input, head: None });
         }
         Ok(Merged { cpus, record: 0 })
@@ -121,7 +121,7 @@ impl Merged {
     }
 
     /// The next record of all CPUs (the earliest), as a trace line; None at the end.
-    pub(super) fn next(&mut self, wanted: u32, select: &mut Select) -> Option<Result<Line, String>> {
+    pub(crate) fn next(&mut self, wanted: u32, select: &mut Select) -> Option<Result<Line, String>> {
         for cpu in &mut self.cpus {
             if let Err(e) = Self::fill(cpu) {
                 self.record += 1;

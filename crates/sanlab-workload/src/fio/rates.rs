@@ -11,12 +11,12 @@
 //!   log's window is 0 (the default) or the log is compressed (`log_compression`,
 //!   `log_store_compressed`), fio logs and samples every I/O instead.
 
-use super::fio::{parse_bool, parse_int, OptionError, OptionValues};
-use super::RateSampling;
+use super::{parse_bool, parse_int, OptionError, OptionValues};
+use crate::RateSampling;
 
 /// The sampling of bandwidth and of IOPS, `[bw, iops]`, for a job's options; `compressed` says
 /// whether its logs are compressed (a `log_compression` above 0).
-pub(super) fn rate_sampling(v: &OptionValues, compressed: bool) -> Result<[RateSampling; 2], OptionError> {
+pub(crate) fn rate_sampling(v: &OptionValues, compressed: bool) -> Result<[RateSampling; 2], OptionError> {
     let ms_of = |o: &'static str, min: i64| v.get(o).map(|s| parse_int(o, s, min, i64::from(u32::MAX)).map(|n| n as u64)).transpose();
     let log_avg_ms = ms_of("log_avg_msec", 0)?.unwrap_or(0);
     let compressed = compressed || v.get("log_store_compressed").map(|s| parse_bool("log_store_compressed", s)).transpose()?.unwrap_or(false);

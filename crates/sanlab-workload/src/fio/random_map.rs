@@ -12,7 +12,7 @@
 /// A job's random maps: one per file of `region_bytes`, in blocks of `unit_bytes`, each made
 /// when its file is first addressed.
 #[derive(Clone, Debug)]
-pub(super) struct RandomMaps {
+pub(crate) struct RandomMaps {
     pub unit_bytes: u64,
     region_bytes: u64,
     maps: Vec<Option<RandomMap>>,
@@ -42,7 +42,7 @@ impl RandomMaps {
 
 /// The blocks of a file's region that its requests have covered in this pass.
 #[derive(Clone, Debug)]
-pub(super) struct RandomMap {
+pub(crate) struct RandomMap {
     blocks: u64,
     words: Vec<u64>,
 }

@@ -3,8 +3,8 @@
 //! issued" and "the previous completed". Offsets are random, size-aligned, inside the working set
 //! (ioping `-S`, 1 MiB by default for a directory target such as `ioping -c 100 .`).
 
-use super::{Instance, Pacing, Request, Workload};
-use crate::io::Op;
+use crate::{Instance, Pacing, Request, Workload};
+use crate::Op;
 use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 

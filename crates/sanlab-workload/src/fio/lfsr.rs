@@ -12,7 +12,7 @@
 use sanlab_des::RngStream;
 
 #[derive(Clone, Debug)]
-pub(super) struct BlockCycle {
+pub(crate) struct BlockCycle {
     blocks: u64,
     mask: u64,
     /// Half the width, for the bijection's xor-shift.

@@ -8,7 +8,7 @@ use sanlab_spec::{did_you_mean, KindDoc, ParamDoc};
 
 /// How an option reaches the model.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Effect {
+pub(crate) enum Effect {
     /// Shapes the requests, their pacing or the job's phases.
     Model,
     /// Read for sanlab's fio-compatible output (names, groups, logs); no effect on the requests.
@@ -19,7 +19,7 @@ pub(super) enum Effect {
     Unmodelled,
 }
 
-pub(super) struct FioOption {
+pub(crate) struct FioOption {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub effect: Effect,
@@ -94,7 +94,7 @@ const RPMA: &str = "an option of fio 3.33's librpma engines (RDMA to persistent 
 const GPU: &str = "an option of fio's GPU direct-storage engines (libcufile, libhipfile): sanlab simulates block I/O on a disk";
 
 /// Every option fio accepts, options.c first, then the block engines' and other engines' own.
-pub(super) static OPTIONS: &[FioOption] = &[
+pub(crate) static OPTIONS: &[FioOption] = &[
     opt("rw", &["readwrite"], "choice", "read", "read, write, randread, randwrite, rw, randrw; `randread:8` takes a new random offset every 8 requests, `write:4k` leaves a 4k hole after each"),
     opt("rwmixread", &[], "integer", "50", "percent reads of rw/randrw"),
     opt("rwmixwrite", &[], "integer", "50", "percent writes of rw/randrw (the later of rwmixread/rwmixwrite wins)"),
@@ -485,23 +485,23 @@ pub(super) static OPTIONS: &[FioOption] = &[
 /// Engines that complete each request before the next is issued (fio `FIO_SYNCIO` with a
 /// `queue` that completes): one request outstanding whatever `iodepth` says, as fio notes
 /// "queue depth will be capped at 1".
-pub(super) const SYNC_ENGINES: [&str; 10] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice", "libzbc", "mtd", "sg"];
+pub(crate) const SYNC_ENGINES: [&str; 10] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice", "libzbc", "mtd", "sg"];
 /// Engines that keep `iodepth` requests in flight (libiscsi is flagged FIO_SYNCIO but queues).
-pub(super) const ASYNC_ENGINES: [&str; 11] = ["libaio", "io_uring", "io_uring_cmd", "posixaio", "solarisaio", "windowsaio", "null", "libiscsi", "nbd", "libblkio", "xnvme"];
+pub(crate) const ASYNC_ENGINES: [&str; 11] = ["libaio", "io_uring", "io_uring_cmd", "posixaio", "solarisaio", "windowsaio", "null", "libiscsi", "nbd", "libblkio", "xnvme"];
 /// fio's engines that do not do block I/O on a disk.
-pub(super) const NON_BLOCK_ENGINES: [&str; 33] = [
+pub(crate) const NON_BLOCK_ENGINES: [&str; 33] = [
     "net", "netsplice", "rdma", "cpuio", "exec", "http", "rados", "rbd", "falloc", "ftruncate", "e4defrag", "gfapi", "gfapi_async", "libhdfs", "nfs", "dfs",
     "ime_psync", "ime_psyncv", "ime_aio", "libcufile", "libhipfile", "dev-dax", "libpmem", "page_fault", "filecreate", "filestat", "filedelete", "dircreate",
     "dirstat", "dirdelete", "guasi", "binject", "pmemblk",
 ];
 
 /// An option by its name or one of its aliases.
-pub(super) fn lookup(name: &str) -> Option<&'static FioOption> {
+pub(crate) fn lookup(name: &str) -> Option<&'static FioOption> {
     OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
 /// The message for an option sanlab does not accept: one fio lacks, or one sanlab cannot model.
-pub(super) fn unknown_option(name: &str) -> String {
+pub(crate) fn unknown_option(name: &str) -> String {
     if let Some(o) = lookup(name).filter(|o| o.effect == Effect::Unmodelled) {
         return format!("fio option `{name}` cannot be modelled: {}", o.doc);
     }

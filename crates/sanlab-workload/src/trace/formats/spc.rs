@@ -3,10 +3,10 @@
 //! (either case), Timestamp in seconds since the trace began. ASU is the application storage
 //! unit, selected with `disk`.
 
-use super::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
-use crate::io::Op;
+use crate::trace::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
+use crate::Op;
 
-pub(super) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
+pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').map(str::trim).collect();
     if f.len() < 5 {
         return Err(format!("expected at least 5 comma-separated fields (ASU,LBA,Size,Opcode,Timestamp), found {}", f.len()));

@@ -6,26 +6,23 @@
 
 mod distribution;
 mod fio;
-mod fio_file;
-mod fio_flow;
-mod fio_lfsr;
-mod fio_random_map;
-mod fio_options;
-mod fio_rates;
-mod fio_steer;
-mod fio_sync;
 mod ioping;
 mod trace;
 mod vdbench;
-mod vdbench_file;
 
-pub use fio_steer::{FioFindings, JobError, LatencyFound, SteadyFound};
-pub use fio_sync::SyncSchedule;
+pub use fio::{FioFindings, JobError, LatencyFound, SteadyFound, SyncSchedule};
+pub use trace::volumes::expand as expand_trace_volumes;
 pub use vdbench::{runs as vdbench_runs, VdbenchRun};
 
-use crate::io::Op;
 use sanlab_spec::{Kind, KindDoc};
 use sanlab_des::RngStream;
+
+/// A request's direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+}
 
 /// Shape of the next request.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,26 +234,26 @@ impl RateSampling {
     pub const DEFAULT: RateSampling = RateSampling::Window { ms: 500 };
 }
 
-pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio_file::KIND, vdbench::KIND, trace::KIND, ioping::KIND];
+pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio::FILE_KIND, vdbench::KIND, trace::KIND, ioping::KIND];
 
 /// The workload kinds, then fio's option table (what each fio option does in sanlab).
 pub fn kinds() -> Vec<KindDoc> {
     let mut out = sanlab_spec::describe_kinds("workload", REGISTRY);
-    out.extend(fio_options::kinds());
+    out.extend(fio::option_kinds());
     out
 }
 
 /// How many of fio's options sanlab models, accepts without effect, and cannot model.
 pub fn fio_option_coverage() -> [usize; 3] {
-    fio_options::coverage()
+    fio::option_coverage()
 }
 
 /// Largest scenario, job or parameter file, each read whole: 16 MiB.
 pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
 /// Largest trace, read line by line: 64 GiB.
-const MAX_TRACE_FILE_BYTES: u64 = 64 << 30;
+pub(crate) const MAX_TRACE_FILE_BYTES: u64 = 64 << 30;
 /// Longest line of a trace: 64 KiB.
-const MAX_TRACE_LINE_BYTES: u64 = 64 << 10;
+pub(crate) const MAX_TRACE_LINE_BYTES: u64 = 64 << 10;
 
 /// Opens an input file: a regular file (not a device such as /dev/zero, a FIFO or a folder) of
 /// at most `max_bytes`. Checked before opening, which would wait forever on a FIFO.
@@ -281,7 +278,7 @@ pub fn read_text(path: &std::path::Path) -> std::io::Result<String> {
 }
 
 /// "path:line: message", the way every file-format error names its place.
-fn at_line(path: &std::path::Path, line: usize, message: impl std::fmt::Display) -> String {
+pub(crate) fn at_line(path: &std::path::Path, line: usize, message: impl std::fmt::Display) -> String {
     format!("{}:{line}: {message}", path.display())
 }
 

@@ -3,9 +3,8 @@
 //! message naming its file and line.
 
 use sanlab_des::RngStream;
-use sanlab_model::io::Op;
 use sanlab_spec::{build_kind, Spec};
-use sanlab_model::workload::{Pacing, Request, Workload, REGISTRY};
+use sanlab_workload::{Op, Pacing, Request, Workload, REGISTRY};
 use std::path::PathBuf;
 
 const GIB: u64 = 1 << 30;
@@ -317,7 +316,7 @@ fn vdbench_malformed_files_name_file_and_line() {
 
 /// The runs of a parameter file, by name.
 fn vdb_runs(file: &str) -> Vec<String> {
-    sanlab_model::workload::vdbench_runs(&data().join("vdbench").join(file)).unwrap().into_iter().map(|r| r.name).collect()
+    sanlab_workload::vdbench_runs(&data().join("vdbench").join(file)).unwrap().into_iter().map(|r| r.name).collect()
 }
 
 fn vdb_run(file: &str, run: &str) -> String {
@@ -383,14 +382,14 @@ fn vdbench_several_rds_run_in_order_with_ranges_and_wildcards() {
 #[test]
 fn vdbench_curve_points_take_percents_of_the_max_run() {
     assert_eq!(vdb_runs("curve.vdb"), ["c", "c_(50%)", "c_(90%)"]);
-    let runs = sanlab_model::workload::vdbench_runs(&data().join("vdbench/curve.vdb")).unwrap();
+    let runs = sanlab_workload::vdbench_runs(&data().join("vdbench/curve.vdb")).unwrap();
     assert_eq!(runs[1].curve_max_run.as_deref(), Some("c"));
     assert_eq!(job(&vdb_run("curve.vdb", "c"), "sd1").pacing(), Pacing::Closed { depth: 8 });
     // 50 % of 12,345.6 IOPS: 6,172, rounded up to a multiple of 100 above 1000 (RD_entry.set_iorate).
     let half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
     assert_eq!(half.pacing(), Pacing::Timed { depth: 8 });
     assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
-    let stops = sanlab_model::workload::vdbench_runs(&data().join("vdbench/stopcurve.vdb")).unwrap();
+    let stops = sanlab_workload::vdbench_runs(&data().join("vdbench/stopcurve.vdb")).unwrap();
     assert_eq!(stops.iter().map(|r| r.stopcurve_ms).collect::<Vec<_>>(), [None, Some(0.001), Some(0.001), Some(0.001)], "points only");
     let low = job(&format!("{}\ncurve_max_iops = 101", vdb_run("curve.vdb", "c_(90%)")), "sd1");
     assert!(low.options().contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
@@ -712,7 +711,7 @@ fn input_files_are_regular_files_of_bounded_size() {
 #[test]
 fn the_workload_page_states_the_option_tables_coverage() {
     let page = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/models/workload.md")).unwrap();
-    let [model, ignored, unmodelled] = sanlab_model::workload::fio_option_coverage();
+    let [model, ignored, unmodelled] = sanlab_workload::fio_option_coverage();
     let line = format!("**modelled: {model}, accepted without effect: {ignored}, cannot be modelled: {unmodelled}**");
     assert!(page.contains(&line), "docs/models/workload.md should say {line}");
 }

@@ -3,7 +3,7 @@
 //! write-through caching, so Linux completes an empty flush without sending it (block/blk-flush.c
 //! `blk_insert_flush`) and nothing reaches the path. It takes no simulated time; fio counts it.
 
-use super::fio::{err, parse_int, OptionError, OptionValues};
+use super::{err, parse_int, OptionError, OptionValues};
 
 /// fio's sync kinds, in the order it checks them.
 const SYNC_KINDS: [&str; 3] = ["fsync", "fdatasync", "sync_file_range"];
@@ -22,7 +22,7 @@ pub struct SyncSchedule {
 
 impl SyncSchedule {
     /// The options' schedule, or None when the job never syncs.
-    pub(super) fn from_options(v: &OptionValues) -> Result<Option<SyncSchedule>, OptionError> {
+    pub(crate) fn from_options(v: &OptionValues) -> Result<Option<SyncSchedule>, OptionError> {
         let mut every_writes = [0; 3];
         for (k, name) in SYNC_KINDS.into_iter().enumerate().take(2) {
             if let Some(s) = v.get(name) {

@@ -10,9 +10,11 @@
 //! own arrivals and the SD's threads serve the highest priority first ([`Shared`]). Every SD
 //! addresses the VM's one virtual disk from its offset on.
 
-use super::vdbench_file::{names, numbers, read_items, values, Files, Item};
-use super::{Instance, JobSet, Pacing, Request, Workload};
-use crate::io::Op;
+mod parm;
+
+use parm::{names, numbers, read_items, values, Files, Item};
+use crate::{Instance, JobSet, Pacing, Request, Workload};
+use crate::Op;
 use sanlab_spec::number::{checked, finite, rate_iops, DURATION, SIZE};
 use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use sanlab_des::{RngStream, NS_PER_S};

@@ -2,10 +2,10 @@
 //! `Timestamp,Offset,Size,IOType,VolumeID`; Timestamp in seconds (Unix time), Offset and Size in
 //! 512-byte sectors, IOType 0 read and 1 write. A file holds many volumes: `disk` picks one.
 
-use super::{num_times, request, Line, Select, SECTOR_BYTES};
-use crate::io::Op;
+use crate::trace::{num_times, request, Line, Select, SECTOR_BYTES};
+use crate::Op;
 
-pub(super) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
+pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').map(str::trim).collect();
     if f.len() != 5 {
         return Err(format!("expected 5 comma-separated fields (Timestamp,Offset,Size,IOType,VolumeID), found {}", f.len()));

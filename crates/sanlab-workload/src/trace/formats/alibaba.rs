@@ -2,10 +2,10 @@
 //! `device_id,opcode,offset,length,timestamp`; opcode R or W, offset and length in bytes,
 //! timestamp in microseconds (Unix time). A file holds many virtual disks: `disk` picks one.
 
-use super::{num, num_times, request, Line, Select};
-use crate::io::Op;
+use crate::trace::{num, num_times, request, Line, Select};
+use crate::Op;
 
-pub(super) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
+pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').map(str::trim).collect();
     if f.len() != 5 {
         return Err(format!("expected 5 comma-separated fields (device_id,opcode,offset,length,timestamp), found {}", f.len()));

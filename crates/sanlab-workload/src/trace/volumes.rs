@@ -9,7 +9,7 @@ use sanlab_spec::{did_you_mean, SpecError};
 use toml::{Table, Value};
 
 /// Replaces each VM with a `volumes` map by its VMs per disk, in place of it.
-pub(crate) fn expand(root: &mut Table) -> Result<(), SpecError> {
+pub fn expand(root: &mut Table) -> Result<(), SpecError> {
     let Some(Value::Array(vms)) = root.get("vm") else { return Ok(()) };
     let has_map = |job: &Value| job.get("kind").and_then(Value::as_str) == Some("trace") && job.get("volumes").is_some();
     if !vms.iter().any(|vm| vm.get("job").and_then(Value::as_array).is_some_and(|jobs| jobs.iter().any(has_map))) {

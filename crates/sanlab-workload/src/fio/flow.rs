@@ -9,7 +9,7 @@
 //! issue), and without `flow_sleep` the job waits one I/O time (the latency of the completion)
 //! where fio spins until the others have caught up.
 
-use super::fio::{err, parse_int, OptionError, OptionValues};
+use super::{err, parse_int, OptionError, OptionValues};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -28,11 +28,11 @@ struct Member {
 
 /// The jobs of one `flow_id`.
 #[derive(Debug, Default)]
-pub(super) struct Flow(RefCell<Vec<Member>>);
+pub(crate) struct Flow(RefCell<Vec<Member>>);
 
 /// One job's place in its flow; each clone joins on its first request.
 #[derive(Clone, Debug)]
-pub(super) struct FlowShare {
+pub(crate) struct FlowShare {
     id: u32,
     weight: u64,
     sleep_ns: u64,
@@ -41,7 +41,7 @@ pub(super) struct FlowShare {
 }
 
 impl FlowShare {
-    pub(super) fn from_options(v: &OptionValues) -> Result<Option<FlowShare>, OptionError> {
+    pub(crate) fn from_options(v: &OptionValues) -> Result<Option<FlowShare>, OptionError> {
         let int = |o: &'static str, max: i64| v.get(o).map_or(Ok(0), |s| parse_int(o, s, 0, max));
         let weight = int("flow", MAX_WEIGHT)? as u64;
         let id = int("flow_id", i64::from(u32::MAX))? as u32;
@@ -56,12 +56,12 @@ impl FlowShare {
     }
 
     /// Shares the flow of the jobs with the same `flow_id` read so far from one file.
-    pub(super) fn join(&mut self, flows: &mut BTreeMap<u32, Rc<Flow>>) {
+    pub(crate) fn join(&mut self, flows: &mut BTreeMap<u32, Rc<Flow>>) {
         self.flow = flows.entry(self.id).or_default().clone();
     }
 
     /// The job issued a request.
-    pub(super) fn issued(&mut self) {
+    pub(crate) fn issued(&mut self) {
         let mut members = self.flow.0.borrow_mut();
         let k = *self.member.get_or_insert_with(|| {
             members.push(Member { weight: self.weight, issued: 0, end_ns: None, done: false });
@@ -71,7 +71,7 @@ impl FlowShare {
     }
 
     /// The job has no more requests: it leaves the flow.
-    pub(super) fn done(&mut self) {
+    pub(crate) fn done(&mut self) {
         if let Some(k) = self.member {
             self.flow.0.borrow_mut()[k].done = true;
         }
@@ -79,7 +79,7 @@ impl FlowShare {
 
     /// After a completion at `now_ns`: the pause the job takes when it is ahead of its share.
     /// `ends_at_ns` is when the job's runtime ends, once known.
-    pub(super) fn pause_ns(&mut self, now_ns: u64, latency_ns: u64, ends_at_ns: Option<u64>) -> Option<u64> {
+    pub(crate) fn pause_ns(&mut self, now_ns: u64, latency_ns: u64, ends_at_ns: Option<u64>) -> Option<u64> {
         let k = self.member?;
         let mut members = self.flow.0.borrow_mut();
         if members[k].end_ns.is_none() {

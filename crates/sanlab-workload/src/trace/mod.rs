@@ -7,8 +7,8 @@
 //! record at its timestamp (relative to the first record, times `time_scale`); closed replay
 //! keeps `depth` records outstanding and ignores the timestamps.
 
-use super::{at_line, Instance, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
-use crate::io::Op;
+use crate::{at_line, Instance, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
+use crate::Op;
 use sanlab_spec::number::{DURATION, SIZE};
 use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
@@ -16,11 +16,10 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-mod alibaba;
-mod biosnoop;
-mod blktrace_bin;
-mod spc;
-mod tencent;
+mod formats;
+pub(crate) mod volumes;
+
+use formats::{alibaba, biosnoop, blktrace_bin, spc, tencent};
 
 pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
 
@@ -388,7 +387,7 @@ impl Read for Inflated {
 
 /// The trace's text, decompressed when the name ends in `.gz`; at most `max_bytes` either way.
 fn open(path: &Path, max_bytes: u64) -> std::io::Result<Box<dyn BufRead>> {
-    let file = super::open_input(path, max_bytes)?;
+    let file = crate::open_input(path, max_bytes)?;
     Ok(if path.extension().is_some_and(|e| e == "gz") {
         Box::new(BufReader::new(Inflated { inner: flate2::read::MultiGzDecoder::new(Counted { inner: file, bytes: 0 }), bytes: 0, max_bytes }))
     } else {
@@ -413,7 +412,7 @@ struct Reader {
 
 impl Reader {
     fn new(path: &Path, parser: &LineParser) -> std::io::Result<Self> {
-        Self::with_limit(path, parser, super::MAX_TRACE_FILE_BYTES)
+        Self::with_limit(path, parser, crate::MAX_TRACE_FILE_BYTES)
     }
 
     fn with_limit(path: &Path, parser: &LineParser, max_bytes: u64) -> std::io::Result<Self> {
@@ -527,7 +526,7 @@ struct Trace {
 
 /// The format a trace's first lines are written in, tried in this order (`format = "auto"`).
 fn detect(path: &Path) -> Result<&'static str, String> {
-    let mut input = open(path, super::MAX_TRACE_FILE_BYTES).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let mut input = open(path, crate::MAX_TRACE_FILE_BYTES).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     // blktrace's binary records start with their magic, in either byte order.
     let head = input.fill_buf().map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     if let Some(m) = head.get(..4) {

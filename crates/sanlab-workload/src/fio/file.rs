@@ -7,8 +7,8 @@
 //! Each job becomes job instances through the same option reader as the `fio` kind, with fio's
 //! own units and defaults (see `fio.rs`).
 
-use super::fio::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
-use super::{at_line, FioPlace, JobSet, Workload};
+use super::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
+use crate::{at_line, FioPlace, JobSet, Workload};
 use sanlab_spec::names::file_name;
 use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
@@ -110,7 +110,7 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         // Relative names are relative to the including file, as fio falls back to.
         let dir = files.0[file].parent().unwrap_or(Path::new(".")).to_path_buf();
         let path = dir.join(name);
-        let text = super::read_text(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
+        let text = crate::read_text(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
         let included = files.add(path);
         return read_options(&text, included, files, depth + 1, sink);
     }
@@ -150,7 +150,7 @@ type Parsed = (Files, Vec<JobSection>, Vec<Entry>);
 
 fn read_job_file(path: &Path) -> Result<Parsed, String> {
     let mut files = Files::default();
-    let text = super::read_text(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
+    let text = crate::read_text(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
     let file = files.add(path.to_path_buf());
     let mut globals: Vec<Entry> = vec![];
     let mut jobs: Vec<JobSection> = vec![];
@@ -324,7 +324,7 @@ fn read_cmdline(text: &str) -> Result<Parsed, String> {
 }
 
 /// The jobs of a fio command line (the `fio` kind's `cmdline`), with fio's units and defaults.
-pub(super) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
+pub(crate) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
     let (files, sections, globals) = read_cmdline(text)?;
     job_set(&sections, &globals, &files, &[], device_size_bytes)
 }
@@ -513,7 +513,7 @@ mod tests {
         assert_eq!(jobs[0].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("ioengine", "libaio"), ("direct", "1"), ("rw", "randread"), ("bs", "8k"), ("time_based", "1")]);
         assert_eq!(jobs[1].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["ioengine", "direct", "rw"]);
         let set = cmdline_jobs("fio --name=w --ioengine=psync --iodepth=8 --rw=randwrite --bs=512k --filename=/dev/sdb --group_reporting", 1 << 30).unwrap();
-        assert_eq!(set.pacing(), super::super::Pacing::Closed { depth: 1 }, "psync: one request at a time");
+        assert_eq!(set.pacing(), crate::Pacing::Closed { depth: 1 }, "psync: one request at a time");
         assert_eq!(set.ignored(), ["filename"]);
         let e = |c: &str| cmdline_jobs(c, 1 << 30).err().unwrap();
         assert_eq!(e("fio --name=x --iodepht=4"), "cmdline argument 2 `--iodepht=4`: unknown fio option `iodepht`; did you mean `iodepth`?");
@@ -525,7 +525,7 @@ mod tests {
 
     #[test]
     fn exit_rules_follow_fios_groups_and_its_global_exitall() {
-        use super::super::{ExitRule, ExitWhat};
+        use crate::{ExitRule, ExitWhat};
         let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.workload.exit_rule()).collect::<Vec<_>>();
         assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
         // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,
@@ -544,7 +544,7 @@ mod tests {
 
     #[test]
     fn the_option_table_names_every_option_once() {
-        use super::super::fio_options::{coverage, OPTIONS};
+        use super::super::options::{coverage, OPTIONS};
         let mut names: Vec<&str> = OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())).collect();
         let n = names.len();
         names.sort_unstable();

@@ -6,9 +6,9 @@
 //! takes each interval's sample at the first completion after it ends. Clocks count from the
 //! job's measured start (after startdelay and ramp_time), where fio resets its statistics.
 
-use super::fio::{err, parse_bool, parse_duration, parse_int, per_direction, OptionError, OptionValues, Units};
-use super::{Completion, Steer};
-use crate::io::Op;
+use super::{err, parse_bool, parse_duration, parse_int, per_direction, OptionError, OptionValues, Units};
+use crate::{Completion, Steer};
+use crate::Op;
 use sanlab_spec::number::finite;
 use sanlab_spec::did_you_mean;
 use serde::Serialize;
@@ -66,7 +66,7 @@ pub struct FioFindings {
 
 /// The steering parts a job asked for.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Steering {
+pub(crate) struct Steering {
     latency: Option<LatencySearch>,
     steady: Option<SteadyState>,
     rate_min: Option<RateMin>,
@@ -78,7 +78,7 @@ pub(super) struct Steering {
 }
 
 impl Steering {
-    pub(super) fn from_options(v: &OptionValues, units: &Units, iodepth: u32) -> Result<Steering, OptionError> {
+    pub(crate) fn from_options(v: &OptionValues, units: &Units, iodepth: u32) -> Result<Steering, OptionError> {
         let mut max_latency_ns = [0; 2];
         if let Some(t) = v.get("max_latency") {
             for (d, s) in per_direction(t).iter().enumerate() {
@@ -99,7 +99,7 @@ impl Steering {
     }
 
     /// The depth the job starts at: 1 while fio searches (io_u.c `lat_target_init`).
-    pub(super) fn start_depth(&self, iodepth: u32) -> u32 {
+    pub(crate) fn start_depth(&self, iodepth: u32) -> u32 {
         if self.latency.is_some() {
             1
         } else {
@@ -107,7 +107,7 @@ impl Steering {
         }
     }
 
-    pub(super) fn completed(&mut self, c: &Completion) -> Steer {
+    pub(crate) fn completed(&mut self, c: &Completion) -> Steer {
         if self.error.is_some() {
             return Steer::Keep;
         }
@@ -142,7 +142,7 @@ impl Steering {
         }
     }
 
-    pub(super) fn findings(&self) -> Option<FioFindings> {
+    pub(crate) fn findings(&self) -> Option<FioFindings> {
         let f = FioFindings { error: self.error.clone(), latency_target: self.latency.as_ref().map(LatencySearch::found), steadystate: self.steady.as_ref().map(SteadyState::found) };
         (f != FioFindings::default()).then_some(f)
     }
@@ -605,7 +605,7 @@ impl RateMin {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fio::Dialect;
+    use super::super::Dialect;
     use super::*;
 
     fn steering(opts: &[(&'static str, &str)]) -> Result<Steering, OptionError> {

@@ -5,12 +5,12 @@
 //! `keyword=value` items separated by commas, a value may be a list in parentheses, and keywords
 //! are case-insensitive.
 
-use super::at_line;
+use crate::at_line;
 use std::path::{Path, PathBuf};
 
 /// One `keyword=value` of a parameter file, with where it was written.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Item {
+pub(crate) struct Item {
     /// Lowercased, as vdbench compares them.
     pub keyword: String,
     pub value: String,
@@ -20,7 +20,7 @@ pub(super) struct Item {
 
 /// The files read (the parameter file and its includes), for naming them in messages.
 #[derive(Default, Debug)]
-pub(super) struct Files(pub Vec<PathBuf>);
+pub(crate) struct Files(pub Vec<PathBuf>);
 
 impl Files {
     pub fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
@@ -83,9 +83,9 @@ fn parameter_lines(text: &str, file: usize, files: &Files) -> Result<Vec<(usize,
 }
 
 /// Reads a parameter file and its includes into items, in order.
-pub(super) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
+pub(crate) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
     let mut files = Files(vec![path.to_path_buf()]);
-    let text = super::read_text(path).map_err(|e| format!("cannot read vdbench parameter file {}: {e}", path.display()))?;
+    let text = crate::read_text(path).map_err(|e| format!("cannot read vdbench parameter file {}: {e}", path.display()))?;
     let mut lines = vec![];
     for (n, line) in parameter_lines(&text, 0, &files)? {
         let Some(name) = line.strip_prefix("include=") else {
@@ -94,7 +94,7 @@ pub(super) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
         };
         // Relative names are relative to the including file (Vdb_scan.readIncludeFile).
         let inc = path.parent().unwrap_or(Path::new(".")).join(name);
-        let inc_text = super::read_text(&inc).map_err(|e| files.at(0, n, format!("include={name}: cannot read {}: {e}", inc.display())))?;
+        let inc_text = crate::read_text(&inc).map_err(|e| files.at(0, n, format!("include={name}: cannot read {}: {e}", inc.display())))?;
         files.0.push(inc);
         let f = files.0.len() - 1;
         for (m, l) in parameter_lines(&inc_text, f, &files)? {
@@ -145,7 +145,7 @@ fn push_items(text: &str, file: usize, line: usize, files: &Files, items: &mut V
 }
 
 /// The values of a parameter: `(a,b,c)` gives three, anything else one.
-pub(super) fn values(value: &str) -> Vec<&str> {
+pub(crate) fn values(value: &str) -> Vec<&str> {
     let inner = value.strip_prefix('(').and_then(|v| v.strip_suffix(')')).unwrap_or(value);
     inner.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
 }
@@ -156,7 +156,7 @@ const MAX_RANGE_VALUES: usize = 10_240;
 /// Names of a list, with vdbench's name ranges expanded (Var_parms.handle_alpha): inside
 /// parentheses, `sd1-sd4` is sd1, sd2, sd3, sd4; both ends share the letters before their
 /// trailing number, and the number counts up.
-pub(super) fn names(value: &str) -> Result<Vec<String>, String> {
+pub(crate) fn names(value: &str) -> Result<Vec<String>, String> {
     let parenthesised = value.starts_with('(');
     let mut out = vec![];
     for v in values(value) {
@@ -188,7 +188,7 @@ pub(super) fn names(value: &str) -> Result<Vec<String>, String> {
 /// Numbers of a list, with vdbench's numeric ranges expanded (Var_parms.handle_num): inside
 /// parentheses `lo-hi` is followed by a step, or by `d` to double (halve when counting down):
 /// `(1-64,d)` is 1, 2, 4, ..., 64 and `(10-50,10)` is 10, 20, ..., 50.
-pub(super) fn numbers(value: &str, parse: &dyn Fn(&str) -> Result<f64, String>) -> Result<Vec<f64>, String> {
+pub(crate) fn numbers(value: &str, parse: &dyn Fn(&str) -> Result<f64, String>) -> Result<Vec<f64>, String> {
     let parenthesised = value.starts_with('(');
     let list = values(value);
     let mut out: Vec<f64> = vec![];

@@ -3,12 +3,12 @@
 //! seconds since tracing began; T is R or W (other flags: skipped); SECTOR in 512-byte sectors.
 //! `disk` picks a DISK (e.g. sda) when several are traced.
 
-use super::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
-use crate::io::Op;
+use crate::trace::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
+use crate::Op;
 
 /// Column positions, from the header.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Columns {
+pub(crate) struct Columns {
     count: usize,
     time: usize,
     disk: usize,
@@ -17,17 +17,17 @@ pub(super) struct Columns {
     bytes: usize,
 }
 
-pub(super) fn is_header(text: &str) -> bool {
+pub(crate) fn is_header(text: &str) -> bool {
     text.starts_with("TIME(s)")
 }
 
-pub(super) fn header(text: &str) -> Result<Columns, String> {
+pub(crate) fn header(text: &str) -> Result<Columns, String> {
     let names: Vec<&str> = text.split_whitespace().collect();
     let at = |n: &str| names.iter().position(|x| *x == n).ok_or_else(|| format!("biosnoop header without a `{n}` column: expected TIME(s) COMM PID DISK T SECTOR BYTES ... LAT(ms)"));
     Ok(Columns { count: names.len(), time: at("TIME(s)")?, disk: at("DISK")?, kind: at("T")?, sector: at("SECTOR")?, bytes: at("BYTES")? })
 }
 
-pub(super) fn parse(text: &str, columns: &Option<Columns>, select: &mut Select) -> Result<Line, String> {
+pub(crate) fn parse(text: &str, columns: &Option<Columns>, select: &mut Select) -> Result<Line, String> {
     if is_header(text) {
         return Ok(Line::Other);
     }

@@ -7,14 +7,28 @@
 //! `kb_base=1024` makes k and KB 1024 but KiB 1000, whose jobs stop after `size` bytes unless
 //! `time_based`, and whose default engine (psync) keeps one request outstanding whatever `iodepth`.
 
-use super::distribution::{Distribution, DistributionSpec};
-pub(super) use super::fio_options::{lookup, unknown_option, Effect};
-use super::fio_options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
-use super::fio_flow::{Flow, FlowShare};
-use super::fio_random_map::RandomMaps;
-use super::fio_steer::{FioFindings, Steering};
-use super::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
-use crate::io::Op;
+mod file;
+mod flow;
+mod lfsr;
+mod options;
+mod random_map;
+mod rates;
+mod steer;
+mod sync;
+
+pub use steer::{FioFindings, JobError, LatencyFound, SteadyFound};
+pub use sync::SyncSchedule;
+pub(crate) use file::KIND as FILE_KIND;
+pub(crate) use options::{coverage as option_coverage, kinds as option_kinds};
+
+use crate::distribution::{Distribution, DistributionSpec};
+pub(crate) use options::{lookup, unknown_option, Effect};
+use options::{ASYNC_ENGINES, NON_BLOCK_ENGINES, OPTIONS, SYNC_ENGINES};
+use flow::{Flow, FlowShare};
+use random_map::RandomMaps;
+use steer::Steering;
+use crate::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
+use crate::Op;
 use sanlab_spec::number::{self, finite, whole_percent, DURATION, SIZE};
 use sanlab_spec::{did_you_mean, parse_size_bytes, Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
@@ -27,7 +41,7 @@ pub const KIND: Kind<dyn Workload> = Kind {
 
 /// Option texts by canonical name; the last one given wins, as in fio.
 #[derive(Default, Clone, Debug)]
-pub(super) struct OptionValues(Vec<(&'static str, String)>);
+pub(crate) struct OptionValues(Vec<(&'static str, String)>);
 
 impl OptionValues {
     pub fn set(&mut self, name: &'static str, value: String) {
@@ -57,31 +71,31 @@ impl OptionValues {
 
 /// An option whose value cannot be used, and why.
 #[derive(Debug)]
-pub(super) struct OptionError {
+pub(crate) struct OptionError {
     pub option: &'static str,
     pub message: String,
 }
 
-pub(super) fn err(option: &'static str, message: impl Into<String>) -> OptionError {
+pub(crate) fn err(option: &'static str, message: impl Into<String>) -> OptionError {
     OptionError { option, message: message.into() }
 }
 
 /// Where the options were written, which decides units and defaults (see the module docs).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Dialect {
+pub(crate) enum Dialect {
     Scenario,
     JobFile { device_size_bytes: u64 },
 }
 
 /// Reads sizes and durations in a dialect.
-pub(super) struct Units {
-    pub(super) dialect: Dialect,
+pub(crate) struct Units {
+    pub(crate) dialect: Dialect,
     /// fio `kb_base`: 1024 (fio's default compatibility mode) or 1000.
-    pub(super) kb_base: u64,
+    pub(crate) kb_base: u64,
 }
 
 impl Units {
-    pub(super) fn size(&self, s: &str) -> Result<u64, String> {
+    pub(crate) fn size(&self, s: &str) -> Result<u64, String> {
         match self.dialect {
             Dialect::Scenario => parse_size_bytes(s),
             Dialect::JobFile { device_size_bytes } => match parse_fio_size(s, self.kb_base)? {
@@ -147,7 +161,7 @@ fn parse_fio_size(s: &str, kb_base: u64) -> Result<FioSize, String> {
 
 /// A duration; a bare number is in `bare_unit_ns` (fio: seconds, microseconds for thinktime).
 /// Accepts fio's suffixes (us/usec, ms/msec, s, m = minutes, h, d) and sanlab's (ns, µs, min).
-pub(super) fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
+pub(crate) fn parse_duration(s: &str, bare_unit_ns: u64) -> Result<u64, String> {
     let t = s.trim();
     let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(end);
@@ -179,7 +193,7 @@ fn at_least_one(text: &str, r: f64) -> Result<f64, String> {
     Ok(r)
 }
 
-pub(super) fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
+pub(crate) fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Result<i64, OptionError> {
     let n: i64 = s.trim().parse().map_err(|_| err(option, format!("`{s}` is not a whole number")))?;
     if n < min || n > max {
         let nearest = if n < min { min } else { max };
@@ -188,7 +202,7 @@ pub(super) fn parse_int(option: &'static str, s: &str, min: i64, max: i64) -> Re
     Ok(n)
 }
 
-pub(super) fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionError> {
+pub(crate) fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionError> {
     match s.trim() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -198,7 +212,7 @@ pub(super) fn parse_bool(option: &'static str, s: &str) -> Result<bool, OptionEr
 
 /// A per-direction option ("read,write[,trim]"): a value without a trailing comma also applies
 /// to the directions after it (HOWTO `blocksize`). Blank means the default.
-pub(super) fn per_direction(s: &str) -> [Option<&str>; 2] {
+pub(crate) fn per_direction(s: &str) -> [Option<&str>; 2] {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let pick = |i: usize| parts.get(i).copied().filter(|p| !p.is_empty());
     let read = pick(0);
@@ -426,7 +440,7 @@ struct JobFiles {
 
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
 #[derive(Clone, Debug)]
-pub(super) struct FioJob {
+pub(crate) struct FioJob {
     dirs: [Direction; 2],
     read_pct: f64,
     random: bool,
@@ -475,7 +489,7 @@ pub(super) struct FioJob {
     options: Vec<(String, String)>,
     /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
     /// the region's blocks, made at the first random offset (from the job's stream).
-    lfsr: Option<(u64, Option<super::fio_lfsr::BlockCycle>)>,
+    lfsr: Option<(u64, Option<lfsr::BlockCycle>)>,
     /// fio's random map (job files and command lines without `norandommap`), one per file.
     random_map: Option<RandomMaps>,
     time_based: bool,
@@ -483,20 +497,20 @@ pub(super) struct FioJob {
     rates: [RateSampling; 2],
     /// Its own `exitall`, `exitall_on_error` and `exit_what`, and its exit rule once its file is
     /// read (see [`FioJob::set_exit`]).
-    pub(super) exitall: bool,
+    pub(crate) exitall: bool,
     exit_on_error: bool,
     exit_what: ExitWhat,
     exit: Option<ExitRule>,
-    sync: Option<super::fio_sync::SyncSchedule>,
+    sync: Option<sync::SyncSchedule>,
     /// Its place in its job file or command line (see [`Workload::fio_place`]).
-    place: Option<super::FioPlace>,
+    place: Option<crate::FioPlace>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
-    pub(super) ignored: Vec<&'static str>,
+    pub(crate) ignored: Vec<&'static str>,
 }
 
 impl FioJob {
     /// Builds a job from option texts (see [`OptionValues`]).
-    pub(super) fn from_options(v: &OptionValues, dialect: Dialect) -> Result<FioJob, OptionError> {
+    pub(crate) fn from_options(v: &OptionValues, dialect: Dialect) -> Result<FioJob, OptionError> {
         let scenario = matches!(dialect, Dialect::Scenario);
         let kb_base = match v.get("kb_base").map(str::trim) {
             None | Some("1024") => 1024,
@@ -786,7 +800,7 @@ impl FioJob {
             return Err(err("flow", "flow with rate or rate_iops is not modelled: use one or the other"));
         }
         let depth = steering.start_depth(depth);
-        let rates = super::fio_rates::rate_sampling(v, size_of("log_compression", 0)? > 0)?;
+        let rates = rates::rate_sampling(v, size_of("log_compression", 0)? > 0)?;
         let exitall = bool_of("exitall", false)?;
         let exit_on_error = bool_of("exitall_on_error", false)?;
         let exit_what = match v.get("exit_what").map(str::trim) {
@@ -849,7 +863,7 @@ impl FioJob {
             exit_on_error,
             exit_what,
             exit,
-            sync: super::fio_sync::SyncSchedule::from_options(v)?,
+            sync: sync::SyncSchedule::from_options(v)?,
             place: None,
             ignored: vec![],
         })
@@ -896,7 +910,7 @@ impl FioJob {
         // set by random and sequential requests alike).
         let offset = match self.lfsr.as_mut() {
             Some((unit, cycle)) if random_now => {
-                let cycle = cycle.get_or_insert_with(|| super::fio_lfsr::BlockCycle::new((size_bytes / *unit).max(1), rng));
+                let cycle = cycle.get_or_insert_with(|| lfsr::BlockCycle::new((size_bytes / *unit).max(1), rng));
                 cycle.next() * *unit / dir.align_bytes * dir.align_bytes
             }
             _ if random_now => match self.random_map.as_mut() {
@@ -961,7 +975,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     let cmdline = spec.opt_string("cmdline", "a fio command line, e.g. \"fio --name=w --ioengine=libaio --iodepth=8 --rw=randwrite --bs=512k\"; read with fio's units and defaults, instead of the keys below")?;
     if let Some(text) = cmdline {
         let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "with cmdline: disk size for jobs without --size and for sizes in percent")?;
-        return Ok(Box::new(super::fio_file::cmdline_jobs(&text, device_size_bytes).map_err(|e| spec.error("cmdline", e))?));
+        return Ok(Box::new(file::cmdline_jobs(&text, device_size_bytes).map_err(|e| spec.error("cmdline", e))?));
     }
     let mut values = OptionValues::default();
     for o in OPTIONS.iter().filter(|o| o.scenario) {
@@ -981,17 +995,17 @@ impl FioJob {
     /// `exitall` (fio's flag is global to the run: every job's end then ends others), and whether
     /// any sets `exitall` or `exitall_on_error` (then every job of the file needs its rule, for its
     /// group at least).
-    pub(super) fn set_exit(&mut self, group: u32, any_exitall: bool, any_rule: bool) {
+    pub(crate) fn set_exit(&mut self, group: u32, any_exitall: bool, any_rule: bool) {
         // The job's exit_what applies when another job sets exitall too.
         self.exit = any_rule.then_some(ExitRule { group, on_end: any_exitall, on_error: self.exit_on_error, what: self.exit_what });
     }
 
-    pub(super) fn set_place(&mut self, place: super::FioPlace) {
+    pub(crate) fn set_place(&mut self, place: crate::FioPlace) {
         self.place = Some(place);
     }
 
     /// Joins the flow of the jobs with the same flow_id in one file (`flows` by flow_id).
-    pub(super) fn join_flow(&mut self, flows: &mut std::collections::BTreeMap<u32, std::rc::Rc<Flow>>) {
+    pub(crate) fn join_flow(&mut self, flows: &mut std::collections::BTreeMap<u32, std::rc::Rc<Flow>>) {
         if let Some(f) = self.flow.as_mut() {
             f.join(flows);
         }
@@ -1159,7 +1173,7 @@ impl Workload for FioJob {
         self.exit
     }
 
-    fn sync_schedule(&self) -> Option<super::SyncSchedule> {
+    fn sync_schedule(&self) -> Option<SyncSchedule> {
         self.sync
     }
 
@@ -1167,7 +1181,7 @@ impl Workload for FioJob {
         self.random_map.as_ref().map_or(0, RandomMaps::bytes)
     }
 
-    fn fio_place(&self) -> Option<super::FioPlace> {
+    fn fio_place(&self) -> Option<crate::FioPlace> {
         self.place.clone()
     }
 }

@@ -1,0 +1,7 @@
+//! One file per trace format: how its lines (or records) become requests.
+
+pub(super) mod alibaba;
+pub(super) mod biosnoop;
+pub(super) mod blktrace_bin;
+pub(super) mod spc;
+pub(super) mod tencent;
