@@ -7,7 +7,9 @@
 //! Each job becomes job instances through the same option reader as the `fio` kind, with fio's
 //! own units and defaults (see `fio.rs`).
 
-use super::{lookup, unknown_option, Dialect, Effect, FioJob, OptionValues};
+use super::job::FioJob;
+use super::options::{lookup, unknown_option, Effect};
+use super::values::{Dialect, OptionValues};
 use crate::{at_line, FioPlace, JobSet, Workload};
 use sanlab_spec::names::file_name;
 use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};

@@ -9,7 +9,7 @@
 //! issue), and without `flow_sleep` the job waits one I/O time (the latency of the completion)
 //! where fio spins until the others have caught up.
 
-use super::{err, parse_int, OptionError, OptionValues};
+use super::values::{err, parse_int, OptionError, OptionValues};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;

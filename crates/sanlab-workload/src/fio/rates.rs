@@ -11,7 +11,7 @@
 //!   log's window is 0 (the default) or the log is compressed (`log_compression`,
 //!   `log_store_compressed`), fio logs and samples every I/O instead.
 
-use super::{parse_bool, parse_int, OptionError, OptionValues};
+use super::values::{parse_bool, parse_int, OptionError, OptionValues};
 use crate::RateSampling;
 
 /// The sampling of bandwidth and of IOPS, `[bw, iops]`, for a job's options; `compressed` says

@@ -6,7 +6,7 @@
 //! takes each interval's sample at the first completion after it ends. Clocks count from the
 //! job's measured start (after startdelay and ramp_time), where fio resets its statistics.
 
-use super::{err, parse_bool, parse_duration, parse_int, per_direction, OptionError, OptionValues, Units};
+use super::values::{err, parse_bool, parse_duration, parse_int, per_direction, OptionError, OptionValues, Units};
 use crate::{Completion, Steer};
 use crate::Op;
 use sanlab_spec::number::finite;
@@ -605,7 +605,7 @@ impl RateMin {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Dialect;
+    use super::super::values::Dialect;
     use super::*;
 
     fn steering(opts: &[(&'static str, &str)]) -> Result<Steering, OptionError> {

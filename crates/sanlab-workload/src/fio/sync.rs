@@ -3,7 +3,7 @@
 //! write-through caching, so Linux completes an empty flush without sending it (block/blk-flush.c
 //! `blk_insert_flush`) and nothing reaches the path. It takes no simulated time; fio counts it.
 
-use super::{err, parse_int, OptionError, OptionValues};
+use super::values::{err, parse_int, OptionError, OptionValues};
 
 /// fio's sync kinds, in the order it checks them.
 const SYNC_KINDS: [&str; 3] = ["fsync", "fdatasync", "sync_file_range"];
