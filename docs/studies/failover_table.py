@@ -16,7 +16,8 @@ from typing import Any
 
 from sanlab.failover import LEVEL_WINDOW_S, counts, faults, level_before, vm_iops
 from sanlab.runfolder import read_run_folder
-from sanlab.tables import failed_text, format_count, format_ms, marked_text
+from sanlab.formatting import format_count, format_ms
+from sanlab.tables import failed_text, marked_text
 
 HEADER = (
     "| policy | IOPS before | IOPS during | retried | failed | failed over | marked dead, s "

@@ -30,7 +30,8 @@ import sanlab
 from sanlab import _core
 from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
-from sanlab.results import JSON_OMITTED_KEYS, Document, json_summary
+from sanlab.document import Document
+from sanlab.results import JSON_OMITTED_KEYS, json_summary
 from sanlab.runfolder import (
     RunFolderError,
     new_default_out_dir,
@@ -43,7 +44,8 @@ from sanlab.runfolder import (
 )
 from sanlab.summary import every_table, fits_a_screen, print_tables, summary_table, verbose_adds
 from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
-from sanlab.tables import fit, format_count, kinds_tables, variants_table
+from sanlab.formatting import format_bytes, format_count, format_tenths
+from sanlab.tables import fit, kinds_tables, variants_table
 
 __all__ = ["JSON_OMITTED_KEYS", "build_parser", "json_summary", "main"]
 
@@ -425,11 +427,6 @@ def _sweep_outcome(result: SweepResult, quiet: bool) -> int:
     return 1
 
 
-def _memory_text(size_bytes: int) -> str:
-    """A memory size for the estimate: "230 MB", "4.2 GB"."""
-    return f"{size_bytes / 1e9:,.1f} GB" if size_bytes >= 1e9 else f"{size_bytes / 1e6:,.0f} MB"
-
-
 def _estimate_text(value: float | None, text: str) -> str:
     return "unknown" if value is None else text
 
@@ -451,7 +448,7 @@ def _cost_table(cost: dict[str, Any]) -> Table:
             format_count(variant["sim_time_s"]),
             _estimate_text(variant["ios"], format_count(variant["ios"] or 0)),
             _estimate_text(variant["events"], format_count(variant["events"] or 0)),
-            _estimate_text(variant["engine_s"], f"{variant['engine_s'] or 0:,.1f}"),
+            _estimate_text(variant["engine_s"], format_tenths(variant["engine_s"] or 0)),
             format_count(variant["outstanding"]),
             format_count(variant["samples"] * variant["series"]),
         ]
@@ -466,7 +463,7 @@ def _cost_table(cost: dict[str, Any]) -> Table:
             format_count(sum(variant["sim_time_s"] for variant in cost["variants"])),
             _estimate_text(cost["ios"], format_count(cost["ios"] or 0)),
             _estimate_text(cost["events"], format_count(cost["events"] or 0)),
-            _estimate_text(cost["engine_s"], f"{cost['engine_s'] or 0:,.1f}"),
+            _estimate_text(cost["engine_s"], format_tenths(cost["engine_s"] or 0)),
             "",
             format_count(sum(variant["samples"] * variant["series"] for variant in cost["variants"])),
         )
@@ -485,10 +482,10 @@ def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     here = (
         "this machine's memory cannot be checked here (it is read from Linux's /proc/meminfo)"
         if machine is None
-        else f"this machine has {_memory_text(machine['available_bytes'])} available"
-        f" of {_memory_text(machine['total_bytes'])}"
+        else f"this machine has {format_bytes(machine['available_bytes'])} available"
+        f" of {format_bytes(machine['total_bytes'])}"
     )
-    console.print(f"peak memory (estimated): {_memory_text(cost['peak_memory_bytes'])}; {here}")
+    console.print(f"peak memory (estimated): {format_bytes(cost['peak_memory_bytes'])}; {here}")
     if cost["warning"] is not None:
         print(f"warning: {_one_line(cost['warning'])}", file=sys.stderr, flush=True)
     return 0

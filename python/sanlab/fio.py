@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from sanlab.document import sorted_percentiles
 from sanlab.resolved import resolved_scenario
 
 _EMPTY_LAT_NS: Mapping[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
@@ -50,11 +51,6 @@ _EMPTY_DIRECTION: Mapping[str, Any] = {
     "lat_ns": _EMPTY_LAT_NS,
 }
 _NO_SAMPLES: Mapping[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "dev": 0.0, "samples": 0}
-
-
-def sorted_percentiles(percentiles: Mapping[str, float]) -> list[tuple[str, float]]:
-    """fio's `percentile` entries in numeric order ("5.000000" before "10.000000"), as fio lists them."""
-    return sorted(percentiles.items(), key=lambda item: float(item[0]))
 
 
 def _lat_ns(stats: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,6 @@ Per variant and device, from the per-path time series (`path/<name>` `iops`), `p
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,9 +34,9 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from sanlab.document import Document
+from sanlab.formatting import format_count, format_fraction, format_ms, format_seconds
 from sanlab.resolved import resolved_scenario
-from sanlab.results import Document
-from sanlab.tables import format_count, format_ms
 
 REACTED_SHARE = 0.05
 """A degraded path is left once it carries under this share of its device's I/O."""
@@ -301,23 +300,6 @@ def compares_selectors(doc: Document) -> bool:
     }
     kinds.discard("")
     return len(kinds) >= 2
-
-
-def format_seconds(value: float | None) -> str:
-    """A reaction time: whole seconds, `never` for None."""
-    if value is None:
-        return "never"
-    return f"{value:,.0f}" if value >= 1 or value == 0 else f"{value:.2g}"
-
-
-def format_fraction(value: float | None, percent: bool = False) -> str:
-    """A share (as a percentage with `percent`) or a ratio; `-` for None or NaN."""
-    if value is None or math.isnan(value):
-        return "-"
-    if percent:
-        # Shares under 1 % keep two significant digits: 0.016 % and 1.1 % differ 70-fold.
-        return f"{100 * value:.2g}" if 0 < value < 0.01 else f"{100 * value:.1f}"
-    return f"{value:.2f}"
 
 
 def reaction_text(found: DeviceHealth) -> str:

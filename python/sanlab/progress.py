@@ -19,6 +19,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, Tex
 from rich.text import Text
 
 from sanlab import _core
+from sanlab.formatting import format_clock, format_wall_s
 
 SHOW_AFTER_S = 1.0
 """Runs that finish within this wall time show no progress."""
@@ -37,12 +38,6 @@ def progress_mode(quiet: bool) -> Mode:
     return "bar" if sys.stdout.isatty() and sys.stderr.isatty() else "lines"
 
 
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}"
-
-
 Clock = Callable[[], float]
 """Seconds on a monotonic clock: `time.perf_counter`, or a test's."""
 
@@ -56,7 +51,7 @@ class _WallColumn(ProgressColumn):
         self._clock = clock
 
     def render(self, task: Task) -> Text:
-        return Text(f"wall {_clock(self._clock() - self._started)}")
+        return Text(f"wall {format_clock(self._clock() - self._started)}")
 
 
 class _BarOwner:
@@ -94,10 +89,6 @@ class _BarOwner:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
-
-
-def _seconds(wall_s: float) -> str:
-    return f"{wall_s:,.1f} s"
 
 
 class RunProgress(_BarOwner):
@@ -155,7 +146,7 @@ class RunProgress(_BarOwner):
         self.update()
         if self._mode == "lines" and self._printed:
             done = f"[{self._printed}/{self._printed}] all done"
-            self._print(f"{done} in {_seconds(self._clock() - self._started)}; {next_step}")
+            self._print(f"{done} in {format_wall_s(self._clock() - self._started)}; {next_step}")
 
     def _name(self, index: int) -> str:
         return self._variants[index] if index < len(self._variants) else ""
@@ -169,13 +160,13 @@ class RunProgress(_BarOwner):
         finished = done - self._printed
         for index in range(self._printed, done):
             wall_s = (now - self._since) / finished
-            self._print(f"[{index + 1}/{total}] {self._name(index)} done in {_seconds(wall_s)}")
+            self._print(f"[{index + 1}/{total}] {self._name(index)} done in {format_wall_s(wall_s)}")
         if finished:
             self._printed, self._since = done, now
         elif done < total and now - self._last_line >= LINE_EVERY_S:
             self._print(
                 f"[{done + 1}/{total}] {self._name(done)}: {sim_s:,.0f}/{end_s:,.0f} s simulated"
-                f" in {_seconds(now - self._since)}"
+                f" in {format_wall_s(now - self._since)}"
             )
 
 

@@ -9,30 +9,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from sanlab.fio import sorted_percentiles
-
-Document = dict[str, Any]
-"""The JSON document returned by `sanlab._core.run`, parsed."""
-
-ENTITY_KINDS: tuple[tuple[str, str], ...] = (
-    ("vms", "vm"),
-    ("hosts", "host"),
-    ("paths", "path"),
-    ("devices", "device"),
-    ("volumes", "volume"),
-    ("arrays", "array"),
-)
-"""(list key in a variant, entity kind) for the entities summarised in `summary_table`."""
-
-
-def entities(variant: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
-    """The variant's list of `key` entities (e.g. "vms"); empty when the document has none.
-
-    Documents older than a list lack it (`hosts` came with host flow control), and run folders
-    written then must still load, summarise and render.
-    """
-    items: list[dict[str, Any]] = variant.get(key, [])
-    return items
+from sanlab.document import ENTITY_KINDS, Document, entities, sorted_percentiles
 
 
 SUMMARY_SCHEMA = pa.schema(

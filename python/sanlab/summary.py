@@ -19,23 +19,15 @@ from rich.console import Console
 from rich.table import Table
 
 from sanlab import failover
-from sanlab.health import (
-    DeviceHealth,
-    compares_selectors,
-    format_fraction,
-    health,
-    health_table,
-    reaction_text,
-)
-from sanlab.results import Document
+from sanlab.document import Document
+from sanlab.formatting import format_count, format_fraction, format_ms, format_time_s
+from sanlab.health import DeviceHealth, compares_selectors, health, health_table, reaction_text
 from sanlab.tables import (
     cores_table,
     devices_table,
     failover_counts_table,
     faults_table,
     fit,
-    format_count,
-    format_ms,
     hosts_table,
     injector_table,
     min_width,
@@ -161,7 +153,7 @@ def _slowest_marking(faults: Sequence[failover.Fault]) -> str:
     if not found:
         return "-"
     known = [seconds for seconds in found if seconds is not None]
-    return "never" if len(known) < len(found) else f"{max(known):,.3f}"
+    return "never" if len(known) < len(found) else format_time_s(max(known))
 
 
 def _slowest_recovery(faults: Sequence[failover.Fault]) -> str:
@@ -171,7 +163,7 @@ def _slowest_recovery(faults: Sequence[failover.Fault]) -> str:
     if not found:
         return "-"
     known = [seconds for seconds in found if seconds is not None]
-    return "not back" if len(known) < len(found) else f"{max(known):,.3f}"
+    return "not back" if len(known) < len(found) else format_time_s(max(known))
 
 
 def _longest_io(faults: Sequence[failover.Fault]) -> str:

@@ -36,8 +36,9 @@ from rich import box
 from rich.table import Table
 
 from sanlab import _core
-from sanlab.results import ENTITY_KINDS, Document, entities, flatten
-from sanlab.tables import format_count, format_ms
+from sanlab.document import ENTITY_KINDS, Document, entities
+from sanlab.formatting import format_count, format_ms
+from sanlab.results import flatten
 
 SWEEP_FILE = "sweep.json"
 PARTS_DIR = "parts"

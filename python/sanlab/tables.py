@@ -18,20 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sanlab import failover
-from sanlab.results import Document, entities
-
-
-def format_ms(latency_ms: float) -> str:
-    """Latency with three significant digits up to 100 ms, whole milliseconds above."""
-    if latency_ms <= 0 or not math.isfinite(latency_ms):
-        return f"{latency_ms:g}"
-    decimals = max(0, min(3, 2 - math.floor(math.log10(latency_ms))))
-    return f"{latency_ms:,.{decimals}f}"
-
-
-def format_count(value: float) -> str:
-    """IOPS and similar rates: whole numbers with thousands separators, one decimal below 100."""
-    return f"{value:,.1f}" if 0 < abs(value) < 100 and value != int(value) else f"{value:,.0f}"
+from sanlab.document import Document, entities
+from sanlab.formatting import format_count, format_ms, format_tenths, format_time_s
 
 
 def titled_table(title: str) -> Table:
@@ -181,7 +169,7 @@ def variants_table(doc: Document) -> Table:
                     vm["name"],
                     format_count(vm["iops"]),
                     "-" if tail is None else format_count(tail),
-                    f"{vm['mbps']:,.1f}",
+                    format_tenths(vm["mbps"]),
                     format_ms(lat_ms["mean"]),
                     format_ms(lat_ms["p50"]),
                     format_ms(lat_ms["p99"]),
@@ -384,9 +372,9 @@ def devices_table(doc: Document) -> Table:
         rows = [
             [
                 device["name"],
-                f"{device['dqlen_mean']:,.1f}",
-                f"{device['actv_mean']:,.1f}",
-                f"{device['qued_mean']:,.1f}",
+                format_tenths(device["dqlen_mean"]),
+                format_tenths(device["actv_mean"]),
+                format_tenths(device["qued_mean"]),
                 format_ms(device["kavg_ms"]),
                 format_ms(device["davg_ms"]),
                 format_ms(device["gavg_ms"]),
@@ -492,7 +480,7 @@ def psp_events_table(variant: Mapping[str, Any]) -> Table:
 
 
 def _seconds(value: float | None, missing: str) -> str:
-    return missing if value is None else f"{value:,.3f}"
+    return missing if value is None else format_time_s(value)
 
 
 def recovery_text(recovery: Mapping[str, float | None]) -> str:
@@ -501,7 +489,7 @@ def recovery_text(recovery: Mapping[str, float | None]) -> str:
     if not recovery:
         return "-"
     vm, worst = max(recovery.items(), key=lambda item: math.inf if item[1] is None else item[1])
-    text = "not back" if worst is None else f"{worst:,.3f}"
+    text = "not back" if worst is None else format_time_s(worst)
     return text if len(recovery) == 1 else f"{text} ({vm})"
 
 

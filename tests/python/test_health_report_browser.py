@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from sanlab.cli import main
-from test_report_browser import ARTIFACTS, Chromium, chromium, load_report  # noqa: F401 (fixture)
+from test_report_browser import ARTIFACTS, Chromium, chromium, load_report
+
+__all__ = ["chromium"]  # the fixture, used by the test below
 
 STUDY = Path(__file__).resolve().parents[2] / "scenarios" / "studies" / "poor_health.toml"
 SHORT = (
@@ -19,7 +21,7 @@ SHORT = (
 
 
 @pytest.mark.e2e
-def test_each_selectors_share_of_the_degraded_path_is_drawn(chromium: Chromium, tmp_path: Path) -> None:  # noqa: F811
+def test_each_selectors_share_of_the_degraded_path_is_drawn(chromium: Chromium, tmp_path: Path) -> None:
     out = tmp_path / "run"
     variants = ("--variant", "rr_latency", "--variant", "significant_latency", "--variant", "rr")
     assert main(["run", str(STUDY), *variants, *SHORT, "--quiet", "--out", str(out)]) == 0

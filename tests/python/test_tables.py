@@ -12,14 +12,13 @@ from rich.table import Table
 
 from conftest import with_hosts, with_injector
 from fault_doc import with_faults
+from sanlab.formatting import format_count, format_ms
 from sanlab.tables import (
     compact_names,
     cores_table,
     devices_table,
     faults_table,
     fit,
-    format_count,
-    format_ms,
     hosts_table,
     injector_table,
     kinds_tables,

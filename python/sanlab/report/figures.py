@@ -17,10 +17,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from sanlab.fio import sorted_percentiles
+from sanlab.document import Document, entities, sorted_percentiles
+from sanlab.formatting import format_count, format_ms, format_ms_span, format_pct_span, format_tick
 from sanlab.report.groups import Groups, variant_groups
-from sanlab.results import Document, entities
-from sanlab.tables import format_count, format_ms, tail_iops
+from sanlab.tables import tail_iops
 
 PALETTE = (
     "#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2",
@@ -142,14 +142,7 @@ def log_ticks(low: float, high: float) -> dict[str, Any]:
     first = max(index for index, value in enumerate(values) if value <= low * (1 + 1e-9))
     last = min(index for index, value in enumerate(values) if value >= high * (1 - 1e-9))
     values = values[first : last + 1]
-    return {"tickvals": values, "ticktext": [_tick_text(value) for value in values]}
-
-
-def _tick_text(value: float) -> str:
-    """`0.05`, `2`, `10,000`: a 1-2-3-5 step written out to its one significant digit."""
-    if value >= 1:
-        return f"{value:,.0f}"
-    return f"{value:.{-math.floor(math.log10(value) + 1e-9)}f}"
+    return {"tickvals": values, "ticktext": [format_tick(value) for value in values]}
 
 
 def latency_axis(title: str, low_ms: float, high_ms: float) -> dict[str, Any]:
@@ -582,12 +575,6 @@ def _paths_caption(doc: Document) -> str:
     )
 
 
-def _pct_span(shares: Sequence[float]) -> str:
-    """`51 %`, or `4–56 %` for shares (fractions) that print differently."""
-    texts = list(dict.fromkeys(f"{100 * share:.0f}" for share in sorted(shares)))
-    return f"{texts[0]} %" if len(texts) == 1 else f"{texts[0]}–{texts[-1]} %"
-
-
 def _shares_text(loaded: Sequence[tuple[str, float]], groups: Groups | None) -> str:
     """Each variant's share, up to MAX_NAMED_VARIANTS of them (the highest, the others counted with
     their span); with groups, per setting: its span and the groups it has it in."""
@@ -597,7 +584,7 @@ def _shares_text(loaded: Sequence[tuple[str, float]], groups: Groups | None) -> 
             ranked.sort(key=lambda item: item[1], reverse=True)
         named = [f"{name} {100 * share:.0f} %" for name, share in ranked[:MAX_NAMED_VARIANTS]]
         others = [share for _, share in ranked[MAX_NAMED_VARIANTS:]]
-        return ", ".join(named + ([f"{len(others)} more {_pct_span(others)}"] if others else []))
+        return ", ".join(named + ([f"{len(others)} more {format_pct_span(others)}"] if others else []))
     by_setting: dict[str, list[tuple[str, float]]] = {}
     for name, share in loaded:
         by_setting.setdefault(groups.suffix(name), []).append((groups.group(name), share))
@@ -610,7 +597,7 @@ def _shares_text(loaded: Sequence[tuple[str, float]], groups: Groups | None) -> 
             places = _names(where)
         else:
             places = f"{len(where)} groups"
-        parts.append(f"{setting} {_pct_span([share for _, share in found])} in {places}")
+        parts.append(f"{setting} {format_pct_span([share for _, share in found])} in {places}")
     return "; ".join(parts)
 
 
@@ -1334,16 +1321,10 @@ def device_queue_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str
     )
 
 
-def _span_ms(values: Iterable[float]) -> str:
-    """`30.0 ms` when the latencies print alike, `29.8–31.2 ms` when not."""
-    texts = list(dict.fromkeys(format_ms(value) for value in sorted(values)))
-    return f"{texts[0]} ms" if len(texts) == 1 else f"{texts[0]}–{texts[-1]} ms"
-
-
 def _flow_control_finding(variant: str, controlled: Sequence[Mapping[str, Any]]) -> str:
     """Where L and the windows of a variant's flow-controlled hosts ended, against the threshold."""
-    estimate = _span_ms(host["flow_control"]["latency_estimate_ms"] for host in controlled)
-    threshold = _span_ms(host["flow_control"]["latency_threshold_ms"] for host in controlled)
+    estimate = format_ms_span(host["flow_control"]["latency_estimate_ms"] for host in controlled)
+    threshold = format_ms_span(host["flow_control"]["latency_threshold_ms"] for host in controlled)
     finals = {host["name"]: format_count(host["window"]["final"]) for host in controlled if host["window"]}
     if len(finals) > 1 and len(set(finals.values())) == 1:
         windows = f" and every window at {next(iter(finals.values()))}"

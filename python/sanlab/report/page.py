@@ -15,7 +15,8 @@ from sanlab import failover
 from sanlab.report import figures
 from sanlab.report.figures import Figure
 from sanlab.report.health import degraded_share_figure
-from sanlab.results import Document, entities
+from sanlab.document import Document, entities
+from sanlab.formatting import format_count, format_ms, format_tenths
 from sanlab.tables import (
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
@@ -27,8 +28,6 @@ from sanlab.tables import (
     fault_rows,
     flow_controlled,
     fold_repeats,
-    format_count,
-    format_ms,
     host_cells,
     repeat_text,
     shows_hosts,
@@ -173,7 +172,7 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
                 best=vm["iops"] >= best_iops[group] * (1 - figures.SAME_IOPS_TOLERANCE),
             )
             + f'<td class="num">{"–" if tail is None else format_count(tail)}</td>'
-            f'<td class="num">{vm["mbps"]:,.1f}</td>'
+            f'<td class="num">{format_tenths(vm["mbps"])}</td>'
             f"<td{best}>{format_ms(lat['mean'])}</td>"
             f'<td class="num">{format_ms(lat["p50"])}</td>'
             f'<td class="num">{format_ms(lat["p99"])}</td>'

@@ -1,0 +1,439 @@
+"""The engine's JSON document as Python types: what `sanlab._core.run` returns, parsed.
+
+Each TypedDict mirrors a struct serialised by serde (the field names and types are serde's):
+
+| type here | Rust |
+|---|---|
+| `Document` | `RunResult` (crates/sanlab-scenario/src/lib.rs) |
+| `Variant` | `VariantResult` (same file), its `RunReport` flattened into it (crates/sanlab-model/src/report.rs) |
+| `Injector`, `InjectorPoint` | `InjectorReport`, `InjectorPoint` (crates/sanlab-scenario/src/injector.rs) |
+| `Vm`, `Host`, `Path`, `Device`, `Volume`, `Array`, `Job`, `Direction`, `PspEvent`, `FaultEdge` | `VmReport` … `FaultReport` (report.rs) |
+| `LatencyMs`, `LatencyNs`, `Conservation`, `TimeSeries` | crates/sanlab-metrics/src/lib.rs (`TimeSeries` in long format) |
+| `RateSamples` | `RateReport` (crates/sanlab-model/src/engine/rates.rs) |
+| `FioFindings`, `FioPlace`, `DiskGroup` | `FioFindings` (workload/fio_steer.rs), `FioPlace` (workload/mod.rs), `DiskGroupStats` (array/disk_group.rs) |
+
+A key is `NotRequired` when the engine leaves it out (serde's `skip_serializing_if`) or when
+`--json` and a run folder's results.json leave it out (`timeseries`, `resolved_toml`,
+`resolved`: see `results.json_summary`). An `Option` is `X | None` (JSON null); so is a float the
+engine may write as null (serde_json writes a NaN or an infinity as null).
+
+Run folders written by older versions lack keys added since (`hosts`, `faults`, a conservation
+row's `failed`, an array's `cores`, `seed_matters`, the fio samples): the readers that must
+still load them (the report, `sanlab report`) read those with `.get` and a default.
+
+This module is the floor of the package: it imports nothing from sanlab, and every reader of
+the document imports its types from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
+
+
+class LatencyMs(TypedDict):
+    """Latency summary in milliseconds, as the tables show it."""
+
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    p999: float
+    max: float
+
+
+# `N` is fio's spelling: the functional form keeps it.
+LatencyNs = TypedDict(
+    "LatencyNs",
+    {
+        "min": int,
+        "max": int,
+        "mean": float,
+        "stddev": float,
+        "N": int,
+        # fio's percentiles ("99.900000") in ns.
+        "percentile": dict[str, int],
+        # fio's json+ `bins`: I/Os per fio latency bucket, keyed by the bucket's value in ns.
+        "bins": dict[str, int],
+    },
+)
+"""A latency distribution in nanoseconds, shaped like fio's `clat_ns` object."""
+
+
+class RateSamples(TypedDict):
+    """fio's bandwidth (KiB/s) or IOPS samples over the job's averaging windows."""
+
+    min: int
+    max: int
+    mean: float
+    dev: float
+    samples: int
+
+
+class Direction(TypedDict):
+    """One direction (read, write) of a job, shaped like fio's per-direction JSON."""
+
+    total_ios: int
+    io_bytes: int
+    runtime_ms: float
+    iops: float
+    bw_bytes: float
+    lat_ns: LatencyNs
+    bw_samples: NotRequired[RateSamples]
+    iops_samples: NotRequired[RateSamples]
+
+
+class JobError(TypedDict):
+    """Why a fio job ended with an error: fio's `error` number and message."""
+
+    errno: int
+    message: str
+
+
+class LatencyFound(TypedDict):
+    """fio `latency_target`: the depth the search ended at, with its settings."""
+
+    depth: int
+    target_ns: int
+    window_us: int
+    percentile: float
+
+
+class SteadyFound(TypedDict):
+    """fio `steadystate`: the criterion, whether it held, and the window's samples."""
+
+    ss: str
+    duration_s: int
+    attained: bool
+    criterion: float
+    percent: bool
+    max_deviation: float
+    slope: float
+    bw_bytes_per_s: list[int]
+    iops: list[int]
+    lat_ns: NotRequired[list[int]]
+
+
+class FioFindings(TypedDict, total=False):
+    """What a fio job found while it ran, or why it ended early."""
+
+    error: JobError
+    latency_target: LatencyFound
+    steadystate: SteadyFound
+
+
+class FioPlace(TypedDict):
+    """A job's place in its fio job file or command line: section name, reporting group, and the
+    options given with a value as (name, value) pairs."""
+
+    name: str
+    group: int
+    global_options: list[list[str]]
+    job_options: list[list[str]]
+
+
+class SyncCounts(TypedDict):
+    """A job's syncs by kind."""
+
+    fsync: int
+    fdatasync: int
+    sync_file_range: int
+
+
+class Job(TypedDict):
+    """A simulated job (a fio job, a vdbench SD, a trace replay ...)."""
+
+    name: str
+    vm: str
+    options: dict[str, str]
+    ignored: list[str]
+    read: Direction
+    write: Direction
+    fio: NotRequired[FioFindings]
+    # Measured submissions per fio `iodepth_level` bucket (1, 2, 4, 8, 16, 32, >=64).
+    iodepth_level: list[int]
+    syncs: NotRequired[SyncCounts]
+    # The `[[vm.job]]` entry it comes from: one fio invocation, one fio document.
+    entry: str
+    end_ms: float
+    fio_place: NotRequired[FioPlace]
+
+
+class FailedByReason(TypedDict):
+    """Failed I/Os by why."""
+
+    no_path: int
+    apd_timeout: int
+    pdl: int
+
+
+class Vm(TypedDict):
+    name: str
+    host: str
+    issued: int
+    completed: int
+    in_flight: int
+    iops: float
+    mbps: float
+    read_iops: float
+    write_iops: float
+    lat_ms: LatencyMs
+    failed: int
+    failed_by_reason: FailedByReason
+    retried: int
+
+
+class FlowControl(TypedDict):
+    """A host's flow control (PARDA, SIOC) at the end of the run."""
+
+    kind: str
+    latency_threshold_ms: float
+    beta: float
+    latency_estimate_ms: float
+
+
+class Window(TypedDict):
+    """A host's window (its controlled devices' queue depth) over the measured samples."""
+
+    final: float
+    mean: float
+    min: float
+    max: float
+
+
+class Host(TypedDict):
+    name: str
+    vms: int
+    iops: float
+    mbps: float
+    lat_ms: LatencyMs
+    device_lat_ms: float
+    flow_control: FlowControl | None
+    window: Window | None
+
+
+class Path(TypedDict):
+    name: str
+    host: str
+    array: str
+    device: str
+    alua: str
+    state: str
+    ios: int
+    iops: float
+    share: float
+    mbps: float
+    lat_ms: LatencyMs
+    failed_over: int
+    retried: int
+    adapter: str
+    controller: str
+    port: str
+
+
+class Device(TypedDict):
+    """A host device with esxtop's figures."""
+
+    name: str
+    host: str
+    volume: str
+    queue_depth: int
+    ios: int
+    iops: float
+    lat_ms: LatencyMs
+    dqlen_mean: float
+    actv_mean: float
+    qued_mean: float
+    kavg_ms: float
+    davg_ms: float
+    gavg_ms: float
+    qfull: int
+    depth_end: int
+    retried: int
+    failed: int
+    failed_by_reason: FailedByReason
+
+
+class Qos(TypedDict):
+    min: float
+    max: float
+    burst: float
+    released_iops: float
+    held_ms_mean: float
+    held_now: int
+    credit_s: float
+
+
+class Volume(TypedDict):
+    name: str
+    qos: Qos | None
+
+
+class Core(TypedDict):
+    """An array core or controller: its share of the requests, utilisation and IOPS."""
+
+    name: str
+    share: float
+    # None for a controller of an array without modelled cores.
+    util: float | None
+    iops: float
+
+
+class DiskGroup(TypedDict):
+    disks: int
+    raid: str
+    backend_reads: int
+    backend_writes: int
+    full_stripe_writes: int
+    rmw_writes: int
+    write_cache_read_hits: int
+    dirty_bytes_now: int
+    write_cache_bytes: int
+    writes_waited: int
+    disk_utilisation: list[float]
+
+
+class Array(TypedDict):
+    name: str
+    cores: list[Core]
+    controllers: list[Core]
+    cache_hit_ratio: float | None
+    qfull_sent: int
+    iops: float
+    mbps: float
+    host_ios: int
+    replicated_ios: int
+    utilisation: float
+    lat_ms: LatencyMs
+    disk_group: DiskGroup | None
+
+
+class PspEvent(TypedDict):
+    """A path selection event: a policy's decision, or a path marked dead or alive."""
+
+    t_s: float
+    device: str
+    event: str
+    paths: list[str]
+
+
+class FaultEdge(TypedDict):
+    """One edge of the fault timeline: a fault starting (`phase` start), ending (end), or a step
+    between (the mediator's decision)."""
+
+    t_s: float
+    kind: str
+    phase: str
+    target: str
+    paths: list[str]
+    detail: str
+    max_io_latency_ms: float | None
+
+
+class Conservation(TypedDict):
+    """No I/O lost in a component: issued = completed + failed + in flight."""
+
+    component: str
+    issued: int
+    completed: int
+    failed: int
+    in_flight: int
+
+
+class TimeSeries(TypedDict):
+    """Sampled time series in long format: four columns of one length."""
+
+    t_s: list[float]
+    entity: list[str]
+    metric: list[str]
+    value: list[float]
+
+
+class InjectorPoint(TypedDict):
+    outstanding: int
+    iops: float
+    latency_ms: float
+
+
+class Injector(TypedDict):
+    """What SIOC's injector measured for one volume before the run, and the threshold it set."""
+
+    volume: str
+    host: str
+    io_size_bytes: int
+    span_bytes: int
+    points: list[InjectorPoint]
+    peak_iops: float
+    percent_of_peak: float
+    threshold_ms: float
+
+
+class Variant(TypedDict):
+    """One variant's run: its settings and everything it reports."""
+
+    name: str
+    description: str
+    seed: int
+    wall_s: float
+    resolved_toml: NotRequired[str]
+    # The resolved scenario as data (see `resolved.resolved_scenario`).
+    resolved: NotRequired[dict[str, Any]]
+    injector: NotRequired[list[Injector]]
+    sim_time_s: float
+    measured_s: float
+    events: int
+    ios: int
+    seed_matters: bool
+    hosts: list[Host]
+    vms: list[Vm]
+    jobs: list[Job]
+    paths: list[Path]
+    devices: list[Device]
+    volumes: list[Volume]
+    arrays: list[Array]
+    psp_events: list[PspEvent]
+    faults: list[FaultEdge]
+    conservation: list[Conservation]
+    timeseries: NotRequired[TimeSeries]
+
+
+class Document(TypedDict):
+    """A run: the scenario, the engine's version and every variant that ran."""
+
+    scenario: str
+    file: str
+    scenario_sha256: str
+    version: str
+    cancelled: bool
+    variants: list[Variant]
+
+
+ENTITY_KINDS: tuple[tuple[str, str], ...] = (
+    ("vms", "vm"),
+    ("hosts", "host"),
+    ("paths", "path"),
+    ("devices", "device"),
+    ("volumes", "volume"),
+    ("arrays", "array"),
+)
+"""(list key in a variant, entity kind) for the entities summarised in `summary_table`."""
+
+
+def entities(variant: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """The variant's list of `key` entities (e.g. "vms"); empty when the document has none.
+
+    Documents older than a list lack it (`hosts` came with host flow control), and run folders
+    written then must still load, summarise and render.
+    """
+    items: list[dict[str, Any]] = variant.get(key, [])
+    return items
+
+
+def hosts(variant: Variant) -> list[Host]:
+    """The variant's hosts; empty for a document written before hosts were reported."""
+    return variant.get("hosts", [])
+
+
+def sorted_percentiles(percentiles: Mapping[str, float]) -> list[tuple[str, float]]:
+    """fio's `percentile` entries in numeric order ("5.000000" before "10.000000"), as fio lists them."""
+    return sorted(percentiles.items(), key=lambda item: float(item[0]))
