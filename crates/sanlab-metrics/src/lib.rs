@@ -453,6 +453,42 @@ impl IoSeries {
     }
 }
 
+/// What every entity that requests pass through counts: requests taken on, finished, and given
+/// up (moved off a dead path, an exchange the array dropped), their latency and throughput, and
+/// its IOPS/MB/s/latency series.
+pub struct Tally {
+    pub issued: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub stats: IoStats,
+    pub series: IoSeries,
+}
+
+impl Tally {
+    /// The counters and series of `entity` (`path/p0`); without `own_histogram` its latencies are
+    /// recorded elsewhere and merged when reported.
+    pub fn new(series: &mut TimeSeries, entity: &str, own_histogram: bool) -> Self {
+        let stats = if own_histogram { IoStats::new() } else { IoStats::without_histogram() };
+        Self { issued: 0, completed: 0, failed: 0, stats, series: IoSeries::new(series, entity) }
+    }
+
+    #[inline]
+    pub fn done(&mut self, latency_ns: u64, size_bytes: u32, measured: bool) {
+        self.completed += 1;
+        self.stats.record(latency_ns, u64::from(size_bytes), measured);
+    }
+
+    /// Pushes the interval's figures and starts the next interval.
+    pub fn sample(&mut self, series: &mut TimeSeries, window_s: f64) {
+        self.series.sample(series, &mut self.stats, window_s);
+    }
+
+    /// Checks the counters against `in_flight`, the requests actually alive in the component.
+    pub fn conservation(&self, component: String, in_flight: u64) -> Conservation {
+        Conservation { component, issued: self.issued, completed: self.completed, failed: self.failed, in_flight }
+    }
+}
+
 impl Serialize for TimeSeries {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;

@@ -1,10 +1,68 @@
 //! The array's front end: target queue (QUEUE FULL), volume QoS, transfer-ready for writes,
 //! then its cores and cache; the status goes back once every step it waits for is done.
 
-use super::failover::Mirror;
+use super::faults::Mirror;
 use super::{pack, token, untoken, Ev, World};
 use crate::fabric::INBOUND;
 use crate::io::{Op, NONE};
+use crate::array::cache::ReadCache;
+use crate::array::cores::Cores;
+use crate::array::qos::QosState;
+use crate::array::Backend;
+use crate::host::flow_control::WindowLaw;
+use crate::multipath::Alua;
+use sanlab_des::{RngStream, SimTime};
+use sanlab_metrics::{SeriesId, Tally};
+
+pub(crate) struct Array {
+    pub name: String,
+    pub backend: Backend,
+    pub rng: RngStream,
+    /// Host commands accepted (`issued`) and answered.
+    pub tally: Tally,
+    pub replicated_ios: u64,
+    pub cores: Option<Cores>,
+    /// Storage controllers; their front-end ports carry the paths.
+    pub controllers: u32,
+    /// Per core: (iops, util) series, owned requests and busy time at the last sample.
+    pub core_series: Vec<[SeriesId; 2]>,
+    pub core_last: Vec<(u64, u128)>,
+    pub cache: Option<ReadCache>,
+    /// Target queue: host commands the array holds at once (`issued - completed`) before
+    /// answering QUEUE FULL.
+    pub max_outstanding: Option<u32>,
+    pub qfull_sent: u64,
+    /// Taking over a failed controller's work: new commands wait until then.
+    pub hold_until_ns: SimTime,
+    /// The whole array has failed.
+    pub dead: bool,
+}
+
+pub(crate) struct Volume {
+    pub name: String,
+    pub replication: Option<usize>,
+    pub qos: Option<QosState>,
+    /// Host-level flow control of the hosts' devices for this volume: its kind and law.
+    pub flow: Option<(&'static str, WindowLaw)>,
+    /// Arrays that will not serve it now (a mediator race lost, a PDL).
+    pub refusals: Vec<VolumeRefusal>,
+}
+
+/// Why an array will not serve a volume.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The loser of a mediator race: ALUA state unavailable, the host moves to other paths.
+    Unavailable,
+    /// Permanent device loss: the command fails.
+    Pdl,
+}
+
+/// An array not serving a volume, and the device paths hosts marked for it (to restore).
+pub(crate) struct VolumeRefusal {
+    pub array: usize,
+    pub refusal: Refusal,
+    pub marked: Vec<(usize, usize, Alua)>,
+}
 
 impl World {
     pub(super) fn cmd_at_array(&mut self, io: u32) {

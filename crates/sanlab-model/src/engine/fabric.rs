@@ -3,6 +3,27 @@
 
 use super::{pack, Ev, World};
 use crate::fabric::OUTBOUND;
+use sanlab_des::SimTime;
+
+/// A link's health, and what the host of its paths knows of it.
+pub(super) struct LinkHealth {
+    /// Faults holding the link down (a port and an adapter may both be down).
+    pub down: u32,
+    /// The last failure or return was reported to the host (RSCN), or was silent.
+    pub notice: bool,
+    pub down_ns: SimTime,
+    /// The host's path checker probes this link (its paths were found dead without notice).
+    pub checking: bool,
+    /// The host whose paths run over the link (its failover timings apply).
+    pub host: usize,
+}
+
+impl LinkHealth {
+    #[inline]
+    pub fn up(&self) -> bool {
+        self.down == 0
+    }
+}
 
 impl World {
     /// Sends a frame of `io` (`bytes` of data, 0 for control) over its path's link in direction

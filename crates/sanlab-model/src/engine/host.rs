@@ -2,9 +2,142 @@
 //! device queue and its scheduler, the PSP's path choice, the host adapter queue, and host-level
 //! flow control (the device window each period).
 
-use super::{pack, Device, Ev, World};
+use super::{pack, Ev, World};
 use crate::host::scheduler::Waiting;
 use crate::io::Stage;
+use crate::host::device_queue::DeviceQueue;
+use crate::host::failover::Failover;
+use crate::host::flow_control::WindowState;
+use crate::host::SlotQueue;
+use crate::multipath::{PathSelector, PathState, PspEvent};
+use sanlab_des::SimTime;
+use sanlab_metrics::{IoSeries, IoStats, SeriesId, Tally};
+
+pub(crate) struct Vm {
+    pub name: String,
+    pub host: usize,
+    pub device: usize,
+    pub volume: usize,
+    /// Its world number on the device's scheduler.
+    pub world: u32,
+    pub disk_q: SlotQueue,
+    pub adapter_q: SlotQueue,
+    pub tally: Tally,
+    pub reads: u64,
+    pub writes: u64,
+    /// Commands of its requests aborted or refused and sent again.
+    pub retried: u64,
+    pub failed_by_reason: [u64; 3],
+}
+
+pub(crate) struct Path {
+    pub name: String,
+    pub link: usize,
+    pub array: usize,
+    pub adapter: String,
+    pub controller: u32,
+    pub port: String,
+    pub tally: Tally,
+    /// Commands aborted or refused on this path and sent again.
+    pub retried: u64,
+}
+
+/// A device under host-level flow control: its window, its worlds' shares, and what it measured
+/// in the current period.
+pub(crate) struct DeviceFlow {
+    pub state: WindowState,
+    pub volume: usize,
+    pub world_shares: Vec<u32>,
+    /// Worlds that sent or completed a request in this period (the others are idle: no β).
+    pub world_busy: Vec<bool>,
+    pub period_latency_ns_sum: u128,
+    pub period_ios: u64,
+}
+
+pub(crate) struct Device {
+    pub name: String,
+    pub host: usize,
+    /// What the device is: a volume's name, or the protocol endpoint's.
+    pub label: String,
+    pub q: DeviceQueue,
+    pub psp: Box<dyn PathSelector>,
+    pub states: Vec<PathState>,
+    pub paths: Vec<Path>,
+    pub tally: Tally,
+    pub psp_log: Vec<PspEvent>,
+    /// DQLEN, ACTV and QUED, as esxtop names them.
+    pub queue_series: [SeriesId; 3],
+    /// Reads and writes apart, for esxtop's per-direction counters.
+    pub by_direction: super::by_direction::ByDirection,
+    pub dqlen_sum: f64,
+    pub actv_sum: f64,
+    pub qued_sum: f64,
+    pub windows: u64,
+    /// Summed time in the kernel queue (KAVG) and on the path (DAVG), over measured completions.
+    pub kernel_ns_sum: u128,
+    pub device_ns_sum: u128,
+    pub qfull_seen: u64,
+    /// Commands aborted on a dead path or refused, and sent again.
+    pub retried: u64,
+    pub failed_by_reason: [u64; 3],
+    /// Since when no path could carry its requests (all paths down), if so.
+    pub no_path_since_ns: Option<SimTime>,
+    pub flow: Option<DeviceFlow>,
+    /// When the scheduler holds requests back (mClock limits): the wake-up already armed.
+    pub wake_armed_ns: Option<SimTime>,
+}
+
+impl Device {
+    /// A device-level request of `size_bytes` goes onto path `p` (`on`) or leaves it: the counts
+    /// the path selectors read, per path and per link (`link_outstanding`).
+    pub fn carry(&mut self, p: usize, size_bytes: u32, link_outstanding: &mut [u32], on: bool) {
+        let (state, link) = (&mut self.states[p], &mut link_outstanding[self.paths[p].link]);
+        if on {
+            state.outstanding += 1;
+            state.outstanding_bytes += u64::from(size_bytes);
+            *link += 1;
+        } else {
+            state.outstanding -= 1;
+            state.outstanding_bytes -= u64::from(size_bytes);
+            *link -= 1;
+        }
+    }
+}
+
+pub(crate) struct Host {
+    pub name: String,
+    pub adapter_q: SlotQueue,
+    /// Disk.DiskMaxIOSize: split above the device queue (visible to esxtop).
+    pub disk_max_io_size_bytes: u64,
+    /// The adapter's own limit (software iSCSI MaxIoSizeKB): split below the device queue.
+    pub adapter_max_io_size_bytes: u64,
+    /// Wait before resending a command refused with QUEUE FULL.
+    pub qfull_retry_ns: u64,
+    pub failover: Failover,
+    /// VM-observed figures of every VM on the host.
+    pub stats: IoStats,
+    pub series: IoSeries,
+    /// With flow control: (window, latency estimate) series and the window's measured statistics.
+    pub flow: Option<HostFlow>,
+}
+
+pub(crate) struct HostFlow {
+    /// window, latency_estimate_ms, beta.
+    pub series: [SeriesId; 3],
+    pub window_sum: f64,
+    pub window_samples: u64,
+    pub window_min: f64,
+    pub window_max: f64,
+}
+
+
+/// Logs `event` on path `p`, joining the previous entry when it is the same event at the same time.
+pub(super) fn log_path_event(log: &mut Vec<PspEvent>, t_ns: SimTime, event: &str, p: usize) {
+    match log.last_mut() {
+        Some(last) if last.t_ns == t_ns && last.event == event => last.paths.push(p),
+        _ => log.push(PspEvent { t_ns, event: event.into(), paths: vec![p] }),
+    }
+}
 
 impl World {
     fn vm_of(&self, io: u32) -> usize {

@@ -1,7 +1,7 @@
 //! The array's back end and replication: service-centre media or a disk group, and for a
 //! replicated volume the copy to the peer array and its acknowledgement.
 
-use super::failover::Mirror;
+use super::faults::Mirror;
 use super::{pack, token, untoken, Ev, World, DISK_BITS};
 use crate::array::Backend;
 use crate::array::qos::QosState;

@@ -8,25 +8,30 @@
 //! Events are a kind and a request index packed into a `u64`; the state lives in arenas indexed by
 //! plain integers, so the loop neither allocates (once warm) nor calls back into Python.
 //!
-//! One file per stretch of the path: `workload` (arrivals, issue), `host` (VM and device queues,
-//! split, PSP, adapter, flow control), `fabric` (links), `array` (front end, QoS, cores, cache),
-//! `media` (back end, replication), `completion` (the way back), `failover` (faults on paths, abort
-//! and retry), `sampling` (time series);
-//! `entities` holds the state they share and builds it from a topology.
+//! One file per stretch of the path, each with the runtime state it owns and its handlers:
+//! `workload` (jobs: arrivals, issue), `host` (VMs, hosts, devices and their paths: queues, split,
+//! PSP, adapter, flow control), `fabric` (links and their health), `array` (arrays and volumes:
+//! front end, QoS, cores, cache), `media` (back end, replication), `completion` (the way back),
+//! `faults` (the `[[event]]` timeline), `recovery` (abort, retry, fail), `sampling` (time
+//! series), `report` (the finished run's figures); `build` wires them from a topology.
 
 mod array;
+mod build;
 pub(crate) mod by_direction;
 mod completion;
-mod entities;
 mod fabric;
-mod failover;
+mod faults;
 mod host;
 mod media;
 pub(crate) mod rates;
+mod recovery;
+mod report;
 mod sampling;
 mod workload;
 
-use entities::{Array, Device, Host, Job, Vm, Volume};
+use array::{Array, Volume};
+use host::{Device, Host, Vm};
+use workload::Job;
 
 use crate::array::disk_group::DiskOut;
 use crate::io::Slab;
@@ -122,15 +127,15 @@ pub struct World {
     pub(crate) last_sample_ns: SimTime,
     /// Reused buffer for what a disk group asks of the engine.
     disk_out: DiskOut,
-    pub(crate) faults: Vec<failover::FaultRun>,
+    pub(crate) faults: Vec<faults::FaultRun>,
     /// Per link.
-    health: Vec<failover::LinkHealth>,
+    health: Vec<fabric::LinkHealth>,
     /// Per replication pair.
-    mirrors: Vec<failover::MirrorHealth>,
+    mirrors: Vec<faults::MirrorHealth>,
     /// Requests that failed, with why, until their completion is counted (rarely more than a few).
     failing: Vec<(u32, crate::host::failover::Reason)>,
     /// The fault timeline as it happened, and the longest I/O latency since its last edge.
-    pub(crate) fault_log: Vec<failover::FaultEdge>,
+    pub(crate) fault_log: Vec<faults::FaultEdge>,
     pub(crate) edge_max_latency_ns: u64,
     /// Random draws the run made that may shape its timing (see `sanlab_des::timing_draws`).
     pub(crate) timing_draws: u64,

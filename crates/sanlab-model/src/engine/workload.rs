@@ -4,6 +4,50 @@ use super::{pack, Ev, World};
 use crate::io::{Io, Op};
 use sanlab_workload::Pacing;
 use sanlab_des::SimTime;
+use sanlab_des::RngStream;
+use sanlab_metrics::IoStats;
+use sanlab_workload::Workload;
+
+pub(crate) struct Job {
+    pub name: String,
+    pub vm: usize,
+    pub workload: Box<dyn Workload>,
+    pub rng: RngStream,
+    pub depth: u32,
+    pub outstanding: u32,
+    pub issued: u64,
+    pub completed: u64,
+    /// Open-loop arrivals that found the job at its depth and wait to be issued.
+    pub backlog: u64,
+    pub stop_ns: SimTime,
+    /// Completions from this time on count in the job's statistics (run warmup, fio ramp_time).
+    pub measured_from_ns: SimTime,
+    /// Closed loop: the pause the job takes once its outstanding requests complete (thinking).
+    pub pause_ns: Option<u64>,
+    pub read: IoStats,
+    pub write: IoStats,
+    /// Requests that failed (the job stopped at the first).
+    pub failed: u64,
+    /// Jobs not yet finished that this one waits for (fio `stonewall`, `wait_for`); it starts
+    /// when the count reaches zero.
+    pub waiting: u32,
+    /// Jobs waiting for this one.
+    pub waiters: Vec<u32>,
+    /// fio's bandwidth and IOPS samples and submission depths.
+    pub rates: super::rates::JobRates,
+    /// fio `exitall` / `exitall_on_error`: the job's end ends others of its `set` (see
+    /// [`sanlab_workload::ExitRule`]).
+    pub exit: Option<sanlab_workload::ExitRule>,
+    /// fio `fsync` and its kin: when the job syncs between writes (see `sanlab-workload`'s `fio/sync.rs`).
+    pub sync: Option<sanlab_workload::SyncSchedule>,
+    pub set: usize,
+    /// The name of its workload entry, which names its fio document.
+    pub entry: String,
+    /// Started (its wait is over), ended by another's exit, finished (stopped, nothing in flight).
+    pub started: bool,
+    pub terminated: bool,
+    pub finished: bool,
+}
 
 impl World {
     /// A job starts: at the run's start, or `released` when the jobs it waited for have

@@ -1,0 +1,302 @@
+//! The host's reaction to faults (see `faults`). A frame sent on a down link is lost; the
+//! host aborts the command when it learns of the loss (at once if it knows the path is dead, at
+//! the fabric's notice, else at its command timeout), frees its adapter slot, and retries it on
+//! the path its PSP picks. Frames already on the wire when a link goes down still arrive. An array
+//! that will not serve a volume answers with a sense code: ALUA unavailable (the host retries
+//! elsewhere) or PDL (the command fails). With no usable path a command waits for a path until the
+//! host's APD timeout, then fails.
+
+use super::array::Refusal;
+use super::host::log_path_event;
+use super::{pack, Ev, World};
+use crate::host::failover::Reason;
+use crate::io::{Stage, NONE};
+use crate::multipath::Alua;
+
+// Faults are rare: their handlers stay out of line, so the hot path keeps its inlining.
+impl World {
+    /// The fabric told the host of link `l`'s state (RSCN).
+    #[cold]
+    pub(super) fn link_notice(&mut self, l: usize) {
+        self.set_paths(l, self.health[l].up());
+    }
+
+    /// The path checker probes link `l`: its paths come back when it is up, else it probes again.
+    #[cold]
+    pub(super) fn path_check(&mut self, l: usize) {
+        if self.health[l].up() {
+            self.health[l].checking = false;
+            self.set_paths(l, true);
+        } else {
+            let at = self.q.now() + self.hosts[self.health[l].host].failover.path_check_ns;
+            self.q.schedule_at(at, pack(Ev::PathCheck, l as u32));
+        }
+    }
+
+    /// Marks every device path over link `l` alive or dead, logging each change (paths changing
+    /// together in one event).
+    #[cold]
+    fn set_paths(&mut self, l: usize, up: bool) {
+        let now = self.q.now();
+        let event = if up { "path alive" } else { "path dead" };
+        for dev in &mut self.devices {
+            for (p, path) in dev.paths.iter().enumerate() {
+                if path.link == l && dev.states[p].up != up {
+                    dev.states[p].up = up;
+                    log_path_event(&mut dev.psp_log, now, event, p);
+                }
+            }
+        }
+    }
+
+    /// A frame of `io` went out on down link `l` and is lost: the host will abort the command.
+    #[cold]
+    pub(super) fn lost(&mut self, io: u32, l: usize) {
+        let now = self.q.now();
+        let r = self.ios.get(io);
+        let dev = &self.devices[r.device as usize];
+        let failover = self.hosts[dev.host].failover;
+        let h = &self.health[l];
+        let at = if !dev.states[r.path as usize].up {
+            now
+        } else if h.notice {
+            h.down_ns + failover.notice_ns
+        } else {
+            r.t_dispatch + failover.command_timeout_ns
+        };
+        self.q.schedule_at(at.max(now), pack(Ev::Abort, io));
+    }
+
+    /// The host gives up on a lost command: unless told the path is back, it holds the path dead
+    /// (a silent failure arms the path checker); the adapter slot and the array's exchange are
+    /// freed and the command goes again.
+    #[cold]
+    pub(super) fn abort(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let d = r.device as usize;
+        let host = self.devices[d].host;
+        let l = self.devices[d].paths[r.path as usize].link;
+        let h = &mut self.health[l];
+        if !(h.notice && h.up()) {
+            if !h.notice && !h.checking {
+                h.checking = true;
+                self.q.schedule_at(now + self.hosts[host].failover.path_check_ns, pack(Ev::PathCheck, l as u32));
+            }
+            self.set_paths(l, false);
+        }
+        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+            self.send_command(next);
+        }
+        if r.array != NONE {
+            // The array drops the exchange it can no longer answer.
+            self.arrays[r.array as usize].tally.failed += 1;
+            self.ios.get_mut(io).array = NONE;
+        }
+        self.retry(io);
+    }
+
+    /// A command goes again on the path the PSP picks now, counted as retried.
+    #[cold]
+    fn retry(&mut self, io: u32) {
+        let r = self.ios.get(io);
+        let (d, p, vm) = (r.device as usize, r.path as usize, self.jobs[r.job as usize].vm);
+        self.devices[d].retried += 1;
+        self.devices[d].paths[p].retried += 1;
+        self.vms[vm].retried += 1;
+        self.redispatch(io);
+    }
+
+    /// A command goes again: a lost one, or one that found no usable path.
+    #[cold]
+    pub(super) fn redispatch(&mut self, io: u32) {
+        if self.ios.get(io).path == NONE {
+            self.dispatch(io);
+        } else if self.place(io) {
+            self.enter_adapter(io);
+        }
+    }
+
+    /// Puts `io` (a device-level request or a piece of one) on the path the PSP picks; the
+    /// device-level request moves there, and the path it leaves counts it failed over. With no
+    /// usable path it waits (`no_path`); returns false then.
+    pub(super) fn place(&mut self, io: u32) -> bool {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let dev = &mut self.devices[r.device as usize];
+        for (state, path) in dev.states.iter_mut().zip(&dev.paths) {
+            state.controller_outstanding = self.link_outstanding[path.link];
+        }
+        let Some(p) = dev.psp.select(now, r.size_bytes, &dev.states, &mut dev.psp_log) else {
+            return self.no_path(io);
+        };
+        if dev.no_path_since_ns.is_some() {
+            dev.no_path_since_ns = None;
+        }
+        let owner = if r.wire { r.parent } else { io };
+        let (old, owner_bytes) = (self.ios.get(owner).path, self.ios.get(owner).size_bytes);
+        if old as usize != p {
+            if old != NONE {
+                dev.carry(old as usize, owner_bytes, &mut self.link_outstanding, false);
+                dev.paths[old as usize].tally.failed += 1;
+            }
+            dev.carry(p, owner_bytes, &mut self.link_outstanding, true);
+            dev.paths[p].tally.issued += 1;
+            let o = self.ios.get_mut(owner);
+            o.path = p as u32;
+            o.stage = Stage::Path;
+            o.t_dispatch = now;
+        }
+        let c = self.ios.get_mut(io);
+        c.path = p as u32;
+        c.t_dispatch = now;
+        true
+    }
+
+    /// No path can carry `io` (all paths down): it waits and is tried again at the next path
+    /// check, until the device has been without a path for the APD timeout; then it fails.
+    #[cold]
+    fn no_path(&mut self, io: u32) -> bool {
+        let now = self.q.now();
+        let d = self.ios.get(io).device as usize;
+        let apd_timeout_ns = self.hosts[self.devices[d].host].failover.apd_timeout_ns;
+        let since = *self.devices[d].no_path_since_ns.get_or_insert(now);
+        let expiry = since.saturating_add(apd_timeout_ns);
+        let v = self.ios.get(io).volume as usize;
+        if self.volumes[v].refusals.iter().any(|x| x.refusal == Refusal::Pdl) {
+            // Permanent device loss, not all-paths-down: no waiting.
+            self.fail(io, Reason::Pdl);
+        } else if apd_timeout_ns == 0 {
+            self.fail(io, Reason::NoPath);
+        } else if now >= expiry {
+            self.fail(io, Reason::ApdTimeout);
+        } else {
+            let check = now + self.hosts[self.devices[d].host].failover.path_check_ns;
+            self.q.schedule_at(check.min(expiry), pack(Ev::Redispatch, io));
+        }
+        false
+    }
+
+    /// `io` (not on the wire) fails: its device-level request and VM request end as failed with
+    /// `reason`. Done as an event so a failing queue does not recurse.
+    #[cold]
+    fn fail(&mut self, io: u32, reason: Reason) {
+        let r = self.ios.get(io);
+        let owner = if r.wire { r.parent } else { io };
+        if !self.failing.iter().any(|&(i, _)| i == owner) {
+            self.failing.push((owner, reason));
+        }
+        self.q.schedule_at(self.q.now(), pack(Ev::Failed, io));
+    }
+
+    /// A failed piece or request comes back like a status, marked failed.
+    #[cold]
+    pub(super) fn failed(&mut self, io: u32) {
+        let r = *self.ios.get(io);
+        if r.wire {
+            self.piece_done(io, r.parent, Self::device_done);
+        } else {
+            self.device_done(io);
+        }
+    }
+
+    /// The failure recorded for request `io`, taken off the list.
+    #[inline]
+    pub(super) fn take_failure(&mut self, io: u32) -> Option<Reason> {
+        if self.failing.is_empty() {
+            return None;
+        }
+        self.take_failure_slow(io)
+    }
+
+    #[cold]
+    fn take_failure_slow(&mut self, io: u32) -> Option<Reason> {
+        let k = self.failing.iter().position(|&(i, _)| i == io)?;
+        Some(self.failing.swap_remove(k).1)
+    }
+
+    /// A device-level request failed: its path and device count it; its VM request fails too.
+    #[cold]
+    pub(super) fn device_failed(&mut self, io: u32, reason: Reason) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let d = r.device as usize;
+        let dev = &mut self.devices[d];
+        if r.path != NONE {
+            dev.carry(r.path as usize, r.size_bytes, &mut self.link_outstanding, false);
+            dev.paths[r.path as usize].tally.failed += 1;
+        }
+        dev.tally.failed += 1;
+        dev.failed_by_reason[reason as usize] += 1;
+        dev.q.done(now, r.world);
+        self.pump_device(d);
+        let vm_request = if r.parent == NONE { io } else { r.parent };
+        if !self.failing.iter().any(|&(i, _)| i == vm_request) {
+            self.failing.push((vm_request, reason));
+        }
+        if r.parent == NONE {
+            self.complete(io);
+        } else {
+            self.piece_done(io, r.parent, Self::complete);
+        }
+    }
+
+    // ---- the array side -------------------------------------------------------------------
+
+    /// Whether array `a` refuses `io`'s volume; if so the command goes back with its sense.
+    #[cold]
+    pub(super) fn refuse(&mut self, io: u32, a: usize) -> bool {
+        let v = self.ios.get(io).volume as usize;
+        if !self.volumes[v].refusals.iter().any(|x| x.array == a) {
+            return false;
+        }
+        let r = self.ios.get_mut(io);
+        if r.array != NONE {
+            r.array = NONE;
+            self.arrays[a].tally.failed += 1;
+        }
+        self.over_link(io, crate::fabric::INBOUND, 0, Ev::RefusedAtHost);
+        true
+    }
+
+    /// The array's sense for a refused command reached the host: ALUA unavailable marks the path
+    /// unavailable for the device and retries elsewhere; PDL marks it dead and fails the command
+    /// once the device has no path left.
+    #[cold]
+    pub(super) fn refused_at_host(&mut self, io: u32) {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let (d, p) = (r.device as usize, r.path as usize);
+        if let Some(next) = self.hosts[self.devices[d].host].adapter_q.leave(now) {
+            self.send_command(next);
+        }
+        let a = self.devices[d].paths[p].array;
+        let v = r.volume as usize;
+        let Some(k) = self.volumes[v].refusals.iter().position(|x| x.array == a) else { return self.retry(io) };
+        let state = self.devices[d].states[p];
+        let refusal = &mut self.volumes[v].refusals[k];
+        match refusal.refusal {
+            Refusal::Unavailable => {
+                if state.alua != Alua::Unavailable {
+                    refusal.marked.push((d, p, state.alua));
+                    self.set_path_alua(d, p, Alua::Unavailable);
+                }
+                self.retry(io);
+            }
+            Refusal::Pdl => {
+                if state.up {
+                    refusal.marked.push((d, p, state.alua));
+                    self.devices[d].states[p].up = false;
+                    log_path_event(&mut self.devices[d].psp_log, now, "path dead (PDL)", p);
+                }
+                // The device is lost once no path is left (every path reports PDL); until then
+                // the command goes to another path.
+                if self.devices[d].states.iter().any(|s| s.carries_io()) {
+                    self.retry(io);
+                } else {
+                    self.fail(io, Reason::Pdl);
+                }
+            }
+        }
+    }
+}
