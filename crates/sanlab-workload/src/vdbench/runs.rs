@@ -198,145 +198,15 @@ fn reporting_interval_s(rd: &Rd) -> u64 {
 pub(super) fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, device_bytes: u64, place: &dyn Fn(At, String) -> String) -> Result<Vec<(String, SdJob)>, String> {
     let rd = &p.rds[run.rd];
     let at_rd = |msg: String| place(rd.at, format!("rd={}: {msg}", rd.name));
-    let mut iorate = match rd.iorate.ok_or_else(|| at_rd("no iorate=: give max (closed loop at the SDs' threads), curve or a rate".into()))? {
-        IoRate::Curve => IoRate::Max,
-        other => other,
-    };
-    if let (Some((pct, _)), Some(max)) = (&run.curve, curve_max_iops) {
-        let r = curve_rate(max, *pct);
-        if r < 1.0 {
-            return Err(at_rd(format!("the max run reached {max:.1} IOPS, too few for a curve (vdbench: was the run too short to establish a rate?)")));
-        }
-        iorate = IoRate::Rate(rate_iops(&r.to_string(), r).map_err(|e| at_rd(format!("curve point {pct}%: {e}")))?);
-    }
-    let (elapsed_s, interval_s) = (rd.elapsed_s, reporting_interval_s(rd));
-    if elapsed_s / interval_s < 2 {
-        return Err(at_rd(format!("elapsed={elapsed_s} must be at least twice interval={interval_s} (vdbench): e.g. elapsed={} or interval={}", 2 * interval_s, (elapsed_s / 2).max(1))));
-    }
-    // vdbench reports whole intervals only (RD_entry.parserCleanup).
-    for (key, s) in [("elapsed", elapsed_s), ("warmup", rd.warmup_s.unwrap_or(0))] {
-        if s % interval_s != 0 {
-            let below = s / interval_s * interval_s;
-            return Err(at_rd(format!("{key}={s} must be a multiple of interval={interval_s} (vdbench): the nearest are {key}={} and {key}={}", below.max(if key == "elapsed" { 2 * interval_s } else { 0 }), below + interval_s)));
-        }
-    }
-    let mut wds: Vec<Wd> = vec![];
-    for pattern in &rd.wds {
-        let found: Vec<&Wd> = p.wds.iter().filter(|w| matches(pattern, &w.name)).collect();
-        if found.is_empty() {
-            let names: Vec<&str> = p.wds.iter().map(|w| w.name.as_str()).collect();
-            return Err(at_rd(format!("wd={pattern} matches no workload definition (defined: {}){}", names.join(", "), did_you_mean(pattern, names.iter().copied()))));
-        }
-        for w in found {
-            if !wds.iter().any(|x| x.name == w.name) {
-                wds.push(w.clone());
-            }
-        }
-    }
-    // SelectWhichWdsToUse: an RD's sd= replaces its WDs' SDs; without wd=, the latest
-    // wd=default runs on them, named after the RD.
-    if let Some(sds) = &rd.sds {
-        if wds.is_empty() {
-            wds.push(Wd { name: format!("rd={}", rd.name), at: rd.at, ..p.default_wd.clone() });
-        }
-        for w in &mut wds {
-            w.sds = sds.clone();
-        }
-    }
-    if wds.is_empty() {
-        return Err(at_rd("no wd=: name the workloads to run (wd=wd1), or the SDs to run the latest wd=default on (sd=sd1)".into()));
-    }
-    // The run's loop values override every workload and SD (For_loop.useForOverrides).
+    let (mut iorate, interval_s) = run_rate(rd, run, curve_max_iops, &at_rd)?;
+    let mut wds = run_wds(p, rd, &at_rd)?;
     let mut sds = p.sds.clone();
-    for (key, v) in &run.values {
-        for w in &mut wds {
-            match key {
-                ForKey::Xfersize => w.xfer = Xfer::Table(vec![(*v as u32, 100.0)]),
-                ForKey::Rdpct => w.read_pct = v.trunc(),
-                ForKey::Rhpct => w.rhpct = *v,
-                ForKey::Whpct => w.whpct = *v,
-                ForKey::Seekpct => w.seek = if *v == SEEK_EOF { Seek::Eof } else { Seek::Percent(*v) },
-                _ => {}
-            }
-        }
-        for sd in &mut sds {
-            match key {
-                ForKey::Threads => sd.threads = *v as u32,
-                ForKey::Hitarea => (sd.hitarea_bytes, sd.hitarea_forced) = (*v as u64, true),
-                _ => {}
-            }
-        }
-        if *key == ForKey::Iorate {
-            iorate = IoRate::Rate(*v);
-        }
-    }
-    // ConcatSds: each WD gets one SD, `concat#01`, ..., its SDs end to end in file order, and
-    // the WD's threads (or the run's threads=/forthreads=).
-    let forthreads = run.values.iter().find(|(k, _)| *k == ForKey::Threads).map(|(_, v)| *v as u32);
-    let sds = if p.concatenate {
-        let mut concat = vec![];
-        for w in &mut wds {
-            let parts: Vec<&Sd> = sds.iter().filter(|s| w.sds.iter().any(|pat| matches(pat, &s.name))).collect();
-            let Some(first) = parts.first() else {
-                return Err(place(w.at, format!("wd={}: sd={} matches no storage definition", w.name, w.sds.join(","))));
-            };
-            let threads = forthreads.or(w.threads).ok_or_else(|| place(w.at, format!("wd={}: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)", w.name)))?;
-            let size_bytes = parts.iter().map(|s| s.size_bytes.unwrap_or(device_bytes)).sum();
-            let name = format!("concat#{:02}", concat.len() + 1);
-            concat.push(Sd { name: name.clone(), size_bytes: Some(size_bytes), threads, offset_bytes: 0, range: None, ..(*first).clone() });
-            w.sds = vec![name];
-        }
-        concat
-    } else {
-        if let Some(w) = wds.iter().find(|w| w.threads.is_some()) {
-            return Err(place(w.at, format!("wd={}: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD", w.name)));
-        }
-        sds
-    };
+    for_overrides(run, &mut wds, &mut sds, &mut iorate);
+    let sds = concat_sds(p, run, &mut wds, sds, device_bytes, place)?;
     let p = &Parm { sds, wds: vec![], rds: vec![], default_wd: p.default_wd.clone(), ignored: p.ignored.clone(), concatenate: p.concatenate };
     let wds: Vec<&Wd> = wds.iter().collect();
     let prioritized = check_priorities(&wds, place, &at_rd)?;
-    // HandleSkew.spreadWdSkew: WDs without skew (and without their own iorate) share what the
-    // others leave, equally; the total must be 100.
-    let given: f64 = wds.iter().filter(|w| w.iorate == 0.0).map(|w| w.skew).sum();
-    let unskewed = wds.iter().filter(|w| w.iorate == 0.0 && w.skew == 0.0).count();
-    let skew = |w: &Wd| if w.iorate > 0.0 { 0.0 } else if w.skew > 0.0 { w.skew } else { (100.0 - given) / unskewed as f64 };
-    if wds.iter().any(|w| w.iorate == 0.0) && (wds.iter().map(|w| skew(w)).sum::<f64>() - 100.0).abs() > 1e-4 {
-        return Err(at_rd(format!("the skews of its workloads add up to {given}, expected 100")));
-    }
-    let fixed: f64 = wds.iter().map(|w| w.iorate).sum();
-    // (sd index, generator, weight) for every WD x SD.
-    let mut gens: Vec<Gen> = vec![];
-    for w in &wds {
-        let at_wd = |msg: String| place(w.at, format!("wd={}: {msg}", w.name));
-        let sds: Vec<usize> = p.sds.iter().enumerate().filter(|(_, s)| w.sds.iter().any(|pat| matches(pat, &s.name))).map(|(i, _)| i).collect();
-        if sds.is_empty() {
-            let names: Vec<&str> = p.sds.iter().map(|s| s.name.as_str()).collect();
-            return Err(at_wd(format!("sd={} matches no storage definition (defined: {})", w.sds.join(","), names.join(", "))));
-        }
-        // A WD's skew or rate is split evenly over its SDs (HandleSkew.spreadWgSkew).
-        let weight = match iorate {
-            IoRate::Max | IoRate::Curve => skew(w),
-            IoRate::Rate(_) if w.iorate > 0.0 => w.iorate,
-            IoRate::Rate(r) => (r - fixed).max(0.0) * skew(w) / 100.0,
-        } / sds.len() as f64;
-        for &s in &sds {
-            let sd = &p.sds[s];
-            let g = Generator::new(w, sd, sd.size_bytes.unwrap_or(device_bytes)).map_err(|e| at_wd(format!("on sd={}: {e}", sd.name)))?;
-            // With priorities each workload has its own arrivals: its own rate, its share of
-            // the run's rate, or (iorate=max, no rate of its own) every thread it can get.
-            let class = w.priority.filter(|_| prioritized).map(|rank| Class {
-                rank,
-                wd: w.name.clone(),
-                rate_iops: match iorate {
-                    IoRate::Max | IoRate::Curve if w.iorate == 0.0 => None,
-                    IoRate::Max | IoRate::Curve => Some(w.iorate / sds.len() as f64),
-                    IoRate::Rate(_) => Some(weight),
-                },
-            });
-            gens.push(Gen { sd: s, generator: g, weight, class });
-        }
-    }
+    let gens = generators(p, &wds, iorate, prioritized, device_bytes, place, &at_rd)?;
     let measured_s = rd.warmup_s.unwrap_or(interval_s);
     let used_bytes: u64 = p.sds.iter().enumerate().filter(|(s, _)| gens.iter().any(|g| g.sd == *s)).map(|(_, sd)| sd.size_bytes.unwrap_or(device_bytes)).sum();
     let maxdata = rd.maxdata.iter().any(Option::is_some).then(|| {
@@ -433,4 +303,162 @@ pub(super) fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, dev
         ));
     }
     Ok(jobs)
+}
+
+/// The run's rate (a curve point's from its max run's) and reporting interval, which elapsed= and
+/// warmup= must be whole multiples of.
+fn run_rate(rd: &Rd, run: &RunPlan, curve_max_iops: Option<f64>, at_rd: &dyn Fn(String) -> String) -> Result<(IoRate, u64), String> {
+    let mut iorate = match rd.iorate.ok_or_else(|| at_rd("no iorate=: give max (closed loop at the SDs' threads), curve or a rate".into()))? {
+        IoRate::Curve => IoRate::Max,
+        other => other,
+    };
+    if let (Some((pct, _)), Some(max)) = (&run.curve, curve_max_iops) {
+        let r = curve_rate(max, *pct);
+        if r < 1.0 {
+            return Err(at_rd(format!("the max run reached {max:.1} IOPS, too few for a curve (vdbench: was the run too short to establish a rate?)")));
+        }
+        iorate = IoRate::Rate(rate_iops(&r.to_string(), r).map_err(|e| at_rd(format!("curve point {pct}%: {e}")))?);
+    }
+    let (elapsed_s, interval_s) = (rd.elapsed_s, reporting_interval_s(rd));
+    if elapsed_s / interval_s < 2 {
+        return Err(at_rd(format!("elapsed={elapsed_s} must be at least twice interval={interval_s} (vdbench): e.g. elapsed={} or interval={}", 2 * interval_s, (elapsed_s / 2).max(1))));
+    }
+    // vdbench reports whole intervals only (RD_entry.parserCleanup).
+    for (key, s) in [("elapsed", elapsed_s), ("warmup", rd.warmup_s.unwrap_or(0))] {
+        if s % interval_s != 0 {
+            let below = s / interval_s * interval_s;
+            return Err(at_rd(format!("{key}={s} must be a multiple of interval={interval_s} (vdbench): the nearest are {key}={} and {key}={}", below.max(if key == "elapsed" { 2 * interval_s } else { 0 }), below + interval_s)));
+        }
+    }
+    Ok((iorate, interval_s))
+}
+
+/// The run's workloads: its wd= patterns matched, or the latest wd=default on its sd=.
+fn run_wds(p: &Parm, rd: &Rd, at_rd: &dyn Fn(String) -> String) -> Result<Vec<Wd>, String> {
+    let mut wds: Vec<Wd> = vec![];
+    for pattern in &rd.wds {
+        let found: Vec<&Wd> = p.wds.iter().filter(|w| matches(pattern, &w.name)).collect();
+        if found.is_empty() {
+            let names: Vec<&str> = p.wds.iter().map(|w| w.name.as_str()).collect();
+            return Err(at_rd(format!("wd={pattern} matches no workload definition (defined: {}){}", names.join(", "), did_you_mean(pattern, names.iter().copied()))));
+        }
+        for w in found {
+            if !wds.iter().any(|x| x.name == w.name) {
+                wds.push(w.clone());
+            }
+        }
+    }
+    // SelectWhichWdsToUse: an RD's sd= replaces its WDs' SDs; without wd=, the latest
+    // wd=default runs on them, named after the RD.
+    if let Some(sds) = &rd.sds {
+        if wds.is_empty() {
+            wds.push(Wd { name: format!("rd={}", rd.name), at: rd.at, ..p.default_wd.clone() });
+        }
+        for w in &mut wds {
+            w.sds = sds.clone();
+        }
+    }
+    if wds.is_empty() {
+        return Err(at_rd("no wd=: name the workloads to run (wd=wd1), or the SDs to run the latest wd=default on (sd=sd1)".into()));
+    }
+    Ok(wds)
+}
+
+/// The run's loop values override every workload and SD (For_loop.useForOverrides), and the rate.
+fn for_overrides(run: &RunPlan, wds: &mut [Wd], sds: &mut [Sd], iorate: &mut IoRate) {
+    for (key, v) in &run.values {
+        for w in wds.iter_mut() {
+            match key {
+                ForKey::Xfersize => w.xfer = Xfer::Table(vec![(*v as u32, 100.0)]),
+                ForKey::Rdpct => w.read_pct = v.trunc(),
+                ForKey::Rhpct => w.rhpct = *v,
+                ForKey::Whpct => w.whpct = *v,
+                ForKey::Seekpct => w.seek = if *v == SEEK_EOF { Seek::Eof } else { Seek::Percent(*v) },
+                _ => {}
+            }
+        }
+        for sd in sds.iter_mut() {
+            match key {
+                ForKey::Threads => sd.threads = *v as u32,
+                ForKey::Hitarea => (sd.hitarea_bytes, sd.hitarea_forced) = (*v as u64, true),
+                _ => {}
+            }
+        }
+        if *key == ForKey::Iorate {
+            *iorate = IoRate::Rate(*v);
+        }
+    }
+}
+
+/// ConcatSds: each WD gets one SD, `concat#01`, ..., its SDs end to end in file order, and
+/// the WD's threads (or the run's threads=/forthreads=); without concatenatesds, the SDs as they are.
+fn concat_sds(p: &Parm, run: &RunPlan, wds: &mut [Wd], sds: Vec<Sd>, device_bytes: u64, place: &dyn Fn(At, String) -> String) -> Result<Vec<Sd>, String> {
+    let forthreads = run.values.iter().find(|(k, _)| *k == ForKey::Threads).map(|(_, v)| *v as u32);
+    let sds = if p.concatenate {
+        let mut concat = vec![];
+        for w in wds.iter_mut() {
+            let parts: Vec<&Sd> = sds.iter().filter(|s| w.sds.iter().any(|pat| matches(pat, &s.name))).collect();
+            let Some(first) = parts.first() else {
+                return Err(place(w.at, format!("wd={}: sd={} matches no storage definition", w.name, w.sds.join(","))));
+            };
+            let threads = forthreads.or(w.threads).ok_or_else(|| place(w.at, format!("wd={}: with concatenatesds=yes each WD needs threads= (or the rd's threads= or forthreads=)", w.name)))?;
+            let size_bytes = parts.iter().map(|s| s.size_bytes.unwrap_or(device_bytes)).sum();
+            let name = format!("concat#{:02}", concat.len() + 1);
+            concat.push(Sd { name: name.clone(), size_bytes: Some(size_bytes), threads, offset_bytes: 0, range: None, ..(*first).clone() });
+            w.sds = vec![name];
+        }
+        concat
+    } else {
+        if let Some(w) = wds.iter().find(|w| w.threads.is_some()) {
+            return Err(place(w.at, format!("wd={}: threads= on a WD needs concatenatesds=yes (vdbench); without it, set threads= on the SD", w.name)));
+        }
+        sds
+    };
+    Ok(sds)
+}
+
+/// Every WD x SD of the run as a generator with its weight (skew, or rate) and priority class.
+fn generators(p: &Parm, wds: &[&Wd], iorate: IoRate, prioritized: bool, device_bytes: u64, place: &dyn Fn(At, String) -> String, at_rd: &dyn Fn(String) -> String) -> Result<Vec<Gen>, String> {
+    // HandleSkew.spreadWdSkew: WDs without skew (and without their own iorate) share what the
+    // others leave, equally; the total must be 100.
+    let given: f64 = wds.iter().filter(|w| w.iorate == 0.0).map(|w| w.skew).sum();
+    let unskewed = wds.iter().filter(|w| w.iorate == 0.0 && w.skew == 0.0).count();
+    let skew = |w: &Wd| if w.iorate > 0.0 { 0.0 } else if w.skew > 0.0 { w.skew } else { (100.0 - given) / unskewed as f64 };
+    if wds.iter().any(|w| w.iorate == 0.0) && (wds.iter().map(|w| skew(w)).sum::<f64>() - 100.0).abs() > 1e-4 {
+        return Err(at_rd(format!("the skews of its workloads add up to {given}, expected 100")));
+    }
+    let fixed: f64 = wds.iter().map(|w| w.iorate).sum();
+    // (sd index, generator, weight) for every WD x SD.
+    let mut gens: Vec<Gen> = vec![];
+    for w in wds {
+        let at_wd = |msg: String| place(w.at, format!("wd={}: {msg}", w.name));
+        let sds: Vec<usize> = p.sds.iter().enumerate().filter(|(_, s)| w.sds.iter().any(|pat| matches(pat, &s.name))).map(|(i, _)| i).collect();
+        if sds.is_empty() {
+            let names: Vec<&str> = p.sds.iter().map(|s| s.name.as_str()).collect();
+            return Err(at_wd(format!("sd={} matches no storage definition (defined: {})", w.sds.join(","), names.join(", "))));
+        }
+        // A WD's skew or rate is split evenly over its SDs (HandleSkew.spreadWgSkew).
+        let weight = match iorate {
+            IoRate::Max | IoRate::Curve => skew(w),
+            IoRate::Rate(_) if w.iorate > 0.0 => w.iorate,
+            IoRate::Rate(r) => (r - fixed).max(0.0) * skew(w) / 100.0,
+        } / sds.len() as f64;
+        for &s in &sds {
+            let sd = &p.sds[s];
+            let g = Generator::new(w, sd, sd.size_bytes.unwrap_or(device_bytes)).map_err(|e| at_wd(format!("on sd={}: {e}", sd.name)))?;
+            // With priorities each workload has its own arrivals: its own rate, its share of
+            // the run's rate, or (iorate=max, no rate of its own) every thread it can get.
+            let class = w.priority.filter(|_| prioritized).map(|rank| Class {
+                rank,
+                wd: w.name.clone(),
+                rate_iops: match iorate {
+                    IoRate::Max | IoRate::Curve if w.iorate == 0.0 => None,
+                    IoRate::Max | IoRate::Curve => Some(w.iorate / sds.len() as f64),
+                    IoRate::Rate(_) => Some(weight),
+                },
+            });
+            gens.push(Gen { sd: s, generator: g, weight, class });
+        }
+    }
+    Ok(gens)
 }
