@@ -2,7 +2,7 @@
 //! `device_id,opcode,offset,length,timestamp`; opcode R or W, offset and length in bytes,
 //! timestamp in microseconds (Unix time). A file holds many virtual disks: `disk` picks one.
 
-use crate::trace::{num, num_times, request, Line, Select};
+use crate::trace::record::{num, num_times, request, Line, Select};
 use crate::Op;
 
 pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {

@@ -3,7 +3,7 @@
 //! seconds since tracing began; T is R or W (other flags: skipped); SECTOR in 512-byte sectors.
 //! `disk` picks a DISK (e.g. sda) when several are traced.
 
-use crate::trace::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
+use crate::trace::record::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
 use crate::Op;
 
 /// Column positions, from the header.

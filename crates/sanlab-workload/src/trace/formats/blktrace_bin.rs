@@ -4,7 +4,7 @@
 //! action, pid, device, cpu (u32), error, pdu_len (u16), 48 bytes in the writer's byte order
 //! (the magic says which), then `pdu_len` bytes of payload.
 
-use crate::trace::{request, Line, Select, SECTOR_BYTES};
+use crate::trace::record::{request, Line, Select, SECTOR_BYTES};
 use crate::Op;
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! (either case), Timestamp in seconds since the trace began. ASU is the application storage
 //! unit, selected with `disk`.
 
-use crate::trace::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
+use crate::trace::record::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
 use crate::Op;
 
 pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {

@@ -2,7 +2,7 @@
 //! `Timestamp,Offset,Size,IOType,VolumeID`; Timestamp in seconds (Unix time), Offset and Size in
 //! 512-byte sectors, IOType 0 read and 1 write. A file holds many volumes: `disk` picks one.
 
-use crate::trace::{num_times, request, Line, Select, SECTOR_BYTES};
+use crate::trace::record::{num_times, request, Line, Select, SECTOR_BYTES};
 use crate::Op;
 
 pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
