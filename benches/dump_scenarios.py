@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sanlab import _core
-from sanlab.health import duration_s
+from sanlab.analysis.health import duration_s
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("scenarios/studies", "scenarios/examples", "scenarios/validation")

@@ -4,7 +4,7 @@ Usage, from the repository root:
        .venv/bin/sanlab run scenarios/studies/failover.toml --out runs/failover
        .venv/bin/python docs/studies/failover_table.py runs/failover
 
-Variants are named `<fault>-<policy>`; every figure comes from `sanlab.failover`, as the terminal's
+Variants are named `<fault>-<policy>`; every figure comes from `sanlab.analysis.failover`, as the terminal's
 fault table shows it, plus the mean VM IOPS before the fault and while it lasts.
 """
 
@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sanlab.failover import LEVEL_WINDOW_S, counts, faults, level_before, vm_iops
-from sanlab.runfolder import read_run_folder
+from sanlab.analysis.failover import LEVEL_WINDOW_S, counts, faults, level_before, vm_iops
+from sanlab.export.runfolder import read_run_folder
 from sanlab.formatting import format_count, format_ms
-from sanlab.tables import failed_text, marked_text
+from sanlab.views.rows import failed_text, marked_text
 
 HEADER = (
     "| policy | IOPS before | IOPS during | retried | failed | failed over | marked dead, s "

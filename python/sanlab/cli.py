@@ -28,11 +28,8 @@ from rich.table import Table
 
 import sanlab
 from sanlab import _core
-from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
-from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.document import Document
-from sanlab.results import JSON_OMITTED_KEYS, json_summary
-from sanlab.runfolder import (
+from sanlab.export.runfolder import (
     RunFolderError,
     new_default_out_dir,
     prepare_out_dir,
@@ -42,10 +39,14 @@ from sanlab.runfolder import (
     utc_stamp,
     write_run_folder,
 )
-from sanlab.summary import every_table, fits_a_screen, print_tables, summary_table, verbose_adds
-from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
 from sanlab.formatting import format_bytes, format_count, format_tenths
-from sanlab.tables import fit, kinds_tables, variants_table
+from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
+from sanlab.report import REPORT_FILE, ReportRun, merge_runs
+from sanlab.results import JSON_OMITTED_KEYS, json_summary
+from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
+from sanlab.views.fit import fit
+from sanlab.views.summary import every_table, fits_a_screen, print_tables, summary_table, verbose_adds
+from sanlab.views.tables import kinds_tables, variants_table
 
 __all__ = ["JSON_OMITTED_KEYS", "build_parser", "json_summary", "main"]
 

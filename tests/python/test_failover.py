@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fault_doc import with_faults, with_replication_fault
-from sanlab.failover import counts, faults, level_before, recovery_s, series
+from sanlab.analysis.failover import counts, faults, level_before, recovery_s, series
 
 TIMES_S = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sanlab.failover import faults, level_before, recovery_s, vm_iops
+from sanlab.analysis.failover import faults, level_before, recovery_s, vm_iops
 from side_by_side import run_variants
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sanlab import _core
-from sanlab.fio import VariantDevices, fio_document, fio_logs
+from sanlab.export.fio import VariantDevices, fio_document, fio_logs
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, 250000, tzinfo=UTC)
 DIRECTION_KEYS = {

@@ -1,4 +1,4 @@
-"""sanlab.health on small hand-made results: each figure's definition, edge by edge."""
+"""sanlab.analysis.health on small hand-made results: each figure's definition, edge by edge."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from sanlab import health
+from sanlab.analysis import health
+from sanlab.views.tables import health_table
 
 PATHS = ("p-0", "p-1", "p-2", "p-3")
 DEGRADE = '[[event]]\nkind = "link_latency"\npath = "p-0"\nat = "10s"\nuntil = "40s"\nlatency = "2ms"\n'
@@ -94,7 +95,7 @@ def test_a_path_the_selector_was_not_using_is_reported_unused() -> None:
     found = only(variant(lambda t, link: 0.0 if link == "p-0" else 100.0))
     assert not found.used_before
     assert found.reaction_s == 1.0  # the figure exists, the table says `unused`
-    assert "unused" in text(health.health_table(two_selectors(lambda t, link: 0.0 if link == "p-0" else 1.0)))
+    assert "unused" in text(health_table(two_selectors(lambda t, link: 0.0 if link == "p-0" else 1.0)))
 
 
 def test_with_twenty_paths_leaving_means_under_half_an_equal_share() -> None:
@@ -164,12 +165,12 @@ def test_repeating_latency_events_are_flapping_not_a_degradation() -> None:
 
 def test_the_table_appears_only_when_selectors_are_compared() -> None:
     one = {"scenario": "s", "variants": [variant(even)]}
-    assert health.health_table(one) is None
-    table = text(health.health_table(two_selectors(even)))
+    assert health_table(one) is None
+    table = text(health_table(two_selectors(even)))
     for header in ("IOPS", "p99 ms", "react s", "bad %", "flaps/h", "balance", "significant_latency"):
         assert header in table
     without_event = two_selectors(even, events="")
-    assert "react s" not in text(health.health_table(without_event))
+    assert "react s" not in text(health_table(without_event))
 
 
 def two(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

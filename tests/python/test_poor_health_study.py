@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import sanlab
-from sanlab import health
+from sanlab.analysis import health
 from sanlab.cli import main
 from side_by_side import run_variants
 

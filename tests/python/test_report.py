@@ -32,7 +32,7 @@ from sanlab.report.figures import (
     winners,
 )
 from sanlab.report.groups import variant_groups
-from sanlab.runfolder import read_run_folder, write_run_folder
+from sanlab.export.runfolder import read_run_folder, write_run_folder
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
 MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5, "started_utc": "2026-11-21T20:09:05Z"}

@@ -26,7 +26,7 @@ import pytest
 
 from conftest import with_cores
 from sanlab.cli import main
-from sanlab.runfolder import write_run_folder
+from sanlab.export.runfolder import write_run_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -14,7 +14,7 @@ import pytest
 import sanlab
 
 from conftest import with_hosts
-from sanlab.runfolder import (
+from sanlab.export.runfolder import (
     new_default_out_dir,
     prepare_out_dir,
     read_run_folder,

@@ -13,7 +13,7 @@ import pytest
 
 from fault_doc import with_faults
 from sanlab.cli import main
-from sanlab.runfolder import RunFolderError, read_run_folder, write_run_folder
+from sanlab.export.runfolder import RunFolderError, read_run_folder, write_run_folder
 
 STARTED = datetime(2026, 11, 22, 22, 0, 0, tzinfo=UTC)
 

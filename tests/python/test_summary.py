@@ -16,7 +16,7 @@ import sanlab
 from fault_doc import with_faults
 from sanlab import cli as sanlab_cli
 from sanlab.cli import main
-from sanlab.summary import (
+from sanlab.views.summary import (
     SCREEN_LINES,
     every_table,
     fits_a_screen,

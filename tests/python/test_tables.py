@@ -12,20 +12,20 @@ from rich.table import Table
 
 from conftest import with_hosts, with_injector
 from fault_doc import with_faults
+from sanlab.analysis.tail import tail_iops
 from sanlab.formatting import format_count, format_ms
-from sanlab.tables import (
-    compact_names,
+from sanlab.views.fit import fit
+from sanlab.views.rows import compact_names
+from sanlab.views.tables import (
     cores_table,
     devices_table,
     faults_table,
-    fit,
     hosts_table,
     injector_table,
     kinds_tables,
     paths_table,
     paths_tables,
     psp_events_table,
-    tail_iops,
     variants_table,
 )
 

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from fault_doc import with_faults, with_replication_fault
-from sanlab.tables import failover_counts_table, faults_table, fold_repeats, psp_events_table
+from sanlab.views.rows import fold_repeats
+from sanlab.views.tables import failover_counts_table, faults_table, psp_events_table
 
 WIDTH = 100
 

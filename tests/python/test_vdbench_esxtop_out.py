@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sanlab.runfolder import safe_name
+from sanlab.export.runfolder import safe_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SERIES = ROOT / "scenarios/examples/vdbench_series.toml"

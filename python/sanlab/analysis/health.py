@@ -31,11 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich import box
-from rich.table import Table
-
 from sanlab.document import Document
-from sanlab.formatting import format_count, format_fraction, format_ms, format_seconds
 from sanlab.resolved import resolved_scenario
 
 REACTED_SHARE = 0.05
@@ -300,60 +296,3 @@ def compares_selectors(doc: Document) -> bool:
     }
     kinds.discard("")
     return len(kinds) >= 2
-
-
-def reaction_text(found: DeviceHealth) -> str:
-    """A device's reaction to its degrading path: seconds or `never`; `unused` when the path
-    carried too little before to react to; `-` when none of its paths degraded."""
-    if found.degraded_path is None:
-        return "-"
-    if not found.used_before:
-        return "unused"
-    return format_seconds(found.reaction_s)
-
-
-def health_table(doc: Document) -> Table | None:
-    """The selectors side by side, one row per variant and device: IOPS, p99 and p99.9 device
-    latency, reaction to a degrading path and its share while degraded (when the run has one),
-    flaps per hour and balance. None unless the run compares path selectors."""
-    if not compares_selectors(doc):
-        return None
-    found = health(doc)
-    degraded = any(row.degraded_path for row in found)
-    several = any(len(variant["devices"]) > 1 for variant in doc["variants"])
-    table = Table(title="path selector health", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
-    table.caption = "; ".join((*DEGRADATION_NOTES, *NOTES) if degraded else NOTES)
-    table.caption_justify = "left"
-    table.add_column("variant", no_wrap=True)
-    if several:
-        table.add_column("device", no_wrap=True)
-    headers = ["IOPS", "p99 ms", "p99.9 ms"]
-    headers += ["react s", "bad %"] if degraded else []
-    headers += ["flaps/h", "balance"]
-    for header in headers:
-        table.add_column(header, justify="right")  # single words: only the headers wrap
-    previous = None
-    for row in found:
-        cells = [format_count(row.iops), format_ms(row.p99_ms), format_ms(row.p999_ms)]
-        if degraded:
-            cells += [reaction_text(row), format_fraction(row.degraded_share, percent=True)]
-        balance_text = format_fraction(row.balance) + ("" if row.balance_over == "controllers" else "*")
-        cells += [format_count(row.flaps_per_hour), balance_text]
-        name = row.variant if row.variant != previous else ""
-        table.add_row(name, *([row.device] if several else []), *cells)
-        previous = row.variant
-    return table
-
-
-DEGRADATION_NOTES = (
-    f"react: s from a path's degradation until it carries under {100 * REACTED_SHARE:g} % of the "
-    "device's I/O (and under half an equal share) for good; unused: it carried less than that before",
-    "bad %: its share while degraded",
-)
-NOTES = (
-    f"flaps/h: changes of the set of paths in use (>= {IN_USE_FRACTION:g} of an equal share) between "
-    "samples, per hour",
-    "balance: least / most loaded controller of the array used (* its paths: no controllers known)",
-    "docs/studies/poor_health.md",
-)
-"""The health table's caption: what each column means."""

@@ -30,11 +30,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sanlab import _core
-from sanlab.esxtop import write_esxtop_csvs
-from sanlab.fio import VariantDevices, fio_document, fio_logs
+from sanlab.export.esxtop import write_esxtop_csvs
+from sanlab.export.fio import VariantDevices, fio_document, fio_logs
+from sanlab.export.vdbench import write_vdbench_summaries
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.results import Document, json_summary, summary_table, timeseries_table
-from sanlab.vdbench_out import write_vdbench_summaries
 
 RESULTS_FILE = "results.json"
 RESOLVED_FILE = "scenario.resolved.toml"

@@ -11,13 +11,14 @@ from typing import Any
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from sanlab import failover
+from sanlab.analysis import failover
+from sanlab.analysis.tail import tail_iops
+from sanlab.document import Document, entities
+from sanlab.formatting import format_count, format_ms, format_tenths
 from sanlab.report import figures
 from sanlab.report.figures import Figure
 from sanlab.report.health import degraded_share_figure
-from sanlab.document import Document, entities
-from sanlab.formatting import format_count, format_ms, format_tenths
-from sanlab.tables import (
+from sanlab.views.rows import (
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
     HOST_COLUMNS,
@@ -31,7 +32,6 @@ from sanlab.tables import (
     host_cells,
     repeat_text,
     shows_hosts,
-    tail_iops,
 )
 
 PLOT_CONFIG: Mapping[str, Any] = {

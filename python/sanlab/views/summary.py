@@ -18,23 +18,23 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from sanlab import failover
+from sanlab.analysis import failover
+from sanlab.analysis.health import DeviceHealth, compares_selectors, health
+from sanlab.analysis.tail import tail_iops
 from sanlab.document import Document
 from sanlab.formatting import format_count, format_fraction, format_ms, format_time_s
-from sanlab.health import DeviceHealth, compares_selectors, health, health_table, reaction_text
-from sanlab.tables import (
+from sanlab.views.fit import fit, min_width, titled_table
+from sanlab.views.tables import (
     cores_table,
     devices_table,
     failover_counts_table,
     faults_table,
-    fit,
+    health_table,
     hosts_table,
     injector_table,
-    min_width,
     paths_tables,
     psp_events_table,
-    tail_iops,
-    titled_table,
+    reaction_text,
     variants_table,
 )
 

@@ -1,140 +1,42 @@
-"""Terminal tables (rich) for run results and component kinds; `fit` splits one that is too wide."""
+"""The terminal's tables (rich) of a run's results and of the component kinds; `views.fit` lays
+each out to the console's width."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import json
-import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from rich import box
-from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from sanlab import failover
+from sanlab.analysis import failover
+from sanlab.analysis.health import (
+    IN_USE_FRACTION,
+    REACTED_SHARE,
+    DeviceHealth,
+    compares_selectors,
+    health,
+)
+from sanlab.analysis.tail import tail_iops
 from sanlab.document import Document, entities
-from sanlab.formatting import format_count, format_ms, format_tenths, format_time_s
-
-
-def titled_table(title: str) -> Table:
-    """A table as every sanlab table looks: title on the left, a rule under the header, no frame."""
-    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
-
-
-_UNBOUNDED = 1_000_000
-"""A width no table reaches: measured at it, a table reports the widths its cells need."""
-
-
-@dataclass(frozen=True)
-class _Widths:
-    """Per column of a table the width of its text: the least (its longest value, or longest word
-    in a column that wraps), with its values whole but its header wrapped, and on one line each;
-    and what padding and rules add."""
-
-    least: list[int]
-    header_wrapped: list[int]
-    natural: list[int]
-    extra: int
-
-
-def _widths(table: Table, console: Console) -> _Widths:
-    options = console.options.update_width(_UNBOUNDED)
-    least, header_wrapped, natural = [], [], []
-    for column in table.columns:
-        header = Measurement.get(console, options, column.header)
-        body = [Measurement.get(console, options, cell) for cell in column.cells]
-        natural.append(max([header.maximum, *(size.maximum for size in body)]))
-        # rich's own minimum lets every column wrap; one that may not needs its longest value.
-        words = max([header.minimum, *(size.minimum for size in body)])
-        least.append(natural[-1] if column.no_wrap else words)
-        header_wrapped.append(max([least[-1], *(size.maximum for size in body)]))
-    extra = Measurement.get(console, options, table).maximum - sum(natural)
-    return _Widths(least, header_wrapped, natural, extra)
-
-
-def min_width(table: Table, console: Console) -> int:
-    """The narrowest `table` renders without cutting a cell: every column at its longest value,
-    except those that wrap, at their longest word."""
-    widths = _widths(table, console)
-    return sum(widths.least) + widths.extra
-
-
-def _columns(table: Table, indices: Sequence[int]) -> Table:
-    part = copy.copy(table)
-    # `_index` is where rich looks up a column's padding: its position in the new table.
-    part.columns = [dataclasses.replace(table.columns[i], _index=n) for n, i in enumerate(indices)]
-    return part
-
-
-def _narrowed(table: Table, console: Console) -> Table:
-    """`table` with its wrapping columns narrowed until it fits the console: headers wrap first, then
-    values, the widest column first. (rich narrows all alike and, once they are equally wide, cuts
-    every column.)"""
-    sizes = _widths(table, console)
-    widths = list(sizes.natural)
-    excess = sum(widths) + sizes.extra - console.width
-    for floor in (sizes.header_wrapped, sizes.least):
-        while excess > 0:
-            narrower = [i for i, width in enumerate(widths) if width > floor[i]]
-            if not narrower:
-                break
-            widths[max(narrower, key=lambda i: widths[i])] -= 1
-            excess -= 1
-    narrowed = copy.copy(table)
-    narrowed.columns = [
-        column if column.no_wrap else dataclasses.replace(column, max_width=width)
-        for column, width in zip(table.columns, widths, strict=True)
-    ]
-    return narrowed
-
-
-def fit(table: Table, console: Console) -> list[Table]:
-    """`table` as one or several tables that fit the console without cutting a cell with "…".
-
-    Columns that wrap are narrowed first; when that is not enough, the table is split: each part
-    repeats the leading left-aligned columns (the names a row is about: variant, device, path)
-    with as many of the others as fit, and the caption goes under the last. A table that starts
-    with a number column or has only names is not split.
-    """
-    names = next((i for i, column in enumerate(table.columns) if column.justify == "right"), 0)
-    parts = [table]
-    if names and min_width(table, console) > console.width:
-        columns: list[list[int]] = []
-        for index in range(names, len(table.columns)):
-            wider = [*columns[-1], index] if columns else []
-            if wider and min_width(_columns(table, wider), console) <= console.width:
-                columns[-1] = wider
-            else:
-                columns.append([*range(names), index])
-        parts = [_columns(table, indices) for indices in columns]
-        for part in parts[:-1]:
-            part.caption = None
-    return [_narrowed(part, console) for part in parts]
-
-
-def tail_iops(variant: Mapping[str, Any]) -> dict[str, float]:
-    """Mean IOPS of each VM over the last quarter of the run, at most its last 60 s, by VM name.
-
-    This is where a policy that changes its mind (the latency PSP) has settled. A VM with fewer
-    than two samples in that window is left out. One pass over the series for every VM: a pass
-    per VM took hours at 10,000 VMs.
-    """
-    series = variant["timeseries"]
-    end_s = variant["sim_time_s"]
-    window_s = min(60.0, end_s / 4)
-    values: dict[str, list[float]] = {}
-    for t_s, entity, metric, value in zip(
-        series["t_s"], series["entity"], series["metric"], series["value"], strict=True
-    ):
-        if metric == "iops" and t_s > end_s - window_s and entity.startswith("vm/"):
-            values.setdefault(entity[3:], []).append(value)
-    return {vm: sum(v) / len(v) for vm, v in values.items() if len(v) >= 2}
+from sanlab.formatting import format_count, format_fraction, format_ms, format_seconds, format_tenths
+from sanlab.views.fit import titled_table
+from sanlab.views.rows import (
+    FAULTS_CAPTION,
+    FLOW_CONTROL_COLUMNS,
+    HOST_COLUMNS,
+    HOST_TEXT_COLUMNS,
+    HOSTS_CAPTION,
+    compact_names,
+    failed_text,
+    fault_rows,
+    flow_controlled,
+    fold_repeats,
+    host_cells,
+    repeat_text,
+    shows_hosts,
+)
 
 
 def _add_variant_rows(
@@ -178,58 +80,6 @@ def variants_table(doc: Document) -> Table:
             )
         _add_variant_rows(table, variant["name"], rows, grouped)
     return table
-
-
-HOST_COLUMNS = ("host", "VMs", "IOPS", "VM mean\nms", "DAVG\nms")
-"""The hosts table's columns for every host: VM mean latency and device latency (DAVG) in ms."""
-
-FLOW_CONTROL_COLUMNS = ("kind", "threshold\nms", "β", "window\nmean", "window\nfinal", "L\nms")
-"""The hosts table's columns when some host has flow control: its kind, latency threshold, β
-(its share), window (device queue depth: mean, final) and latency estimate L at the end."""
-
-HOST_TEXT_COLUMNS = ("host", "kind")
-"""The hosts table's left-aligned columns; the others hold numbers."""
-
-HOSTS_CAPTION = (
-    "DAVG: mean time on the path per device request; window: the device queue depth flow control "
-    "sets; L: its cluster-wide latency estimate at the end, which it steers to the threshold"
-)
-
-
-def flow_controlled(doc: Document) -> bool:
-    """Whether any host of any variant has flow control (PARDA, SIOC)."""
-    return any(host["flow_control"] for variant in doc["variants"] for host in entities(variant, "hosts"))
-
-
-def shows_hosts(doc: Document) -> bool:
-    """Whether hosts deserve a table of their own: several hosts in a variant, or flow control."""
-    return flow_controlled(doc) or any(len(entities(variant, "hosts")) > 1 for variant in doc["variants"])
-
-
-def host_cells(host: Mapping[str, Any], flow_control: bool) -> list[str]:
-    """A host's row under HOST_COLUMNS, then FLOW_CONTROL_COLUMNS when `flow_control` (blank for a
-    host without it); the terminal and the HTML report show the same text."""
-    cells = [
-        host["name"],
-        format_count(host["vms"]),
-        format_count(host["iops"]),
-        format_ms(host["lat_ms"]["mean"]),
-        format_ms(host["device_lat_ms"]),
-    ]
-    if not flow_control:
-        return cells
-    control, window = host["flow_control"], host["window"]
-    if not control:
-        return [*cells, "-", *[""] * (len(FLOW_CONTROL_COLUMNS) - 1)]
-    return [
-        *cells,
-        control["kind"],
-        format_ms(control["latency_threshold_ms"]),
-        f"{control['beta']:g}",
-        format_count(window["mean"]) if window else "-",
-        format_count(window["final"]) if window else "-",
-        format_ms(control["latency_estimate_ms"]),
-    ]
 
 
 def hosts_table(doc: Document) -> Table | None:
@@ -279,39 +129,6 @@ def injector_table(doc: Document) -> Table | None:
         rows.append([found["volume"], f"{found['percent_of_peak']:g} % of peak", format_count(target), format_ms(found["threshold_ms"])])
         _add_variant_rows(table, name, rows, grouped=True)
     return table
-
-
-ALUA_MARKS = {"ANO": "*", "standby": " s", "unavailable": " u"}
-
-
-_NUMBERED = re.compile(r"(.+)-(\d+)(:.*)?")
-"""A numbered name: `remote-3`, or a path of a volume, `remote-3:busy_vol`."""
-
-
-def compact_names(names: Sequence[str]) -> str:
-    """`remote-0, remote-1, remote-2, local-7` as `remote-{0..2}, local-7`; `local-0:vol,
-    local-1:vol` as `local-{0..1}:vol`."""
-    groups: dict[tuple[str, str], list[int]] = {}
-    singles: list[str] = []
-    for name in names:
-        numbered = _NUMBERED.fullmatch(name)
-        if numbered:
-            groups.setdefault((numbered[1], numbered[3] or ""), []).append(int(numbered[2]))
-        else:
-            singles.append(name)
-    parts = []
-    for (prefix, suffix), numbers in groups.items():
-        numbers.sort()
-        runs: list[list[int]] = []
-        for n in numbers:
-            if runs and n == runs[-1][-1] + 1:
-                runs[-1].append(n)
-            else:
-                runs.append([n])
-        for run in runs:
-            span = f"{run[0]}" if len(run) == 1 else f"{{{run[0]}..{run[-1]}}}"
-            parts.append(f"{prefix}-{span}{suffix}")
-    return ", ".join(parts + singles)
 
 
 PATH_TABLE_VARIANTS = 5
@@ -410,54 +227,6 @@ def cores_table(doc: Document) -> Table | None:
     return table
 
 
-REPEAT_MIN = 3
-"""Identical path selection events at least this many times at a constant period print as one row."""
-
-
-@dataclass(frozen=True)
-class Repeated:
-    """A path selection event and how it repeats: `count` times, `period_s` apart, the last at `last_s`."""
-
-    event: Mapping[str, Any]
-    count: int = 1
-    period_s: float = 0.0
-    last_s: float = 0.0
-
-
-def fold_repeats(events: Sequence[Mapping[str, Any]]) -> list[Repeated]:
-    """The events in time order with each periodic run (the same device, event and paths at least
-    REPEAT_MIN times at a constant period: a flapping path) folded into its first occurrence, so
-    that an hour of flapping is a few rows, not thousands."""
-    by_key: dict[tuple[str, str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
-    for event in events:
-        by_key.setdefault((event["device"], event["event"], tuple(event["paths"])), []).append(event)
-    folded: list[Repeated] = []
-    for items in by_key.values():
-        i = 0
-        while i < len(items):
-            j = i
-            if i + 1 < len(items):
-                period_s = items[i + 1]["t_s"] - items[i]["t_s"]
-                j = i + 1
-                while (
-                    j + 1 < len(items)
-                    and abs(items[j + 1]["t_s"] - items[j]["t_s"] - period_s) <= failover.PERIOD_TOLERANCE_S
-                ):
-                    j += 1
-            if j - i + 1 >= REPEAT_MIN:
-                folded.append(Repeated(items[i], j - i + 1, period_s, items[j]["t_s"]))
-                i = j + 1
-            else:
-                folded.append(Repeated(items[i], 1, 0.0, items[i]["t_s"]))
-                i += 1
-    return sorted(folded, key=lambda r: r.event["t_s"])
-
-
-def repeat_text(row: Repeated) -> str:
-    """`×18 every 5 s, last 145.010` for a folded run; empty for a single event."""
-    return f"×{row.count} every {row.period_s:.3g} s, last {row.last_s:.3f}" if row.count > 1 else ""
-
-
 def psp_events_table(variant: Mapping[str, Any]) -> Table:
     """Path selection events of a variant: time, device, event and the paths it names; events that
     repeat at a constant period (a flapping path) are one row with a `repeats` column."""
@@ -477,56 +246,6 @@ def psp_events_table(variant: Mapping[str, Any]) -> Table:
             cells.append(repeat_text(row))
         table.add_row(*cells)
     return table
-
-
-def _seconds(value: float | None, missing: str) -> str:
-    return missing if value is None else format_time_s(value)
-
-
-def recovery_text(recovery: Mapping[str, float | None]) -> str:
-    """The slowest VM's recovery: `1.000 s`, `not back`, with the VM named when there are several;
-    `-` when no VM had a level before the fault."""
-    if not recovery:
-        return "-"
-    vm, worst = max(recovery.items(), key=lambda item: math.inf if item[1] is None else item[1])
-    text = "not back" if worst is None else format_time_s(worst)
-    return text if len(recovery) == 1 else f"{text} ({vm})"
-
-
-def marked_text(fault: failover.Fault, seconds: float | None) -> str:
-    """Seconds until the host marked the fault's paths dead (or alive); `never` when it did not
-    though the fault takes paths down, `-` when it does not (a slower link is not a dead one)."""
-    expected = bool(fault.paths) and fault.kind in failover.PATH_FAILURE_KINDS
-    return _seconds(seconds, "never" if expected else "-")
-
-
-def fault_rows(fault: failover.Fault) -> list[list[str]]:
-    """A fault's start and end edges as table cells: time, edge, kind, target, detail, the host's
-    reaction (paths marked dead, then alive, after s), longest I/O latency, IOPS back after s."""
-    detail = fault.detail
-    if fault.period_s is not None:
-        detail = f"{detail}, ×{fault.occurrences} every {fault.period_s:g} s".lstrip(", ")
-    latency = "-" if fault.max_latency_ms is None else format_ms(fault.max_latency_ms)
-    noticed = marked_text(fault, fault.marked_dead_s)
-    rows = [
-        [f"{fault.start_s:.3f}", "start", fault.kind, fault.target, detail, noticed, latency,
-         recovery_text(fault.recovery_s)]
-    ]  # fmt: skip
-    rows += [
-        [f"{t_s:.3f}", phase, fault.kind, fault.target, text, "", "", ""] for t_s, phase, text in fault.steps
-    ]
-    if fault.end_s is not None:
-        back = marked_text(fault, fault.marked_alive_s)
-        rows.append([f"{fault.end_s:.3f}", "end", fault.kind, fault.target, "", back, "", ""])
-    return rows
-
-
-FAULTS_CAPTION = (
-    "marked s: from the fault's start until the host marked its paths dead (end: alive again); max ms: "
-    "longest VM I/O latency until the next fault; back s: until VM IOPS were back within "
-    f"{100 * failover.TOLERANCE:g} % of their level before the fault (or above it), to a sample "
-    "(not back: not by the next fault or the run's end)"
-)
 
 
 def faults_table(doc: Document) -> Table | None:
@@ -553,14 +272,6 @@ def faults_table(doc: Document) -> Table | None:
         ]
         _add_variant_rows(table, name, rows, grouped=True)
     return table
-
-
-def failed_text(counts: failover.Counts) -> str:
-    """Failed I/Os with their reasons: `12 (apd_timeout 10, no_path 2)`."""
-    if not counts.failed_by_reason:
-        return format_count(counts.failed)
-    reasons = ", ".join(f"{reason} {format_count(n)}" for reason, n in counts.failed_by_reason.items())
-    return f"{format_count(counts.failed)} ({reasons})"
 
 
 def failover_counts_table(doc: Document) -> Table | None:
@@ -609,3 +320,65 @@ def kinds_tables(kinds: Sequence[Mapping[str, Any]]) -> list[Table]:
             table.add_row(entry["kind"], entry["summary"], params)
         tables.append(table)
     return tables
+
+
+def reaction_text(found: DeviceHealth) -> str:
+    """A device's reaction to its degrading path: seconds or `never`; `unused` when the path
+    carried too little before to react to; `-` when none of its paths degraded."""
+    if found.degraded_path is None:
+        return "-"
+    if not found.used_before:
+        return "unused"
+    return format_seconds(found.reaction_s)
+
+
+def health_table(doc: Document) -> Table | None:
+    """The selectors side by side, one row per variant and device: IOPS, p99 and p99.9 device
+    latency, reaction to a degrading path and its share while degraded (when the run has one),
+    flaps per hour and balance. None unless the run compares path selectors."""
+    if not compares_selectors(doc):
+        return None
+    found = health(doc)
+    degraded = any(row.degraded_path for row in found)
+    several = any(len(variant["devices"]) > 1 for variant in doc["variants"])
+    table = titled_table("path selector health")
+    table.caption = "; ".join((*DEGRADATION_NOTES, *NOTES) if degraded else NOTES)
+    table.caption_justify = "left"
+    table.add_column("variant", no_wrap=True)
+    if several:
+        table.add_column("device", no_wrap=True)
+    headers = ["IOPS", "p99 ms", "p99.9 ms"]
+    headers += ["react s", "bad %"] if degraded else []
+    headers += ["flaps/h", "balance"]
+    for header in headers:
+        table.add_column(header, justify="right")  # single words: only the headers wrap
+    previous = None
+    for row in found:
+        cells = [format_count(row.iops), format_ms(row.p99_ms), format_ms(row.p999_ms)]
+        if degraded:
+            cells += [reaction_text(row), format_fraction(row.degraded_share, percent=True)]
+        balance_text = format_fraction(row.balance) + ("" if row.balance_over == "controllers" else "*")
+        cells += [format_count(row.flaps_per_hour), balance_text]
+        name = row.variant if row.variant != previous else ""
+        table.add_row(name, *([row.device] if several else []), *cells)
+        previous = row.variant
+    return table
+
+
+DEGRADATION_NOTES = (
+    f"react: s from a path's degradation until it carries under {100 * REACTED_SHARE:g} % of the "
+    "device's I/O (and under half an equal share) for good; unused: it carried less than that before",
+    "bad %: its share while degraded",
+)
+
+
+NOTES = (
+    f"flaps/h: changes of the set of paths in use (>= {IN_USE_FRACTION:g} of an equal share) between "
+    "samples, per hour",
+    "balance: least / most loaded controller of the array used (* its paths: no controllers known)",
+    "docs/studies/poor_health.md",
+)
+"""The health table's caption: what each column means."""
+
+
+ALUA_MARKS = {"ANO": "*", "standby": " s", "unavailable": " u"}

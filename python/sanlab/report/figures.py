@@ -17,10 +17,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from sanlab.analysis.tail import tail_iops
 from sanlab.document import Document, entities, sorted_percentiles
 from sanlab.formatting import format_count, format_ms, format_ms_span, format_pct_span, format_tick
 from sanlab.report.groups import Groups, variant_groups
-from sanlab.tables import tail_iops
 
 PALETTE = (
     "#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from plotly.subplots import make_subplots
 
-from sanlab import health
+from sanlab.analysis import health
 from sanlab.report.figures import MAX_LINES, TIME_AXIS, Figure, _layout, log_ticks, variant_dashes
 from sanlab.results import Document
 
