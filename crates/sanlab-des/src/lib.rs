@@ -1,13 +1,16 @@
 //! The event kernel of sanlab: integer-nanosecond time, a pending-event queue ordered by
-//! `(time, sequence)`, and seeded random-number streams, one per component.
+//! `(time, sequence)`, seeded random-number streams, one per component, and the arena that holds
+//! what the loop creates and retires.
 //!
 //! It knows nothing about storage: the domain model decides what an event means.
 
 mod queue;
 mod rng;
+mod slab;
 
 pub use queue::EventQueue;
 pub use rng::{RngStream, stream_seed, timing_draws};
+pub use slab::Slab;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

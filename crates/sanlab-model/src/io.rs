@@ -74,52 +74,5 @@ impl Io {
     }
 }
 
-/// Requests in flight, reused through a free list so the event loop does not allocate once warm.
-#[derive(Default)]
-pub struct Slab {
-    items: Vec<Io>,
-    live: Vec<bool>,
-    free: Vec<u32>,
-}
-
-impl Slab {
-    #[inline]
-    pub fn insert(&mut self, io: Io) -> u32 {
-        if let Some(i) = self.free.pop() {
-            self.items[i as usize] = io;
-            self.live[i as usize] = true;
-            i
-        } else {
-            self.items.push(io);
-            self.live.push(true);
-            (self.items.len() - 1) as u32
-        }
-    }
-
-    #[inline]
-    pub fn remove(&mut self, i: u32) {
-        debug_assert!(self.live[i as usize]);
-        self.live[i as usize] = false;
-        self.free.push(i);
-    }
-
-    #[inline]
-    pub fn get(&self, i: u32) -> &Io {
-        &self.items[i as usize]
-    }
-
-    #[inline]
-    pub fn get_mut(&mut self, i: u32) -> &mut Io {
-        &mut self.items[i as usize]
-    }
-
-    /// Requests still in flight.
-    pub fn live(&self) -> impl Iterator<Item = &Io> {
-        self.items.iter().zip(&self.live).filter(|(_, l)| **l).map(|(io, _)| io)
-    }
-
-    /// Slots ever allocated (the high-water mark of requests in flight).
-    pub fn capacity(&self) -> usize {
-        self.items.len()
-    }
-}
+/// Requests in flight.
+pub type Slab = sanlab_des::Slab<Io>;

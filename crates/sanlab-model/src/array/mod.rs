@@ -2,7 +2,7 @@
 //! and acknowledges writes; a replicated volume's writes are mirrored to the peer array
 //! (`replication.rs`). The back end is a kind (`media = { kind = ... }`): `flash`, a service centre
 //! with `servers` parallel slots and a FIFO queue in front of them, or `disk_group`, spinning disks
-//! in a RAID group behind a write-back cache (`disk_group.rs`).
+//! in a RAID group behind a write-back cache (`disk_group/`).
 
 pub mod cache;
 pub mod cores;

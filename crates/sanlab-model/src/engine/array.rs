@@ -1,7 +1,7 @@
 //! The array's front end: target queue (QUEUE FULL), volume QoS, transfer-ready for writes,
 //! then its cores and cache; the status goes back once every step it waits for is done.
 
-use super::faults::Mirror;
+use super::faults::{Mirror, VolumeRefusal};
 use super::{pack, token, untoken, Ev, World};
 use crate::fabric::INBOUND;
 use crate::io::{Op, NONE};
@@ -10,7 +10,6 @@ use crate::array::cores::Cores;
 use crate::array::qos::QosState;
 use crate::array::Backend;
 use crate::host::flow_control::WindowLaw;
-use crate::multipath::Alua;
 use sanlab_des::{RngStream, SimTime};
 use sanlab_metrics::{SeriesId, Tally};
 
@@ -46,22 +45,6 @@ pub(crate) struct Volume {
     pub flow: Option<(&'static str, WindowLaw)>,
     /// Arrays that will not serve it now (a mediator race lost, a PDL).
     pub refusals: Vec<VolumeRefusal>,
-}
-
-/// Why an array will not serve a volume.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refusal {
-    /// The loser of a mediator race: ALUA state unavailable, the host moves to other paths.
-    Unavailable,
-    /// Permanent device loss: the command fails.
-    Pdl,
-}
-
-/// An array not serving a volume, and the device paths hosts marked for it (to restore).
-pub(crate) struct VolumeRefusal {
-    pub array: usize,
-    pub refusal: Refusal,
-    pub marked: Vec<(usize, usize, Alua)>,
 }
 
 impl World {

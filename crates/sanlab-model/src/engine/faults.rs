@@ -3,7 +3,6 @@
 //! port groups change ALUA state and volumes are lost. What the host does about it is in
 //! `recovery`.
 
-use super::array::{Refusal, VolumeRefusal};
 use super::host::log_path_event;
 use super::{pack, Ev, World};
 use crate::multipath::Alua;
@@ -56,6 +55,22 @@ pub(super) struct MirrorHealth {
     pub stalled: Vec<u32>,
     /// Decides the race when no array is preferred.
     pub mediator: RngStream,
+}
+
+/// Why an array will not serve a volume.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The loser of a mediator race: ALUA state unavailable, the host moves to other paths.
+    Unavailable,
+    /// Permanent device loss: the command fails.
+    Pdl,
+}
+
+/// An array not serving a volume, and the device paths hosts marked for it (to restore).
+pub(crate) struct VolumeRefusal {
+    pub array: usize,
+    pub refusal: Refusal,
+    pub marked: Vec<(usize, usize, Alua)>,
 }
 
 /// One edge of the fault timeline, for the report.

@@ -6,7 +6,7 @@
 //! elsewhere) or PDL (the command fails). With no usable path a command waits for a path until the
 //! host's APD timeout, then fails.
 
-use super::array::Refusal;
+use super::faults::Refusal;
 use super::host::log_path_event;
 use super::{pack, Ev, World};
 use crate::host::failover::Reason;
