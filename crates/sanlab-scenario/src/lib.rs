@@ -3,9 +3,8 @@
 //! location inside it and what was expected.
 
 mod build;
-mod cost;
-mod injector;
 pub mod overrides;
+mod pilots;
 mod vdbench_runs;
 
 use sanlab_model::report::RunReport;
@@ -21,8 +20,8 @@ use std::path::Path;
 use toml::{Table, Value};
 
 pub use build::SCHEMA_VERSION;
-pub use cost::{MachineMemory, RunCost, VariantCost};
-pub use injector::{InjectorPoint, InjectorReport};
+pub use pilots::cost::{MachineMemory, RunCost, VariantCost};
+pub use pilots::injector::{InjectorPoint, InjectorReport};
 
 /// One clear message for the user: file, location, problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -280,7 +279,7 @@ impl Scenario {
         let base_dir = Path::new(&self.file).parent().unwrap_or(Path::new("."));
         let located_here = |e| in_variant(v, self.located(e));
         let mut topology = build::build(table, base_dir).map_err(located_here)?;
-        let injected = if measure { injector::measure(table, &mut topology, base_dir).map_err(located_here)? } else { vec![] };
+        let injected = if measure { pilots::injector::measure(table, &mut topology, base_dir).map_err(located_here)? } else { vec![] };
         Ok((topology, injected))
     }
 

@@ -135,7 +135,7 @@ impl Scenario {
         })
     }
 
-    fn variant_cost(&self, v: Option<&super::Variant>, o: &Overrides, machine: Option<MachineMemory>) -> Result<VariantCost, ScenarioError> {
+    fn variant_cost(&self, v: Option<&crate::Variant>, o: &Overrides, machine: Option<MachineMemory>) -> Result<VariantCost, ScenarioError> {
         let table = self.resolve(v, o)?;
         // With SIOC's automatic threshold measured, as the run does: the pilot runs what the run will.
         let (mut topology, _) = self.build_topology(&table, v, true)?;
