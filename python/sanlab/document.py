@@ -1,16 +1,18 @@
 """The engine's JSON document as Python types: what `sanlab._core.run` returns, parsed.
 
-Each TypedDict mirrors a struct serialised by serde (the field names and types are serde's):
+Each TypedDict mirrors a struct serialised by serde, with the Rust struct's name and serde's
+field names and types:
 
-| type here | Rust |
-|---|---|
-| `Document` | `RunResult` (crates/sanlab-scenario/src/lib.rs) |
-| `Variant` | `VariantResult` (same file), its `RunReport` flattened into it (crates/sanlab-model/src/report.rs) |
-| `Injector`, `InjectorPoint` | `InjectorReport`, `InjectorPoint` (crates/sanlab-scenario/src/injector.rs) |
-| `Vm`, `Host`, `Path`, `Device`, `Volume`, `Array`, `Job`, `Direction`, `PspEvent`, `FaultEdge` | `VmReport` … `FaultReport` (report.rs) |
-| `LatencyMs`, `LatencyNs`, `Conservation`, `TimeSeries` | crates/sanlab-metrics/src/lib.rs (`TimeSeries` in long format) |
-| `RateSamples` | `RateReport` (crates/sanlab-model/src/engine/rates.rs) |
-| `FioFindings`, `FioPlace`, `DiskGroup` | `FioFindings` (workload/fio_steer.rs), `FioPlace` (workload/mod.rs), `DiskGroupStats` (array/disk_group.rs) |
+- `Document` is `RunResult` and `Variant` is `VariantResult` (crates/sanlab-scenario/src/lib.rs),
+  with the variant's `RunReport` flattened into it;
+- `VmReport`, `HostReport`, `PathReport`, `DeviceReport`, `VolumeReport`, `ArrayReport`,
+  `CoreReport`, `JobReport`, `DirectionReport`, `PspEventReport`, `FaultReport` and the rest of
+  `RunReport`'s parts: crates/sanlab-model/src/report.rs;
+- `InjectorReport`, `InjectorPoint`: crates/sanlab-scenario/src/injector.rs;
+- `LatencyMs`, `LatencyNs`, `Conservation`, `TimeSeries` (serialised in long format):
+  crates/sanlab-metrics/src/lib.rs; `RateReport`: the model's engine/rates.rs;
+- `FioFindings` and its parts, `FioPlace`: the fio workload's steering and face;
+  `DiskGroupStats`: the disk-group array.
 
 A key is `NotRequired` when the engine leaves it out (serde's `skip_serializing_if`) or when
 `--json` and a run folder's results.json leave it out (`timeseries`, `resolved_toml`,
@@ -60,7 +62,7 @@ LatencyNs = TypedDict(
 """A latency distribution in nanoseconds, shaped like fio's `clat_ns` object."""
 
 
-class RateSamples(TypedDict):
+class RateReport(TypedDict):
     """fio's bandwidth (KiB/s) or IOPS samples over the job's averaging windows."""
 
     min: int
@@ -70,7 +72,7 @@ class RateSamples(TypedDict):
     samples: int
 
 
-class Direction(TypedDict):
+class DirectionReport(TypedDict):
     """One direction (read, write) of a job, shaped like fio's per-direction JSON."""
 
     total_ios: int
@@ -79,8 +81,8 @@ class Direction(TypedDict):
     iops: float
     bw_bytes: float
     lat_ns: LatencyNs
-    bw_samples: NotRequired[RateSamples]
-    iops_samples: NotRequired[RateSamples]
+    bw_samples: NotRequired[RateReport]
+    iops_samples: NotRequired[RateReport]
 
 
 class JobError(TypedDict):
@@ -140,15 +142,15 @@ class SyncCounts(TypedDict):
     sync_file_range: int
 
 
-class Job(TypedDict):
+class JobReport(TypedDict):
     """A simulated job (a fio job, a vdbench SD, a trace replay ...)."""
 
     name: str
     vm: str
     options: dict[str, str]
     ignored: list[str]
-    read: Direction
-    write: Direction
+    read: DirectionReport
+    write: DirectionReport
     fio: NotRequired[FioFindings]
     # Measured submissions per fio `iodepth_level` bucket (1, 2, 4, 8, 16, 32, >=64).
     iodepth_level: list[int]
@@ -167,7 +169,7 @@ class FailedByReason(TypedDict):
     pdl: int
 
 
-class Vm(TypedDict):
+class VmReport(TypedDict):
     name: str
     host: str
     issued: int
@@ -183,7 +185,7 @@ class Vm(TypedDict):
     retried: int
 
 
-class FlowControl(TypedDict):
+class FlowControlReport(TypedDict):
     """A host's flow control (PARDA, SIOC) at the end of the run."""
 
     kind: str
@@ -192,7 +194,7 @@ class FlowControl(TypedDict):
     latency_estimate_ms: float
 
 
-class Window(TypedDict):
+class WindowReport(TypedDict):
     """A host's window (its controlled devices' queue depth) over the measured samples."""
 
     final: float
@@ -201,18 +203,18 @@ class Window(TypedDict):
     max: float
 
 
-class Host(TypedDict):
+class HostReport(TypedDict):
     name: str
     vms: int
     iops: float
     mbps: float
     lat_ms: LatencyMs
     device_lat_ms: float
-    flow_control: FlowControl | None
-    window: Window | None
+    flow_control: FlowControlReport | None
+    window: WindowReport | None
 
 
-class Path(TypedDict):
+class PathReport(TypedDict):
     name: str
     host: str
     array: str
@@ -231,7 +233,7 @@ class Path(TypedDict):
     port: str
 
 
-class Device(TypedDict):
+class DeviceReport(TypedDict):
     """A host device with esxtop's figures."""
 
     name: str
@@ -254,7 +256,7 @@ class Device(TypedDict):
     failed_by_reason: FailedByReason
 
 
-class Qos(TypedDict):
+class QosReport(TypedDict):
     min: float
     max: float
     burst: float
@@ -264,12 +266,12 @@ class Qos(TypedDict):
     credit_s: float
 
 
-class Volume(TypedDict):
+class VolumeReport(TypedDict):
     name: str
-    qos: Qos | None
+    qos: QosReport | None
 
 
-class Core(TypedDict):
+class CoreReport(TypedDict):
     """An array core or controller: its share of the requests, utilisation and IOPS."""
 
     name: str
@@ -279,7 +281,7 @@ class Core(TypedDict):
     iops: float
 
 
-class DiskGroup(TypedDict):
+class DiskGroupStats(TypedDict):
     disks: int
     raid: str
     backend_reads: int
@@ -293,10 +295,10 @@ class DiskGroup(TypedDict):
     disk_utilisation: list[float]
 
 
-class Array(TypedDict):
+class ArrayReport(TypedDict):
     name: str
-    cores: list[Core]
-    controllers: list[Core]
+    cores: list[CoreReport]
+    controllers: list[CoreReport]
     cache_hit_ratio: float | None
     qfull_sent: int
     iops: float
@@ -305,10 +307,10 @@ class Array(TypedDict):
     replicated_ios: int
     utilisation: float
     lat_ms: LatencyMs
-    disk_group: DiskGroup | None
+    disk_group: DiskGroupStats | None
 
 
-class PspEvent(TypedDict):
+class PspEventReport(TypedDict):
     """A path selection event: a policy's decision, or a path marked dead or alive."""
 
     t_s: float
@@ -317,7 +319,7 @@ class PspEvent(TypedDict):
     paths: list[str]
 
 
-class FaultEdge(TypedDict):
+class FaultReport(TypedDict):
     """One edge of the fault timeline: a fault starting (`phase` start), ending (end), or a step
     between (the mediator's decision)."""
 
@@ -355,7 +357,7 @@ class InjectorPoint(TypedDict):
     latency_ms: float
 
 
-class Injector(TypedDict):
+class InjectorReport(TypedDict):
     """What SIOC's injector measured for one volume before the run, and the threshold it set."""
 
     volume: str
@@ -378,21 +380,21 @@ class Variant(TypedDict):
     resolved_toml: NotRequired[str]
     # The resolved scenario as data (see `resolved.resolved_scenario`).
     resolved: NotRequired[dict[str, Any]]
-    injector: NotRequired[list[Injector]]
+    injector: NotRequired[list[InjectorReport]]
     sim_time_s: float
     measured_s: float
     events: int
     ios: int
     seed_matters: bool
-    hosts: list[Host]
-    vms: list[Vm]
-    jobs: list[Job]
-    paths: list[Path]
-    devices: list[Device]
-    volumes: list[Volume]
-    arrays: list[Array]
-    psp_events: list[PspEvent]
-    faults: list[FaultEdge]
+    hosts: list[HostReport]
+    vms: list[VmReport]
+    jobs: list[JobReport]
+    paths: list[PathReport]
+    devices: list[DeviceReport]
+    volumes: list[VolumeReport]
+    arrays: list[ArrayReport]
+    psp_events: list[PspEventReport]
+    faults: list[FaultReport]
     conservation: list[Conservation]
     timeseries: NotRequired[TimeSeries]
 
@@ -429,7 +431,7 @@ def entities(variant: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
     return items
 
 
-def hosts(variant: Variant) -> list[Host]:
+def hosts(variant: Variant) -> list[HostReport]:
     """The variant's hosts; empty for a document written before hosts were reported."""
     return variant.get("hosts", [])
 

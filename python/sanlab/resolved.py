@@ -9,13 +9,15 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from sanlab.document import Variant
+
 
 @functools.lru_cache(maxsize=4)
 def _parse(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def resolved_scenario(variant: Mapping[str, Any]) -> Mapping[str, Any]:
+def resolved_scenario(variant: Variant) -> Mapping[str, Any]:
     """The variant's resolved scenario: as the engine handed it over (`resolved`), else its
     `resolved_toml` parsed (a run folder read back), else empty. Shared between callers: read it,
     do not change it."""

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import PARDA_THRESHOLD_MS, with_cores, with_hosts, with_injector
 from sanlab.cli import main
+from sanlab.export.runfolder import read_run_folder, write_run_folder
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.report.figures import (
     MAX_NAMED_VARIANTS,
@@ -32,7 +33,6 @@ from sanlab.report.figures import (
     winners,
 )
 from sanlab.report.groups import variant_groups
-from sanlab.export.runfolder import read_run_folder, write_run_folder
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
 MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5, "started_utc": "2026-11-21T20:09:05Z"}
@@ -276,7 +276,9 @@ def _many(doc: dict[str, Any], copies: int) -> dict[str, Any]:
 
 
 def test_figures_summarise_above_max_lines(doc: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sanlab.report.figures.MAX_LINES", 5)
+    # Every figure module that draws at most MAX_LINES of a kind reads its own binding of it.
+    for module in ("common", "grid", "latency", "overview", "paths"):
+        monkeypatch.setattr(f"sanlab.report.figures.{module}.MAX_LINES", 5)
     doc = _many(doc, 30)  # 30 VMs, 30 writer jobs and 60 paths per variant
     colors = variant_colors(doc)
     series = series_frame(doc)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from sanlab.document import FaultReport, PspEventReport, Variant, entities
 
 TOLERANCE = 0.05
 """IOPS are back when they are no more than this fraction below their level before the fault.
@@ -82,7 +83,7 @@ def recovery_s(
     return last_outside - start_s
 
 
-def series(variant: Mapping[str, Any], entity: str, metric: str) -> tuple[list[float], list[float]]:
+def series(variant: Variant, entity: str, metric: str) -> tuple[list[float], list[float]]:
     """Sample end times (s) and values of one entity's metric (`path/local-0`, `iops`), in time
     order; empty without such a series."""
     columns = variant["timeseries"]
@@ -96,7 +97,7 @@ def series(variant: Mapping[str, Any], entity: str, metric: str) -> tuple[list[f
     return [t for t, _ in points], [v for _, v in points]
 
 
-def vm_iops(variant: Mapping[str, Any], vm: str) -> tuple[list[float], list[float]]:
+def vm_iops(variant: Variant, vm: str) -> tuple[list[float], list[float]]:
     """Sample end times (s) and IOPS of one VM, in time order."""
     return series(variant, f"vm/{vm}", "iops")
 
@@ -133,15 +134,15 @@ class Fault:
 
 @dataclass
 class _Occurrence:
-    start: Mapping[str, Any]
-    end: Mapping[str, Any] | None = None
-    steps: list[Mapping[str, Any]] = field(default_factory=list)
+    start: FaultReport
+    end: FaultReport | None = None
+    steps: list[FaultReport] = field(default_factory=list)
 
-    def edges(self) -> list[Mapping[str, Any]]:
+    def edges(self) -> list[FaultReport]:
         return [self.start, *self.steps, *([self.end] if self.end is not None else [])]
 
 
-def _occurrences(edges: Sequence[Mapping[str, Any]]) -> list[_Occurrence]:
+def _occurrences(edges: Sequence[FaultReport]) -> list[_Occurrence]:
     """Start edges paired with the next end edge of the same kind and target, with the edges of
     other phases between them as steps, in start order. A step without a start opens its own."""
     occurrences: list[_Occurrence] = []
@@ -207,7 +208,7 @@ def _groups(occurrences: Sequence[_Occurrence]) -> list[list[_Occurrence]]:
 
 
 def _path_change_s(
-    psp_events: Sequence[Mapping[str, Any]], event: str, paths: Sequence[str], from_s: float, to_s: float
+    psp_events: Sequence[PspEventReport], event: str, paths: Sequence[str], from_s: float, to_s: float
 ) -> float | None:
     """Seconds from `from_s` until every one of `paths` had an `event` ("path dead", "path
     alive") at or after `from_s` and before `to_s`; None when some path had none, or no paths."""
@@ -231,7 +232,7 @@ def _worst(values: Sequence[float | None]) -> float | None:
     return max(value for value in values if value is not None)
 
 
-def faults(variant: Mapping[str, Any]) -> list[Fault]:
+def faults(variant: Variant) -> list[Fault]:
     """The variant's faults with the host's reaction and the VMs' recovery; empty without faults.
 
     A variant without time series (a document from `--json`) has no recovery figures.
@@ -313,11 +314,11 @@ class Counts:
     failed_over: int
 
 
-def counts(variant: Mapping[str, Any]) -> list[Counts]:
+def counts(variant: Variant) -> list[Counts]:
     """VMs, devices and paths of the variant with a nonzero count, in that order."""
     rows = []
     for key, label in COUNTED:
-        for item in variant.get(key, []):
+        for item in entities(variant, key):
             row = Counts(
                 kind=label,
                 name=item["name"],

@@ -27,11 +27,10 @@ Per variant and device, from the per-path time series (`path/<name>` `iops`), `p
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from sanlab.document import Document
+from sanlab.document import DeviceReport, Document, PathReport, Variant
 from sanlab.resolved import resolved_scenario
 
 REACTED_SHARE = 0.05
@@ -101,7 +100,7 @@ def duration_s(text: str) -> float:
     return float(number) * _UNITS_S[unit]
 
 
-def degradations(variant: Mapping[str, Any]) -> list[Degradation]:
+def degradations(variant: Variant) -> list[Degradation]:
     """The variant's one-off `link_latency` events (repeating ones are flapping, not a degradation);
     empty when the document does not carry the resolved scenario."""
     found = []
@@ -113,7 +112,7 @@ def degradations(variant: Mapping[str, Any]) -> list[Degradation]:
     return found
 
 
-def selector(variant: Mapping[str, Any], host: str) -> str:
+def selector(variant: Variant, host: str) -> str:
     """The path selector kind of `host` in the variant's resolved scenario ("" when unknown)."""
     for entry in resolved_scenario(variant).get("host", []):
         if entry.get("name") == host:
@@ -129,7 +128,7 @@ def link_of(name: str, volume: str) -> str:
     return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
-def device_shares(variant: Mapping[str, Any], device: Mapping[str, Any]) -> Shares:
+def device_shares(variant: Variant, device: DeviceReport) -> Shares:
     """The per-path IOPS series of a device's paths, aligned on the sample times."""
     names = {
         p["name"] for p in variant["paths"] if p["device"] == device["name"] and p["host"] == device["host"]
@@ -219,17 +218,17 @@ def balance(loads: Sequence[float]) -> float | None:
 
 
 def _busiest_array(
-    variant: Mapping[str, Any], device: Mapping[str, Any]
-) -> tuple[str, list[Mapping[str, Any]]]:
+    variant: Variant, device: DeviceReport
+) -> tuple[str, list[PathReport]]:
     paths = [p for p in variant["paths"] if p["device"] == device["name"] and p["host"] == device["host"]]
-    by_array: dict[str, list[Mapping[str, Any]]] = {}
+    by_array: dict[str, list[PathReport]] = {}
     for path in paths:
         by_array.setdefault(path["array"], []).append(path)
     array = max(by_array, key=lambda name: sum(p["ios"] for p in by_array[name]))
     return array, by_array[array]
 
 
-def controller_loads(paths: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, float]]:
+def controller_loads(paths: Sequence[PathReport]) -> tuple[str, dict[str, float]]:
     """I/Os per controller of `paths` ("controllers"), or per path when no path names its
     controller ("paths")."""
     if all("controller" in path for path in paths):
@@ -256,7 +255,7 @@ def windowed_balance(shares: Shares, paths: Sequence[str], window_s: float) -> l
     return found
 
 
-def device_health(variant: Mapping[str, Any], device: Mapping[str, Any]) -> DeviceHealth:
+def device_health(variant: Variant, device: DeviceReport) -> DeviceHealth:
     """The health figures of one device of one variant."""
     shares = device_shares(variant, device)
     links = {link_of(name, device["volume"]): name for name in shares.iops}

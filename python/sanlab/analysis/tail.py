@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from sanlab.document import Variant
 
 
-def tail_iops(variant: Mapping[str, Any]) -> dict[str, float]:
+def tail_iops(variant: Variant) -> dict[str, float]:
     """Mean IOPS of each VM over the last quarter of the run, at most its last 60 s, by VM name.
 
     This is where a policy that changes its mind (the latency PSP) has settled. A VM with fewer

@@ -26,7 +26,8 @@ import io
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+
+from sanlab.document import Document, Variant
 
 ESXTOP_FILE = "esxtop.csv"
 MIB = 1024 * 1024
@@ -91,7 +92,7 @@ COUNTERS: tuple[tuple[str, str, str, Callable[[Sample], float | None]], ...] = (
 )
 
 
-def esxtop_csv(variant: Mapping[str, Any], started: datetime) -> str:
+def esxtop_csv(variant: Variant, started: datetime) -> str:
     """The CSV text of one variant."""
     hosts = {("device", d["name"]): d["host"] for d in variant["devices"]}
     hosts.update({("path", p["name"]): p["host"] for p in variant["paths"]})
@@ -117,7 +118,7 @@ def esxtop_csv(variant: Mapping[str, Any], started: datetime) -> str:
     return out.getvalue()
 
 
-def write_esxtop_csvs(doc: Mapping[str, Any], out_dir: Path, variant_dir: Callable[[str], str], started: datetime) -> list[Path]:
+def write_esxtop_csvs(doc: Document, out_dir: Path, variant_dir: Callable[[str], str], started: datetime) -> list[Path]:
     """Writes `<variant>/esxtop.csv` for every variant; returns the files written."""
     written = []
     for variant in doc["variants"]:

@@ -20,11 +20,11 @@ document holds the jobs of one workload entry (one fio invocation), in fio's rep
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sanlab.document import sorted_percentiles
+from sanlab.document import DeviceReport, FioFindings, JobReport, SteadyFound, Variant, sorted_percentiles
 from sanlab.resolved import resolved_scenario
 
 _EMPTY_LAT_NS: Mapping[str, Any] = {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
@@ -156,7 +156,7 @@ def _direction(stats: Mapping[str, Any], group: tuple[int, int] | None = None) -
     }
 
 
-def _steadystate(ss: Mapping[str, Any]) -> dict[str, Any]:
+def _steadystate(ss: SteadyFound) -> dict[str, Any]:
     """fio's `steadystate` object (stat.c): the criterion, whether it held, the window's samples."""
     pct = "%" if ss["percent"] else ""
     iops, bw = ss["iops"], ss["bw_bytes_per_s"]
@@ -178,7 +178,7 @@ def _steadystate(ss: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _findings(found: Mapping[str, Any] | None) -> dict[str, Any]:
+def _findings(found: FioFindings | None) -> dict[str, Any]:
     """What a job found (fio's `latency_*` fields, `steadystate`), where fio's JSON has it."""
     out: dict[str, Any] = {}
     if not found:
@@ -316,7 +316,7 @@ def _job_runtime_ms(job: Mapping[str, Any]) -> int:
     return int(job.get("job_runtime_ms", max(round(job["read"]["runtime_ms"]), round(job["write"]["runtime_ms"]))))
 
 
-def _reported(jobs: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _reported(jobs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The job objects fio writes for one invocation's jobs: one per job, and one per reporting
     group whose jobs set `group_reporting`."""
     runs: list[list[Mapping[str, Any]]] = []
@@ -382,7 +382,7 @@ def _log_value(kind: str, iops: float, mbps: float, lat_ms: float) -> int:
 
 
 def fio_logs(
-    job: Mapping[str, Any], job_number: int, variant: Mapping[str, Any]
+    job: JobReport, job_number: int, variant: Variant
 ) -> tuple[dict[str, str], list[str]]:
     """fio's log files the job asked for (`write_bw_log`, `write_iops_log`, `write_lat_log`), by name.
 
@@ -449,14 +449,14 @@ class VariantDevices:
     """The host device under each VM of one variant and each device's per-direction series, found
     once for all of the variant's fio documents (a run folder writes one per job)."""
 
-    def __init__(self, variant: Mapping[str, Any]) -> None:
+    def __init__(self, variant: Variant) -> None:
         self._variant = variant
         self._scenario = resolved_scenario(variant)
         self._vms = {vm["name"]: vm for vm in self._scenario.get("vm", [])}
         self._devices = {(d["host"], d["volume"]): d for d in variant["devices"]}
         self._series: dict[str, dict[str, list[tuple[float, float]]]] | None = None
 
-    def device(self, vm_name: str) -> Mapping[str, Any] | None:
+    def device(self, vm_name: str) -> DeviceReport | None:
         """The host device carrying the VM's virtual disk (None when the scenario does not name the
         VM): a VMFS volume is its own device's volume, a vVol reaches the device of its array's
         protocol endpoint, labelled `PE <pe>`. The results name a device's host and volume, not its
@@ -474,7 +474,7 @@ class VariantDevices:
             raise ValueError(f"VM {vm_name}: the results have no device of host {vm['host']} for volume {label}")
         return device
 
-    def series(self, device: Mapping[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    def series(self, device: DeviceReport) -> dict[str, list[tuple[float, float]]]:
         """The device's time series by metric, as (t_s, value); every device's, read in one pass
         when first asked for."""
         if self._series is None:
@@ -486,7 +486,7 @@ class VariantDevices:
         return self._series.get(f"device/{device['name']}", {})
 
 
-def disk_util(job: Mapping[str, Any], devices: VariantDevices) -> tuple[list[dict[str, Any]], list[str]]:
+def disk_util(job: JobReport, devices: VariantDevices) -> tuple[list[dict[str, Any]], list[str]]:
     """fio's `disk_util` (stat.c `json_array_add_disk_util`) for the device under the job's VM,
     and notes on what it leaves out.
 
@@ -525,7 +525,7 @@ def disk_util(job: Mapping[str, Any], devices: VariantDevices) -> tuple[list[dic
 
 
 def fio_document(
-    jobs: list[Mapping[str, Any]], sanlab_version: str, started: datetime, devices: VariantDevices | None = None
+    jobs: Sequence[JobReport], sanlab_version: str, started: datetime, devices: VariantDevices | None = None
 ) -> dict[str, Any]:
     """A whole `fio --output-format=json` document for the jobs of one workload entry (one fio
     invocation: a job file or command line), in their order: its global options, one job object

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sanlab import _core
+from sanlab.document import Document, JobReport
 from sanlab.export.esxtop import write_esxtop_csvs
 from sanlab.export.fio import VariantDevices, fio_document, fio_logs
 from sanlab.export.vdbench import write_vdbench_summaries
 from sanlab.report import REPORT_FILE, ReportRun, render_report
-from sanlab.results import Document, json_summary, summary_table, timeseries_table
+from sanlab.results import json_summary, summary_table, timeseries_table
 
 RESULTS_FILE = "results.json"
 RESOLVED_FILE = "scenario.resolved.toml"
@@ -111,7 +112,7 @@ def write_run_folder(
         record(resolved)
         devices = VariantDevices(variant)
         # One fio document per workload entry (one fio invocation), holding its jobs.
-        entries: dict[str, list[Mapping[str, Any]]] = {}
+        entries: dict[str, list[JobReport]] = {}
         notes: dict[str, list[str]] = {}
         for number, job in enumerate(variant["jobs"], start=1):
             logs, log_notes = fio_logs(job, number, variant)

@@ -15,10 +15,12 @@ MB/sec is vdbench's, 1024**2 bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
+
+from sanlab.document import DirectionReport, Document, JobReport, Variant
 
 SUMMARY_FILE = "vdbench/summary.html"
 MIB = 1024 * 1024
@@ -79,7 +81,7 @@ def _intervals(samples: Mapping[float, Mapping[str, float]], interval_s: float, 
     return out
 
 
-def _avg_cells(jobs: Sequence[Mapping[str, Any]]) -> tuple[float, float, tuple[str, str, str, str, str], float, float]:
+def _avg_cells(jobs: Sequence[JobReport]) -> tuple[float, float, tuple[str, str, str, str, str], float, float]:
     """Totals of the vdbench jobs over their measured window: rate, MiB/s, the five columns the
     intervals lack, mean response (ms) and the window (s)."""
     directions = [job[d] for job in jobs for d in ("read", "write")]
@@ -90,7 +92,7 @@ def _avg_cells(jobs: Sequence[Mapping[str, Any]]) -> tuple[float, float, tuple[s
     reads = sum(job["read"]["total_ios"] for job in jobs)
     nbytes = sum(d["io_bytes"] for d in directions)
 
-    def mean_ms(ds: Sequence[Mapping[str, Any]]) -> float:
+    def mean_ms(ds: Sequence[DirectionReport]) -> float:
         n = sum(d["total_ios"] for d in ds)
         return sum(d["lat_ns"]["mean"] * d["total_ios"] for d in ds) / n / 1e6 if n else 0.0
 
@@ -109,9 +111,9 @@ def _avg_cells(jobs: Sequence[Mapping[str, Any]]) -> tuple[float, float, tuple[s
     return ios / window_s, nbytes / window_s / MIB, cells, mean, window_s
 
 
-def vdbench_summary(variant: Mapping[str, Any]) -> str | None:
+def vdbench_summary(variant: Variant) -> str | None:
     """The summary.html text of one variant, or None when it runs no vdbench job."""
-    by_vm: dict[str, list[Mapping[str, Any]]] = {}
+    by_vm: dict[str, list[JobReport]] = {}
     for job in variant["jobs"]:
         if all(k in job["options"] for k in VDBENCH_OPTIONS):
             by_vm.setdefault(job["vm"], []).append(job)
@@ -144,7 +146,7 @@ def vdbench_summary(variant: Mapping[str, Any]) -> str | None:
     return "\n".join(parts) + "\n"
 
 
-def write_vdbench_summaries(doc: Mapping[str, Any], out_dir: Path, variant_dir: Any) -> list[Path]:
+def write_vdbench_summaries(doc: Document, out_dir: Path, variant_dir: Callable[[str], str]) -> list[Path]:
     """Writes `<variant>/vdbench/summary.html` for each variant with vdbench jobs; returns the
     files written. `variant_dir(name)` is the variant's folder name."""
     written = []

@@ -13,11 +13,10 @@ from plotly.offline import get_plotlyjs
 
 from sanlab.analysis import failover
 from sanlab.analysis.tail import tail_iops
-from sanlab.document import Document, entities
+from sanlab.document import Document, Variant, hosts
 from sanlab.formatting import format_count, format_ms, format_tenths
 from sanlab.report import figures
 from sanlab.report.figures import Figure
-from sanlab.report.health import degraded_share_figure
 from sanlab.views.rows import (
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
@@ -123,7 +122,7 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
     top_iops = max(vm["iops"] for _, _, vm in rows) or 1.0
     groups = figures.doc_groups(doc)
 
-    def group_of(variant: Mapping[str, Any]) -> str:
+    def group_of(variant: Variant) -> str:
         return "" if groups is None else groups.group(variant["name"])
 
     # The bars share one scale; the bold marks the best of each group, the fault cases not compared.
@@ -201,7 +200,7 @@ def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
     flow_control = flow_controlled(doc)
     headers = HOST_COLUMNS + FLOW_CONTROL_COLUMNS if flow_control else HOST_COLUMNS
     classes = ["" if header in HOST_TEXT_COLUMNS else " class=num" for header in headers]
-    rows = [(variant, host) for variant in doc["variants"] for host in entities(variant, "hosts")]
+    rows = [(variant, host) for variant in doc["variants"] for host in hosts(variant)]
     top_iops = max(host["iops"] for _, host in rows) or 1.0
     # The terminal's two-line headers ("VM mean\nms") take one line here.
     head = "<th>variant</th>" + "".join(
@@ -405,7 +404,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
             [
                 _figure_html(figures.paths_figure(doc)),
                 _figure_html(figures.path_timeline_figure(doc, series)),
-                _figure_html(degraded_share_figure(doc, colors)),
+                _figure_html(figures.degraded_share_figure(doc, colors)),
             ],
         ),
         _section(

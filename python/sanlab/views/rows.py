@@ -8,25 +8,20 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sanlab.analysis import failover
-from sanlab.document import Document, entities
+from sanlab.document import Document, HostReport, PspEventReport, hosts
 from sanlab.formatting import format_count, format_ms, format_time_s
-
 
 HOST_COLUMNS = ("host", "VMs", "IOPS", "VM mean\nms", "DAVG\nms")
 """The hosts table's columns for every host: VM mean latency and device latency (DAVG) in ms."""
-
 
 FLOW_CONTROL_COLUMNS = ("kind", "threshold\nms", "β", "window\nmean", "window\nfinal", "L\nms")
 """The hosts table's columns when some host has flow control: its kind, latency threshold, β
 (its share), window (device queue depth: mean, final) and latency estimate L at the end."""
 
-
 HOST_TEXT_COLUMNS = ("host", "kind")
 """The hosts table's left-aligned columns; the others hold numbers."""
-
 
 HOSTS_CAPTION = (
     "DAVG: mean time on the path per device request; window: the device queue depth flow control "
@@ -36,15 +31,15 @@ HOSTS_CAPTION = (
 
 def flow_controlled(doc: Document) -> bool:
     """Whether any host of any variant has flow control (PARDA, SIOC)."""
-    return any(host["flow_control"] for variant in doc["variants"] for host in entities(variant, "hosts"))
+    return any(host["flow_control"] for variant in doc["variants"] for host in hosts(variant))
 
 
 def shows_hosts(doc: Document) -> bool:
     """Whether hosts deserve a table of their own: several hosts in a variant, or flow control."""
-    return flow_controlled(doc) or any(len(entities(variant, "hosts")) > 1 for variant in doc["variants"])
+    return flow_controlled(doc) or any(len(hosts(variant)) > 1 for variant in doc["variants"])
 
 
-def host_cells(host: Mapping[str, Any], flow_control: bool) -> list[str]:
+def host_cells(host: HostReport, flow_control: bool) -> list[str]:
     """A host's row under HOST_COLUMNS, then FLOW_CONTROL_COLUMNS when `flow_control` (blank for a
     host without it); the terminal and the HTML report show the same text."""
     cells = [
@@ -108,17 +103,17 @@ REPEAT_MIN = 3
 class Repeated:
     """A path selection event and how it repeats: `count` times, `period_s` apart, the last at `last_s`."""
 
-    event: Mapping[str, Any]
+    event: PspEventReport
     count: int = 1
     period_s: float = 0.0
     last_s: float = 0.0
 
 
-def fold_repeats(events: Sequence[Mapping[str, Any]]) -> list[Repeated]:
+def fold_repeats(events: Sequence[PspEventReport]) -> list[Repeated]:
     """The events in time order with each periodic run (the same device, event and paths at least
     REPEAT_MIN times at a constant period: a flapping path) folded into its first occurrence, so
     that an hour of flapping is a few rows, not thousands."""
-    by_key: dict[tuple[str, str, tuple[str, ...]], list[Mapping[str, Any]]] = {}
+    by_key: dict[tuple[str, str, tuple[str, ...]], list[PspEventReport]] = {}
     for event in events:
         by_key.setdefault((event["device"], event["event"], tuple(event["paths"])), []).append(event)
     folded: list[Repeated] = []

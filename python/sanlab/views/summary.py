@@ -11,9 +11,8 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -21,7 +20,7 @@ from rich.table import Table
 from sanlab.analysis import failover
 from sanlab.analysis.health import DeviceHealth, compares_selectors, health
 from sanlab.analysis.tail import tail_iops
-from sanlab.document import Document
+from sanlab.document import Document, Variant, VmReport
 from sanlab.formatting import format_count, format_fraction, format_ms, format_time_s
 from sanlab.views.fit import fit, min_width, titled_table
 from sanlab.views.tables import (
@@ -101,8 +100,8 @@ class Row:
     """A row of the summary: a variant's VMs (one, or all of them); `first` for the variant's first
     row, which carries its name and the figures of the variant as a whole."""
 
-    variant: Mapping[str, Any]
-    vms: Sequence[Mapping[str, Any]]
+    variant: Variant
+    vms: Sequence[VmReport]
     first: bool
 
 

@@ -19,7 +19,7 @@ from sanlab.analysis.health import (
     health,
 )
 from sanlab.analysis.tail import tail_iops
-from sanlab.document import Document, entities
+from sanlab.document import CoreReport, Document, PathReport, Variant, hosts
 from sanlab.formatting import format_count, format_fraction, format_ms, format_seconds, format_tenths
 from sanlab.views.fit import titled_table
 from sanlab.views.rows import (
@@ -92,7 +92,7 @@ def hosts_table(doc: Document) -> Table | None:
     if not shows_hosts(doc):
         return None
     flow_control = flow_controlled(doc)
-    grouped = any(len(entities(variant, "hosts")) > 1 for variant in doc["variants"])
+    grouped = any(len(hosts(variant)) > 1 for variant in doc["variants"])
     table = titled_table("hosts")
     table.collapse_padding = True  # twelve columns fit 100 characters with one space between them
     if flow_control:
@@ -103,7 +103,7 @@ def hosts_table(doc: Document) -> Table | None:
     for header in headers:
         table.add_column(header, justify="left" if header in HOST_TEXT_COLUMNS else "right", no_wrap=True)
     for variant in doc["variants"]:
-        rows = [host_cells(host, flow_control) for host in entities(variant, "hosts")]
+        rows = [host_cells(host, flow_control) for host in hosts(variant)]
         _add_variant_rows(table, variant["name"], rows, grouped)
     return table
 
@@ -148,7 +148,7 @@ def paths_table(doc: Document) -> Table:
     as esxtop's per-path view shows them; `*` marks a non-optimized path, `-` a path that
     carried no I/O. Host and device columns appear only when there is more than one of them.
     """
-    rows: dict[tuple[str, str, str], dict[str, Mapping[str, Any]]] = {}
+    rows: dict[tuple[str, str, str], dict[str, PathReport]] = {}
     for variant in doc["variants"]:
         for path in variant["paths"]:
             rows.setdefault((path["host"], path["device"], path["name"]), {})[variant["name"]] = path
@@ -206,7 +206,7 @@ def devices_table(doc: Document) -> Table:
 def cores_table(doc: Document) -> Table | None:
     """Arrays' cores as rows, variants as columns: share of requests % / utilisation %.
     None when no array has cores."""
-    rows: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+    rows: dict[tuple[str, str], dict[str, CoreReport]] = {}
     for variant in doc["variants"]:
         for array in variant["arrays"]:
             for core in array.get("cores", []):
@@ -227,7 +227,7 @@ def cores_table(doc: Document) -> Table | None:
     return table
 
 
-def psp_events_table(variant: Mapping[str, Any]) -> Table:
+def psp_events_table(variant: Variant) -> Table:
     """Path selection events of a variant: time, device, event and the paths it names; events that
     repeat at a constant period (a flapping path) are one row with a `repeats` column."""
     rows = fold_repeats(variant["psp_events"])
@@ -371,7 +371,6 @@ DEGRADATION_NOTES = (
     "bad %: its share while degraded",
 )
 
-
 NOTES = (
     f"flaps/h: changes of the set of paths in use (>= {IN_USE_FRACTION:g} of an equal share) between "
     "samples, per hour",
@@ -379,6 +378,5 @@ NOTES = (
     "docs/studies/poor_health.md",
 )
 """The health table's caption: what each column means."""
-
 
 ALUA_MARKS = {"ANO": "*", "standby": " s", "unavailable": " u"}

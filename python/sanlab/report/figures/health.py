@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from plotly.subplots import make_subplots
 
 from sanlab.analysis import health
-from sanlab.report.figures import MAX_LINES, TIME_AXIS, Figure, _layout, log_ticks, variant_dashes
-from sanlab.results import Document
+from sanlab.document import Document
+from sanlab.report.figures.common import MAX_LINES, TIME_AXIS, Figure, layout, log_ticks, variant_dashes
 
 
 def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
@@ -94,7 +94,7 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
         fig.update_yaxes(title_text=f"{label}, % of I/O", type="log", **ticks, row=row, col=1)
     fig.update_xaxes(title_text=TIME_AXIS, row=len(lines), col=1)
     title = "Degraded path's share of I/O over time"
-    _layout(fig, title, 160 + 300 * len(lines))
+    layout(fig, title, 160 + 300 * len(lines))
     caption = (
         "Each line is a variant (a selector): the share of its device's I/O that the degrading path "
         "carried in each sample, on a log axis (samples with none are not drawn). The shaded span is the "

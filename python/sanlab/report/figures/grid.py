@@ -1,0 +1,400 @@
+"""Small multiples of time lines: panels per metric and per group of variants (or per variant), shared
+axes, reference lines and fault marks; `time_lines` draws such a figure from the time series."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from sanlab.document import Document
+from sanlab.report.figures.common import (
+    MARGINS_PX,
+    MAX_LINES,
+    TIME_AXIS,
+    Figure,
+    doc_groups,
+    groups_text,
+    join_names,
+    layout,
+    line_style,
+    top_of_each,
+    variant_dashes,
+)
+from sanlab.report.figures.marks import FAULT_MARKS_TEXT, fault_edges, fault_marks
+from sanlab.report.groups import Groups
+
+OVERLAP_TOLERANCE = 0.005
+"""Lines within this relative difference are named as overlapping in a time-series caption."""
+
+ENTITY_PLURALS = {"vm": "VMs"}
+"""Plurals of entity kinds that are not the kind and an s."""
+
+MAX_FACET_COLUMNS = 3
+"""Small multiples wrap after this many panels side by side."""
+
+SINGLE_PANEL_PX = 250
+"""Height of a panel when a figure has one per metric; small multiples' are FACET_PANEL_PX."""
+
+FACET_PANEL_PX = 190
+
+PANEL_GAP_PX = 75
+"""Between rows of panels: room for the time labels, the fault marks and the title of the next."""
+
+FAULT_MARK_PX = 18
+"""Height of a ✕ or ✓ over a panel."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a time-line or CDF panel: a variant's entity, its legend entry and style."""
+
+    variant: str
+    entity: str
+    legend: str
+    color: str
+    dash: str
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One small panel (one per metric) of a figure: its title and lines."""
+
+    title: str
+    lines: list[Line]
+
+    @property
+    def variants(self) -> list[str]:
+        return list(dict.fromkeys(line.variant for line in self.lines))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Small multiples: facets in rows of at most MAX_FACET_COLUMNS, each facet a column of one
+    panel per metric."""
+
+    facets: int
+    metrics: int
+
+    @property
+    def columns(self) -> int:
+        return min(self.facets, MAX_FACET_COLUMNS)
+
+    @property
+    def rows(self) -> int:
+        return -(-self.facets // self.columns) * self.metrics
+
+    def cell(self, facet: int, metric: int) -> tuple[int, int]:
+        """(row, column), from 1, of a facet's panel of a metric."""
+        return facet // self.columns * self.metrics + metric + 1, facet % self.columns + 1
+
+
+def _axis_id(axis: Any) -> str:
+    """`x2` for the layout's `xaxis2`: how shapes, annotations and `matches` name an axis."""
+    return str(axis.plotly_name).replace("axis", "")
+
+
+def grid_figure(
+    grid: Grid,
+    titles: Sequence[str],
+    axis_titles: Sequence[str],
+    x_title: str,
+    *,
+    single_panel_px: int = SINGLE_PANEL_PX,
+    marks_above: bool = False,
+) -> tuple[go.Figure, int]:
+    """An empty figure of the grid's panels and its height in px (`single_panel_px` per panel when
+    there is one facet). Every panel shares the x axis, a metric's panels their y axis (labelled in
+    the first column); each facet's title is over its first panel (over the fault marks there with
+    `marks_above`), x labels under its last."""
+    panel_px = single_panel_px if grid.facets == 1 else FACET_PANEL_PX
+    plot_px = grid.rows * panel_px + (grid.rows - 1) * PANEL_GAP_PX
+    fig = make_subplots(
+        rows=grid.rows,
+        cols=grid.columns,
+        vertical_spacing=PANEL_GAP_PX / plot_px,
+        horizontal_spacing=0.03,
+    )
+    used = set()
+    first_y = [_axis_id(fig.get_subplot(*grid.cell(0, metric)).yaxis) for metric in range(grid.metrics)]
+    # The panels' axes updated in place and the titles added in one assignment: update_xaxes(row=,
+    # col=) searches every axis and add_annotation revalidates every title already there.
+    title_annotations = []
+    for facet, title in enumerate(titles):
+        last_in_column = facet + grid.columns >= grid.facets
+        for metric, axis_title in enumerate(axis_titles):
+            row, col = grid.cell(facet, metric)
+            used.add((row, col))
+            subplot = fig.get_subplot(row, col)
+            bottom = metric == grid.metrics - 1
+            subplot.xaxis.update(
+                matches=None if (row, col) == (1, 1) else "x",
+                showticklabels=bottom,
+                title_text=x_title if bottom and last_in_column else None,
+            )
+            own_y = _axis_id(subplot.yaxis)
+            subplot.yaxis.update(
+                matches=None if own_y == first_y[metric] else first_y[metric],
+                showticklabels=col == 1,
+                title_text=axis_title if col == 1 else None,
+                rangemode="tozero",
+            )
+            if title and metric == 0:
+                title_annotations.append(
+                    {
+                        "text": title,
+                        "xref": f"{_axis_id(subplot.xaxis)} domain",
+                        "yref": f"{own_y} domain",
+                        "x": 0.0,
+                        "y": 1.0,
+                        "xanchor": "left",
+                        "yanchor": "bottom",
+                        "yshift": FAULT_MARK_PX if marks_above else 0,
+                        "showarrow": False,
+                        "font": {"size": 13},
+                    }
+                )
+    fig.layout.annotations = fig.layout.annotations + tuple(title_annotations)
+    for row in range(1, grid.rows + 1):
+        for col in range(1, grid.columns + 1):
+            if (row, col) not in used:
+                subplot = fig.get_subplot(row, col)
+                subplot.xaxis.update(visible=False)
+                subplot.yaxis.update(visible=False)
+    return fig, 140 + plot_px
+
+
+def _line_facets(
+    doc: Document,
+    variants: Sequence[str],
+    names: Mapping[str, Sequence[str]],
+    colors: Mapping[str, str],
+    groups: Groups | None,
+) -> list[Facet]:
+    """A time-line figure's panels. With one entity per variant: a panel per group of variants (or
+    one for all without `groups`), a line per variant in its colour, named by its suffix in groups;
+    with several: a panel per variant, a line per entity, an entity alike in every panel."""
+    if any(len(names[variant]) > 1 for variant in variants):
+        styles: dict[str, tuple[str, str]] = {}
+        return [
+            Facet(
+                variant,
+                [
+                    Line(variant, entity, entity, *styles.setdefault(entity, line_style(len(styles))))
+                    for entity in names[variant]
+                ],
+            )
+            for variant in variants
+        ]
+    dashes = variant_dashes(doc)
+    return group_facets(
+        groups, [Line(v, names[v][0], legend_name(groups, v), colors[v], dashes[v]) for v in variants]
+    )
+
+
+def legend_name(groups: Groups | None, variant: str) -> str:
+    """A variant's legend entry: in panels per group its suffix (the group is the panel's title)."""
+    return variant if groups is None else groups.suffix(variant)
+
+
+def group_facets(groups: Groups | None, lines: Sequence[Line]) -> list[Facet]:
+    """One panel of all `lines` or, with `groups`, one per group with its variants' lines."""
+    if groups is None:
+        return [Facet("", list(lines))]
+    return [
+        Facet(group, drawn)
+        for group, members in groups.members.items()
+        if (drawn := [line for line in lines if line.variant in members])
+    ]
+
+
+def time_lines(
+    key: str,
+    title: str,
+    caption: str,
+    doc: Document,
+    series: pd.DataFrame,
+    colors: Mapping[str, str],
+    *,
+    kind: str,
+    panels: Sequence[tuple[str, str]],
+    reference_lines: Mapping[str, Sequence[tuple[str, float, str]]] | None = None,
+) -> Figure | None:
+    """Line plots of `kind` entities over time, a panel per (metric, axis title) in `panels`.
+
+    With one entity per variant the variants share the panels, coloured as everywhere else, one
+    set of panels per group of variants when their names form groups; with several, each variant
+    gets its panels and the entities take the colours (`_line_facets`).
+    `reference_lines` adds dashed horizontal lines (metric, value, label) per variant to the panel
+    of that metric; variants sharing a panel share a line they have in common.
+    """
+    metrics = [metric for metric, _ in panels]
+    frame = series[(series["kind"] == kind) & (series["metric"].isin(metrics))]
+    if frame.empty:
+        return None
+    variants = [variant["name"] for variant in doc["variants"] if variant["name"] in set(frame["variant"])]
+    names = {name: list(dict.fromkeys(frame[frame["variant"] == name]["name"])) for name in variants}
+    # Each drawn entity's rows from one grouping: filtering the frame per entity is quadratic at
+    # 10,000 VMs, and splitting out all 10,000 groups when 20 are drawn took a second.
+    entity_groups = frame.groupby(["variant", "name"], sort=False)
+    # First-panel means in one pass: a filter per entity took 8 s per figure at 10,000 VMs.
+    firsts = frame[frame["metric"] == metrics[0]]
+    first_means = firsts.groupby(["variant", "name"], sort=False)["value"].mean()
+    hidden = {}
+    for variant, listed in names.items():
+        if len(listed) > MAX_LINES:
+            # The highest first-panel means: lines that stand out, not 10,000 that cover each other.
+            means = first_means[variant]
+            ranked = sorted(listed, key=lambda entity: means.get(entity, math.nan), reverse=True)
+            names[variant] = ranked[:MAX_LINES]
+            hidden[variant] = len(listed)
+    overlay = all(len(names[variant]) == 1 for variant in variants)
+    groups = doc_groups(doc) if overlay else None
+    facets = _line_facets(doc, variants, names, colors, groups)
+    grid = Grid(len(facets), len(panels))
+    edges = fault_edges(doc)
+    fig, height_px = grid_figure(
+        grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
+    )
+    shown_in_legend: set[str] = set()
+    for index, facet in enumerate(facets):
+        for line in facet.lines:
+            rows = entity_groups.get_group((line.variant, line.entity))
+            for metric_index, (metric, axis_title) in enumerate(panels):
+                row, column = grid.cell(index, metric_index)
+                points = rows[rows["metric"] == metric].sort_values("t_s")
+                fig.add_scatter(
+                    x=points["t_s"],
+                    y=points["value"],
+                    mode="lines+markers" if len(points) <= 40 else "lines",
+                    marker={"size": 5},
+                    line={"color": line.color, "dash": line.dash, "width": 2},
+                    name=line.legend,
+                    legendgroup=line.legend,
+                    showlegend=line.legend not in shown_in_legend,
+                    hovertemplate=(
+                        f"{line.variant} · {line.entity}<br>"
+                        f"%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
+                    ),
+                    row=row,
+                    col=column,
+                )
+                shown_in_legend.add(line.legend)
+    # Marks are gathered and appended in one assignment: plotly's add_shape, add_annotation and
+    # add_hline revalidate every mark already there: 50 s for the 1,600 marks of a 19-variant study.
+    mark_shapes: list[dict[str, Any]] = []
+    mark_annotations: list[dict[str, Any]] = []
+    drawn: set[tuple[int, int, float, str]] = set()
+    for index, facet in enumerate(facets):
+        for variant in facet.variants:
+            for metric, value, label in (reference_lines or {}).get(variant, ()):
+                row, column = grid.cell(index, metrics.index(metric))
+                if (row, column, value, label) in drawn:
+                    continue
+                drawn.add((row, column, value, label))
+                shape, annotation = _reference_line(fig.get_subplot(row, column), value, label)
+                mark_shapes.append(shape)
+                mark_annotations.append(annotation)
+    for index, facet in enumerate(facets):
+        here = [(edge, name) for edge, name in edges if name in facet.variants]
+        for metric_index in range(len(panels)):
+            subplot = fig.get_subplot(*grid.cell(index, metric_index))
+            shapes, annotations = fault_marks(
+                here,
+                xref=_axis_id(subplot.xaxis),
+                yref=f"{_axis_id(subplot.yaxis)} domain",
+                name_variants=len(facet.variants) > 1,
+            )
+            mark_shapes += shapes
+            # The ✕ and ✓ once, over the facet's first panel.
+            if metric_index == 0:
+                mark_annotations += annotations
+    fig.layout.shapes = fig.layout.shapes + tuple(mark_shapes)
+    fig.layout.annotations = fig.layout.annotations + tuple(mark_annotations)
+    if edges:
+        caption += f" {FAULT_MARKS_TEXT}"
+    layout(fig, title, height_px)
+    if edges and any(facet.title for facet in facets):
+        # The top row's titles over its fault marks: room for both under the figure's title.
+        fig.update_layout(margin={"t": MARGINS_PX["t"] + FAULT_MARK_PX}, height=height_px + FAULT_MARK_PX)
+    if groups is not None:
+        caption += f" {groups_text(groups)}"
+    if overlay:
+        caption += _overlap_text(frame, facets)
+    if hidden:
+        caption += f" {top_of_each(hidden, ENTITY_PLURALS.get(kind, kind + 's'), f'mean {panels[0][1]}')}."
+    return Figure(key, title, caption, fig)
+
+
+def _reference_line(subplot: Any, value: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A dashed horizontal line at `value` across a panel and its label over its left end: what
+    plotly's add_hline draws, without its cost per mark already drawn."""
+    xref, yref = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
+    shape = {
+        "type": "line",
+        "xref": f"{xref} domain",
+        "yref": yref,
+        "x0": 0,
+        "x1": 1,
+        "y0": value,
+        "y1": value,
+        "line": {"color": "#6e7781", "dash": "dash", "width": 1},
+    }
+    annotation = {
+        "text": label,
+        "font": {"size": 11, "color": "#6e7781"},
+        "showarrow": False,
+        "xref": f"{xref} domain",
+        "yref": yref,
+        "x": 0,
+        "xanchor": "left",
+        "y": value,
+        "yanchor": "bottom",
+    }
+    return shape, annotation
+
+
+def _overlap_text(frame: pd.DataFrame, facets: Sequence[Facet]) -> str:
+    """The lines that lie on top of each other in each panel, lines overlapping alike in several
+    panels named once."""
+    where: dict[str, list[str]] = {}
+    for facet in facets:
+        legends = {line.variant: line.legend for line in facet.lines}
+        for group in _overlapping(frame, facet.variants):
+            every = len(group) == len(legends) > 2
+            lines = "All lines" if every else join_names([legends[name] for name in group])
+            where.setdefault(lines, []).append(facet.title)
+    if len(facets) == 1:
+        return "".join(f" {lines} overlap." for lines in where)
+    return "".join(
+        f" {lines} overlap in {'every panel' if len(titles) == len(facets) else join_names(titles)}."
+        for lines, titles in where.items()
+    )
+
+
+def _overlapping(frame: pd.DataFrame, variants: Sequence[str]) -> list[list[str]]:
+    """Groups of variants whose series (all metrics) agree within OVERLAP_TOLERANCE: one hides the others."""
+    series = {
+        variant: frame[frame["variant"] == variant].sort_values(["metric", "t_s"])[["metric", "t_s", "value"]]
+        for variant in variants
+    }
+    groups: list[list[str]] = []
+    for variant in variants:
+        for group in groups:
+            mine, theirs = series[variant], series[group[0]]
+            if (
+                len(mine) == len(theirs)
+                and (mine[["metric", "t_s"]].to_numpy() == theirs[["metric", "t_s"]].to_numpy()).all()
+                and np.allclose(mine["value"], theirs["value"], rtol=OVERLAP_TOLERANCE, atol=0.0)
+            ):
+                group.append(variant)
+                break
+        else:
+            groups.append([variant])
+    return [group for group in groups if len(group) > 1]

@@ -1,0 +1,110 @@
+"""Heatmaps of rows (paths, cores) over time, one variant shown at a time and chosen from a drop-down, with
+its events and faults marked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from sanlab.document import FaultReport, PspEventReport
+from sanlab.report.figures.common import TIME_AXIS, Figure, layout
+from sanlab.report.figures.marks import event_marks, fault_marks
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One heatmap of a variant in a variant-selectable heatmap figure."""
+
+    variant: str
+    rows: list[str]
+    times_s: list[float]
+    z: list[list[float | None]]
+    events: list[PspEventReport]
+    faults: Sequence[FaultReport] = ()
+
+
+def variant_heatmaps(
+    key: str,
+    title: str,
+    caption: str,
+    panels: Sequence[Panel],
+    *,
+    row_title: str,
+    value_title: str,
+    hovertemplate: str,
+    colorscale: str,
+    zmax: float | None = None,
+    selected: str | None = None,
+) -> Figure:
+    """Heatmaps (rows × time) of several variants, one shown at a time, chosen from a drop-down."""
+    fig = go.Figure()
+    shown = next((i for i, panel in enumerate(panels) if panel.variant == selected), 0)
+    marks = []
+    for panel in panels:
+        event_shapes, event_annotations = event_marks(panel.events)
+        fault_shapes, fault_annotations = fault_marks((edge, panel.variant) for edge in panel.faults)
+        marks.append((event_shapes + fault_shapes, event_annotations + fault_annotations))
+    for index, panel in enumerate(panels):
+        fig.add_heatmap(
+            z=panel.z,
+            x=panel.times_s,
+            y=panel.rows,
+            colorscale=colorscale,
+            zmin=0,
+            zmax=zmax,
+            colorbar={"title": {"text": value_title}, "thickness": 12},
+            hovertemplate=hovertemplate,
+            name=panel.variant,
+            visible=index == shown,
+            ygap=1,
+        )
+    fig.update_yaxes(autorange="reversed", type="category", title_text=row_title)
+    fig.update_xaxes(title_text=TIME_AXIS)
+    rows = max(len(panel.rows) for panel in panels)
+    layout(fig, f"{title}: {panels[shown].variant}", 200 + 18 * rows)
+    fig.update_layout(shapes=marks[shown][0], annotations=marks[shown][1], margin={"t": 100})
+    if len(panels) > 1:
+        fig.update_layout(
+            updatemenus=[
+                {
+                    "type": "dropdown",
+                    "active": shown,
+                    "x": 1.0,
+                    "xanchor": "right",
+                    "y": 1.0,
+                    "yanchor": "bottom",
+                    "pad": {"b": 28},
+                    "buttons": [
+                        {
+                            "label": panel.variant,
+                            "method": "update",
+                            "args": [
+                                {"visible": [i == index for i in range(len(panels))]},
+                                {
+                                    "title.text": f"<b>{title}: {panel.variant}</b>",
+                                    "shapes": marks[index][0],
+                                    "annotations": marks[index][1],
+                                },
+                            ],
+                        }
+                        for index, panel in enumerate(panels)
+                    ],
+                }
+            ]
+        )
+    return Figure(key, title, caption, fig)
+
+
+def pivot(
+    frame: pd.DataFrame, order: Sequence[str]
+) -> tuple[list[str], list[float], list[list[float | None]]]:
+    """Rows (in `order`, then any others) × sample times of a one-variant, one-metric series."""
+    table = frame.pivot_table(index="name", columns="t_s", values="value", aggfunc="mean")
+    names = [name for name in order if name in table.index]
+    names += sorted(name for name in table.index if name not in set(order))
+    table = table.reindex(names)
+    z = [[None if pd.isna(value) else float(value) for value in row] for row in table.to_numpy()]
+    return names, [float(t) for t in table.columns], z

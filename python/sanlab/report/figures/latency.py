@@ -1,0 +1,168 @@
+"""The latency distribution: every job's completion latency percentiles as a CDF."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from sanlab.document import Document, sorted_percentiles
+from sanlab.formatting import format_ms
+from sanlab.report.figures.common import (
+    DASHES,
+    MAX_LINES,
+    Figure,
+    doc_groups,
+    groups_text,
+    latency_axis,
+    layout,
+)
+from sanlab.report.figures.grid import Grid, Line, grid_figure, group_facets, legend_name
+
+CDF_PERCENTILE_TICKS = (0.0, 50.0, 90.0, 99.0, 99.9, 99.99)
+
+CDF_PANEL_PX = 340
+
+
+def _nines(percentile: float) -> float:
+    """The CDF's y position of a percentile: 90 → 1, 99 → 2, 99.9 → 3 (the tail gets room)."""
+    return -math.log10(1.0 - percentile / 100.0)
+
+
+def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
+    """Completion latency percentiles of every job and direction, from fio's percentile list."""
+    curves = []
+    for variant in doc["variants"]:
+        for job in variant["jobs"]:
+            for direction in ("read", "write"):
+                lat_ns = job[direction]["lat_ns"]
+                points = [
+                    (float(key), value / 1e6)
+                    for key, value in sorted_percentiles(lat_ns.get("percentile", {}))
+                    if value > 0
+                ]
+                if lat_ns["N"] and points:
+                    curves.append((variant["name"], f"{job['name']} {direction}", points))
+    if not curves:
+        return None
+    per_variant = Counter(variant for variant, _, _ in curves)  # counted once: 20,000 curves at 10,000 VMs
+    every_curve = curves  # the axis range and the worst tail are over all, drawn or not
+    summaries = []
+    banded = {}
+    for variant, count in per_variant.items():
+        if count > MAX_LINES:
+            # 10,000 curves cover each other: the band shows all, the top p99s the tail.
+            banded[variant] = everyone = [curve for curve in curves if curve[0] == variant]
+            top = set(map(id, sorted(everyone, key=_p99_ms, reverse=True)[:MAX_LINES]))
+            curves = [curve for curve in curves if curve[0] != variant or id(curve) in top]
+            summaries.append(
+                f"{variant}: the {MAX_LINES} of its {count:,} job curves with the highest p99; "
+                "the band spans all."
+            )
+    styles = {label: DASHES[i % len(DASHES)] for i, label in enumerate(dict.fromkeys(c[1] for c in curves))}
+    groups = doc_groups(doc)
+    lines = [
+        Line(
+            variant,
+            label,
+            legend_name(groups, variant) + ("" if per_variant[variant] == 1 else f" · {label}"),
+            colors[variant],
+            styles[label],
+        )
+        for variant, label, _ in curves
+    ]
+    points_of = {(variant, label): points for variant, label, points in curves}
+    facets = group_facets(groups, lines)
+    lowest = min(latency for _, _, points in every_curve for _, latency in points)
+    highest = max(latency for _, _, points in every_curve for _, latency in points)
+    x_axis = latency_axis("completion latency, ms", lowest, highest)
+    grid = Grid(len(facets), 1)
+    fig, height_px = grid_figure(
+        grid,
+        [facet.title for facet in facets],
+        ["percentile of I/Os, %"],
+        x_axis.pop("title_text"),
+        single_panel_px=CDF_PANEL_PX,
+    )
+    shown_in_legend: set[str] = set()
+    for index, facet in enumerate(facets):
+        row, column = grid.cell(index, 0)
+        for variant in facet.variants:
+            if variant in banded:
+                _percentile_band(fig, variant, banded[variant], colors[variant], row=row, col=column)
+        for line in facet.lines:
+            points = points_of[(line.variant, line.entity)]
+            name = f"{line.variant} · {line.entity}" if per_variant[line.variant] > 1 else line.variant
+            fig.add_scatter(
+                x=[latency for _, latency in points],
+                y=[_nines(p) for p, _ in points],
+                customdata=[p for p, _ in points],
+                mode="lines+markers",
+                line={"color": line.color, "width": 2, "dash": line.dash, "shape": "hv"},
+                marker={"size": 5},
+                name=line.legend,
+                legendgroup=line.legend,
+                showlegend=line.legend not in shown_in_legend,
+                hovertemplate=f"{name}<br>p%{{customdata}}: %{{x:.4~g}} ms<extra></extra>",
+                row=row,
+                col=column,
+            )
+            shown_in_legend.add(line.legend)
+    fig.update_xaxes(x_axis)
+    fig.update_yaxes(
+        tickvals=[_nines(p) for p in CDF_PERCENTILE_TICKS],
+        ticktext=[f"{p:g}" for p in CDF_PERCENTILE_TICKS],
+        range=[-0.1, _nines(99.99) + 0.2],
+    )
+    title = "Latency percentiles (CDF)"
+    layout(fig, title, height_px)
+    worst = max(every_curve, key=lambda curve: curve[2][-1][1])
+    caption = (
+        "A point (x, y) reads: y % of I/Os completed within x ms; the y axis stretches the tail "
+        "(90, 99, 99.9 get equal room). Further left is faster; the longest tail is variant "
+        f"{worst[0]} ({worst[1]}): p{worst[2][-1][0]:g} = {format_ms(worst[2][-1][1])} ms."
+    )
+    if groups is not None:
+        caption += f" {groups_text(groups)}"
+    caption += "".join(f" {summary}" for summary in summaries)
+    return Figure("latency-cdf", title, caption, fig)
+
+
+def _p99_ms(curve: tuple[str, str, list[tuple[float, float]]]) -> float:
+    """A CDF curve's p99 in ms (its highest point below p99 if fio's list lacks 99)."""
+    below = [latency for percentile, latency in curve[2] if percentile <= 99.0]
+    return below[-1] if below else curve[2][0][1]
+
+
+def _percentile_band(
+    fig: go.Figure,
+    variant: str,
+    curves: Sequence[tuple[str, str, list[tuple[float, float]]]],
+    color: str,
+    *,
+    row: int,
+    col: int,
+) -> None:
+    """A shaded band from the fastest to the slowest curve at each percentile."""
+    spans: dict[float, list[float]] = {}
+    for _, _, points in curves:
+        for percentile, latency in points:
+            spans.setdefault(percentile, []).append(latency)
+    percentiles = sorted(spans)
+    fastest_ms = [min(spans[p]) for p in percentiles]
+    slowest_ms = [max(spans[p]) for p in percentiles]
+    fig.add_scatter(
+        x=fastest_ms + slowest_ms[::-1],
+        y=[_nines(p) for p in percentiles] + [_nines(p) for p in percentiles[::-1]],
+        fill="toself",
+        fillcolor=color,
+        opacity=0.2,
+        line={"width": 0},
+        mode="lines",
+        name=f"{variant} · all {len(curves):,} (band)",
+        hoverinfo="skip",
+        row=row,
+        col=col,
+    )
