@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+ONE_VM = Path(__file__).resolve().parents[1] / "data" / "scenarios" / "one_vm.toml"
+"""The shared base scenario: one host, one flash array, one path, one VM with an ideal adapter.
+A test's scenario builds on it with `base = "{ONE_VM.as_posix()}"` and gives what it changes."""
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

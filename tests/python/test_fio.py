@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conftest import ONE_VM
 from sanlab import _core
 from sanlab.export.fio import VariantDevices, fio_document, fio_logs
 
@@ -173,25 +174,15 @@ def test_run_lists_ignored_fio_options_once(cli: Any, tmp_path: Path) -> None:
 
 
 def _one_server(tmp_path: Path, cmdline: str, duration: str) -> Path:
-    """A scenario running a fio command line on one flash server whose reads take 100 us."""
+    """A scenario running a fio command line on one flash server whose reads take 100 us: the
+    shared base's, with the VM's job replaced (an array of tables is replaced whole)."""
     scenario = tmp_path / "one_server.toml"
     scenario.write_text(
         f"""schema_version = 1
 name = "one_server"
+base = "{ONE_VM.as_posix()}"
 [run]
 duration = "{duration}"
-[[array]]
-name = "a"
-media = {{ kind = "flash", read_latency = "100us", write_latency = "20us", servers = 1 }}
-[[volume]]
-name = "lun"
-arrays = ["a"]
-[[host]]
-name = "h"
-adapter = {{ kind = "ideal" }}
-[[path]]
-host = "h"
-array = "a"
 [[vm]]
 name = "vm"
 host = "h"
@@ -294,8 +285,9 @@ def test_disk_util_from_the_device_figures(tmp_path: Path) -> None:
     # Reads take 100 us on the flash, writes 20 us: the device time per read is the longer.
     assert disk["read_ticks"] / disk["read_ios"] > disk["write_ticks"] / disk["write_ios"]
     assert any("no `util`" in note for note in fio["sanlab notes"])
-    # A vVol's device is its array's protocol endpoint.
-    text = scenario.read_text(encoding="utf-8").replace('arrays = ["a"]', 'arrays = ["a"]\ntype = "vvol"')
+    # A vVol's device is its array's protocol endpoint: the base's volume replaced by a vVol (an
+    # array of tables is replaced whole).
+    text = scenario.read_text(encoding="utf-8") + '[[volume]]\nname = "lun"\narrays = ["a"]\ntype = "vvol"\n'
     scenario.write_text(text, encoding="utf-8")
     vvol = json.loads(_core.run(str(scenario), [], [], None, None))["variants"][0]
     [pe] = fio_document([vvol["jobs"][0]], "0.1.0", STARTED, VariantDevices(vvol))["disk_util"]

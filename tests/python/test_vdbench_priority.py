@@ -9,26 +9,20 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from conftest import ONE_VM
+
 ROOT = Path(__file__).resolve().parents[2]
 PARM = ROOT / "tests/data/vdbench/priority.vdb"
 
 SCENARIO = """schema_version = 1
 name = "vdbench_priority"
+base = "{base}"
 [run]
 duration = "4s"
 warmup = "0s"
 [[array]]
 name = "a"
 media = {{ kind = "flash", read_latency = "150us", write_latency = "20us", servers = 4 }}
-[[volume]]
-name = "lun"
-arrays = ["a"]
-[[host]]
-name = "h"
-adapter = {{ kind = "ideal" }}
-[[path]]
-host = "h"
-array = "a"
 [[vm]]
 name = "vm"
 host = "h"
@@ -43,7 +37,7 @@ def test_priority_workload_keeps_its_rate_beside_a_max_one(
     cli: Callable[..., subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
     scenario = tmp_path / "priority.toml"
-    scenario.write_text(SCENARIO.format(parm=PARM.as_posix()), encoding="utf-8")
+    scenario.write_text(SCENARIO.format(base=ONE_VM.as_posix(), parm=PARM.as_posix()), encoding="utf-8")
     p = cli("run", str(scenario), "--json", "--quiet")
     assert p.returncode == 0, p.stderr
     variant = json.loads(p.stdout)["variants"][0]
