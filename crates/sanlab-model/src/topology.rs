@@ -6,7 +6,7 @@ use crate::host::flow_control::FlowControl;
 use crate::host::device_queue::DeviceQueue;
 use crate::fabric::Link;
 use crate::multipath::{Alua, PathSelector};
-use sanlab_workload::Workload;
+use sanlab_workload::{JobPlan, Workload};
 
 pub struct RunConfig {
     pub duration_ns: u64,
@@ -85,6 +85,7 @@ pub struct JobConfig {
     pub name: String,
     pub vm: usize,
     pub workload: Box<dyn Workload>,
+    pub plan: JobPlan,
     /// Jobs (indices into the topology's jobs) that must finish before this one starts.
     pub after: Vec<usize>,
     /// The workload entry the job comes from (the index of its first job): fio's `exitall` ends
@@ -161,8 +162,8 @@ impl Topology {
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
         let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY) + self.devices.len() as u64 * crate::engine::by_direction::SERIES;
         let series_bytes = series_bytes(samples, max_series);
-        let outstanding = self.jobs.iter().map(|j| u64::from(j.workload.pacing().depth())).sum();
-        let workload_bytes = self.jobs.iter().map(|j| j.workload.state_bytes()).sum();
+        let outstanding = self.jobs.iter().map(|j| u64::from(j.plan.pacing.depth())).sum();
+        let workload_bytes = self.jobs.iter().map(|j| j.plan.state_bytes).sum();
         Cost { entities, samples, max_series, series_bytes, outstanding, workload_bytes }
     }
 
@@ -170,7 +171,7 @@ impl Topology {
     /// runs it (`u64::MAX` without one). A job that stops by itself earlier (a trace's end, fio
     /// `size`) is counted to its window's end.
     pub fn job_windows_ns(&self) -> Vec<std::ops::Range<u64>> {
-        self.jobs.iter().map(|j| j.workload.start_ns()..j.workload.runtime_ns().unwrap_or(u64::MAX)).collect()
+        self.jobs.iter().map(|j| j.plan.start_ns..j.plan.runtime_ns.unwrap_or(u64::MAX)).collect()
     }
 }
 

@@ -3,12 +3,12 @@
 //! issued" and "the previous completed". Offsets are random, size-aligned, inside the working set
 //! (ioping `-S`, 1 MiB by default for a directory target such as `ioping -c 100 .`).
 
-use crate::{Instance, Pacing, Request, Workload};
+use crate::{Instance, JobPlan, JobSource, Pacing, Request, Workload};
 use crate::Op;
 use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 
-pub const KIND: Kind<dyn Workload> = Kind { name: "ioping", summary: "ioping: one outstanding request per interval (latency probe)", build };
+pub const KIND: Kind<dyn JobSource> = Kind { name: "ioping", summary: "ioping: one outstanding request per interval (latency probe)", build };
 
 #[derive(Clone)]
 struct Ioping {
@@ -21,7 +21,7 @@ struct Ioping {
     options: Vec<(String, String)>,
 }
 
-fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let interval_ns = spec.duration_ns("interval", Some((1_000_000_000, "1s")), "time between requests (ioping -i)")?;
     let size = spec.size_bytes("size", Some((4096, "4k")), "request size (ioping -s)")?;
     let work = spec.size_bytes("work_size", Some((1 << 20, "1MiB")), "working set the offsets fall in (ioping -S)")?;
@@ -51,6 +51,12 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
     }))
 }
 
+impl JobSource for Ioping {
+    fn instances(&self) -> Vec<Instance> {
+        vec![Instance { suffix: None, plan: JobPlan::new(Pacing::Closed { depth: 1 }, self.options.clone()), workload: Box::new(self.clone()), after: vec![] }]
+    }
+}
+
 impl Workload for Ioping {
     fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
         if self.count.is_some_and(|c| self.issued >= c) {
@@ -60,32 +66,17 @@ impl Workload for Ioping {
         Some(Request { op: self.op, size_bytes: self.size_bytes, offset_bytes: rng.address_below(self.work_blocks) * u64::from(self.size_bytes) })
     }
 
-    fn pacing(&self) -> Pacing {
-        Pacing::Closed { depth: 1 }
-    }
-
-    fn runtime_ns(&self) -> Option<u64> {
-        None
-    }
-
     fn think_ns(&mut self, issued_ns: u64, now_ns: u64) -> Option<u64> {
         Some(self.interval_ns.saturating_sub(now_ns - issued_ns))
     }
 
-    fn instances(&self) -> Vec<Instance> {
-        vec![Instance { suffix: None, workload: Box::new(self.clone()), after: vec![] }]
-    }
-
-    fn options(&self) -> Vec<(String, String)> {
-        self.options.clone()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ioping(src: &str) -> SpecResult<Box<dyn Workload>> {
+    fn ioping(src: &str) -> SpecResult<Box<dyn JobSource>> {
         let t: toml::Table = src.parse().unwrap();
         let spec = Spec::new(&t, "vm[0].job[0]");
         let w = build(&spec)?;
@@ -95,8 +86,9 @@ mod tests {
 
     #[test]
     fn waits_for_the_later_of_interval_and_completion() {
-        let mut w = ioping("interval = \"100ms\"\ncount = 2").unwrap();
-        assert_eq!(w.pacing(), Pacing::Closed { depth: 1 });
+        let job = ioping("interval = \"100ms\"\ncount = 2").unwrap().instances().remove(0);
+        assert_eq!(job.plan.pacing, Pacing::Closed { depth: 1 });
+        let mut w = job.workload;
         // Fast request: the rest of the interval. Slow request: at once.
         assert_eq!(w.think_ns(0, 2_000_000), Some(98_000_000));
         assert_eq!(w.think_ns(0, 300_000_000), Some(0));

@@ -61,13 +61,68 @@ impl Pacing {
     }
 }
 
-/// One job instance a workload expands into: its name suffix (None keeps the job's name), state,
-/// and the instances (indices among the workload's) that must finish before it starts (fio's
-/// `stonewall` and `wait_for`).
+/// One job instance a workload entry expands into: its name suffix (None keeps the job's name),
+/// its fixed facts, its state, and the instances (indices among the entry's) that must finish
+/// before it starts (fio's `stonewall` and `wait_for`).
 pub struct Instance {
     pub suffix: Option<String>,
+    pub plan: JobPlan,
     pub workload: Box<dyn Workload>,
     pub after: Vec<usize>,
+}
+
+/// A job's fixed facts: read when the run is built, when the job starts and when it is reported,
+/// never in the event loop's hot path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobPlan {
+    pub pacing: Pacing,
+    /// Simulated time after which the job stops issuing (fio `runtime`), if any.
+    pub runtime_ns: Option<u64>,
+    /// When the job issues (or its arrivals start): fio `startdelay`.
+    pub start_ns: u64,
+    /// Completions before this time are left out of the job's own statistics (fio `ramp_time`,
+    /// vdbench `warmup`); the run's `warmup` applies to every statistic as well.
+    pub measured_from_ns: u64,
+    /// The byte range of the disk the job addresses, when it is fixed (fio's offset and size).
+    pub region_bytes: Option<std::ops::Range<u64>>,
+    /// The job's options as the user would write them (for fio-compatible output).
+    pub options: Vec<(String, String)>,
+    /// Options the job's file gave that have no effect on the model (fio's logging, CPU
+    /// placement, engine tuning, ...), listed once per run as "ignored: ...".
+    pub ignored: Vec<&'static str>,
+    /// How the job's bandwidth and IOPS are sampled for fio's `bw_*` and `iops_*` figures
+    /// (`[bandwidth, iops]`).
+    pub rate_sampling: [RateSampling; 2],
+    /// Whether the job's end ends other jobs of its file (fio `exitall`, `exit_what`,
+    /// `exitall_on_error`).
+    pub exit_rule: Option<ExitRule>,
+    /// When the job syncs between its writes (fio `fsync`, `fdatasync`, `sync_file_range`).
+    pub sync_schedule: Option<SyncSchedule>,
+    /// Memory the workload's own state may grow to (fio's random map), for the run's estimate.
+    pub state_bytes: u64,
+    /// Where a job of a fio job file or command line sits in it, for fio's JSON.
+    pub fio_place: Option<FioPlace>,
+}
+
+impl JobPlan {
+    /// A job paced so, with these options, running the whole run from its start and measured from
+    /// it; every other fact at its default (fio's 500 ms rate windows, no exit rule, no syncs).
+    pub fn new(pacing: Pacing, options: Vec<(String, String)>) -> Self {
+        Self {
+            pacing,
+            runtime_ns: None,
+            start_ns: 0,
+            measured_from_ns: 0,
+            region_bytes: None,
+            options,
+            ignored: vec![],
+            rate_sampling: [RateSampling::DEFAULT; 2],
+            exit_rule: None,
+            sync_schedule: None,
+            state_bytes: 0,
+            fio_place: None,
+        }
+    }
 }
 
 /// A measured completion of one of the job's requests (see [`Workload::completed`]).
@@ -95,23 +150,17 @@ pub enum Steer {
     Stop { since_ns: u64 },
 }
 
-/// A workload kind. One instance per job (fio's `numjobs` clones a job; a job file or a vdbench
-/// run holds several).
+/// A running job's face to the engine: the next request, the next arrival, what a completion
+/// changes. One instance per job (fio's `numjobs` clones a job; a job file or a vdbench run holds
+/// several); its fixed facts are its [`JobPlan`].
 pub trait Workload {
     /// The next request, or None when the workload has no more (a trace's end, a fio job's
     /// `size` done without `time_based`, vdbench `seekpct=eof`): the job then stops issuing.
     fn next(&mut self, rng: &mut RngStream) -> Option<Request>;
-    fn pacing(&self) -> Pacing;
-    /// Simulated time after which the job stops issuing (fio `runtime`), if any.
-    fn runtime_ns(&self) -> Option<u64>;
-    /// When the job issues (or its arrivals start): fio `startdelay`.
-    fn start_ns(&self) -> u64 {
-        0
-    }
-    /// Completions before this time are left out of the job's own statistics (fio `ramp_time`,
-    /// vdbench `warmup`); the run's `warmup` applies to every statistic as well.
-    fn measured_from_ns(&self) -> u64 {
-        0
+    /// With [`Pacing::Timed`]: absolute time of the next arrival at or after `now_ns`, or None
+    /// when the workload has no more requests.
+    fn next_arrival_ns(&mut self, _now_ns: u64, _rng: &mut RngStream) -> Option<u64> {
+        None
     }
     /// With [`Pacing::Closed`]: a request issued at `issued_ns` completed at `now_ns`. `Some(pause)`
     /// makes the job stop issuing, wait until its outstanding requests have completed, wait
@@ -119,30 +168,6 @@ pub trait Workload {
     /// issues the next request at once.
     fn think_ns(&mut self, _issued_ns: u64, _now_ns: u64) -> Option<u64> {
         None
-    }
-    /// The byte range of the disk the job addresses, when it is fixed (fio's offset and size).
-    fn region_bytes(&self) -> Option<std::ops::Range<u64>> {
-        None
-    }
-    /// The job instances to run: fio's `numjobs` clones, or every job of a job file.
-    fn instances(&self) -> Vec<Instance>;
-    /// With [`Pacing::Timed`]: absolute time of the next arrival at or after `now_ns`, or None
-    /// when the workload has no more requests.
-    fn next_arrival_ns(&mut self, _now_ns: u64, _rng: &mut RngStream) -> Option<u64> {
-        None
-    }
-    /// The job's options as the user would write them (for fio-compatible output).
-    fn options(&self) -> Vec<(String, String)>;
-    /// Whether the job's own output can be made from the run's time series, sampled every
-    /// `sample_interval_ns` (vdbench's summary lines at its `interval=`); the error names the
-    /// job's key to blame.
-    fn check_sampling(&self, _sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
-        Ok(())
-    }
-    /// Options the job's file gave that have no effect on the model (fio's logging, CPU
-    /// placement, engine tuning, ...), listed once per run as "ignored: ...".
-    fn ignored(&self) -> Vec<&'static str> {
-        vec![]
     }
     /// A measured request completed: jobs that steer by what they see (fio `latency_target`,
     /// `steadystate`, `rate_min`) answer with a change.
@@ -153,27 +178,17 @@ pub trait Workload {
     fn findings(&self) -> Option<FioFindings> {
         None
     }
-    /// How the job's bandwidth and IOPS are sampled for fio's `bw_*` and `iops_*` figures
-    /// (`[bandwidth, iops]`): fio's default is a window of 500 ms (`bwavgtime`, `iopsavgtime`).
-    fn rate_sampling(&self) -> [RateSampling; 2] {
-        [RateSampling::DEFAULT; 2]
-    }
-    /// Whether the job's end ends other jobs of its file (fio `exitall`, `exit_what`,
-    /// `exitall_on_error`).
-    fn exit_rule(&self) -> Option<ExitRule> {
-        None
-    }
-    /// When the job syncs between its writes (fio `fsync`, `fdatasync`, `sync_file_range`).
-    fn sync_schedule(&self) -> Option<SyncSchedule> {
-        None
-    }
-    /// Memory the workload's own state may grow to (fio's random map), for the run's estimate.
-    fn state_bytes(&self) -> u64 {
-        0
-    }
-    /// Where a job of a fio job file or command line sits in it, for fio's JSON.
-    fn fio_place(&self) -> Option<FioPlace> {
-        None
+}
+
+/// What a workload kind builds from a `[[vm.job]]` table: the job instances it expands into.
+pub trait JobSource {
+    /// The job instances to run: fio's `numjobs` clones, or every job of a job file.
+    fn instances(&self) -> Vec<Instance>;
+    /// Whether the job's own output can be made from the run's time series, sampled every
+    /// `sample_interval_ns` (vdbench's summary lines at its `interval=`); the error names the
+    /// job's key to blame.
+    fn check_sampling(&self, _sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
+        Ok(())
     }
 }
 
@@ -234,7 +249,7 @@ impl RateSampling {
     pub const DEFAULT: RateSampling = RateSampling::Window { ms: 500 };
 }
 
-pub static REGISTRY: &[Kind<dyn Workload>] = &[fio::KIND, fio::FILE_KIND, vdbench::KIND, trace::KIND, ioping::KIND];
+pub static REGISTRY: &[Kind<dyn JobSource>] = &[fio::KIND, fio::FILE_KIND, vdbench::KIND, trace::KIND, ioping::KIND];
 
 /// The workload kinds, then fio's option table (what each fio option does in sanlab).
 pub fn kinds() -> Vec<KindDoc> {
@@ -283,29 +298,16 @@ pub(crate) fn at_line(path: &std::path::Path, line: usize, message: impl std::fm
 }
 
 /// The jobs one file describes (a fio job file's sections, a vdbench run's SDs), by name.
-/// [`Workload::instances`] gives each job's instances, named `job` or `job.clone`; on its own the
-/// set acts as its first job.
+/// [`JobSource::instances`] gives each job's instances, named `job` or `job.clone`.
 #[derive(Default)]
 struct JobSet {
-    jobs: Vec<(String, Box<dyn Workload>)>,
+    jobs: Vec<(String, Box<dyn JobSource>)>,
     /// Per job: the jobs (indices into `jobs`) whose every instance must finish before its
     /// instances start; empty when the set has no ordering.
     after: Vec<Vec<usize>>,
 }
 
-impl Workload for JobSet {
-    fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
-        self.jobs[0].1.next(rng)
-    }
-
-    fn pacing(&self) -> Pacing {
-        self.jobs[0].1.pacing()
-    }
-
-    fn runtime_ns(&self) -> Option<u64> {
-        self.jobs[0].1.runtime_ns()
-    }
-
+impl JobSource for JobSet {
     fn instances(&self) -> Vec<Instance> {
         let mut out: Vec<Instance> = vec![];
         // Per job, the range of its instances in `out`.
@@ -314,33 +316,14 @@ impl Workload for JobSet {
             let after: Vec<usize> = self.after.get(k).into_iter().flatten().flat_map(|&p| ranges[p].clone()).collect();
             let start = out.len();
             for i in job.instances() {
-                out.push(Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), workload: i.workload, after: after.clone() });
+                out.push(Instance { suffix: Some(i.suffix.map_or_else(|| name.clone(), |s| format!("{name}.{s}"))), after: after.clone(), ..i });
             }
             ranges.push(start..out.len());
         }
         out
     }
 
-    fn options(&self) -> Vec<(String, String)> {
-        self.jobs[0].1.options()
-    }
-
-    fn rate_sampling(&self) -> [RateSampling; 2] {
-        self.jobs[0].1.rate_sampling()
-    }
-
-    fn exit_rule(&self) -> Option<ExitRule> {
-        self.jobs[0].1.exit_rule()
-    }
-
     fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
         self.jobs.iter().try_for_each(|(_, j)| j.check_sampling(sample_interval_ns))
-    }
-
-    fn ignored(&self) -> Vec<&'static str> {
-        let mut all: Vec<&'static str> = self.jobs.iter().flat_map(|(_, j)| j.ignored()).collect();
-        all.sort_unstable();
-        all.dedup();
-        all
     }
 }

@@ -4,7 +4,7 @@
 
 use sanlab_des::RngStream;
 use sanlab_spec::{build_kind, Spec};
-use sanlab_workload::{Op, Pacing, Request, Workload, REGISTRY};
+use sanlab_workload::{Instance, JobSource, Op, Pacing, Request, REGISTRY};
 use std::path::PathBuf;
 
 const GIB: u64 = 1 << 30;
@@ -14,24 +14,24 @@ fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
 }
 
-fn build(src: &str) -> Result<Box<dyn Workload>, String> {
+fn build(src: &str) -> Result<Box<dyn JobSource>, String> {
     let t: toml::Table = src.parse().unwrap();
     build_kind(&Spec::new(&t, "vm[0].job[0]").with_base_dir(data()), REGISTRY, None)
         .map_err(|e| format!("{}: {}", e.location, e.message).replace(&data().display().to_string(), "DATA"))
 }
 
 /// The job instances of a workload, by name suffix.
-fn jobs(src: &str) -> Vec<(String, Box<dyn Workload>)> {
-    build(src).unwrap_or_else(|e| panic!("{e}")).instances().into_iter().map(|i| (i.suffix.unwrap_or_default(), i.workload)).collect()
+fn jobs(src: &str) -> Vec<(String, Instance)> {
+    build(src).unwrap_or_else(|e| panic!("{e}")).instances().into_iter().map(|i| (i.suffix.clone().unwrap_or_default(), i)).collect()
 }
 
-fn job(src: &str, name: &str) -> Box<dyn Workload> {
+fn job(src: &str, name: &str) -> Instance {
     jobs(src).into_iter().find(|j| j.0 == name).unwrap_or_else(|| panic!("no job {name}")).1
 }
 
-fn draw(w: &mut Box<dyn Workload>, n: usize) -> Vec<Request> {
+fn draw(j: &mut Instance, n: usize) -> Vec<Request> {
     let mut rng = RngStream::new(1, "corpus");
-    (0..n).map_while(|_| w.next(&mut rng)).collect()
+    (0..n).map_while(|_| j.workload.next(&mut rng)).collect()
 }
 
 fn error(src: &str) -> String {
@@ -53,14 +53,14 @@ fn fio_oltp_globals_clones_and_value_less_options() {
     let all = jobs(&fio("oltp.fio"));
     assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["oltp-read.0", "oltp-read.1", "oltp-write"]);
     let (_, mut read) = all.into_iter().next().unwrap();
-    assert_eq!(read.pacing(), Pacing::Closed { depth: 16 });
-    assert_eq!(read.runtime_ns(), Some(60_000_000_000));
+    assert_eq!(read.plan.pacing, Pacing::Closed { depth: 16 });
+    assert_eq!(read.plan.runtime_ns, Some(60_000_000_000));
     let reqs = draw(&mut read, 5_000);
     assert_eq!(reqs.len(), 5_000, "time_based: no end after size bytes");
     assert!(reqs.iter().all(|r| r.op == Op::Read && r.size_bytes == 8192 && r.offset_bytes % 8192 == 0 && r.offset_bytes < 10 * GIB));
-    assert!(read.options().contains(&("group_reporting".to_string(), "1".to_string())));
+    assert!(read.plan.options.contains(&("group_reporting".to_string(), "1".to_string())));
     let mut write = job(&fio("oltp.fio"), "oltp-write");
-    assert_eq!(write.pacing(), Pacing::Closed { depth: 4 });
+    assert_eq!(write.plan.pacing, Pacing::Closed { depth: 4 });
     assert!(draw(&mut write, 100).iter().all(|r| r.op == Op::Write));
     let picked = jobs(&format!("{}\njobs = [\"oltp-write\"]", fio("oltp.fio")));
     assert_eq!(picked.len(), 1);
@@ -70,10 +70,10 @@ fn fio_oltp_globals_clones_and_value_less_options() {
 fn fio_global_applies_below_only() {
     let src = fio("scoping.fio");
     let mut early = job(&src, "early");
-    assert_eq!(early.pacing(), Pacing::Closed { depth: 1 }, "above [global]: fio's psync default");
+    assert_eq!(early.plan.pacing, Pacing::Closed { depth: 1 }, "above [global]: fio's psync default");
     assert_eq!(draw(&mut early, 1)[0].size_bytes, 4096);
     let mut middle = job(&src, "middle");
-    assert_eq!(middle.pacing(), Pacing::Closed { depth: 8 });
+    assert_eq!(middle.plan.pacing, Pacing::Closed { depth: 8 });
     assert!(draw(&mut middle, 10).iter().all(|r| r.size_bytes == 16384 && r.op == Op::Write));
     let mut late = job(&src, "late");
     let offs: Vec<u64> = draw(&mut late, 3).iter().map(|r| r.offset_bytes).collect();
@@ -83,13 +83,13 @@ fn fio_global_applies_below_only() {
 #[test]
 fn fio_includes_nest_and_env_expands() {
     let mut inc = job(&fio("include.fio"), "inc");
-    assert_eq!(inc.pacing(), Pacing::Closed { depth: 32 });
+    assert_eq!(inc.plan.pacing, Pacing::Closed { depth: 32 });
     assert_eq!(draw(&mut inc, 1)[0].size_bytes, 4096);
     // The only test that touches these variables.
     std::env::set_var("SANLAB_TEST_BS", "16k");
     std::env::set_var("SANLAB_TEST_DEPTH", "4");
     let mut env = job(&fio("env.fio"), "env");
-    assert_eq!(env.pacing(), Pacing::Closed { depth: 4 });
+    assert_eq!(env.plan.pacing, Pacing::Closed { depth: 4 });
     assert_eq!(draw(&mut env, 1)[0].size_bytes, 16384);
 }
 
@@ -137,15 +137,15 @@ fn fio_random_distributions() {
 #[test]
 fn fio_think_time_delays_and_rates() {
     let mut think = job(&fio("thinktime.fio"), "think");
-    assert_eq!(think.pacing(), Pacing::Closed { depth: 4 }, "thinktime_blocks caps the depth");
+    assert_eq!(think.plan.pacing, Pacing::Closed { depth: 4 }, "thinktime_blocks caps the depth");
     draw(&mut think, 4);
-    assert_eq!(think.think_ns(0, 0), Some(2_000_000), "2000 us, after 4 requests");
+    assert_eq!(think.workload.think_ns(0, 0), Some(2_000_000), "2000 us, after 4 requests");
     let timed = job(&fio("timing.fio"), "timed");
-    assert_eq!((timed.start_ns(), timed.measured_from_ns(), timed.runtime_ns()), (2_000_000_000, 7_000_000_000, Some(37_000_000_000)));
+    assert_eq!((timed.plan.start_ns, timed.plan.measured_from_ns, timed.plan.runtime_ns), (2_000_000_000, 7_000_000_000, Some(37_000_000_000)));
     let mut paced = job(&fio("rate.fio"), "paced");
-    assert_eq!(paced.pacing(), Pacing::Open { depth: 16, rate_iops: 400.0, poisson: true });
+    assert_eq!(paced.plan.pacing, Pacing::Open { depth: 16, rate_iops: 400.0, poisson: true });
     assert!((share(&draw(&mut paced, 20_000), |r| r.op == Op::Read) - 0.75).abs() < 0.02);
-    assert_eq!(job(&fio("sync_engine.fio"), "sync").pacing(), Pacing::Closed { depth: 1 });
+    assert_eq!(job(&fio("sync_engine.fio"), "sync").plan.pacing, Pacing::Closed { depth: 1 });
 }
 
 #[test]
@@ -208,8 +208,8 @@ fn vdb(file: &str) -> String {
 #[test]
 fn vdbench_rhpct_puts_hits_in_the_first_mib() {
     let mut sd = job(&vdb("rhpct.vdb"), "sd1");
-    assert_eq!(sd.pacing(), Pacing::Closed { depth: 32 }, "iorate=max: threads outstanding");
-    assert_eq!((sd.runtime_ns(), sd.measured_from_ns()), (Some(60_000_000_000), 1_000_000_000));
+    assert_eq!(sd.plan.pacing, Pacing::Closed { depth: 32 }, "iorate=max: threads outstanding");
+    assert_eq!((sd.plan.runtime_ns, sd.plan.measured_from_ns), (Some(60_000_000_000), 1_000_000_000));
     let reqs = draw(&mut sd, 40_000);
     assert!(reqs.iter().all(|r| r.op == Op::Read && r.size_bytes == 8192 && r.offset_bytes % 8192 == 0 && r.offset_bytes < 100 * GIB));
     // Hits land in [8k, 1m): block 0 is never touched; misses avoid the hit area.
@@ -242,14 +242,14 @@ fn vdbench_defaults_abbreviations_skew_and_rates() {
     let all = jobs(&vdb("mixed.vdb"));
     assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"]);
     let (_, mut sd1) = all.into_iter().next().unwrap();
-    assert_eq!(sd1.pacing(), Pacing::Timed { depth: 16 }, "threads=16 from sd=default in the include");
-    assert_eq!(job(&vdb("mixed.vdb"), "sd2").pacing(), Pacing::Timed { depth: 4 }, "th=4");
-    assert_eq!((sd1.runtime_ns(), sd1.measured_from_ns()), (Some(120_000_000_000), 20_000_000_000), "elapsed=2m, warmup=20");
+    assert_eq!(sd1.plan.pacing, Pacing::Timed { depth: 16 }, "threads=16 from sd=default in the include");
+    assert_eq!(job(&vdb("mixed.vdb"), "sd2").plan.pacing, Pacing::Timed { depth: 4 }, "th=4");
+    assert_eq!((sd1.plan.runtime_ns, sd1.plan.measured_from_ns), (Some(120_000_000_000), 20_000_000_000), "elapsed=2m, warmup=20");
     // iorate=1000 over two SDs: 500 per SD, uniform inter-arrival times.
     let mut rng = RngStream::new(2, "arrivals");
     let (mut t, n) = (0, 20_000);
     for _ in 0..n {
-        t = sd1.next_arrival_ns(t, &mut rng).unwrap();
+        t = sd1.workload.next_arrival_ns(t, &mut rng).unwrap();
     }
     assert!((t as f64 / n as f64 - 2e6).abs() < 2e4, "mean gap {} ns", t / n);
     let reqs = draw(&mut sd1, 40_000);
@@ -268,15 +268,15 @@ fn vdbench_eof_runs_and_inline_keys() {
     assert_eq!(reqs.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), (1..16).map(|k| k * 65536).collect::<Vec<_>>(), "64k..1m, then stop");
     assert!(error(&vdb("two_runs.vdb")).contains("2 run definitions (small, large): pick one with rd = \"...\""));
     let mut large = job(&format!("{}\nrd = \"large\"", vdb("two_runs.vdb")), "sd1");
-    assert_eq!(large.pacing(), Pacing::Timed { depth: 8 });
+    assert_eq!(large.plan.pacing, Pacing::Timed { depth: 8 });
     let mut rng = RngStream::new(1, "t");
-    assert_eq!(large.next_arrival_ns(1_000, &mut rng), Some(2_001_000), "deterministic 500 IOPS");
+    assert_eq!(large.workload.next_arrival_ns(1_000, &mut rng), Some(2_001_000), "deterministic 500 IOPS");
     let w = draw(&mut large, 3);
     assert!(w.iter().all(|r| r.op == Op::Write && r.size_bytes == 65536));
     assert_eq!(w[1].offset_bytes - w[0].offset_bytes, 65536);
     // The same keys inline, without a file.
     let mut inline = job("kind = \"vdbench\"\nxfersize = \"8k\"\nrhpct = 75\nhitarea = \"8m\"\nthreads = 16\nelapsed = 60", "sd1");
-    assert_eq!(inline.pacing(), Pacing::Closed { depth: 16 });
+    assert_eq!(inline.plan.pacing, Pacing::Closed { depth: 16 });
     assert!((share(&draw(&mut inline, 20_000), |r| r.offset_bytes < 8 * MIB) - 0.75).abs() < 0.015);
     assert_eq!(error("kind = \"vdbench\"\nfile = \"vdbench/rhpct.vdb\"\nrhpct = 50"), "vm[0].job[0].rhpct: `rhpct` belongs in the parameter file when `file` is given");
     assert_eq!(error("kind = \"vdbench\"\nxfersize = \"(4k,50,8k,40)\""), "vm[0].job[0].xfersize: xfersize distribution adds up to 90%, expected 100 (vdbench)");
@@ -333,11 +333,11 @@ fn vdbench_for_loops_nest_as_vdbench_nests_them() {
     for (xfer, threads, rdpct) in [(4096u32, 2u32, 100u32), (8192, 8, 50), (16384, 2, 50)] {
         let run = format!("sweep xfersize={}k threads={threads} rdpct={rdpct}", xfer / 1024);
         let mut sd = job(&vdb_run("for_loops.vdb", &run), "sd1");
-        assert_eq!(sd.pacing(), Pacing::Closed { depth: threads }, "{run}");
+        assert_eq!(sd.plan.pacing, Pacing::Closed { depth: threads }, "{run}");
         let reqs = draw(&mut sd, 20_000);
         assert!(reqs.iter().all(|r| r.size_bytes == xfer && r.offset_bytes % u64::from(xfer) == 0), "{run}");
         assert!((share(&reqs, |r| r.op == Op::Read) - f64::from(rdpct) / 100.0).abs() < 0.015, "{run}");
-        assert!(sd.options().contains(&("run".to_string(), run.clone())));
+        assert!(sd.plan.options.contains(&("run".to_string(), run.clone())));
     }
     assert!(error(&vdb("for_loops.vdb")).contains("12 runs (sweep xfersize=4k threads=2 rdpct=100, "), "{}", error(&vdb("for_loops.vdb")));
     let e = error(&vdb_run("for_loops.vdb", "sweep"));
@@ -351,7 +351,7 @@ fn vdbench_rd_with_sds_and_workload_keys() {
     let all = jobs(&vdb("rd_keys.vdb"));
     assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1", "sd2"], "sd=sd* in the rd");
     for (_, mut sd) in all {
-        assert_eq!(sd.pacing(), Pacing::Closed { depth: 4 });
+        assert_eq!(sd.plan.pacing, Pacing::Closed { depth: 4 });
         let reqs = draw(&mut sd, 10_000);
         // wd=default's 8k, the rd's 70 % reads and seekpct=0 (sequential from the first block).
         assert!(reqs.iter().all(|r| r.size_bytes == 8192));
@@ -372,7 +372,7 @@ fn vdbench_several_rds_run_in_order_with_ranges_and_wildcards() {
     let mut rng = RngStream::new(5, "arrivals");
     let (mut t, n) = (0, 20_000);
     for _ in 0..n {
-        t = sd3.next_arrival_ns(t, &mut rng).unwrap();
+        t = sd3.workload.next_arrival_ns(t, &mut rng).unwrap();
     }
     assert!((t as f64 / n as f64 - 2.5e6).abs() < 5e4, "400 IOPS on sd3: mean gap {} ns", t / n);
     let reqs = draw(&mut sd3, 10_000);
@@ -384,15 +384,15 @@ fn vdbench_curve_points_take_percents_of_the_max_run() {
     assert_eq!(vdb_runs("curve.vdb"), ["c", "c_(50%)", "c_(90%)"]);
     let runs = sanlab_workload::vdbench_runs(&data().join("vdbench/curve.vdb")).unwrap();
     assert_eq!(runs[1].curve_max_run.as_deref(), Some("c"));
-    assert_eq!(job(&vdb_run("curve.vdb", "c"), "sd1").pacing(), Pacing::Closed { depth: 8 });
+    assert_eq!(job(&vdb_run("curve.vdb", "c"), "sd1").plan.pacing, Pacing::Closed { depth: 8 });
     // 50 % of 12,345.6 IOPS: 6,172, rounded up to a multiple of 100 above 1000 (RD_entry.set_iorate).
     let half = job(&format!("{}\ncurve_max_iops = 12345.6", vdb_run("curve.vdb", "c_(50%)")), "sd1");
-    assert_eq!(half.pacing(), Pacing::Timed { depth: 8 });
-    assert!(half.options().contains(&("iorate".to_string(), "6200".to_string())));
+    assert_eq!(half.plan.pacing, Pacing::Timed { depth: 8 });
+    assert!(half.plan.options.contains(&("iorate".to_string(), "6200".to_string())));
     let stops = sanlab_workload::vdbench_runs(&data().join("vdbench/stopcurve.vdb")).unwrap();
     assert_eq!(stops.iter().map(|r| r.stopcurve_ms).collect::<Vec<_>>(), [None, Some(0.001), Some(0.001), Some(0.001)], "points only");
     let low = job(&format!("{}\ncurve_max_iops = 101", vdb_run("curve.vdb", "c_(90%)")), "sd1");
-    assert!(low.options().contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
+    assert!(low.plan.options.contains(&("iorate".to_string(), "90".to_string())), "90 % of 101: 90, a multiple of 10");
 }
 
 #[test]
@@ -411,7 +411,7 @@ fn vdbench_concatenated_sds() {
     let mut it = all.into_iter();
     let (_, mut c1) = it.next().unwrap();
     let (_, c2) = it.next().unwrap();
-    assert_eq!((c1.pacing(), c2.pacing()), (Pacing::Closed { depth: 4 }, Pacing::Closed { depth: 2 }), "the WDs' threads");
+    assert_eq!((c1.plan.pacing, c2.plan.pacing), (Pacing::Closed { depth: 4 }, Pacing::Closed { depth: 2 }), "the WDs' threads");
     // wd1 reads sd1 then sd2 end to end: sequential past the first 1 GiB, within 4 GiB.
     let reqs = draw(&mut c1, 30_000);
     assert!(reqs.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 65536));
@@ -424,7 +424,7 @@ fn vdbench_streams_read_their_parts_in_sequence() {
     let all = jobs(&vdb("streams.vdb"));
     assert_eq!(all.iter().map(|j| j.0.as_str()).collect::<Vec<_>>(), ["sd1.stream0", "sd1.stream1", "sd1.stream2", "sd1.stream3"]);
     for (k, (_, mut w)) in all.into_iter().enumerate() {
-        assert_eq!(w.pacing(), Pacing::Closed { depth: 2 });
+        assert_eq!(w.plan.pacing, Pacing::Closed { depth: 2 });
         let (low, high) = (k as u64 * 256 * MIB + 65536, (k as u64 + 1) * 256 * MIB);
         let reqs = draw(&mut w, 5_000);
         assert_eq!(reqs[0].offset_bytes, low, "stream {k} starts past its first block");
@@ -457,20 +457,20 @@ fn vdbench_priority_serves_waiting_arrivals_first() {
     // priority.vdb: `paced` (4k reads, iorate=2000, priority=1) and `rest` (64k writes,
     // iorate=max, priority=2) share sd1's 8 threads.
     let mut sd = job(&vdb("priority.vdb"), "sd1");
-    assert_eq!(sd.pacing(), Pacing::Shared { depth: 8 }, "arrivals, and the threads they leave kept busy");
-    assert!(sd.options().contains(&("priority".to_string(), "paced:1:2000 rest:2:max".to_string())), "{:?}", sd.options());
+    assert_eq!(sd.plan.pacing, Pacing::Shared { depth: 8 }, "arrivals, and the threads they leave kept busy");
+    assert!(sd.plan.options.contains(&("priority".to_string(), "paced:1:2000 rest:2:max".to_string())), "{:?}", sd.plan.options);
     let mut rng = RngStream::new(1, "t");
     let is_paced = |r: &Request| r.op == Op::Read && r.size_bytes == 4096;
     // No arrival yet: every free thread goes to `rest`.
     assert!(draw(&mut sd, 3).iter().all(|r| r.op == Op::Write && r.size_bytes == 65536));
     // Arrivals at 2000 IOPS (exponential gaps): each is served before `rest` while it waits.
-    let mut at = sd.next_arrival_ns(0, &mut rng).expect("paced arrivals");
+    let mut at = sd.workload.next_arrival_ns(0, &mut rng).expect("paced arrivals");
     let mut waiting = 0;
     for _ in 0..2000 {
-        at = sd.next_arrival_ns(at, &mut rng).expect("paced arrivals");
+        at = sd.workload.next_arrival_ns(at, &mut rng).expect("paced arrivals");
         waiting += 1;
     }
-    let served: Vec<Request> = (0..2001).map(|_| sd.next(&mut rng).expect("a request")).collect();
+    let served: Vec<Request> = (0..2001).map(|_| sd.workload.next(&mut rng).expect("a request")).collect();
     assert!(served[..waiting].iter().all(is_paced) && !is_paced(&served[waiting]), "the {waiting} waiting arrivals first, then `rest`");
     // 2001 arrivals announced in about 1 s.
     assert!((at as f64 / 1e9 - 1.0).abs() < 0.1, "{at} ns for 2000 gaps at 2000 IOPS");
@@ -478,13 +478,13 @@ fn vdbench_priority_serves_waiting_arrivals_first() {
     let parm = std::env::temp_dir().join(format!("sanlab-priority-{}.vdb", std::process::id()));
     std::fs::write(&parm, "sd=sd1,size=1g\nwd=first,sd=sd1,priority=1\nwd=second,sd=sd1,rdpct=0,priority=2\nrd=rd1,wd=*,iorate=max\n").unwrap();
     let mut strict = job(&format!("kind = \"vdbench\"\nfile = \"{}\"", parm.display()), "sd1");
-    assert_eq!(strict.pacing(), Pacing::Closed { depth: 8 });
+    assert_eq!(strict.plan.pacing, Pacing::Closed { depth: 8 });
     assert!(draw(&mut strict, 1000).iter().all(|r| r.op == Op::Read), "`second` never gets a thread");
     // With a rate for the run, each workload is paced at its share and none takes the threads.
     std::fs::write(&parm, "sd=sd1,size=1g\nwd=first,sd=sd1,iorate=100,priority=1\nwd=second,sd=sd1,rdpct=0,priority=2\nrd=rd1,wd=*,iorate=300\n").unwrap();
     let paced = job(&format!("kind = \"vdbench\"\nfile = \"{}\"", parm.display()), "sd1");
-    assert_eq!(paced.pacing(), Pacing::Timed { depth: 8 });
-    assert!(paced.options().contains(&("priority".to_string(), "first:1:100 second:2:200".to_string())), "{:?}", paced.options());
+    assert_eq!(paced.plan.pacing, Pacing::Timed { depth: 8 });
+    assert!(paced.plan.options.contains(&("priority".to_string(), "first:1:100 second:2:200".to_string())), "{:?}", paced.plan.options);
     std::fs::remove_file(&parm).unwrap();
 }
 
@@ -509,7 +509,7 @@ fn vdbench_stride_skips_forward() {
 #[test]
 fn vdbench_general_keywords_align_and_maxdata() {
     let mut sd = job(&vdb("general.vdb"), "sd1");
-    let ignored = sd.options().into_iter().find(|o| o.0 == "ignored").map(|o| o.1);
+    let ignored = sd.plan.options.iter().find(|o| o.0 == "ignored").map(|o| o.1.clone());
     assert_eq!(ignored.as_deref(), Some("compratio, messagescan, histogram, report, openflags, pause"));
     let reqs = draw(&mut sd, 1_000_000);
     // align=4k: 16k requests at any 4k boundary, not only at 16k ones.
@@ -521,16 +521,16 @@ fn vdbench_general_keywords_align_and_maxdata() {
 
 // ---- traces --------------------------------------------------------------------------------
 
-fn trace(file: &str, rest: &str) -> Box<dyn Workload> {
+fn trace(file: &str, rest: &str) -> Instance {
     job(&format!("kind = \"trace\"\nfile = \"traces/{file}\"\n{rest}"), "")
 }
 
 /// Open replay: each request with its arrival time.
-fn replay(w: &mut Box<dyn Workload>) -> Vec<(u64, Request)> {
+fn replay(j: &mut Instance) -> Vec<(u64, Request)> {
     let mut rng = RngStream::new(1, "t");
     let mut out = vec![];
-    while let Some(at) = w.next_arrival_ns(0, &mut rng) {
-        out.push((at, w.next(&mut rng).unwrap()));
+    while let Some(at) = j.workload.next_arrival_ns(0, &mut rng) {
+        out.push((at, j.workload.next(&mut rng).unwrap()));
     }
     out
 }
@@ -538,11 +538,11 @@ fn replay(w: &mut Box<dyn Workload>) -> Vec<(u64, Request)> {
 #[test]
 fn traces_replay_at_their_timestamps() {
     let mut v2 = trace("v2.iolog", "format = \"fio_iolog\"");
-    assert_eq!(v2.pacing(), Pacing::Timed { depth: 64 });
+    assert_eq!(v2.plan.pacing, Pacing::Timed { depth: 64 });
     let r = replay(&mut v2);
     assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 0, 1_000_000, 3_000_000], "v2: waits add up");
     assert_eq!(r[2].1, Request { op: Op::Write, size_bytes: 8192, offset_bytes: MIB });
-    assert!(v2.options().contains(&("skipped".to_string(), "1 sync".to_string())));
+    assert!(v2.plan.options.contains(&("skipped".to_string(), "1 sync".to_string())));
     let mut v3 = trace("v3.iolog", "format = \"fio_iolog\"\ntime_scale = 0.5");
     assert_eq!(replay(&mut v3).iter().map(|x| x.0).collect::<Vec<_>>(), [0, 500_000, 750_000, 2_500_000], "v3: relative to the first, at twice the speed");
     let mut msr = trace("msr.csv", "format = \"msr_csv\"");
@@ -559,7 +559,7 @@ fn traces_replay_at_their_timestamps() {
 #[test]
 fn closed_replay_and_bad_traces() {
     let mut closed = trace("v3.iolog", "format = \"fio_iolog\"\nmode = \"closed\"\ndepth = 4");
-    assert_eq!(closed.pacing(), Pacing::Closed { depth: 4 });
+    assert_eq!(closed.plan.pacing, Pacing::Closed { depth: 4 });
     assert_eq!(draw(&mut closed, 100).len(), 4, "the trace's end ends the job");
     let e = |f: &str, format: &str| error(&format!("kind = \"trace\"\nfile = \"traces/bad/{f}\"\nformat = \"{format}\""));
     assert!(e("v1.iolog", "fio_iolog").starts_with("vm[0].job[0].file: DATA/traces/bad/v1.iolog:1: expected the header `fio version 2 iolog` or `fio version 3 iolog`"));
@@ -579,7 +579,7 @@ fn trace_formats_spc_alibaba_tencent_biosnoop_and_auto() {
     // SPC: LBA in sectors, size in bytes, seconds; ASU 1 selected away with disk = "0".
     let spc = replayed("spc.csv", "format = \"spc\"\ndisk = \"0\"");
     assert_eq!(spc, [(0, Op::Write, 3584, 303_567 * 512), (1_000_000, Op::Write, 3584, 303_574 * 512), (2_500_000, Op::Read, 512, 303_581 * 512)]);
-    assert!(trace("spc.csv", "format = \"spc\"\ndisk = \"0\"").options().contains(&("skipped".to_string(), "1 other ASUs".to_string())));
+    assert!(trace("spc.csv", "format = \"spc\"\ndisk = \"0\"").plan.options.contains(&("skipped".to_string(), "1 other ASUs".to_string())));
     // Alibaba: bytes and microseconds, device 5.
     let ali = replayed("alibaba.csv", "disk = \"5\"\ndevice_size = \"200GiB\"");
     assert_eq!(ali, [(0, Op::Read, 4096, 126_703_644_672), (1_000_000, Op::Write, 16384, 126_703_648_768), (3_000_000, Op::Read, 4096, 0)]);
@@ -592,7 +592,7 @@ fn trace_formats_spc_alibaba_tencent_biosnoop_and_auto() {
     // auto: each recognised from its first line, and said so.
     for (file, format, disk) in [("spc.csv", "spc", "0"), ("alibaba.csv", "alibaba", "5\"\ndevice_size = \"200GiB"), ("tencent.csv", "tencent", "1063"), ("biosnoop.txt", "biosnoop", "sda"), ("v3.iolog", "fio_iolog", ""), ("blkparse.txt", "blkparse", ""), ("msr.csv", "msr_csv", "")] {
         let rest = if disk.is_empty() { String::new() } else { format!("disk = \"{disk}\"") };
-        assert!(trace(file, &rest).options().contains(&("format".to_string(), format.to_string())), "{file}");
+        assert!(trace(file, &rest).plan.options.contains(&("format".to_string(), format.to_string())), "{file}");
     }
     let e = error("kind = \"trace\"\nfile = \"traces/bad/unknown_format.txt\"");
     assert_eq!(e, "vm[0].job[0].format: DATA/traces/bad/unknown_format.txt:1: `hello world` is none of the trace formats sanlab reads (tried blktrace, fio_iolog, biosnoop, blkparse, msr_csv, alibaba, tencent, spc): give format = \"...\"");
@@ -607,10 +607,10 @@ fn msr_hosts_and_disks_blkparse_actions() {
     assert!(e.contains("records of several disks (web/0, src1/0, ...)") && e.ends_with("select one with host and disk (e.g. host = \"web\", disk = \"0\")"), "{e}");
     let web0 = replayed("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"");
     assert_eq!(web0.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 40_000_000, 50_000_000]);
-    assert!(trace("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"").options().contains(&("skipped".to_string(), "1 other hosts, 1 other disks".to_string())));
+    assert!(trace("msr_hosts.csv", "host = \"web\"\ndisk = \"0\"").plan.options.contains(&("skipped".to_string(), "1 other hosts, 1 other disks".to_string())));
     // Every action letter can be replayed; records without data are skipped and counted.
     let q = trace("blkparse_actions.txt", "disk = \"8,16\"");
-    assert!(q.options().contains(&("skipped".to_string(), "1 flush, 1 other devices".to_string())), "{:?}", q.options());
+    assert!(q.plan.options.contains(&("skipped".to_string(), "1 flush, 1 other devices".to_string())), "{:?}", q.plan.options);
     assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"M\""), [(0, Op::Write, 4096, 4112 * 512)]);
     assert_eq!(replayed("blkparse_actions.txt", "disk = \"8,16\"\naction = \"C\"").iter().map(|r| r.0).collect::<Vec<_>>(), [0, 100_000]);
     assert!(error("kind = \"trace\"\nfile = \"traces/blkparse_actions.txt\"\ndisk = \"8,16\"\naction = \"P\"").ends_with("no read or write records to replay"), "plugs carry no data");
@@ -620,8 +620,8 @@ fn msr_hosts_and_disks_blkparse_actions() {
 fn binary_blktrace_cpu_files_merge_by_time() {
     // Naming one CPU's file reads both, merged by time; the notify and the flush are not I/O.
     let q = trace("blktrace/sdb.blktrace.1", "");
-    assert!(q.options().contains(&("format".to_string(), "blktrace".to_string())));
-    assert!(q.options().contains(&("skipped".to_string(), "1 flush".to_string())), "{:?}", q.options());
+    assert!(q.plan.options.contains(&("format".to_string(), "blktrace".to_string())));
+    assert!(q.plan.options.contains(&("skipped".to_string(), "1 flush".to_string())), "{:?}", q.plan.options);
     let queued = replayed("blktrace/sdb.blktrace.0", "format = \"blktrace\"");
     assert_eq!(queued, [(0, Op::Read, 4096, 2048 * 512), (199_000, Op::Read, 65536, 8192 * 512), (299_000, Op::Write, 8192, 4096 * 512)]);
     assert_eq!(replayed("blktrace/sdb.blktrace.0", "action = \"D\""), [(0, Op::Write, 8192, 4096 * 512)]);

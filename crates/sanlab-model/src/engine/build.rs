@@ -39,7 +39,7 @@ impl World {
         // (a third of a large topology's memory).
         let mut own_histogram = vec![false; t.vms.len()];
         for j in &t.jobs {
-            own_histogram[j.vm] |= j.workload.measured_from_ns() > 0;
+            own_histogram[j.vm] |= j.plan.measured_from_ns > 0;
         }
         let vms = t.vms.into_iter().zip(own_histogram).map(|(v, own)| vm(v, own, &mut series)).collect();
         let end_ns = t.run.duration_ns;
@@ -201,17 +201,18 @@ fn vm(v: VmConfig, own_histogram: bool, series: &mut TimeSeries) -> Vm {
 }
 
 fn job(j: JobConfig, waiters: Vec<u32>, seed: u64, end_ns: SimTime, warmup_ns: SimTime) -> Job {
-    let depth = j.workload.pacing().depth();
-    let stop_ns = j.workload.runtime_ns().map_or(end_ns, |r| r.min(end_ns));
-    let measured_from_ns = j.workload.measured_from_ns().max(warmup_ns);
-    let rates = super::rates::JobRates::new(j.workload.rate_sampling(), measured_from_ns);
-    let exit = j.workload.exit_rule();
-    let sync = j.workload.sync_schedule();
+    let depth = j.plan.pacing.depth();
+    let stop_ns = j.plan.runtime_ns.map_or(end_ns, |r| r.min(end_ns));
+    let measured_from_ns = j.plan.measured_from_ns.max(warmup_ns);
+    let rates = super::rates::JobRates::new(j.plan.rate_sampling, measured_from_ns);
+    let exit = j.plan.exit_rule;
+    let sync = j.plan.sync_schedule;
     Job {
         rng: RngStream::new(seed, &format!("job/{}", j.name)),
         name: j.name,
         vm: j.vm,
         workload: j.workload,
+        plan: j.plan,
         depth,
         outstanding: 0,
         issued: 0,

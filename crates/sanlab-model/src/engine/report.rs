@@ -109,15 +109,15 @@ impl World {
                 JobReport {
                     name: j.name.clone(),
                     vm: self.vms[j.vm].name.clone(),
-                    options: j.workload.options().into_iter().collect(),
-                    ignored: j.workload.ignored(),
+                    options: j.plan.options.iter().cloned().collect(),
+                    ignored: j.plan.ignored.clone(),
                     read: direction(&j.read, window_s, [bw[0], iops[0]]),
                     write: direction(&j.write, window_s, [bw[1], iops[1]]),
                     fio: j.workload.findings(),
                     iodepth_level: j.rates.depth_levels,
                     entry: j.entry.clone(),
                     end_ms: j.stop_ns.min(now) as f64 / 1e6,
-                    fio_place: j.workload.fio_place(),
+                    fio_place: j.plan.fio_place.clone(),
                     syncs: j.sync.map(|_| {
                         let [fsync, fdatasync, sync_file_range] = j.rates.syncs;
                         SyncCounts { fsync, fdatasync, sync_file_range }

@@ -6,12 +6,14 @@ use sanlab_workload::Pacing;
 use sanlab_des::SimTime;
 use sanlab_des::RngStream;
 use sanlab_metrics::IoStats;
-use sanlab_workload::Workload;
+use sanlab_workload::{JobPlan, Workload};
 
 pub(crate) struct Job {
     pub name: String,
     pub vm: usize,
     pub workload: Box<dyn Workload>,
+    /// Its fixed facts (pacing, start, runtime, what it reports).
+    pub plan: JobPlan,
     pub rng: RngStream,
     pub depth: u32,
     pub outstanding: u32,
@@ -60,11 +62,11 @@ impl World {
             self.jobs[j].stop_ns = now;
             return self.maybe_finished(j);
         }
-        let start = now + self.jobs[j].workload.start_ns();
+        let start = now + self.jobs[j].plan.start_ns;
         if released {
             let job = &mut self.jobs[j];
-            job.stop_ns = job.workload.runtime_ns().map_or(self.end_ns, |r| (now + r).min(self.end_ns));
-            job.measured_from_ns = (now + job.workload.measured_from_ns()).max(self.warmup_ns);
+            job.stop_ns = job.plan.runtime_ns.map_or(self.end_ns, |r| (now + r).min(self.end_ns));
+            job.measured_from_ns = (now + job.plan.measured_from_ns).max(self.warmup_ns);
             job.rates.restart(job.measured_from_ns);
         }
         // A job with waiters or an exit rule is told when its runtime is up, in case nothing of
@@ -73,7 +75,7 @@ impl World {
         if (!self.jobs[j].waiters.is_empty() || self.jobs[j].exit.is_some()) && stop < self.end_ns {
             self.q.schedule_at(stop, pack(Ev::JobArrival, j as u32));
         }
-        match self.jobs[j].workload.pacing() {
+        match self.jobs[j].plan.pacing {
             Pacing::Closed { .. } if start == now => self.fill(j),
             Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
             Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
@@ -159,7 +161,7 @@ impl World {
         if now >= self.jobs[j].stop_ns {
             return self.maybe_finished(j);
         }
-        let pacing = self.jobs[j].workload.pacing();
+        let pacing = self.jobs[j].plan.pacing;
         match pacing {
             Pacing::Open { rate_iops, poisson, .. } => {
                 let mean_ns = 1e9 / rate_iops;

@@ -121,7 +121,7 @@ fn check_limits(t: &Topology) -> SpecResult<()> {
     }
     let mut outstanding = 0;
     for job in &t.jobs {
-        outstanding += u64::from(job.workload.pacing().depth());
+        outstanding += u64::from(job.plan.pacing.depth());
         if outstanding > MAX_OUTSTANDING {
             return Err(SpecError::new(
                 format!("vm[{}]", job.vm),

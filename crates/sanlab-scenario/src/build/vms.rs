@@ -98,7 +98,7 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
             for instance in workload.instances() {
                 let n = instance.suffix.map_or_else(|| job_name.clone(), |s| format!("{job_name}.{s}"));
                 claim_file_name(&n, "jobs", &mut job_files).map_err(|e| j.error("name", e))?;
-                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, after: instance.after.iter().map(|k| first + k).collect(), set: first, entry: job_name.clone() });
+                jobs.push(JobConfig { name: n, vm: vm_index, workload: instance.workload, plan: instance.plan, after: instance.after.iter().map(|k| first + k).collect(), set: first, entry: job_name.clone() });
             }
             claim_file_name(&job_name, "workload entries", &mut entry_files).map_err(|e| j.error("name", e))?;
         }

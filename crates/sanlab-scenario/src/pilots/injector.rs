@@ -91,7 +91,7 @@ fn vms_region(topology: &Topology, volume: usize) -> Option<std::ops::Range<u64>
         .jobs
         .iter()
         .filter(|j| topology.vms[j.vm].volume == volume)
-        .filter_map(|j| j.workload.region_bytes())
+        .filter_map(|j| j.plan.region_bytes.clone())
         .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
 }
 

@@ -10,12 +10,12 @@
 use super::job::FioJob;
 use super::options::{lookup, unknown_option, Effect};
 use super::values::{Dialect, OptionValues};
-use crate::{at_line, FioPlace, JobSet, Workload};
+use crate::{at_line, FioPlace, JobSet, JobSource};
 use sanlab_spec::names::file_name;
 use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
 
-pub const KIND: Kind<dyn Workload> = Kind { name: "fio_file", summary: "fio job files read as they are: global sections, several jobs, include, ${VAR}, numjobs", build };
+pub const KIND: Kind<dyn JobSource> = Kind { name: "fio_file", summary: "fio job files read as they are: global sections, several jobs, include, ${VAR}, numjobs", build };
 
 /// Include chains longer than this are taken for a loop.
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -383,7 +383,7 @@ fn job_set(sections: &[JobSection], globals: &[Entry], files: &Files, picked: &[
     }
     // fio's reporting groups (init.c): a stonewall or new_group job after the first starts one.
     let any_exitall = built.iter().any(|j| j.exitall);
-    let any_rule = built.iter().any(|j| j.exit_rule().is_some());
+    let any_rule = built.iter().any(|j| j.exit.is_some());
     let mut group = 0;
     let global_options = given(globals);
     for (k, (&i, mut job)) in chosen.iter().zip(built).enumerate() {
@@ -399,7 +399,7 @@ fn job_set(sections: &[JobSection], globals: &[Entry], files: &Files, picked: &[
             job_options.insert(0, ("name".into(), s.name.clone()));
         }
         job.set_place(FioPlace { name: s.section.clone(), group, global_options: global_options.clone(), job_options });
-        set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn Workload>));
+        set.jobs.push((sections[i].name.clone(), Box::new(job) as Box<dyn JobSource>));
         set.after.push(after[i].iter().filter_map(|p| chosen.iter().position(|c| c == p)).collect());
     }
     Ok(set)
@@ -435,7 +435,7 @@ fn build_job(section: &JobSection, files: &Files, device_size_bytes: u64) -> Res
     Ok(job)
 }
 
-fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let path = spec.path("file", "fio job file, relative to the scenario file")?;
     let picked = spec.strings("jobs", "run only these jobs (section names); default: every job")?;
     let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "disk size for jobs without size= and for sizes in percent (fio would ask the device)")?;
@@ -515,8 +515,9 @@ mod tests {
         assert_eq!(jobs[0].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("ioengine", "libaio"), ("direct", "1"), ("rw", "randread"), ("bs", "8k"), ("time_based", "1")]);
         assert_eq!(jobs[1].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["ioengine", "direct", "rw"]);
         let set = cmdline_jobs("fio --name=w --ioengine=psync --iodepth=8 --rw=randwrite --bs=512k --filename=/dev/sdb --group_reporting", 1 << 30).unwrap();
-        assert_eq!(set.pacing(), crate::Pacing::Closed { depth: 1 }, "psync: one request at a time");
-        assert_eq!(set.ignored(), ["filename"]);
+        let job = set.instances().remove(0);
+        assert_eq!(job.plan.pacing, crate::Pacing::Closed { depth: 1 }, "psync: one request at a time");
+        assert_eq!(job.plan.ignored, ["filename"]);
         let e = |c: &str| cmdline_jobs(c, 1 << 30).err().unwrap();
         assert_eq!(e("fio --name=x --iodepht=4"), "cmdline argument 2 `--iodepht=4`: unknown fio option `iodepht`; did you mean `iodepth`?");
         assert_eq!(e("fio jobs.fio"), "cmdline argument 1 `jobs.fio`: a job file on the command line: read it with kind = \"fio_file\", file = \"jobs.fio\"");
@@ -528,7 +529,7 @@ mod tests {
     #[test]
     fn exit_rules_follow_fios_groups_and_its_global_exitall() {
         use crate::{ExitRule, ExitWhat};
-        let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.workload.exit_rule()).collect::<Vec<_>>();
+        let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.plan.exit_rule).collect::<Vec<_>>();
         assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
         // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,
         // numjobs clones share their job's.

@@ -11,10 +11,10 @@ use super::random_map::RandomMaps;
 use super::region::{offsets, passes, region, Direction, JobFiles, Offsets, Passes, Region, Zones};
 use super::rates;
 use super::steer::{FioFindings, Steering};
-use super::sync::{self, SyncSchedule};
+use super::sync;
 use super::values::{at_least_one, err, parse_int, per_direction, Dialect, OptionError, OptionValues, Reader, Units};
 use super::verify::Verify;
-use crate::{Completion, ExitRule, ExitWhat, Instance, Pacing, RateSampling, Request, Steer, Workload};
+use crate::{Completion, ExitRule, ExitWhat, Instance, JobPlan, JobSource, Pacing, RateSampling, Request, Steer, Workload};
 use crate::Op;
 use sanlab_spec::number::{self, finite, SIZE};
 use sanlab_spec::did_you_mean;
@@ -82,7 +82,7 @@ pub(crate) struct FioJob {
     pub(crate) exitall: bool,
     exit_on_error: bool,
     exit_what: ExitWhat,
-    exit: Option<ExitRule>,
+    pub(crate) exit: Option<ExitRule>,
     sync: Option<sync::SyncSchedule>,
     /// Its place in its job file or command line (see [`Workload::fio_place`]).
     place: Option<crate::FioPlace>,
@@ -530,29 +530,6 @@ impl Workload for FioJob {
         r
     }
 
-    fn region_bytes(&self) -> Option<std::ops::Range<u64>> {
-        Some(self.offset_bytes..self.offset_bytes + self.size_bytes)
-    }
-
-    fn pacing(&self) -> Pacing {
-        match self.rate_iops {
-            None => Pacing::Closed { depth: self.depth },
-            Some(rate_iops) => Pacing::Open { depth: self.depth, rate_iops, poisson: self.poisson },
-        }
-    }
-
-    fn runtime_ns(&self) -> Option<u64> {
-        self.runtime_ns
-    }
-
-    fn start_ns(&self) -> u64 {
-        self.start_ns
-    }
-
-    fn measured_from_ns(&self) -> u64 {
-        self.start_ns + self.ramp_ns
-    }
-
     /// fio `thinktime`: after `thinktime_blocks` requests the job stops issuing, waits for them,
     /// then thinks (backend.c `handle_thinktime` quiesces before it sleeps).
     /// With `thinktime_iotime`, also after issuing for that long, whichever comes first.
@@ -586,24 +563,6 @@ impl Workload for FioJob {
         Some(self.think_ns)
     }
 
-    fn instances(&self) -> Vec<Instance> {
-        (0..self.numjobs)
-            .map(|c| {
-                let mut clone = self.clone();
-                clone.offset_bytes += u64::from(c) * self.offset_increment_bytes;
-                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), workload: Box::new(clone) as Box<dyn Workload>, after: vec![] }
-            })
-            .collect()
-    }
-
-    fn options(&self) -> Vec<(String, String)> {
-        self.options.clone()
-    }
-
-    fn ignored(&self) -> Vec<&'static str> {
-        self.ignored.clone()
-    }
-
     fn completed(&mut self, c: &Completion) -> Steer {
         self.steering.completed(c)
     }
@@ -612,23 +571,38 @@ impl Workload for FioJob {
         self.steering.findings()
     }
 
-    fn rate_sampling(&self) -> [RateSampling; 2] {
-        self.rates
-    }
+}
 
-    fn exit_rule(&self) -> Option<ExitRule> {
-        self.exit
+impl JobSource for FioJob {
+    fn instances(&self) -> Vec<Instance> {
+        (0..self.numjobs)
+            .map(|c| {
+                let mut clone = self.clone();
+                clone.offset_bytes += u64::from(c) * self.offset_increment_bytes;
+                Instance { suffix: (self.numjobs > 1).then(|| c.to_string()), plan: clone.plan(), workload: Box::new(clone), after: vec![] }
+            })
+            .collect()
     }
+}
 
-    fn sync_schedule(&self) -> Option<SyncSchedule> {
-        self.sync
-    }
-
-    fn state_bytes(&self) -> u64 {
-        self.random_map.as_ref().map_or(0, RandomMaps::bytes)
-    }
-
-    fn fio_place(&self) -> Option<crate::FioPlace> {
-        self.place.clone()
+impl FioJob {
+    fn plan(&self) -> JobPlan {
+        let pacing = match self.rate_iops {
+            None => Pacing::Closed { depth: self.depth },
+            Some(rate_iops) => Pacing::Open { depth: self.depth, rate_iops, poisson: self.poisson },
+        };
+        JobPlan {
+            runtime_ns: self.runtime_ns,
+            start_ns: self.start_ns,
+            measured_from_ns: self.start_ns + self.ramp_ns,
+            region_bytes: Some(self.offset_bytes..self.offset_bytes + self.size_bytes),
+            ignored: self.ignored.clone(),
+            rate_sampling: self.rates,
+            exit_rule: self.exit,
+            sync_schedule: self.sync,
+            state_bytes: self.random_map.as_ref().map_or(0, RandomMaps::bytes),
+            fio_place: self.place.clone(),
+            ..JobPlan::new(pacing, self.options.clone())
+        }
     }
 }

@@ -37,16 +37,16 @@ pub(crate) use options::{coverage as option_coverage, kinds as option_kinds};
 use job::FioJob;
 use options::OPTIONS;
 use values::{Dialect, OptionValues};
-use crate::Workload;
+use crate::JobSource;
 use sanlab_spec::{Kind, Spec, SpecResult};
 
-pub const KIND: Kind<dyn Workload> = Kind {
+pub const KIND: Kind<dyn JobSource> = Kind {
     name: "fio",
     summary: "fio job options in the scenario (rw, bs, bssplit, iodepth, rate_iops, random_distribution, thinktime, ...)",
     build,
 };
 
-fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let cmdline = spec.opt_string("cmdline", "a fio command line, e.g. \"fio --name=w --ioengine=libaio --iodepth=8 --rw=randwrite --bs=512k\"; read with fio's units and defaults, instead of the keys below")?;
     if let Some(text) = cmdline {
         let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "with cmdline: disk size for jobs without --size and for sizes in percent")?;

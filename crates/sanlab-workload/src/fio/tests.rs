@@ -6,11 +6,11 @@ use super::build;
 use super::job::FioJob;
 use super::options::{lookup, Effect, ASYNC_ENGINES, SYNC_ENGINES};
 use super::values::{Dialect, OptionError, OptionValues};
-use crate::{Op, Pacing, Request, Workload};
+use crate::{Instance, JobSource, Op, Pacing, Request};
 use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::RngStream;
 
-fn job(src: &str) -> SpecResult<Box<dyn Workload>> {
+fn source(src: &str) -> SpecResult<Box<dyn JobSource>> {
     let t: toml::Table = src.parse().unwrap();
     let spec = Spec::new(&t, "vm[0].job[0]");
     let w = build(&spec)?;
@@ -18,9 +18,14 @@ fn job(src: &str) -> SpecResult<Box<dyn Workload>> {
     Ok(w)
 }
 
-fn draw(w: &mut Box<dyn Workload>, n: usize) -> Vec<Request> {
+/// The job's first instance.
+fn job(src: &str) -> SpecResult<Instance> {
+    Ok(source(src)?.instances().remove(0))
+}
+
+fn draw(j: &mut Instance, n: usize) -> Vec<Request> {
     let mut rng = RngStream::new(1, "t");
-    (0..n).map_while(|_| w.next(&mut rng)).collect()
+    (0..n).map_while(|_| j.workload.next(&mut rng)).collect()
 }
 
 #[test]
@@ -81,42 +86,42 @@ fn errors_are_located() {
 
 #[test]
 fn pacing_depth_and_rates() {
-    assert_eq!(job("iodepth = 32").unwrap().pacing(), Pacing::Closed { depth: 32 });
+    assert_eq!(job("iodepth = 32").unwrap().plan.pacing, Pacing::Closed { depth: 32 });
     // Every block engine runs: sync ones one request at a time, the others at iodepth.
     for engine in SYNC_ENGINES {
-        assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().pacing(), Pacing::Closed { depth: 1 }, "{engine}");
+        assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().plan.pacing, Pacing::Closed { depth: 1 }, "{engine}");
     }
     for engine in ASYNC_ENGINES {
-        assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().pacing(), Pacing::Closed { depth: 32 }, "{engine}");
+        assert_eq!(job(&format!("iodepth = 32\nioengine = \"{engine}\"")).unwrap().plan.pacing, Pacing::Closed { depth: 32 }, "{engine}");
     }
     assert_eq!(
-        job("rate_iops = 500\nrate_process = \"poisson\"\niodepth = 8").unwrap().pacing(),
+        job("rate_iops = 500\nrate_process = \"poisson\"\niodepth = 8").unwrap().plan.pacing,
         Pacing::Open { depth: 8, rate_iops: 500.0, poisson: true }
     );
     // Per-direction rates on a mixed job: both streams, mixed at their rates.
     let mut j = job("rw = \"randrw\"\nrate_iops = \"300,100\"").unwrap();
-    assert_eq!(j.pacing(), Pacing::Open { depth: 1, rate_iops: 400.0, poisson: false });
+    assert_eq!(j.plan.pacing, Pacing::Open { depth: 1, rate_iops: 400.0, poisson: false });
     let reads = draw(&mut j, 10_000).iter().filter(|r| r.op == Op::Read).count();
     assert!((7_300..7_700).contains(&reads), "{reads}");
-    assert_eq!(job("rw = \"randread\"\nrate_iops = \"300,100\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 300.0, poisson: false });
+    assert_eq!(job("rw = \"randread\"\nrate_iops = \"300,100\"").unwrap().plan.pacing, Pacing::Open { depth: 1, rate_iops: 300.0, poisson: false });
     assert!(job("rw = \"randrw\"\nrate_iops = \",100\"").err().unwrap().message.contains("only one direction"));
 }
 
 #[test]
 fn times_think_and_limits() {
     let mut j = job("runtime = 30\nramp_time = \"5s\"\nstartdelay = \"500ms\"\nthinktime = 200\nthinktime_blocks = 4\niodepth = 16").unwrap();
-    assert_eq!(j.runtime_ns(), Some(35_500_000_000));
-    assert_eq!(j.start_ns(), 500_000_000);
-    assert_eq!(j.measured_from_ns(), 5_500_000_000);
-    assert_eq!(j.pacing(), Pacing::Closed { depth: 4 }, "thinktime_blocks caps the depth");
+    assert_eq!(j.plan.runtime_ns, Some(35_500_000_000));
+    assert_eq!(j.plan.start_ns, 500_000_000);
+    assert_eq!(j.plan.measured_from_ns, 5_500_000_000);
+    assert_eq!(j.plan.pacing, Pacing::Closed { depth: 4 }, "thinktime_blocks caps the depth");
     let mut rng = RngStream::new(1, "t");
     for _ in 0..3 {
-        j.next(&mut rng);
+        j.workload.next(&mut rng);
     }
-    assert_eq!(j.think_ns(0, 0), None);
-    j.next(&mut rng);
-    assert_eq!(j.think_ns(0, 0), Some(200_000), "200 us after 4 requests");
-    assert_eq!(j.think_ns(0, 0), None);
+    assert_eq!(j.workload.think_ns(0, 0), None);
+    j.workload.next(&mut rng);
+    assert_eq!(j.workload.think_ns(0, 0), Some(200_000), "200 us after 4 requests");
+    assert_eq!(j.workload.think_ns(0, 0), None);
     // time_based = false stops after io_size x loops bytes, number_ios after that many requests.
     let mut j = job("time_based = false\nsize = \"64k\"\nloops = 2").unwrap();
     assert_eq!(draw(&mut j, 100).len(), 32);
@@ -132,21 +137,20 @@ fn rw_suffix_and_clones() {
     let mut j = job("rw = \"randread:4\"").unwrap();
     let offs: Vec<u64> = draw(&mut j, 4).iter().map(|r| r.offset_bytes).collect();
     assert_eq!([offs[1] - offs[0], offs[2] - offs[1], offs[3] - offs[2]], [4096; 3]);
-    let j = job("numjobs = 3\noffset_increment = \"1MiB\"\nsize = \"1MiB\"\nrw = \"randread\"").unwrap();
-    let inst = j.instances();
+    let inst = source("numjobs = 3\noffset_increment = \"1MiB\"\nsize = \"1MiB\"\nrw = \"randread\"").unwrap().instances();
     assert_eq!(inst.iter().map(|i| i.suffix.clone().unwrap()).collect::<Vec<_>>(), ["0", "1", "2"]);
-    let mut third = inst.into_iter().nth(2).unwrap().workload;
+    let mut third = inst.into_iter().nth(2).unwrap();
     assert!(draw(&mut third, 100).iter().all(|r| (2 << 20..3 << 20).contains(&r.offset_bytes)));
 }
 
 #[test]
 fn rate_caps_bandwidth_per_direction() {
     // 1 MiB/s of 4k: 256 IOPS; per direction "1m,512k" on a 70/30 mix of 4k reads and 64k writes.
-    assert_eq!(job("rate = \"1m\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 256.0, poisson: false });
+    assert_eq!(job("rate = \"1m\"").unwrap().plan.pacing, Pacing::Open { depth: 1, rate_iops: 256.0, poisson: false });
     let j = job("rw = \"randrw\"\nbs = \"4k,64k\"\nrate = \"1m,512k\"\nrate_iops = 999").unwrap();
-    assert_eq!(j.pacing(), Pacing::Open { depth: 1, rate_iops: 256.0 + 8.0, poisson: false }, "rate wins over rate_iops");
+    assert_eq!(j.plan.pacing, Pacing::Open { depth: 1, rate_iops: 256.0 + 8.0, poisson: false }, "rate wins over rate_iops");
     // A bsrange's mean: 4k..16k in 4k steps, uniform.
-    assert_eq!(job("bsrange = \"4k-16k\"\nrate = \"10m\"").unwrap().pacing(), Pacing::Open { depth: 1, rate_iops: 10.0 * 1048576.0 / 10240.0, poisson: false });
+    assert_eq!(job("bsrange = \"4k-16k\"\nrate = \"10m\"").unwrap().plan.pacing, Pacing::Open { depth: 1, rate_iops: 10.0 * 1048576.0 / 10240.0, poisson: false });
     assert_eq!(BlockSizes::Split(vec![(4096, 75), (65536, 100)]).mean_bytes(), 0.75 * 4096.0 + 0.25 * 65536.0);
     let e = job("rate = \"0.5\"").err().unwrap();
     assert_eq!((e.location.as_str(), e.message.as_str()), ("vm[0].job[0].rate", "rate `0.5` is below 1: expected 0 (no cap) or at least 1 (nearest valid: 1)"));
@@ -171,24 +175,24 @@ fn sequential_skips_go_forward_or_backwards_and_blockalign() {
 fn thinktime_iotime_pauses_after_issuing_for_a_while() {
     // No thinktime_blocks: only time counts (fio skips the blocks check), and the depth stays.
     let mut j = job("thinktime = \"1ms\"\nthinktime_iotime = \"10ms\"\nthinktime_spin = \"200us\"\niodepth = 4").unwrap();
-    assert_eq!(j.pacing(), Pacing::Closed { depth: 4 });
+    assert_eq!(j.plan.pacing, Pacing::Closed { depth: 4 });
     let mut rng = RngStream::new(1, "t");
-    j.next(&mut rng);
-    assert_eq!(j.think_ns(0, 9_000_000), None);
-    assert_eq!(j.think_ns(9_000_000, 10_000_000), Some(1_000_000), "10 ms of issuing");
+    j.workload.next(&mut rng);
+    assert_eq!(j.workload.think_ns(0, 9_000_000), None);
+    assert_eq!(j.workload.think_ns(9_000_000, 10_000_000), Some(1_000_000), "10 ms of issuing");
     // Issuing resumed at 11.5 ms (the job drained, then paused): the next pause is 10 ms later.
-    assert_eq!(j.think_ns(11_500_000, 12_000_000), None);
-    assert_eq!(j.think_ns(20_000_000, 21_400_000), None);
-    assert_eq!(j.think_ns(21_000_000, 21_500_000), Some(1_000_000));
+    assert_eq!(j.workload.think_ns(11_500_000, 12_000_000), None);
+    assert_eq!(j.workload.think_ns(20_000_000, 21_400_000), None);
+    assert_eq!(j.workload.think_ns(21_000_000, 21_500_000), Some(1_000_000));
     // With thinktime_blocks too, whichever comes first.
     let mut j = job("thinktime = \"1ms\"\nthinktime_iotime = \"10s\"\nthinktime_blocks = 2").unwrap();
-    j.next(&mut rng);
-    j.next(&mut rng);
-    assert_eq!(j.think_ns(0, 1_000), Some(1_000_000));
+    j.workload.next(&mut rng);
+    j.workload.next(&mut rng);
+    assert_eq!(j.workload.think_ns(0, 1_000), Some(1_000_000));
 }
 
-fn file_job(opts: &[(&'static str, &str)]) -> Result<Box<dyn Workload>, OptionError> {
-    Ok(Box::new(FioJob::from_options(&OptionValues::of(opts), Dialect::JobFile { device_size_bytes: 1 << 30 })?))
+fn file_job(opts: &[(&'static str, &str)]) -> Result<Instance, OptionError> {
+    Ok(FioJob::from_options(&OptionValues::of(opts), Dialect::JobFile { device_size_bytes: 1 << 30 })?.instances().remove(0))
 }
 
 #[test]
@@ -197,8 +201,8 @@ fn verify_reads_back_what_was_written() {
     // After the writes (and a pause for them to complete), every block is read back.
     let mut j = file_job(&[("rw", "write"), ("size", "16k"), ("verify", "crc32c")]).unwrap();
     let mut rng = RngStream::new(1, "t");
-    let writes: Vec<Request> = (0..4).map(|_| j.next(&mut rng).unwrap()).collect();
-    assert_eq!(j.think_ns(0, 0), Some(0), "the writes complete before the reads");
+    let writes: Vec<Request> = (0..4).map(|_| j.workload.next(&mut rng).unwrap()).collect();
+    assert_eq!(j.workload.think_ns(0, 0), Some(0), "the writes complete before the reads");
     let rest = draw(&mut j, 100);
     assert_eq!(ops(&rest), "RRRR");
     assert_eq!(rest.iter().map(|r| (r.offset_bytes, r.size_bytes)).collect::<Vec<_>>(), writes.iter().map(|r| (r.offset_bytes, r.size_bytes)).collect::<Vec<_>>());
@@ -278,14 +282,14 @@ fn percentage_random_without_time_based_ends_the_pass_at_the_region_end() {
 
 #[test]
 fn the_random_map_covers_every_block_once_per_pass() {
-    let blocks = |j: &mut Box<dyn Workload>, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
+    let blocks = |j: &mut Instance, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
     let distinct = |b: &[u64]| b.iter().collect::<std::collections::BTreeSet<_>>().len();
     // fio's default: 256 requests cover the 256 blocks of 1 MiB, then the job ends.
     let mut j = file_job(&[("rw", "randwrite"), ("size", "1m")]).unwrap();
     let once = blocks(&mut j, 1000);
     assert_eq!((once.len(), distinct(&once)), (256, 256));
     assert_ne!(once, (0..256).collect::<Vec<u64>>(), "random, not sequential");
-    assert_eq!(j.state_bytes(), 32, "one bit per block");
+    assert_eq!(j.plan.state_bytes, 32, "one bit per block");
     // time_based: the map starts over once full; loops=2: a second full pass.
     for (opt, drawn) in [(("time_based", "1"), 512), (("loops", "2"), 1000)] {
         let mut j = file_job(&[("rw", "randrw"), ("size", "1m"), opt]).unwrap();
@@ -306,14 +310,14 @@ fn the_random_map_covers_every_block_once_per_pass() {
     }
     assert!(covered.iter().all(|&c| c == 1));
     // Non-uniform distributions, zones and sanlab's own keys keep drawing with replacement.
-    assert_eq!(file_job(&[("rw", "randread"), ("random_distribution", "zipf:1.2")]).unwrap().state_bytes(), 0);
-    assert_eq!(file_job(&[("rw", "randread"), ("zonemode", "strided"), ("zonesize", "64k"), ("zonerange", "1m")]).unwrap().state_bytes(), 0);
-    assert_eq!(job("rw = \"randread\"").unwrap().instances()[0].workload.state_bytes(), 0);
+    assert_eq!(file_job(&[("rw", "randread"), ("random_distribution", "zipf:1.2")]).unwrap().plan.state_bytes, 0);
+    assert_eq!(file_job(&[("rw", "randread"), ("zonemode", "strided"), ("zonesize", "64k"), ("zonerange", "1m")]).unwrap().plan.state_bytes, 0);
+    assert_eq!(job("rw = \"randread\"").unwrap().plan.state_bytes, 0);
 }
 
 #[test]
 fn lfsr_uses_every_block_once_before_any_repeats() {
-    let blocks = |j: &mut Box<dyn Workload>, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
+    let blocks = |j: &mut Instance, n| draw(j, n).iter().map(|r| r.offset_bytes / 4096).collect::<Vec<u64>>();
     let distinct = |b: &[u64]| b.iter().collect::<std::collections::BTreeSet<_>>().len();
     // 1 MiB in 4 KiB blocks: without time_based the job does 256 requests, every block once.
     let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "lfsr")]).unwrap();
@@ -330,7 +334,7 @@ fn lfsr_uses_every_block_once_before_any_repeats() {
     let mut j = file_job(&[("rw", "randread"), ("size", "1m"), ("random_generator", "tausworthe"), ("norandommap", "1")]).unwrap();
     assert!(distinct(&blocks(&mut j, 1000)) < 200);
     // Non-uniform distributions ignore it, as fio's do; zones and files are not modelled.
-    assert!(file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("random_distribution", "zipf:1.2")]).unwrap().region_bytes().is_some());
+    assert!(file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("random_distribution", "zipf:1.2")]).unwrap().plan.region_bytes.is_some());
     let e = file_job(&[("rw", "randread"), ("random_generator", "lfsr"), ("zonemode", "strided"), ("zonesize", "64k"), ("zonerange", "1m")]).err().unwrap();
     assert!(e.option == "random_generator" && e.message.contains("not modelled"), "{}", e.message);
     let e = file_job(&[("random_generator", "lsfr")]).err().unwrap();
@@ -348,7 +352,7 @@ fn percentage_random_errors_and_job_files() {
     // Job files read the same option table.
     assert!(lookup("percentage_random").is_some_and(|o| o.effect == Effect::Model));
     let mut v = OptionValues::of(&[("rw", "randwrite"), ("size", "64k"), ("percentage_random", "50,0")]);
-    let mut j: Box<dyn Workload> = Box::new(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 }).unwrap());
+    let mut j = FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 }).unwrap().instances().remove(0);
     assert_eq!(draw(&mut j, 100).iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), (0..16).map(|i| i * 4096).collect::<Vec<u64>>());
     v.set("percentage_random", "101".into());
     assert_eq!(FioJob::from_options(&v, Dialect::JobFile { device_size_bytes: 1 << 30 }).err().unwrap().option, "percentage_random");

@@ -11,7 +11,7 @@
 //! every format shares), `formats/` (one file per format), `volumes.rs` (one volume per traced
 //! disk), this file (fio iolog, MSR and blkparse lines, reading, scanning and replaying).
 
-use crate::{at_line, Instance, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
+use crate::{at_line, Instance, JobPlan, JobSource, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
 use crate::Op;
 use sanlab_spec::number::DURATION;
 use sanlab_spec::{Kind, Spec, SpecResult};
@@ -27,7 +27,7 @@ pub(crate) mod volumes;
 use formats::{alibaba, biosnoop, blktrace_bin, spc, tencent};
 use record::{num, num_times, request, Line, Select, SECTOR_BYTES};
 
-pub const KIND: Kind<dyn Workload> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
+pub const KIND: Kind<dyn JobSource> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
 
 const FORMATS: [&str; 9] = ["auto", "fio_iolog", "msr_csv", "blkparse", "blktrace", "spc", "alibaba", "tencent", "biosnoop"];
 /// blkparse's action letters (fmt.c VALID_SPECS): Q queued (what fio's blktrace replay uses),
@@ -450,7 +450,7 @@ fn detect(path: &Path) -> Result<&'static str, String> {
     })
 }
 
-fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let path = spec.path("file", "trace file, relative to the scenario file (.gz is read gzipped)")?;
     let format = spec.choice("format", &FORMATS, Some("auto"), "auto (recognised from the first line), fio_iolog (v2 or v3), msr_csv (MSR Cambridge), blkparse (default text output), spc (UMass), alibaba, tencent, biosnoop (bcc)")?;
     let mode = spec.choice("mode", &["open", "closed"], Some("open"), "open: issue at the timestamps; closed: keep depth outstanding, ignoring them")?;
@@ -564,21 +564,17 @@ impl Trace {
     }
 }
 
+impl JobSource for Trace {
+    fn instances(&self) -> Vec<Instance> {
+        let fresh = Trace { path: self.path.clone(), parser: self.parser.clone(), reader: None, pending: VecDeque::new(), options: self.options.clone(), arrivals: 0, ..*self };
+        let pacing = if self.open_loop { Pacing::Timed { depth: self.depth } } else { Pacing::Closed { depth: self.depth } };
+        vec![Instance { suffix: None, plan: JobPlan::new(pacing, self.options.clone()), workload: Box::new(fresh), after: vec![] }]
+    }
+}
+
 impl Workload for Trace {
     fn next(&mut self, _rng: &mut RngStream) -> Option<Request> {
         self.pending.pop_front().or_else(|| self.read().map(|(_, r)| r))
-    }
-
-    fn pacing(&self) -> Pacing {
-        if self.open_loop {
-            Pacing::Timed { depth: self.depth }
-        } else {
-            Pacing::Closed { depth: self.depth }
-        }
-    }
-
-    fn runtime_ns(&self) -> Option<u64> {
-        None
     }
 
     fn next_arrival_ns(&mut self, _now_ns: u64, _rng: &mut RngStream) -> Option<u64> {
@@ -591,14 +587,6 @@ impl Workload for Trace {
         Some((at_ns.saturating_sub(self.first_ns) as f64 * self.time_scale).round() as u64)
     }
 
-    fn instances(&self) -> Vec<Instance> {
-        let fresh = Trace { path: self.path.clone(), parser: self.parser.clone(), reader: None, pending: VecDeque::new(), options: self.options.clone(), arrivals: 0, ..*self };
-        vec![Instance { suffix: None, workload: Box::new(fresh), after: vec![] }]
-    }
-
-    fn options(&self) -> Vec<(String, String)> {
-        self.options.clone()
-    }
 }
 
 #[cfg(test)]

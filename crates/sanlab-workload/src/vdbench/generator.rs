@@ -4,7 +4,7 @@
 //! [`Workload`] face.
 
 use super::keywords::{Arrivals, Sd, Seek, Wd, Xfer};
-use crate::{Instance, Pacing, Request, Workload};
+use crate::{Instance, JobPlan, JobSource, Pacing, Request, Workload};
 use crate::Op;
 use sanlab_des::{RngStream, NS_PER_S};
 
@@ -316,6 +316,74 @@ pub(super) struct SdJob {
     pub(super) options: Vec<(String, String)>,
 }
 
+impl JobSource for SdJob {
+    /// One instance, or one per stream with its share of the threads (and of the rate: our
+    /// choice, as vdbench's threads take paced requests from one queue and each stream has as
+    /// many threads).
+    fn instances(&self) -> Vec<Instance> {
+        if self.streams.is_empty() {
+            return vec![Instance { suffix: None, plan: self.plan(), workload: Box::new(self.clone()), after: vec![] }];
+        }
+        let n = self.streams.len();
+        self.streams
+            .iter()
+            .enumerate()
+            .map(|(k, area)| {
+                let shared = self.shared.clone().map(|sh| Shared { rates: sh.rates.iter().map(|r| r.map(|r| r / n as f64)).collect(), ..sh });
+                let job = SdJob { threads: self.threads / n as u32, rate_iops: self.rate_iops.map(|r| r / n as f64), shared, streams: vec![], stream: Some(area.clone()), ..self.clone() };
+                Instance { suffix: Some(format!("stream{k}")), plan: job.plan(), workload: Box::new(job), after: vec![] }
+            })
+            .collect()
+    }
+
+    /// vdbench's summary lines add up whole samples of the time series, so the interval must be
+    /// a multiple of the sample interval.
+    fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
+        let Interval { ns, key, at } = &self.interval;
+        if ns % sample_interval_ns == 0 {
+            return Ok(());
+        }
+        // The nearest interval that is whole seconds (as vdbench keeps it) and whole samples.
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let step_ns = (sample_interval_ns / gcd(sample_interval_ns, NS_PER_S)).saturating_mul(NS_PER_S);
+        let nearest_s = ((*ns as f64 / step_ns as f64).round().max(1.0) as u64).saturating_mul(step_ns) / NS_PER_S;
+        Err((
+            key,
+            format!(
+                "{at}: interval={} cannot be reported: its summary lines add up samples of the time series, taken every {}ms (run.sample_interval); set run.sample_interval to a divisor of it (\"1s\" always is), or interval= to a whole multiple of the sample interval, e.g. interval={nearest_s}",
+                ns / NS_PER_S,
+                sample_interval_ns as f64 / 1e6
+            ),
+        ))
+    }
+}
+
+impl SdJob {
+    fn plan(&self) -> JobPlan {
+        JobPlan { runtime_ns: Some(self.runtime_ns), measured_from_ns: self.measured_from_ns, ..JobPlan::new(self.pacing(), self.options.clone()) }
+    }
+
+    fn pacing(&self) -> Pacing {
+        if let Some(sh) = &self.shared {
+            return match (sh.rates.iter().any(Option::is_some), sh.rates.iter().any(Option::is_none)) {
+                (true, true) => Pacing::Shared { depth: self.threads },
+                (true, false) => Pacing::Timed { depth: self.threads },
+                (false, _) => Pacing::Closed { depth: self.threads },
+            };
+        }
+        match self.rate_iops {
+            None => Pacing::Closed { depth: self.threads },
+            Some(_) => Pacing::Timed { depth: self.threads },
+        }
+    }
+
+}
+
 impl Workload for SdJob {
     fn next(&mut self, rng: &mut RngStream) -> Option<Request> {
         if self.maxdata.as_ref().is_some_and(|m| m.reached()) {
@@ -350,28 +418,6 @@ impl Workload for SdJob {
         Some(r)
     }
 
-    fn pacing(&self) -> Pacing {
-        if let Some(sh) = &self.shared {
-            return match (sh.rates.iter().any(Option::is_some), sh.rates.iter().any(Option::is_none)) {
-                (true, true) => Pacing::Shared { depth: self.threads },
-                (true, false) => Pacing::Timed { depth: self.threads },
-                (false, _) => Pacing::Closed { depth: self.threads },
-            };
-        }
-        match self.rate_iops {
-            None => Pacing::Closed { depth: self.threads },
-            Some(_) => Pacing::Timed { depth: self.threads },
-        }
-    }
-
-    fn runtime_ns(&self) -> Option<u64> {
-        Some(self.runtime_ns)
-    }
-
-    fn measured_from_ns(&self) -> u64 {
-        self.measured_from_ns
-    }
-
     /// Arrivals at the SD's rate, spaced as RD `distribution` says (exponential by default;
     /// uniform on [0, 2 x mean]; deterministic).
     fn next_arrival_ns(&mut self, now_ns: u64, rng: &mut RngStream) -> Option<u64> {
@@ -387,54 +433,6 @@ impl Workload for SdJob {
         Some(now_ns + (gap.round() as u64).max(1))
     }
 
-    /// One instance, or one per stream with its share of the threads (and of the rate: our
-    /// choice, as vdbench's threads take paced requests from one queue and each stream has as
-    /// many threads).
-    fn instances(&self) -> Vec<Instance> {
-        if self.streams.is_empty() {
-            return vec![Instance { suffix: None, workload: Box::new(self.clone()), after: vec![] }];
-        }
-        let n = self.streams.len();
-        self.streams
-            .iter()
-            .enumerate()
-            .map(|(k, area)| {
-                let shared = self.shared.clone().map(|sh| Shared { rates: sh.rates.iter().map(|r| r.map(|r| r / n as f64)).collect(), ..sh });
-                let job = SdJob { threads: self.threads / n as u32, rate_iops: self.rate_iops.map(|r| r / n as f64), shared, streams: vec![], stream: Some(area.clone()), ..self.clone() };
-                Instance { suffix: Some(format!("stream{k}")), workload: Box::new(job), after: vec![] }
-            })
-            .collect()
-    }
-
-    fn options(&self) -> Vec<(String, String)> {
-        self.options.clone()
-    }
-
-    /// vdbench's summary lines add up whole samples of the time series, so the interval must be
-    /// a multiple of the sample interval.
-    fn check_sampling(&self, sample_interval_ns: u64) -> Result<(), (&'static str, String)> {
-        let Interval { ns, key, at } = &self.interval;
-        if ns % sample_interval_ns == 0 {
-            return Ok(());
-        }
-        // The nearest interval that is whole seconds (as vdbench keeps it) and whole samples.
-        let gcd = |mut a: u64, mut b: u64| {
-            while b != 0 {
-                (a, b) = (b, a % b);
-            }
-            a
-        };
-        let step_ns = (sample_interval_ns / gcd(sample_interval_ns, NS_PER_S)).saturating_mul(NS_PER_S);
-        let nearest_s = ((*ns as f64 / step_ns as f64).round().max(1.0) as u64).saturating_mul(step_ns) / NS_PER_S;
-        Err((
-            key,
-            format!(
-                "{at}: interval={} cannot be reported: its summary lines add up samples of the time series, taken every {}ms (run.sample_interval); set run.sample_interval to a divisor of it (\"1s\" always is), or interval= to a whole multiple of the sample interval, e.g. interval={nearest_s}",
-                ns / NS_PER_S,
-                sample_interval_ns as f64 / 1e6
-            ),
-        ))
-    }
 }
 
 #[cfg(test)]

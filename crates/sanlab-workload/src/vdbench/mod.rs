@@ -27,10 +27,10 @@ use entries::{default_rd, default_sd, default_wd, parse_items, Parm};
 use keywords::{At, IoRate};
 use parm::read_items;
 use runs::{assemble, pick, plan};
-use crate::{JobSet, Workload};
+use crate::{JobSet, JobSource};
 use sanlab_spec::{Kind, Spec, SpecResult};
 
-pub const KIND: Kind<dyn Workload> = Kind { name: "vdbench", summary: "vdbench: a parameter file (sd/wd/rd: xfersize, rdpct, seekpct, rhpct, hitarea, hotband, ...) or the same keys inline", build };
+pub const KIND: Kind<dyn JobSource> = Kind { name: "vdbench", summary: "vdbench: a parameter file (sd/wd/rd: xfersize, rdpct, seekpct, rhpct, hitarea, hotband, ...) or the same keys inline", build };
 
 /// Keys of the inline form: (vdbench keyword, entry, type, default, doc).
 const INLINE: [(&str, char, &str, &str, &str); 14] = [
@@ -50,7 +50,7 @@ const INLINE: [(&str, char, &str, &str, &str); 14] = [
     ("distribution", 'r', "choice", "exponential", "inline: inter-arrival times with a numeric iorate: exponential, uniform, deterministic"),
 ];
 
-fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
+fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let file = spec.path("file", "vdbench parameter file, relative to the scenario file; without it, the keys marked inline describe one sd, wd and rd")?;
     let rd = spec.opt_string("rd", "the run to run: an rd name, or a run of its for loops or curve as results name it (\"rd1 xfersize=4k\", \"rd1_(50%)\"); a scenario runs every run of the file as a variant when this is not given")?;
     let curve_max = spec.float("curve_max_iops", 0.0, 0.0, 1e12, "a curve point's max run rate: sanlab sets it from the max run's result (0: not known yet)")?;
@@ -100,5 +100,5 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn Workload>> {
             assemble(&parm, run, None, device_bytes, &|_, msg| msg).map_err(|e| spec.error(key, e))?
         }
     };
-    Ok(Box::new(JobSet { jobs: jobs.into_iter().map(|(name, job)| (name, Box::new(job) as Box<dyn Workload>)).collect(), after: vec![] }))
+    Ok(Box::new(JobSet { jobs: jobs.into_iter().map(|(name, job)| (name, Box::new(job) as Box<dyn JobSource>)).collect(), after: vec![] }))
 }
