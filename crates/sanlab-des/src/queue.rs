@@ -189,7 +189,7 @@ impl EventQueue {
     }
 
     /// Moves the cursor to `bucket` and brings far events that are now within reach into the wheel.
-    #[inline]
+    #[inline(always)]
     fn advance_cursor(&mut self, bucket: u64) {
         self.cursor = bucket;
         if self.far_bucket >= self.cursor + WHEEL {

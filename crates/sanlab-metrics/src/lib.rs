@@ -241,7 +241,7 @@ impl IoStats {
 
     /// Records one completed I/O. `measured` is false during warm-up: the interval counters (time
     /// series) still see it, the summary does not.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, latency_ns: u64, size_bytes: u64, measured: bool) {
         self.interval.ios += 1;
         self.interval.bytes += size_bytes;

@@ -56,6 +56,7 @@ impl BlockSizes {
         }
     }
 
+    #[inline]
     pub(super) fn draw(&self, rng: &mut RngStream) -> u32 {
         match self {
             Self::Fixed(b) => *b,
