@@ -7,31 +7,19 @@ fn short(duration: &str) -> Overrides {
     Overrides { duration: Some(duration.to_string()), ..Overrides::default() }
 }
 
-/// Runs a scenario given as text: one flash array (150 us reads unless `media` says), one host,
-/// one VM with `job`.
+/// Runs the one-VM scenario with `job`, its flash array's reads taking 150 us.
 fn run_job(job: &str, run: &str) -> RunResult {
     run_job_on(job, run, "read_latency = \"150us\"")
 }
 
-/// `media`: the flash media's keys besides `write_latency`.
+/// Runs the one-VM scenario with `job`; `media`: the flash media's keys besides `write_latency`.
 fn run_job_on(job: &str, run: &str, media: &str) -> RunResult {
-    let text = format!(
-        r#"schema_version = 1
-name = "t"
-[run]
+    let text = crate::common::on_one_vm(&format!(
+        r#"[run]
 {run}
 [[array]]
 name = "a"
 media = {{ kind = "flash", {media}, write_latency = "20us" }}
-[[volume]]
-name = "lun"
-arrays = ["a"]
-[[host]]
-name = "h"
-adapter = {{ kind = "ideal" }}
-[[path]]
-host = "h"
-array = "a"
 [[vm]]
 name = "vm"
 host = "h"
@@ -40,7 +28,7 @@ adapter = {{ kind = "ideal" }}
 [[vm.job]]
 {job}
 "#
-    );
+    ));
     let r = run_file(&crate::common::write_scenario(&text), &[], &Overrides::default(), None).unwrap_or_else(|e| panic!("{e}"));
     for v in &r.variants {
         assert_conserved(v);

@@ -45,3 +45,11 @@ pub fn write_scenario(text: &str) -> PathBuf {
     std::fs::write(&p, text).unwrap();
     p
 }
+
+/// A scenario on the shared one-VM base (`tests/data/scenarios/one_vm.toml`: one host, one flash
+/// array `a`, volume `lun` on one path, VM `vm` with an ideal adapter) with `changes` laid over
+/// it: tables merge key by key, an array of tables such as `[[vm]]` or `[[array]]` replaces the
+/// base's whole.
+pub fn on_one_vm(changes: &str) -> String {
+    format!("base = {:?}\n{changes}", repo("tests/data/scenarios/one_vm.toml").display().to_string())
+}
