@@ -4,7 +4,7 @@
 
 use super::{pack, Ev, World};
 use crate::host::scheduler::Waiting;
-use crate::io::Stage;
+use crate::io::{Stage, NONE};
 use crate::host::device_queue::DeviceQueue;
 use crate::host::failover::Failover;
 use crate::host::flow_control::WindowState;
@@ -236,6 +236,42 @@ impl World {
         let host = self.devices[self.ios.get(io).device as usize].host;
         let max = self.hosts[host].adapter_max_io_size_bytes;
         self.cut(io, max, true, Self::enter_adapter);
+    }
+
+    /// Puts `io` (a device-level request or a piece of one) on the path the PSP picks; the
+    /// device-level request moves there, and the path it leaves counts it failed over. With no
+    /// usable path it waits (`no_path`); returns false then.
+    pub(super) fn place(&mut self, io: u32) -> bool {
+        let now = self.q.now();
+        let r = *self.ios.get(io);
+        let dev = &mut self.devices[r.device as usize];
+        for (state, path) in dev.states.iter_mut().zip(&dev.paths) {
+            state.controller_outstanding = self.link_outstanding[path.link];
+        }
+        let Some(p) = dev.psp.select(now, r.size_bytes, &dev.states, &mut dev.psp_log) else {
+            return self.no_path(io);
+        };
+        if dev.no_path_since_ns.is_some() {
+            dev.no_path_since_ns = None;
+        }
+        let owner = if r.wire { r.parent } else { io };
+        let (old, owner_bytes) = (self.ios.get(owner).path, self.ios.get(owner).size_bytes);
+        if old as usize != p {
+            if old != NONE {
+                dev.carry(old as usize, owner_bytes, &mut self.link_outstanding, false);
+                dev.paths[old as usize].tally.failed += 1;
+            }
+            dev.carry(p, owner_bytes, &mut self.link_outstanding, true);
+            dev.paths[p].tally.issued += 1;
+            let o = self.ios.get_mut(owner);
+            o.path = p as u32;
+            o.stage = Stage::Path;
+            o.t_dispatch = now;
+        }
+        let c = self.ios.get_mut(io);
+        c.path = p as u32;
+        c.t_dispatch = now;
+        true
     }
 
     pub(super) fn enter_adapter(&mut self, io: u32) {

@@ -10,7 +10,7 @@ use super::faults::Refusal;
 use super::host::log_path_event;
 use super::{pack, Ev, World};
 use crate::host::failover::Reason;
-use crate::io::{Stage, NONE};
+use crate::io::NONE;
 use crate::multipath::Alua;
 
 // Faults are rare: their handlers stay out of line, so the hot path keeps its inlining.
@@ -117,46 +117,10 @@ impl World {
         }
     }
 
-    /// Puts `io` (a device-level request or a piece of one) on the path the PSP picks; the
-    /// device-level request moves there, and the path it leaves counts it failed over. With no
-    /// usable path it waits (`no_path`); returns false then.
-    pub(super) fn place(&mut self, io: u32) -> bool {
-        let now = self.q.now();
-        let r = *self.ios.get(io);
-        let dev = &mut self.devices[r.device as usize];
-        for (state, path) in dev.states.iter_mut().zip(&dev.paths) {
-            state.controller_outstanding = self.link_outstanding[path.link];
-        }
-        let Some(p) = dev.psp.select(now, r.size_bytes, &dev.states, &mut dev.psp_log) else {
-            return self.no_path(io);
-        };
-        if dev.no_path_since_ns.is_some() {
-            dev.no_path_since_ns = None;
-        }
-        let owner = if r.wire { r.parent } else { io };
-        let (old, owner_bytes) = (self.ios.get(owner).path, self.ios.get(owner).size_bytes);
-        if old as usize != p {
-            if old != NONE {
-                dev.carry(old as usize, owner_bytes, &mut self.link_outstanding, false);
-                dev.paths[old as usize].tally.failed += 1;
-            }
-            dev.carry(p, owner_bytes, &mut self.link_outstanding, true);
-            dev.paths[p].tally.issued += 1;
-            let o = self.ios.get_mut(owner);
-            o.path = p as u32;
-            o.stage = Stage::Path;
-            o.t_dispatch = now;
-        }
-        let c = self.ios.get_mut(io);
-        c.path = p as u32;
-        c.t_dispatch = now;
-        true
-    }
-
     /// No path can carry `io` (all paths down): it waits and is tried again at the next path
     /// check, until the device has been without a path for the APD timeout; then it fails.
     #[cold]
-    fn no_path(&mut self, io: u32) -> bool {
+    pub(super) fn no_path(&mut self, io: u32) -> bool {
         let now = self.q.now();
         let d = self.ios.get(io).device as usize;
         let apd_timeout_ns = self.hosts[self.devices[d].host].failover.apd_timeout_ns;
