@@ -61,8 +61,20 @@ pub struct DirectionReport {
     pub bw_bytes: f64,
     pub lat_ns: LatencyNs,
     /// fio's bandwidth samples (KiB/s) and IOPS samples over the job's averaging windows.
-    pub bw_samples: crate::engine::rates::RateReport,
-    pub iops_samples: crate::engine::rates::RateReport,
+    pub bw_samples: RateReport,
+    pub iops_samples: RateReport,
+}
+
+/// One direction's samples: bandwidth in KiB/s, IOPS in I/Os per second, as fio's JSON has them
+/// (`bw_min`, `bw_max`, `bw_mean`, `bw_dev`, `bw_samples`; `iops_*` likewise, `dev` there is
+/// `iops_stddev`). All zero without samples.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct RateReport {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub dev: f64,
+    pub samples: u64,
 }
 
 #[derive(Serialize)]

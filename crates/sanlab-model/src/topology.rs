@@ -130,6 +130,9 @@ pub const MAX_SERIES_BYTES: u64 = 1 << 30;
 /// Series per entity, at most (a device has six: IOPS, MB/s, latency, DQLEN, ACTV, QUED; and its
 /// reads and writes apart, counted on their own).
 const MAX_SERIES_PER_ENTITY: u64 = 6;
+/// A device's series of its reads and writes apart (four each, for esxtop's per-direction
+/// counters; the engine's `by_direction.rs` checks its table against this).
+pub const DEVICE_DIRECTION_SERIES: u64 = 8;
 /// Bytes per sample of one series (`f32`), and per sample of the shared time column.
 const SERIES_SAMPLE_BYTES: u64 = 4;
 const TIME_SAMPLE_BYTES: u64 = 8;
@@ -160,7 +163,7 @@ impl Topology {
         let paths: usize = self.devices.iter().map(|d| d.paths.len()).sum();
         let entities = (self.hosts.len() + self.arrays.len() + cores + paths + self.devices.len() + self.vms.len()) as u64;
         let samples = self.run.duration_ns / self.run.sample_interval_ns.max(1);
-        let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY) + self.devices.len() as u64 * crate::engine::by_direction::SERIES;
+        let max_series = entities.saturating_mul(MAX_SERIES_PER_ENTITY) + self.devices.len() as u64 * DEVICE_DIRECTION_SERIES;
         let series_bytes = series_bytes(samples, max_series);
         let outstanding = self.jobs.iter().map(|j| u64::from(j.plan.pacing.depth())).sum();
         let workload_bytes = self.jobs.iter().map(|j| j.plan.state_bytes).sum();

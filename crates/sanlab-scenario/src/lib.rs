@@ -2,7 +2,7 @@
 //! strictly, and run it. Every user-input error is a [`ScenarioError`] naming the file, the
 //! location inside it and what was expected.
 
-mod build;
+mod topology;
 pub mod overrides;
 mod pilots;
 mod vdbench_runs;
@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 use toml::{Table, Value};
 
-pub use build::SCHEMA_VERSION;
+pub use topology::SCHEMA_VERSION;
 pub use pilots::cost::{MachineMemory, RunCost, VariantCost};
 pub use pilots::injector::{InjectorPoint, InjectorReport};
 
@@ -278,7 +278,7 @@ impl Scenario {
     fn build_topology(&self, table: &Table, v: Option<&Variant>, measure: bool) -> Result<(Topology, Vec<InjectorReport>), ScenarioError> {
         let base_dir = Path::new(&self.file).parent().unwrap_or(Path::new("."));
         let located_here = |e| in_variant(v, self.located(e));
-        let mut topology = build::build(table, base_dir).map_err(located_here)?;
+        let mut topology = topology::build(table, base_dir).map_err(located_here)?;
         let injected = if measure { pilots::injector::measure(table, &mut topology, base_dir).map_err(located_here)? } else { vec![] };
         Ok((topology, injected))
     }

@@ -8,8 +8,8 @@ use sanlab_metrics::{SeriesId, TimeSeries};
 /// Series per direction: IOPS, MB/s (10^6), guest latency (entering the device queue to
 /// completion, esxtop's GAVG) and driver latency (dispatch to completion, DAVG), in ms.
 const METRICS: [[&str; 4]; 2] = [["read_iops", "read_mbps", "read_lat_ms_mean", "read_driver_ms_mean"], ["write_iops", "write_mbps", "write_lat_ms_mean", "write_driver_ms_mean"]];
-/// Series a device records besides its own six.
-pub const SERIES: u64 = 8;
+// The run's cost estimate counts these series (`topology::DEVICE_DIRECTION_SERIES`).
+const _: () = assert!(METRICS.len() * METRICS[0].len() == crate::topology::DEVICE_DIRECTION_SERIES as usize);
 
 #[derive(Default, Clone, Copy)]
 struct Counts {

@@ -4,7 +4,7 @@
 
 use crate::io::Op;
 use sanlab_workload::RateSampling;
-use serde::Serialize;
+use crate::report::RateReport;
 
 /// Running minimum, maximum, mean and sum of squared deviations of whole-number samples
 /// (Welford's method, in f64 as fio keeps them).
@@ -36,18 +36,6 @@ impl RateStat {
         let dev = if self.samples > 1 { (self.m2 / (self.samples - 1) as f64).sqrt() } else { 0.0 };
         RateReport { min: self.min, max: self.max, mean: self.mean, dev, samples: self.samples }
     }
-}
-
-/// One direction's samples: bandwidth in KiB/s, IOPS in I/Os per second, as fio's JSON has them
-/// (`bw_min`, `bw_max`, `bw_mean`, `bw_dev`, `bw_samples`; `iops_*` likewise, `dev` there is
-/// `iops_stddev`). All zero without samples.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-pub struct RateReport {
-    pub min: u64,
-    pub max: u64,
-    pub mean: f64,
-    pub dev: f64,
-    pub samples: u64,
 }
 
 /// Samples of one quantity (bytes or I/Os) per direction.

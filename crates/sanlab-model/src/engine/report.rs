@@ -5,7 +5,7 @@ use super::World;
 use crate::io::Stage;
 use crate::report::{
     ArrayReport, Conservation, CoreReport, DeviceReport, DirectionReport, FaultReport, FlowControlReport, HostReport, JobReport, PathReport, PilotFigures, PspEventReport,
-    QosReport, RunReport, SyncCounts, VmReport, VolumeReport, WindowReport,
+    QosReport, RateReport, RunReport, SyncCounts, VmReport, VolumeReport, WindowReport,
 };
 use sanlab_des::SimTime;
 use sanlab_metrics::IoStats;
@@ -91,7 +91,7 @@ impl World {
     fn job_reports(&self, now: SimTime) -> Vec<JobReport> {
         // A job is measured from its own start (run warm-up, fio ramp_time or startdelay) to
         // when it stopped issuing or the run ended, like fio's per-job runtime.
-        let direction = |s: &IoStats, window_s: f64, [bw, iops]: [crate::engine::rates::RateReport; 2]| DirectionReport {
+        let direction = |s: &IoStats, window_s: f64, [bw, iops]: [RateReport; 2]| DirectionReport {
             total_ios: s.ios(),
             io_bytes: s.bytes(),
             runtime_ms: window_s * 1e3,

@@ -11,7 +11,7 @@
 //! parameter, 8 KiB), the first quarter of each level left out as its warm-up, and the linear
 //! interpolation of latency between the two levels around the target throughput.
 
-use crate::build;
+use crate::topology;
 use sanlab_model::host::flow_control::{Injector, INJECTOR_CYCLE_NS, INJECTOR_OUTSTANDING};
 use sanlab_spec::{SpecError, SpecResult};
 use sanlab_model::topology::Topology;
@@ -61,7 +61,7 @@ pub fn measure(table: &Table, topology: &mut Topology, base_dir: &std::path::Pat
         let mut points = vec![];
         for outstanding in INJECTOR_OUTSTANDING {
             let level = level_table(table, &host, &volume, &injector, &span, outstanding);
-            let mut world = World::new(build::build(&level, base_dir)?).map_err(|m| SpecError::new(format!("volume[{v}].flow_control"), format!("the injector's run failed: {m}")))?;
+            let mut world = World::new(topology::build(&level, base_dir)?).map_err(|m| SpecError::new(format!("volume[{v}].flow_control"), format!("the injector's run failed: {m}")))?;
             world.run(None);
             let report = world.report();
             let device = &report.devices[0];
