@@ -3,8 +3,10 @@
 //! issued" and "the previous completed". Offsets are random, size-aligned, inside the working set
 //! (ioping `-S`, 1 MiB by default for a directory target such as `ioping -c 100 .`).
 
-use crate::{Instance, JobPlan, JobSource, Pacing, Request, Workload};
-use crate::Op;
+use crate::face::{Instance, JobSource, Request, Workload};
+use crate::plan::Pacing;
+use crate::plan::JobPlan;
+use crate::face::Op;
 use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
 

@@ -10,7 +10,9 @@
 use super::job::FioJob;
 use super::options::{lookup, unknown_option, Effect};
 use super::values::{Dialect, OptionValues};
-use crate::{at_line, FioPlace, JobSet, JobSource};
+use crate::face::{JobSet, JobSource};
+use crate::input::at_line;
+use crate::plan::FioPlace;
 use sanlab_spec::names::file_name;
 use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
@@ -112,7 +114,7 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         // Relative names are relative to the including file, as fio falls back to.
         let dir = files.0[file].parent().unwrap_or(Path::new(".")).to_path_buf();
         let path = dir.join(name);
-        let text = crate::read_text(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
+        let text = crate::input::read_text(&path).map_err(|e| files.at(file, line, format!("include `{name}`: cannot read {}: {e}", path.display())))?;
         let included = files.add(path);
         return read_options(&text, included, files, depth + 1, sink);
     }
@@ -152,7 +154,7 @@ type Parsed = (Files, Vec<JobSection>, Vec<Entry>);
 
 fn read_job_file(path: &Path) -> Result<Parsed, String> {
     let mut files = Files::default();
-    let text = crate::read_text(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path).map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
     let file = files.add(path.to_path_buf());
     let mut globals: Vec<Entry> = vec![];
     let mut jobs: Vec<JobSection> = vec![];
@@ -528,7 +530,7 @@ mod tests {
 
     #[test]
     fn exit_rules_follow_fios_groups_and_its_global_exitall() {
-        use crate::{ExitRule, ExitWhat};
+        use crate::plan::{ExitRule, ExitWhat};
         let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.plan.exit_rule).collect::<Vec<_>>();
         assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
         // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,

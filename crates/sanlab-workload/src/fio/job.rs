@@ -10,12 +10,15 @@ use super::options::{lookup, Effect, ASYNC_ENGINES, NON_BLOCK_ENGINES, SYNC_ENGI
 use super::random_map::RandomMaps;
 use super::region::{offsets, passes, region, Direction, JobFiles, Offsets, Passes, Region, Zones};
 use super::rates;
-use super::steer::{FioFindings, Steering};
+use super::steer::Steering;
+use crate::findings::FioFindings;
 use super::sync;
 use super::values::{at_least_one, err, parse_int, per_direction, Dialect, OptionError, OptionValues, Reader, Units};
 use super::verify::Verify;
-use crate::{Completion, ExitRule, ExitWhat, Instance, JobPlan, JobSource, Pacing, RateSampling, Request, Steer, Workload};
-use crate::Op;
+use crate::face::{Completion, Instance, JobSource, Request, Steer, Workload};
+use crate::plan::Pacing;
+use crate::plan::{ExitRule, ExitWhat, JobPlan, RateSampling, SyncSchedule};
+use crate::face::Op;
 use sanlab_spec::number::{self, finite, SIZE};
 use sanlab_spec::did_you_mean;
 use sanlab_des::RngStream;
@@ -83,9 +86,9 @@ pub(crate) struct FioJob {
     exit_on_error: bool,
     exit_what: ExitWhat,
     pub(crate) exit: Option<ExitRule>,
-    sync: Option<sync::SyncSchedule>,
+    sync: Option<SyncSchedule>,
     /// Its place in its job file or command line (see [`Workload::fio_place`]).
-    place: Option<crate::FioPlace>,
+    place: Option<crate::plan::FioPlace>,
     /// Options given that have no effect on the model (see [`Workload::ignored`]).
     pub(crate) ignored: Vec<&'static str>,
 }
@@ -160,7 +163,7 @@ impl FioJob {
             exit_on_error,
             exit_what,
             exit,
-            sync: sync::SyncSchedule::from_options(v)?,
+            sync: sync::schedule(v)?,
             place: None,
             ignored: vec![],
         })
@@ -447,7 +450,7 @@ impl FioJob {
         self.exit = any_rule.then_some(ExitRule { group, on_end: any_exitall, on_error: self.exit_on_error, what: self.exit_what });
     }
 
-    pub(crate) fn set_place(&mut self, place: crate::FioPlace) {
+    pub(crate) fn set_place(&mut self, place: crate::plan::FioPlace) {
         self.place = Some(place);
     }
 

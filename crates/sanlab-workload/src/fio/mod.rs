@@ -29,15 +29,13 @@ mod tests;
 mod values;
 mod verify;
 
-pub use steer::{FioFindings, JobError, LatencyFound, SteadyFound};
-pub use sync::SyncSchedule;
 pub(crate) use file::KIND as FILE_KIND;
 pub(crate) use options::{coverage as option_coverage, kinds as option_kinds};
 
 use job::FioJob;
 use options::OPTIONS;
 use values::{Dialect, OptionValues};
-use crate::JobSource;
+use crate::face::JobSource;
 use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<dyn JobSource> = Kind {

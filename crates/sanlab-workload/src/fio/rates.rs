@@ -12,7 +12,7 @@
 //!   `log_store_compressed`), fio logs and samples every I/O instead.
 
 use super::values::{parse_bool, parse_int, OptionError, OptionValues};
-use crate::RateSampling;
+use crate::plan::RateSampling;
 
 /// The sampling of bandwidth and of IOPS, `[bw, iops]`, for a job's options; `compressed` says
 /// whether its logs are compressed (a `log_compression` above 0).

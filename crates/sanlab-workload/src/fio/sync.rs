@@ -4,72 +4,23 @@
 //! `blk_insert_flush`) and nothing reaches the path. It takes no simulated time; fio counts it.
 
 use super::values::{err, parse_int, OptionError, OptionValues};
+use crate::plan::SyncSchedule;
 
 /// fio's sync kinds, in the order it checks them.
 const SYNC_KINDS: [&str; 3] = ["fsync", "fdatasync", "sync_file_range"];
 
-/// When a job syncs, and where its schedule stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SyncSchedule {
-    /// Writes between syncs per kind (`SYNC_KINDS` order); 0 = never.
-    every_writes: [u64; 3],
-    writes_issued: u64,
-    /// fio's `last_was_sync`: set by a sync, cleared by a read or write completing.
-    last_was_sync: bool,
-    /// Past the job's measured start, where fio's statistics restart (see [`Self::due`]).
-    measuring: bool,
-}
-
-impl SyncSchedule {
-    /// The options' schedule, or None when the job never syncs.
-    pub(crate) fn from_options(v: &OptionValues) -> Result<Option<SyncSchedule>, OptionError> {
-        let mut every_writes = [0; 3];
-        for (k, name) in SYNC_KINDS.into_iter().enumerate().take(2) {
-            if let Some(s) = v.get(name) {
-                every_writes[k] = parse_int(name, s, 0, i64::from(u32::MAX))? as u64;
-            }
+/// The options' schedule, or None when the job never syncs.
+pub(crate) fn schedule(v: &OptionValues) -> Result<Option<SyncSchedule>, OptionError> {
+    let mut every_writes = [0; 3];
+    for (k, name) in SYNC_KINDS.into_iter().enumerate().take(2) {
+        if let Some(s) = v.get(name) {
+            every_writes[k] = parse_int(name, s, 0, i64::from(u32::MAX))? as u64;
         }
-        if let Some(s) = v.get("sync_file_range") {
-            every_writes[2] = sync_file_range_writes(s)?;
-        }
-        Ok((every_writes != [0; 3]).then_some(SyncSchedule { every_writes, writes_issued: 0, last_was_sync: false, measuring: false }))
     }
-
-    /// The job is about to issue a request, `measured` once past its measured start: the kind of
-    /// sync fio issues first, if one is due (a multiple of a kind's count of writes issued, and no
-    /// sync since the last completion). fio counts the writes afresh where its ramp ends
-    /// (libfio.c `reset_all_stats` zeroes `io_issues`, `reset_io_counters` `last_was_sync`).
-    #[inline]
-    pub fn due(&mut self, measured: bool) -> Option<usize> {
-        if measured && !self.measuring {
-            self.measuring = true;
-            self.restart();
-        }
-        if self.last_was_sync || self.writes_issued == 0 {
-            return None;
-        }
-        let kind = self.every_writes.iter().position(|&n| n > 0 && self.writes_issued % n == 0)?;
-        self.last_was_sync = true;
-        Some(kind)
+    if let Some(s) = v.get("sync_file_range") {
+        every_writes[2] = sync_file_range_writes(s)?;
     }
-
-    /// A request was issued.
-    #[inline]
-    pub fn issued(&mut self, write: bool) {
-        self.writes_issued += u64::from(write);
-    }
-
-    /// The job's statistics start over (fio's ramp end, latency_target's final cycle).
-    pub fn restart(&mut self) {
-        self.writes_issued = 0;
-        self.last_was_sync = false;
-    }
-
-    /// One of the job's reads or writes completed.
-    #[inline]
-    pub fn completed(&mut self) {
-        self.last_was_sync = false;
-    }
+    Ok(SyncSchedule::every(every_writes))
 }
 
 /// `sync_file_range=str[:int]`: flags from wait_before, write, wait_after joined by commas, then
@@ -93,7 +44,7 @@ mod tests {
     use super::*;
 
     fn schedule(opts: &[(&'static str, &str)]) -> Result<Option<SyncSchedule>, OptionError> {
-        SyncSchedule::from_options(&OptionValues::of(opts))
+        super::schedule(&OptionValues::of(opts))
     }
 
     /// Syncs of a job issuing `writes` writes at depth 1 (each completes before the next).

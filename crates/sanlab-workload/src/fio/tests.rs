@@ -6,7 +6,8 @@ use super::build;
 use super::job::FioJob;
 use super::options::{lookup, Effect, ASYNC_ENGINES, SYNC_ENGINES};
 use super::values::{Dialect, OptionError, OptionValues};
-use crate::{Instance, JobSource, Op, Pacing, Request};
+use crate::face::{Instance, JobSource, Op, Request};
+use crate::plan::Pacing;
 use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::RngStream;
 

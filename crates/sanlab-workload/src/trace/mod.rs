@@ -11,8 +11,11 @@
 //! every format shares), `formats/` (one file per format), `volumes.rs` (one volume per traced
 //! disk), this file (fio iolog, MSR and blkparse lines, reading, scanning and replaying).
 
-use crate::{at_line, Instance, JobPlan, JobSource, Pacing, Request, Workload, MAX_TRACE_LINE_BYTES};
-use crate::Op;
+use crate::face::{Instance, JobSource, Request, Workload};
+use crate::plan::Pacing;
+use crate::input::{at_line, MAX_TRACE_LINE_BYTES};
+use crate::plan::JobPlan;
+use crate::face::Op;
 use sanlab_spec::number::DURATION;
 use sanlab_spec::{Kind, Spec, SpecResult};
 use sanlab_des::RngStream;
@@ -271,7 +274,7 @@ impl Read for Inflated {
 
 /// The trace's text, decompressed when the name ends in `.gz`; at most `max_bytes` either way.
 fn open(path: &Path, max_bytes: u64) -> std::io::Result<Box<dyn BufRead>> {
-    let file = crate::open_input(path, max_bytes)?;
+    let file = crate::input::open_input(path, max_bytes)?;
     Ok(if path.extension().is_some_and(|e| e == "gz") {
         Box::new(BufReader::new(Inflated { inner: flate2::read::MultiGzDecoder::new(Counted { inner: file, bytes: 0 }), bytes: 0, max_bytes }))
     } else {
@@ -296,7 +299,7 @@ struct Reader {
 
 impl Reader {
     fn new(path: &Path, parser: &LineParser) -> std::io::Result<Self> {
-        Self::with_limit(path, parser, crate::MAX_TRACE_FILE_BYTES)
+        Self::with_limit(path, parser, crate::input::MAX_TRACE_FILE_BYTES)
     }
 
     fn with_limit(path: &Path, parser: &LineParser, max_bytes: u64) -> std::io::Result<Self> {
@@ -410,7 +413,7 @@ struct Trace {
 
 /// The format a trace's first lines are written in, tried in this order (`format = "auto"`).
 fn detect(path: &Path) -> Result<&'static str, String> {
-    let mut input = open(path, crate::MAX_TRACE_FILE_BYTES).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let mut input = open(path, crate::input::MAX_TRACE_FILE_BYTES).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     // blktrace's binary records start with their magic, in either byte order.
     let head = input.fill_buf().map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     if let Some(m) = head.get(..4) {

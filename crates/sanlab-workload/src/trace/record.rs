@@ -2,7 +2,7 @@
 //! which records are replayed and where they land ([`Select`]), and the field parsers the
 //! formats share.
 
-use crate::{Op, Request};
+use crate::face::{Op, Request};
 use sanlab_spec::number::SIZE;
 
 pub(super) const SECTOR_BYTES: u64 = 512;

@@ -4,8 +4,10 @@
 //! [`Workload`] face.
 
 use super::keywords::{Arrivals, Sd, Seek, Wd, Xfer};
-use crate::{Instance, JobPlan, JobSource, Pacing, Request, Workload};
-use crate::Op;
+use crate::face::{Instance, JobSource, Request, Workload};
+use crate::plan::Pacing;
+use crate::plan::JobPlan;
+use crate::face::Op;
 use sanlab_des::{RngStream, NS_PER_S};
 
 /// A byte range of the SD that requests of one kind (hits or misses) fall in.

@@ -27,7 +27,7 @@ use entries::{default_rd, default_sd, default_wd, parse_items, Parm};
 use keywords::{At, IoRate};
 use parm::read_items;
 use runs::{assemble, pick, plan};
-use crate::{JobSet, JobSource};
+use crate::face::{JobSet, JobSource};
 use sanlab_spec::{Kind, Spec, SpecResult};
 
 pub const KIND: Kind<dyn JobSource> = Kind { name: "vdbench", summary: "vdbench: a parameter file (sd/wd/rd: xfersize, rdpct, seekpct, rhpct, hitarea, hotband, ...) or the same keys inline", build };

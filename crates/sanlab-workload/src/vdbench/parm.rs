@@ -5,7 +5,7 @@
 //! `keyword=value` items separated by commas, a value may be a list in parentheses, and keywords
 //! are case-insensitive.
 
-use crate::at_line;
+use crate::input::at_line;
 use std::path::{Path, PathBuf};
 
 /// One `keyword=value` of a parameter file, with where it was written.
@@ -85,7 +85,7 @@ fn parameter_lines(text: &str, file: usize, files: &Files) -> Result<Vec<(usize,
 /// Reads a parameter file and its includes into items, in order.
 pub(crate) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
     let mut files = Files(vec![path.to_path_buf()]);
-    let text = crate::read_text(path).map_err(|e| format!("cannot read vdbench parameter file {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path).map_err(|e| format!("cannot read vdbench parameter file {}: {e}", path.display()))?;
     let mut lines = vec![];
     for (n, line) in parameter_lines(&text, 0, &files)? {
         let Some(name) = line.strip_prefix("include=") else {
@@ -94,7 +94,7 @@ pub(crate) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
         };
         // Relative names are relative to the including file (Vdb_scan.readIncludeFile).
         let inc = path.parent().unwrap_or(Path::new(".")).join(name);
-        let inc_text = crate::read_text(&inc).map_err(|e| files.at(0, n, format!("include={name}: cannot read {}: {e}", inc.display())))?;
+        let inc_text = crate::input::read_text(&inc).map_err(|e| files.at(0, n, format!("include={name}: cannot read {}: {e}", inc.display())))?;
         files.0.push(inc);
         let f = files.0.len() - 1;
         for (m, l) in parameter_lines(&inc_text, f, &files)? {

@@ -125,7 +125,7 @@ pub(super) fn plan(p: &Parm, place: &dyn Fn(At, String) -> String) -> Result<Vec
     Ok(out)
 }
 
-/// The runs of a parameter file (see [`plan`]).
+/// The runs of a parameter file (see `plan` below).
 pub fn runs(path: &std::path::Path) -> Result<Vec<VdbenchRun>, String> {
     let (files, items) = read_items(path)?;
     let parm = parse_items(&items, &files)?;

@@ -3,7 +3,7 @@
 //! timestamp in microseconds (Unix time). A file holds many virtual disks: `disk` picks one.
 
 use crate::trace::record::{num, num_times, request, Line, Select};
-use crate::Op;
+use crate::face::Op;
 
 pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').map(str::trim).collect();

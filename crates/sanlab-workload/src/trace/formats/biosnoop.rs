@@ -4,7 +4,7 @@
 //! `disk` picks a DISK (e.g. sda) when several are traced.
 
 use crate::trace::record::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
-use crate::Op;
+use crate::face::Op;
 
 /// Column positions, from the header.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 //! (the magic says which), then `pdu_len` bytes of payload.
 
 use crate::trace::record::{request, Line, Select, SECTOR_BYTES};
-use crate::Op;
+use crate::face::Op;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -86,7 +86,7 @@ impl Merged {
     pub(crate) fn open(path: &Path, max_bytes: u64) -> std::io::Result<Merged> {
         let mut cpus = vec![];
         for f in cpu_files(path)? {
-            let input: Box<dyn Read> = Box::new(std::io::BufReader::new(crate::open_input(&f, max_bytes)?));
+            let input: Box<dyn Read> = Box::new(std::io::BufReader::new(crate::input::open_input(&f, max_bytes)?));
             cpus.push(Cpu { input, head: None });
         }
         Ok(Merged { cpus, record: 0 })

@@ -4,7 +4,7 @@
 //! unit, selected with `disk`.
 
 use crate::trace::record::{num, num_times, request, seconds_ns, Line, Select, SECTOR_BYTES};
-use crate::Op;
+use crate::face::Op;
 
 pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').map(str::trim).collect();

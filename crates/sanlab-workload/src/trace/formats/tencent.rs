@@ -3,7 +3,7 @@
 //! 512-byte sectors, IOType 0 read and 1 write. A file holds many volumes: `disk` picks one.
 
 use crate::trace::record::{num_times, request, Line, Select, SECTOR_BYTES};
-use crate::Op;
+use crate::face::Op;
 
 pub(crate) fn parse(text: &str, select: &mut Select) -> Result<Line, String> {
     let f: Vec<&str> = text.split(',').map(str::trim).collect();
