@@ -76,8 +76,8 @@ pub(super) fn replications(top: &Spec, array_names: &NameList, seed: u64) -> Spe
         if names.len() != 2 || names[0] == names[1] {
             return Err(r.error("arrays", "expected two different array names, e.g. [\"site_a\", \"site_b\"]"));
         }
-        let a = resolve(&r, "arrays", &names[0], "array", &array_names)?;
-        let b = resolve(&r, "arrays", &names[1], "array", &array_names)?;
+        let a = resolve(&r, "arrays", &names[0], "array", array_names)?;
+        let b = resolve(&r, "arrays", &names[1], "array", array_names)?;
         let link = Link::new(format!("{}<->{}", names[0], names[1]), &LinkParams::from_spec(r.table("link", "inter-array link")?)?, seed);
         let preferred = match r.opt_string("preferred", "pod failover preference: the array that keeps the volumes when the link fails; default: the first to reach the mediator")? {
             None => None,
@@ -103,7 +103,7 @@ pub(super) fn volumes(top: &Spec, array_names: &NameList, replications: &[Replic
     for v in top.tables("volume", "volumes (LUNs, VMFS datastores or vVols)")? {
         let name = unique_name(&v, "volume", &volume_names)?;
         let names = v.strings("arrays", "the array holding it, or two arrays for an active-active replicated volume")?;
-        let idx: Vec<usize> = names.iter().map(|n| resolve(&v, "arrays", n, "array", &array_names)).collect::<SpecResult<_>>()?;
+        let idx: Vec<usize> = names.iter().map(|n| resolve(&v, "arrays", n, "array", array_names)).collect::<SpecResult<_>>()?;
         let vvol = v.choice("type", &["vmfs", "vvol"], Some("vmfs"), "vmfs: its own device; vvol: reached through the array's protocol endpoint")? == "vvol";
         v.opt_string("container", "vVol storage container (vVols of every container share the node's PE)")?;
         if vvol && idx.len() != 1 {

@@ -109,9 +109,9 @@ pub(super) fn paths(top: &Spec, host_names: &NameList, arrays: &Arrays, seed: u6
     let mut ports_taken: std::collections::HashMap<(usize, usize, u32), u32> = Default::default();
     for p in top.tables("path", "host-to-array paths; `count` makes several alike")? {
         let host_name = p.string("host", None, "host name")?;
-        let host = resolve(&p, "host", &host_name, "host", &host_names)?;
+        let host = resolve(&p, "host", &host_name, "host", host_names)?;
         let array_name = p.string("array", None, "array name")?;
-        let array = resolve(&p, "array", &array_name, "array", &array_names)?;
+        let array = resolve(&p, "array", &array_name, "array", array_names)?;
         let prefix = p.opt_string("name", "path name (with count > 1: a prefix, numbered from 0); default <host>-<array>")?;
         let prefix = prefix.unwrap_or_else(|| format!("{host_name}-{array_name}"));
         let count = p.int("count", Some(1), 1, 1024, "number of identical paths")?;

@@ -33,9 +33,9 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
     for v in top.tables("vm", "virtual machines")? {
         let name = unique_name(&v, "vm", &vm_names)?;
         let host_name = v.string("host", None, "host it runs on")?;
-        let host = resolve(&v, "host", &host_name, "host", &host_names)?;
+        let host = resolve(&v, "host", &host_name, "host", host_names)?;
         let volume_name = v.string("volume", None, "volume its virtual disk lives on")?;
-        let volume = resolve(&v, "volume", &volume_name, "volume", &volume_names)?;
+        let volume = resolve(&v, "volume", &volume_name, "volume", volume_names)?;
         let ad = v.table("adapter", "virtual SCSI adapter")?;
         let kinds: Vec<&'static str> = VIRTUAL_ADAPTERS.iter().map(|a| a.kind).collect();
         let kind = ad.choice("kind", &kinds, Some("pvscsi"), "pvscsi, lsilogic or ideal")?;
@@ -62,7 +62,7 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
             None => {
                 let psp_spec = host_psp_specs[host].kind_table("psp", "path selection policy")?;
                 let mut psp = build_kind(&psp_spec, PSPS, Some("fixed"))?;
-                let paths = device_paths(host, &volume_arrays[volume], &link_ends, &links, &preferred, &host_names[host]);
+                let paths = device_paths(host, &volume_arrays[volume], link_ends, links, preferred, &host_names[host]);
                 let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
                 psp.attach(&names).map_err(|m| SpecError::new(psp_spec.location(), m))?;
                 let discipline = build_kind(&host_sched_specs[host], SCHEDULERS, Some("esxi"))?;
