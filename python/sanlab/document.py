@@ -8,10 +8,10 @@ field names and types:
 - `VmReport`, `HostReport`, `PathReport`, `DeviceReport`, `VolumeReport`, `ArrayReport`,
   `CoreReport`, `JobReport`, `DirectionReport`, `PspEventReport`, `FaultReport` and the rest of
   `RunReport`'s parts: crates/sanlab-model/src/report.rs;
-- `InjectorReport`, `InjectorPoint`: crates/sanlab-scenario/src/injector.rs;
+- `InjectorReport`, `InjectorPoint`: crates/sanlab-scenario/src/pilots/injector.rs;
 - `LatencyMs`, `LatencyNs`, `Conservation`, `TimeSeries` (serialised in long format):
-  crates/sanlab-metrics/src/lib.rs; `RateReport`: the model's engine/rates.rs;
-- `FioFindings` and its parts, `FioPlace`: the fio workload's steering and face;
+  crates/sanlab-metrics/src/lib.rs; `RateReport`: crates/sanlab-model/src/report.rs;
+- `FioFindings` and its parts, `FioPlace`: crates/sanlab-workload/src/findings.rs and plan.rs;
   `DiskGroupStats`: the disk-group array.
 
 A key is `NotRequired` when the engine leaves it out (serde's `skip_serializing_if`) or when
