@@ -1,0 +1,314 @@
+"""A scenario from what a host's esxcli listings say (`host.Listings`): its adapters, devices,
+paths with their ALUA states, each device's path selection policy, the arrays behind the targets,
+and a workload per device. Every value taken from a listing carries a TOML comment naming the file
+and line it came from; every value the listings cannot give carries one saying it is sanlab's
+default.
+
+What sanlab models per host but ESXi sets per device (the path selection policy, the LUN queue
+depth, DSNRO) is taken from the devices when they agree; when they differ, the most common value is
+used and every device that differs is named in a note (`Imported.notes`) and a comment.
+
+Arrays are inferred from the targets: one array per target node (the WWNN of an FC target, the
+iSCSI target name), and within it one controller per target port group the paths report (TPG id
+order). That is our rule: a listing names ports, not arrays, and arrays differ in how they number
+their nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
+
+# The workload each device gets when no capture says what it carries: light enough to leave the
+# queues empty, so the paths and policies can be seen at once.
+DEFAULT_WORKLOAD = "--name=probe --rw=randread --bs=4k --iodepth=1"
+# A flash array's read service time when nothing measured says otherwise (sanlab's flash default).
+DEFAULT_READ_LATENCY = "150us"
+
+# Group State of `esxcli storage nmp path list` -> sanlab's ALUA state names.
+GROUP_STATES = {"active": "AO", "active unoptimized": "ANO", "standby": "standby", "unavailable": "unavailable"}
+# Path Selection Policy -> sanlab's kind, for the policies a host's NMP ships with.
+PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
+
+
+class HostImportError(ValueError):
+    """A host the listings cannot make a scenario of; the message says which file and what."""
+
+
+@dataclass
+class Imported:
+    """The scenario's text and what the user should know about it."""
+
+    toml: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Path:
+    """One ESXi path (adapter, target, LUN): a device's way over one link."""
+
+    name: str
+    device: str
+    link: str
+    alua: str | None
+    dead: bool
+    source: Source
+
+
+@dataclass(frozen=True)
+class _Link:
+    """A sanlab `[[path]]`: an adapter to a target port (`vmhbaA:Cc:Tt`), which carries every
+    device of its array; ESXi lists it once per LUN (`vmhbaA:Cc:Tt:Ll`)."""
+
+    name: str
+    adapter: str
+    array: str
+    controller: int | None
+    alua: str | None
+    dead: bool
+    source: Source
+
+
+def _config(text: str) -> dict[str, str]:
+    """`{policy=rr,iops=1000,bytes=10485760,useANO=0;lastPathIndex=0: ...}` -> its key=value pairs
+    (the first braces' content, split at `,` and `;`)."""
+    inner = text.strip()
+    if inner.startswith("{"):
+        inner = inner[1 : inner.find("}") if "}" in inner else len(inner)]
+    pairs: dict[str, str] = {}
+    for part in re.split(r"[,;]", inner):
+        key, sep, value = part.partition("=")
+        if sep:
+            pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _psp_table(device: NmpDevice) -> tuple[str, str]:
+    """sanlab's psp table for a device's policy, and the comment that says where it came from."""
+    kind = PSPS.get(device.psp)
+    if kind is None:
+        known = ", ".join(PSPS)
+        raise HostImportError(f"{device.source}: device {device.name}: path selection policy `{device.psp}` is not one sanlab models for ESXi's NMP (known: {known})")
+    config = _config(device.psp_config)
+    if kind == "rr" and config.get("policy") == "latency":
+        return '{ kind = "rr_latency" }', f"{device.psp} {device.psp_config}"
+    if kind == "rr":
+        keys = [f"iops = {int(config['iops'])}"] if "iops" in config else []
+        if config.get("policy") == "bytes":
+            keys = ['type = "bytes"', f"bytes = {int(config['bytes'])}"]
+        if config.get("useANO") == "1":
+            keys.append("use_ano = true")
+        return "{ " + ", ".join(['kind = "rr"', *keys]) + " }", f"{device.psp} {device.psp_config}"
+    return f'{{ kind = "{kind}" }}', f"{device.psp} {device.psp_config}"
+
+
+def _target_node(target: str) -> str:
+    """The node a target port belongs to: the WWNN of `fc.<wwnn>:<wwpn>`, else the name itself
+    (an iSCSI target name, a SAS address)."""
+    if target.startswith("fc.") and ":" in target:
+        return target[3:].split(":", 1)[0]
+    return target
+
+
+def _adapter(runtime_name: str) -> str:
+    return runtime_name.split(":", 1)[0]
+
+
+def _link_name(runtime_name: str) -> str:
+    """`vmhba2:C0:T1:L7` -> `vmhba2:C0:T1`: the adapter and target port, whatever the LUN."""
+    parts = runtime_name.split(":")
+    return ":".join(parts[:-1]) if len(parts) == 4 and parts[3].startswith("L") else runtime_name
+
+
+def _paths(listings: Listings) -> list[_Path]:
+    """Every ESXi path of the listings, with the link it runs over."""
+    nmp: dict[str, NmpPath] = {p.runtime_name: p for p in listings.nmp_paths}
+    core: dict[str, CorePath] = {p.runtime_name: p for p in listings.core_paths}
+    names = list(dict.fromkeys([*core, *nmp]))
+    if not names:
+        raise HostImportError("no paths: give `esxcli storage nmp path list` or `esxcli storage core path list` among the listings")
+    out = []
+    for n in names:
+        np_, cp = nmp.get(n), core.get(n)
+        group = np_.group_state if np_ else None
+        source = np_.source if np_ else cp.source  # type: ignore[union-attr]
+        alua = GROUP_STATES.get(group) if group else None
+        if group and group != "dead" and alua is None:
+            raise HostImportError(f"{source}: path {n}: group state `{group}` is not one ESXi prints (expected one of {', '.join([*GROUP_STATES, 'dead'])})")
+        dead = group == "dead" or (cp is not None and cp.state == "dead")
+        out.append(_Path(n, np_.device if np_ else cp.device, _link_name(n), alua, dead, source))  # type: ignore[union-attr]
+    return out
+
+
+def _links(listings: Listings, paths: Sequence[_Path], notes: list[str]) -> list[_Link]:
+    """The links the paths run over, each on the array of its target node (the WWNN of an FC
+    target, else the target's name) and the controller of its target port group."""
+    nmp = {p.runtime_name: p for p in listings.nmp_paths}
+    core = {p.runtime_name: p for p in listings.core_paths}
+    by_link: dict[str, list[_Path]] = {}
+    for p in paths:
+        by_link.setdefault(p.link, []).append(p)
+    nodes = {link: next((_target_node(core[p.name].target) for p in ps if p.name in core), "array") for link, ps in by_link.items()}
+    arrays = {node: f"array{k + 1}" for k, node in enumerate(dict.fromkeys(nodes.values()))}
+    tpg_of = {link: next((nmp[p.name].tpg_id for p in ps if p.name in nmp and nmp[p.name].tpg_id is not None), None) for link, ps in by_link.items()}
+    tpgs: dict[str, list[int]] = {}
+    for link, tpg in tpg_of.items():
+        if tpg is not None:
+            tpgs.setdefault(nodes[link], []).append(tpg)
+    out = []
+    for link, ps in by_link.items():
+        states = Counter(p.alua for p in ps if p.alua is not None)
+        alua = states.most_common(1)[0][0] if states else None
+        if len(states) > 1:
+            notes.append(f"link {link}: its devices report {dict(states)}; sanlab gives a link one ALUA state: used {alua}")
+        tpg = tpg_of[link]
+        controller = sorted(set(tpgs[nodes[link]])).index(tpg) if tpg is not None else None
+        adapter = core[ps[0].name].adapter if ps[0].name in core else _adapter(ps[0].name)
+        dead = [p.name for p in ps if p.dead]
+        if dead and len(dead) < len(ps):
+            notes.append(f"link {link}: dead for {', '.join(dead)} only; sanlab's link carries every device of its array: left up")
+        out.append(_Link(link, adapter, arrays[nodes[link]], controller, alua, all(p.dead for p in ps), ps[0].source))
+    return out
+
+
+def _agreed(values: Iterable[tuple[str, int | None, Source]], what: str, notes: list[str]) -> tuple[int | None, str]:
+    """The value the devices agree on (or the most common), and the comment saying so."""
+    seen = [(d, v, s) for d, v, s in values if v is not None]
+    if not seen:
+        return None, ""
+    counts = Counter(v for _, v, _ in seen)
+    value, _ = counts.most_common(1)[0]
+    first = next(s for _, v, s in seen if v == value)
+    others = [f"{d} ({v}, {s})" for d, v, s in seen if v != value]
+    if others:
+        notes.append(f"{what}: sanlab sets it per host; used {value} ({counts[value]} of {len(seen)} devices), not: {', '.join(others)}")
+    return value, f"{what}, {first}" + (f"; {len(others)} devices differ" if others else "")
+
+
+def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WORKLOAD, duration: str = "60s") -> Imported:
+    """The scenario the listings describe; `workload` is the fio command line each device runs."""
+    notes: list[str] = []
+    paths = _paths(listings)
+    links = _links(listings, paths, notes)
+    nmp_devices = {d.name: d for d in listings.nmp_devices}
+    core_devices: dict[str, CoreDevice] = {d.name: d for d in listings.core_devices}
+    devices = list(dict.fromkeys(p.device for p in paths))
+    unknown = [d for d in [*nmp_devices, *core_devices] if d not in devices]
+    if unknown:
+        notes.append(f"devices without a path in the path listings, left out: {', '.join(unknown)}")
+    lines = [
+        "# Imported from a host's esxcli storage listings by `sanlab import esxi`. Comments name the",
+        "# listing and line each value came from, or say that a value is sanlab's default.",
+        "schema_version = 1",
+        f"name = {_toml_string(host + '_imported')}",
+        "",
+        "[run]",
+        f'duration = "{duration}"',
+        "",
+    ]
+    arrays = list(dict.fromkeys(link.array for link in links))
+    for a in arrays:
+        controllers = max([link.controller for link in links if link.array == a and link.controller is not None], default=1) + 1
+        lines += [
+            "[[array]]",
+            f'name = "{a}"',
+            f"controllers = {max(controllers, 1)}  # one per target port group its paths report",
+            f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: the listings do not say how fast the array is',
+            "",
+        ]
+    array_of = {link.name: link.array for link in links}
+    lines += _volumes(devices, [(p.device, array_of[p.link]) for p in paths], notes)
+    lines += _host(host, devices, paths, nmp_devices, core_devices, notes)
+    lines += _path_tables(host, links)
+    lines += _vms(host, devices, workload)
+    for link in links:
+        if link.dead:
+            lines += ["[[event]]", 'kind = "path_down"', f"path = {_toml_string(link.name)}", 'at = "0s"', f"# dead when listed ({link.source})", ""]
+    return Imported("\n".join(lines).rstrip() + "\n", notes)
+
+
+def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], notes: list[str]) -> list[str]:
+    lines: list[str] = []
+    pairs: list[tuple[str, str]] = []
+    for d in devices:
+        on = list(dict.fromkeys(a for dev, a in device_arrays if dev == d))
+        if len(on) > 2:
+            raise HostImportError(f"device {d}: its paths reach {len(on)} target nodes ({', '.join(on)}); sanlab models a volume on one array or a replicated pair")
+        if len(on) == 2 and tuple(on) not in pairs:
+            pairs.append((on[0], on[1]))
+        lines += ["[[volume]]", f"name = {_toml_string(d)}", f"arrays = [{', '.join(_toml_string(a) for a in on)}]", ""]
+    for a, b in pairs:
+        notes.append(f"arrays {a} and {b} serve the same devices: modelled as an active-active pair with sanlab's default replication link")
+        lines += ["[[replication]]  # the same devices behind both: an active-active pair (link: sanlab's default)", f'arrays = ["{a}", "{b}"]', ""]
+    return lines
+
+
+def _host(host: str, devices: Sequence[str], paths: Sequence[_Path], nmp: dict[str, NmpDevice], core: dict[str, CoreDevice], notes: list[str]) -> list[str]:
+    present = [core[d] for d in devices if d in core]
+    depth, depth_note = _agreed(((d.name, d.max_queue_depth, d.source) for d in present), "Device Max Queue Depth", notes)
+    dsnro, dsnro_note = _agreed(((d.name, d.dsnro, d.source) for d in present), "No of outstanding IOs with competing worlds (DSNRO)", notes)
+    sample, _ = _agreed(((d.name, d.queue_full_sample_size, d.source) for d in present), "Queue Full Sample Size", notes)
+    threshold, _ = _agreed(((d.name, d.queue_full_threshold, d.source) for d in present), "Queue Full Threshold", notes)
+    adapter = ["kind = \"fc\""]
+    if depth is not None:
+        adapter.append(f"lun_queue_depth = {depth}")
+    if sample:
+        adapter.append(f"qfull_sample_size = {sample}")
+        if threshold:
+            adapter.append(f"qfull_threshold = {threshold}")
+    lines = ["[[host]]", f"name = {_toml_string(host)}", f"adapter = {{ {', '.join(adapter)} }}" + (f"  # {depth_note}" if depth_note else "  # sanlab's FC defaults: no device listing")]
+    if dsnro is not None:
+        lines.append(f'scheduler = {{ kind = "esxi", dsnro = {dsnro} }}  # {dsnro_note}')
+    listed = [nmp[d] for d in devices if d in nmp]
+    preferred = [f"{d.name} {_config(d.psp_config)['preferred']}" for d in listed if d.psp == "VMW_PSP_FIXED" and "preferred" in _config(d.psp_config)]
+    if preferred:
+        notes.append("FIXED's preferred path is set per device in ESXi and per host in sanlab: left to sanlab's choice (the first active path); listed: " + ", ".join(preferred))
+    if listed:
+        tables = Counter()
+        comment = {}
+        for d in listed:
+            table, why = _psp_table(d)
+            tables[table] += 1
+            comment.setdefault(table, f"{why}, {d.source}")
+        table, count = tables.most_common(1)[0]
+        if len(tables) > 1:
+            notes.append(f"path selection policy: sanlab sets it per host; used {table} ({count} of {len(listed)} devices); the others: " + "; ".join(t for t in tables if t != table))
+        lines.append(f"multipath = {{ psp = {table} }}  # {comment[table]}")
+    else:
+        lines.append("# multipath: no `esxcli storage nmp device list`: sanlab's default policy (fixed)")
+    return [*lines, ""]
+
+
+def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:
+    lines: list[str] = []
+    for p in links:
+        lines += ["[[path]]", f"name = {_toml_string(p.name)}", f"host = {_toml_string(host)}", f'array = "{p.array}"', f"adapter = {_toml_string(p.adapter)}"]
+        if p.controller is not None:
+            lines.append(f"controller = {p.controller + 1}  # target port group order on its array")
+        if p.alua is not None:
+            lines.append(f'alua = "{p.alua}"  # {p.source}')
+        lines.append("")
+    return lines
+
+
+def _vms(host: str, devices: Sequence[str], workload: str) -> list[str]:
+    lines: list[str] = []
+    for k, d in enumerate(devices):
+        lines += [
+            "[[vm]]",
+            f'name = "vm{k + 1}"  # the load on {d}',
+            f"host = {_toml_string(host)}",
+            f"volume = {_toml_string(d)}",
+            "[[vm.job]]",
+            f"cmdline = {_toml_string(workload)}",
+            "",
+        ]
+    return lines
