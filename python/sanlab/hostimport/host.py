@@ -54,6 +54,9 @@ class NmpDevice:
     psp_config: str
     working_paths: list[str]
     source: Source
+    # The PSP device config's `key=value` options: round robin's policy, iops, bytes, useANO;
+    # FIXED's preferred and current; MRU's "Current Path=" as current.
+    psp_options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
