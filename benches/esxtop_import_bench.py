@@ -7,7 +7,7 @@ reports that process's whole wall time (interpreter start to exit) and peak RSS
 (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`). Target (issue 24): under 60 s and under 500 MB
 on the 2-core machine.
 
-    .venv/bin/python benches/esxtop_import_bench.py [--size-mb 500] [--file /tmp/esxtop_500mb.csv] [--keep]
+    .venv/bin/python benches/esxtop_import_bench.py [--size-mb 500] [--vms 120] [--file /tmp/esxtop_500mb.csv] [--keep]
 
 The values cycle through 32 distinct rows (the parser's cost does not depend on the values);
 the read-back is checked against them: sample count, one device's Commands/sec at every row, and
@@ -53,10 +53,10 @@ DEVICES, PATHS_PER_DEVICE, VMS, VCPUS = 32, 4, 120, 2
 PROBE = ("Physical Disk SCSI Device", "naa.60000000000000000000000000000007", "Commands/sec")
 
 
-def columns() -> list[str]:
+def columns(vms: int = VMS) -> list[str]:
     out = [f"\\\\{HOST}\\Memory\\{c}" for c in ("Memory Overcommit (1 Minute Avg)", "Machine MBytes", "Free MBytes", "Kernel State")]
     out += [f"\\\\{HOST}\\Physical Cpu({i})\\% Processor Time" for i in range(64)]
-    for v in range(VMS):
+    for v in range(vms):
         gid = 100000 + v
         out += [f"\\\\{HOST}\\Group Cpu({gid}:vm-{v:03d})\\{c}" for c in GROUP_CPU]
         for cpu in range(VCPUS):
@@ -75,9 +75,9 @@ def columns() -> list[str]:
     return out
 
 
-def write_capture(path: Path, size_mb: int) -> tuple[int, int, dict[int, float]]:
+def write_capture(path: Path, size_mb: int, vms: int = VMS) -> tuple[int, int, dict[int, float]]:
     """Writes the capture; returns (columns, rows, the probe column's value per cycle row)."""
-    names = columns()
+    names = columns(vms)
     probe = names.index(f"\\\\{HOST}\\{PROBE[0]}({PROBE[1]})\\{PROBE[2]}")
     rng = random.Random(24)
     bodies, probe_values = [], {}
@@ -116,11 +116,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=int, default=500)
     ap.add_argument("--file", type=Path, default=Path("/tmp/esxtop_bench_capture.csv"))
+    ap.add_argument("--vms", type=int, default=VMS, help="VMs in the header (fewer: fewer columns, more rows)")
     ap.add_argument("--keep", action="store_true", help="keep the capture file afterwards")
     args = ap.parse_args()
 
     t = time.perf_counter()
-    ncols, rows, probe_values = write_capture(args.file, args.size_mb)
+    ncols, rows, probe_values = write_capture(args.file, args.size_mb, args.vms)
     size = args.file.stat().st_size
     print(f"wrote {args.file}: {size / 2**20:.0f} MiB, {ncols} columns, {rows} rows in {time.perf_counter() - t:.1f} s")
 
