@@ -231,6 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="only an extension point (psp), a kind (rr), or the kinds whose name holds this text (latency)",
     )
     kinds.set_defaults(handler=_cmd_kinds)
+
+    from sanlab.calibrate import add_parser as add_calibrate
+
+    add_calibrate(commands, _seed, _positive)
+    commands.choices["calibrate"].set_defaults(handler=_cmd_calibrate)
     return parser
 
 
@@ -426,6 +431,16 @@ def _sweep_outcome(result: SweepResult, quiet: bool) -> int:
         _error(f"every run failed: {messages[0]}" if len(messages) == 1 else "every run failed")
         return 2
     return 1
+
+
+def _cmd_calibrate(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    from sanlab.calibrate import CalibrationError, command
+
+    try:
+        return command(args, _console(), argv)
+    except CalibrationError as exc:
+        _error(str(exc))
+        return 2
 
 
 def _estimate_text(value: float | None, text: str) -> str:

@@ -1,0 +1,236 @@
+"""`sanlab calibrate`: a synthetic case whose true values are known is recovered, the fit is
+deterministic for a seed, Ctrl-C keeps the best so far, and every class of bad input gets one
+message naming the file, row and column."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import sanlab
+from sanlab import cli
+from sanlab.calibrate import Calibration, calibrate, local_mapper
+from sanlab.calibration.inputs import CalibrationError, parse_free, read_points
+
+pytestmark = pytest.mark.e2e
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "calibrate"
+FLASH4 = DATA / "flash4.toml"
+"""Four flash servers with exponential service; iodepth sets the load."""
+LATENCY = "array[0].media.read_latency"
+DEPTH = "vm[0].job[0].iodepth"
+TRUE_US = 180.0
+DEPTHS = (1, 2, 4, 16)
+
+
+def _simulate(path: Path, sets: dict[str, object], depths: tuple[int, ...] = DEPTHS, seed: int = 11) -> None:
+    """Writes points.csv from runs at known values: the `measured` figures of the synthetic case."""
+    lines = [f"{DEPTH},iops,lat_ms"]
+    for depth in depths:
+        vm = sanlab.run(FLASH4, set={**sets, DEPTH: depth}, seed=seed).vms.iloc[0]
+        lines.append(f"{depth},{float(vm.iops)!r},{float(vm.lat_ms_mean)!r}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def points(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("calibrate") / "points.csv"
+    _simulate(path, {LATENCY: f"{TRUE_US:g}us"})
+    return path
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """One Dask cluster for this module's calibrations."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+def _fitted_us(path: Path) -> float:
+    value = tomllib.loads(path.read_text(encoding="utf-8"))["array"][0]["media"]["read_latency"]
+    return float(value.removesuffix("us"))
+
+
+def test_synthetic_service_time_is_recovered_and_the_fit_is_deterministic(
+    cli: Callable[..., object], points: Path, scheduler: str, tmp_path: Path
+) -> None:
+    args = ["calibrate", str(FLASH4), "--measured", str(points), "--free", f"{LATENCY}=50us..500us",
+            "--generations", "6", "--popsize", "8", "--scheduler", scheduler]  # fmt: skip
+    first, second = tmp_path / "first.toml", tmp_path / "second.toml"
+    done = cli(*args, "-o", str(first))
+    assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
+    fitted = _fitted_us(first)
+    assert fitted == pytest.approx(TRUE_US, rel=0.03), fitted
+    out = done.stdout  # type: ignore[attr-defined]
+    assert "measured and fitted" in out and "fitted values" in out and f"calibrated scenario: {first}" in out
+    lines = done.stderr.splitlines()  # type: ignore[attr-defined]
+    assert len(lines) == 7 and all(re.match(r"\[generation \d/6\] 8 candidates × 4 points: best objective", line) for line in lines)
+
+    text = first.read_text(encoding="utf-8")
+    assert re.search(r'^base = ".*flash4\.toml"$', text, re.M)
+    assert re.search(r'^read_latency = "[\d.]+us"  # fitted on points\.csv lines 2-5 \(4 points\): rms error', text, re.M)
+    # The calibrated file runs, and gives what the fit printed for a point.
+    vm = sanlab.run(first, set={DEPTH: 16}).vms.iloc[0]
+    assert vm.iops == pytest.approx(float(points.read_text().splitlines()[-1].split(",")[1]), rel=0.03)
+
+    again = cli(*args, "-o", str(second))
+    assert again.returncode == 0, again.stderr  # type: ignore[attr-defined]
+    assert _fitted_us(second) == fitted
+    assert text.split("base =")[1] == second.read_text(encoding="utf-8").split("base =")[1]
+
+
+def test_two_values_one_an_integer_are_recovered_from_the_python_api(tmp_path: Path) -> None:
+    points = tmp_path / "points.csv"
+    _simulate(points, {LATENCY: "150us", "array[0].media.servers": 6}, depths=(1, 4, 8, 16, 32))
+    calibration = Calibration(
+        scenario=str(FLASH4),
+        free=(parse_free(f"{LATENCY}=50us..400us"), parse_free("array[0].media.servers=1..16:int")),
+        points=tuple(read_points(points)),
+        seed=11,
+        generations=8,
+        popsize=6,
+    )
+    fit = calibrate(calibration, local_mapper)
+    latency, servers = fit.values
+    assert servers == 6
+    assert latency == pytest.approx(150, rel=0.03)
+    assert fit.rms < 0.03
+    assert not fit.interrupted and all(low is not None and high is not None for low, high in fit.sensitivity)
+    # Deterministic: the same calibration gives the same values, whichever mapper runs it.
+    assert calibrate(calibration, local_mapper).values == fit.values
+
+
+def test_ctrl_c_keeps_the_best_candidate_so_far(points: Path) -> None:
+    """KeyboardInterrupt during the third batch: the fit is the best of the first two, marked
+    interrupted, without sensitivities (no wall clock involved)."""
+    calibration = Calibration(
+        str(FLASH4), (parse_free(f"{LATENCY}=50us..500us"),), tuple(read_points(points)), seed=11, generations=5, popsize=6
+    )
+    seen: list[tuple[float, float]] = []
+    batches = 0
+
+    def mapper(tasks: list[sanlab.sweep.RunTask]) -> list[sanlab.sweep.RunOutcome]:
+        nonlocal batches
+        batches += 1
+        if batches == 3:
+            raise KeyboardInterrupt
+        return local_mapper(tasks)
+
+    def on_batch(best: object, candidates: int) -> None:
+        seen.append((best.values[0], best.objective))  # type: ignore[attr-defined]
+
+    fit = calibrate(calibration, mapper, on_batch)
+    assert fit.interrupted and fit.batches == 2 and fit.evaluations == 12
+    assert (fit.values[0], fit.objective) == seen[-1]
+    assert fit.objective == min(objective for _, objective in seen)
+    assert fit.sensitivity == [(None, None)]
+
+
+def test_ctrl_c_writes_the_best_so_far_and_exits_130(
+    points: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sanlab.calibrate as module
+    import sanlab.sweep as sweep
+
+    calls = 0
+
+    def interrupting(client: object) -> Callable[[list[sweep.RunTask]], list[sweep.RunOutcome]]:
+        def mapper(tasks: list[sweep.RunTask]) -> list[sweep.RunOutcome]:
+            nonlocal calls
+            calls += 1
+            if calls == 2:
+                raise KeyboardInterrupt
+            return local_mapper(tasks)
+
+        return mapper
+
+    monkeypatch.setattr(module, "dask_mapper", interrupting)
+    monkeypatch.setattr(sweep, "_client", lambda scheduler, workers: None)
+    monkeypatch.setattr(sweep, "_close", lambda client: None)
+    out = tmp_path / "calibrated.toml"
+    code = cli.main(["calibrate", str(FLASH4), "--measured", str(points), "--free", f"{LATENCY}=50us..500us", "--quiet", "-o", str(out)])
+    assert code == 130
+    captured = capsys.readouterr()
+    assert "error: interrupted after 10 candidates: wrote the best so far to" in captured.err
+    assert "INTERRUPTED" in out.read_text(encoding="utf-8")
+    sanlab.validate(out, cost=False)
+
+
+BAD_FREE = [
+    (f"{LATENCY}=fast..slow", "`fast` is not a number; a free parameter takes numeric bounds"),
+    (f"{LATENCY}=500us..50us", f"the bounds are reversed or equal (LO must be below HI); did you mean {LATENCY}=50us..500us?"),
+    (f"{LATENCY}=50us..500us:integer", "unknown flag `:integer`; expected :int or :log; did you mean `:int`?"),
+    ("array[0].media.read_latncy=50us..500us", "array[0].media.read_latncy: unknown key `read_latncy`"),
+    (f"{LATENCY}=50..500", "expected a duration as a string"),
+    (f"{LATENCY}=50us", "expected bounds LO..HI after `=`"),
+]
+
+
+@pytest.mark.parametrize(("free", "message"), BAD_FREE)
+def test_a_bad_free_parameter_gets_one_message(
+    free: str, message: str, points: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["calibrate", str(FLASH4), "--measured", str(points), "--free", free, "-o", str(tmp_path / "x.toml")])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: --free {free!r}: ") and message in err[0], err[0]
+    assert not (tmp_path / "x.toml").exists()
+
+
+BAD_POINTS = [
+    ("vm[0].job[0].iodpth,iops\n4,1000\n", "points.csv line 2, column `vm[0].job[0].iodpth`: ", "did you mean `iodepth`?"),
+    (f"{DEPTH},iops,lat_ms\n4,1000,0.2\n8,,\n", "points.csv line 3: no measured figure", "delete the row"),
+    (f"{DEPTH},iops\n4,fast\n", "points.csv line 2, column `iops`: `fast` is not a measured figure", ""),
+    (f"{DEPTH},iops\n4,-3\n", "points.csv line 2, column `iops`: `-3` is not a measured figure", ""),
+    (f"{DEPTH},IOPS\n4,1000\n", "points.csv: column `IOPS` is neither a figure", "did you mean `iops`?"),
+    (f"{DEPTH},vm:vn:iops\n4,1000\n", "points.csv line 2, column `vm:vn:iops`: no VM named `vn`", "did you mean `vm:vm:iops`?"),
+    (f"{DEPTH},vm:vm:latency\n4,1000\n", "points.csv: column `vm:vm:latency`", "did you mean `vm:vm:lat_ms`?"),
+    (f"{DEPTH},iops,weight\n4,1000,heavy\n", "points.csv line 2, column `weight`: `heavy` is not a weight", ""),
+    (f"{DEPTH},iops\n4,1000,7\n", "points.csv line 2: 3 cells for the header's 2 columns", ""),
+    (f"{DEPTH},weight\n4,1\n", "points.csv: no figure column", ""),
+    (f"{DEPTH}=4,iops\n4,1000\n", "points.csv: column `vm[0].job[0].iodepth=4` holds `=`", "the values go in the rows"),
+    (f"{LATENCY},iops\n100us,1000\n", f"points.csv line 2, column `{LATENCY}`: the column sets a free parameter", ""),
+]
+
+
+@pytest.mark.parametrize(("text", "message", "hint"), BAD_POINTS)
+def test_bad_measured_points_get_one_message_with_file_row_and_column(
+    text: str, message: str, hint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    points = tmp_path / "points.csv"
+    points.write_text(text, encoding="utf-8")
+    code = cli.main(["calibrate", str(FLASH4), "--measured", str(points), "--free", f"{LATENCY}=50us..500us", "-o", str(tmp_path / "x.toml")])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: {message}") and hint in err[0], err[0]
+
+
+def test_parquet_points_are_read_and_their_rows_named(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "points.parquet"
+    pq.write_table(pa.table({DEPTH: [4, 16], "iops": [21000.0, None], "lat_ms": [0.2, 0.7], "label": ["a", None]}), path)
+    first, second = read_points(path)
+    assert first.sets == (f"{DEPTH}=4",) and first.figures == (("iops", 21000.0), ("lat_ms", 0.2)) and first.name == "a"
+    assert second.where == "points.parquet row 2" and second.figures == (("lat_ms", 0.7),)
+    pq.write_table(pa.table({DEPTH: [4], "iops": [None]}), path)
+    with pytest.raises(CalibrationError, match=r"^points\.parquet row 1: no measured figure"):
+        read_points(path)
+
+
+def test_a_scenario_with_several_variants_needs_one_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    points = tmp_path / "points.csv"
+    points.write_text("vm[0].job[0].rate_iops,lat_ms\n2000,0.125\n", encoding="utf-8")
+    mm1 = Path(__file__).resolve().parents[2] / "scenarios" / "validation" / "mm1.toml"
+    code = cli.main(["calibrate", str(mm1), "--measured", str(points), "--free", f"{LATENCY}=50us..200us", "-o", str(tmp_path / "x.toml")])
+    err = capsys.readouterr().err
+    assert code == 2 and "2 variants (md1, mm1); choose the one to fit with --variant" in err
