@@ -74,12 +74,32 @@ def test_listed_values_land_where_sanlab_models_them_with_their_sources(tmp_path
     assert by_path["vmhba1:C0:T1:naa.1"]["ios"] == 0, "round robin without useANO leaves the unoptimized path idle"
 
 
-def test_per_device_settings_that_differ_are_noted_not_dropped() -> None:
-    imported = build(_listings(second_psp=("VMW_PSP_FIXED", "{preferred=vmhba1:C0:T0:L2;current=vmhba1:C0:T0:L2}"), second_dsnro=64))
-    assert len(imported.notes) == 3, imported.notes
-    assert "naa.2 (64, listing.txt:20)" in imported.notes[0]
-    assert "preferred path is set per device in ESXi" in imported.notes[1] and "naa.2 vmhba1:C0:T0:L2" in imported.notes[1]
-    assert 'used { kind = "rr", iops = 1 } (1 of 2 devices); the others: { kind = "fixed" }' in imported.notes[2]
+def test_a_device_policy_of_its_own_is_its_volumes_and_per_host_settings_that_differ_are_noted(tmp_path: Path) -> None:
+    # Both links optimized for both devices; FIXED on the second, preferring its second path.
+    p1, c1 = _two_paths("naa.1", 1, ("active", "active"))
+    p2, c2 = _two_paths("naa.2", 2, ("active", "active"))
+    fixed = "{preferred=vmhba1:C0:T1:L2;current=vmhba1:C0:T1:L2}"
+    listings = Listings(
+        core_devices=[_device("naa.1", 1), _device("naa.2", 20, dsnro=64)],
+        nmp_devices=[_nmp("naa.1", "VMW_PSP_RR", RR, 40), _nmp("naa.2", "VMW_PSP_FIXED", fixed, 60)],
+        nmp_paths=p1 + p2,
+        core_paths=c1 + c2,
+    )
+    imported = build(listings)
+    doc = tomllib.loads(imported.toml)
+    assert doc["host"][0]["multipath"]["psp"] == {"kind": "rr", "iops": 1}
+    # ESXi's vmhba1:C0:T1:L2 is sanlab's path vmhba1:C0:T1:naa.2 (the link carries both devices).
+    assert doc["volume"][1]["psp"] == {"kind": "fixed", "preferred": "vmhba1:C0:T1:naa.2"}
+    assert "psp" not in doc["volume"][0]
+    assert imported.notes == ["No of outstanding IOs with competing worlds (DSNRO): sanlab sets it per host; used 32 (1 of 2 devices), not: naa.2 (64, listing.txt:20)"]
+    by_path = {p["name"]: p["ios"] for p in _run(tmp_path, imported.toml)["paths"]}
+    assert by_path["vmhba1:C0:T1:naa.2"] > 0 and by_path["vmhba1:C0:T0:naa.2"] == 0, "FIXED keeps to its preferred path"
+    assert by_path["vmhba1:C0:T0:naa.1"] > 0 and by_path["vmhba1:C0:T1:naa.1"] > 0, "round robin uses both"
+
+
+def test_a_link_whose_devices_disagree_on_its_alua_state_gets_the_most_common_with_a_note() -> None:
+    imported = build(_listings(second_states=("active", "active")))
+    assert imported.notes == ["link vmhba1:C0:T1: its devices report {'ANO': 1, 'AO': 1}; sanlab gives a link one ALUA state: used ANO"]
 
 
 def test_a_link_dead_for_every_device_is_down_from_the_start(tmp_path: Path) -> None:

@@ -4,9 +4,11 @@ and a workload per device. Every value taken from a listing carries a TOML comme
 and line it came from; every value the listings cannot give carries one saying it is sanlab's
 default.
 
-What sanlab models per host but ESXi sets per device (the path selection policy, the LUN queue
-depth, DSNRO) is taken from the devices when they agree; when they differ, the most common value is
-used and every device that differs is named in a note (`Imported.notes`) and a comment.
+A device's path selection policy is its volume's `psp` where it differs from the host's (the
+devices' most common one). What sanlab models per host but ESXi sets per device (the LUN queue
+depth, DSNRO, the QUEUE FULL settings) is taken from the devices when they agree; when they differ,
+the most common value is used and every device that differs is named in a note
+(`Imported.notes`) and a comment.
 
 Arrays are inferred from the targets: one array per target node (the WWNN of an FC target, the
 iSCSI target name), and within it one controller per target port group the paths report (TPG id
@@ -91,8 +93,9 @@ def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _psp_table(device: NmpDevice) -> tuple[str, str]:
-    """sanlab's psp table for a device's policy, and the comment that says where it came from."""
+def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
+    """sanlab's psp table for a device's policy, and the comment that says where it came from.
+    `path_name`: ESXi runtime name -> the name sanlab gives that device's path."""
     kind = PSPS.get(device.psp)
     if kind is None:
         known = ", ".join(PSPS)
@@ -107,6 +110,8 @@ def _psp_table(device: NmpDevice) -> tuple[str, str]:
         if config.get("useANO") == "1":
             keys.append("use_ano = true")
         return "{ " + ", ".join(['kind = "rr"', *keys]) + " }", f"{device.psp} {device.psp_config}"
+    if kind == "fixed" and config.get("preferred") in path_name:
+        return f'{{ kind = "fixed", preferred = {_toml_string(path_name[config["preferred"]])} }}', f"{device.psp} {device.psp_config}"
     return f'{{ kind = "{kind}" }}', f"{device.psp} {device.psp_config}"
 
 
@@ -225,8 +230,11 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
             "",
         ]
     array_of = {link.name: link.array for link in links}
-    lines += _volumes(devices, [(p.device, array_of[p.link]) for p in paths], notes)
-    lines += _host(host, devices, paths, nmp_devices, core_devices, notes)
+    device_arrays = [(p.device, array_of[p.link]) for p in paths]
+    path_name = _sanlab_path_names(paths, array_of)
+    policy, own = _policies(devices, nmp_devices, path_name)
+    lines += _volumes(devices, device_arrays, own, notes)
+    lines += _host(host, devices, policy, nmp_devices, core_devices, notes)
     lines += _path_tables(host, links)
     lines += _vms(host, devices, workload)
     for link in links:
@@ -235,7 +243,14 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     return Imported("\n".join(lines).rstrip() + "\n", notes)
 
 
-def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], notes: list[str]) -> list[str]:
+def _sanlab_path_names(paths: Sequence[_Path], array_of: dict[str, str]) -> dict[str, str]:
+    """ESXi runtime name -> the name sanlab gives that device's path: its link's, followed by
+    `:<device>` when the link carries several devices (every device on the link's array)."""
+    devices_on = Counter(array for _, array in {(p.device, array_of[p.link]) for p in paths})
+    return {p.name: p.link + (f":{p.device}" if devices_on[array_of[p.link]] > 1 else "") for p in paths}
+
+
+def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], own_psp: dict[str, tuple[str, str]], notes: list[str]) -> list[str]:
     lines: list[str] = []
     pairs: list[tuple[str, str]] = []
     for d in devices:
@@ -244,14 +259,17 @@ def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], n
             raise HostImportError(f"device {d}: its paths reach {len(on)} target nodes ({', '.join(on)}); sanlab models a volume on one array or a replicated pair")
         if len(on) == 2 and tuple(on) not in pairs:
             pairs.append((on[0], on[1]))
-        lines += ["[[volume]]", f"name = {_toml_string(d)}", f"arrays = [{', '.join(_toml_string(a) for a in on)}]", ""]
+        lines += ["[[volume]]", f"name = {_toml_string(d)}", f"arrays = [{', '.join(_toml_string(a) for a in on)}]"]
+        if d in own_psp:
+            lines.append(f"psp = {own_psp[d][0]}  # {own_psp[d][1]}")
+        lines.append("")
     for a, b in pairs:
         notes.append(f"arrays {a} and {b} serve the same devices: modelled as an active-active pair with sanlab's default replication link")
         lines += ["[[replication]]  # the same devices behind both: an active-active pair (link: sanlab's default)", f'arrays = ["{a}", "{b}"]', ""]
     return lines
 
 
-def _host(host: str, devices: Sequence[str], paths: Sequence[_Path], nmp: dict[str, NmpDevice], core: dict[str, CoreDevice], notes: list[str]) -> list[str]:
+def _host(host: str, devices: Sequence[str], policy: tuple[str, str] | None, nmp: dict[str, NmpDevice], core: dict[str, CoreDevice], notes: list[str]) -> list[str]:
     present = [core[d] for d in devices if d in core]
     depth, depth_note = _agreed(((d.name, d.max_queue_depth, d.source) for d in present), "Device Max Queue Depth", notes)
     dsnro, dsnro_note = _agreed(((d.name, d.dsnro, d.source) for d in present), "No of outstanding IOs with competing worlds (DSNRO)", notes)
@@ -267,24 +285,25 @@ def _host(host: str, devices: Sequence[str], paths: Sequence[_Path], nmp: dict[s
     lines = ["[[host]]", f"name = {_toml_string(host)}", f"adapter = {{ {', '.join(adapter)} }}" + (f"  # {depth_note}" if depth_note else "  # sanlab's FC defaults: no device listing")]
     if dsnro is not None:
         lines.append(f'scheduler = {{ kind = "esxi", dsnro = {dsnro} }}  # {dsnro_note}')
-    listed = [nmp[d] for d in devices if d in nmp]
-    preferred = [f"{d.name} {_config(d.psp_config)['preferred']}" for d in listed if d.psp == "VMW_PSP_FIXED" and "preferred" in _config(d.psp_config)]
-    if preferred:
-        notes.append("FIXED's preferred path is set per device in ESXi and per host in sanlab: left to sanlab's choice (the first active path); listed: " + ", ".join(preferred))
-    if listed:
-        tables = Counter()
-        comment = {}
-        for d in listed:
-            table, why = _psp_table(d)
-            tables[table] += 1
-            comment.setdefault(table, f"{why}, {d.source}")
-        table, count = tables.most_common(1)[0]
-        if len(tables) > 1:
-            notes.append(f"path selection policy: sanlab sets it per host; used {table} ({count} of {len(listed)} devices); the others: " + "; ".join(t for t in tables if t != table))
-        lines.append(f"multipath = {{ psp = {table} }}  # {comment[table]}")
-    else:
+    if policy is not None:
+        lines.append(f"multipath = {{ psp = {policy[0]} }}  # {policy[1]}")
+    if not nmp:
         lines.append("# multipath: no `esxcli storage nmp device list`: sanlab's default policy (fixed)")
     return [*lines, ""]
+
+
+def _policies(devices: Sequence[str], nmp: dict[str, NmpDevice], path_name: dict[str, str]) -> tuple[tuple[str, str] | None, dict[str, tuple[str, str]]]:
+    """The host's policy (the devices' most common one that names no path of its own) and each
+    device's where it differs (a volume's own `psp`)."""
+    tables = {d: _psp_table(nmp[d], path_name) for d in devices if d in nmp}
+    counts = Counter(t for t, _ in tables.values() if "preferred" not in t)
+    if not tables:
+        return None, {}
+    host_table = counts.most_common(1)[0][0] if counts else '{ kind = "fixed" }'
+    first = next((d for d, (t, _) in tables.items() if t == host_table), None)
+    host = (host_table, f"{tables[first][1]}, {nmp[first].source}" if first else "sanlab's fixed policy: every device names its preferred path")
+    own = {d: (t, f"{why}, {nmp[d].source}") for d, (t, why) in tables.items() if t != host_table}
+    return host, own
 
 
 def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:

@@ -22,12 +22,14 @@ pub(super) struct Arrays {
 }
 
 /// The volumes and what the VMs' devices need of them.
-pub(super) struct Volumes {
+pub(super) struct Volumes<'a> {
     pub configs: Vec<VolumeConfig>,
     pub names: NameList,
     /// Per volume: the arrays holding it.
     pub arrays: Vec<Vec<usize>>,
     pub is_vvol: Vec<bool>,
+    /// Per volume: its own path selection policy, for its devices on every host, if it has one.
+    pub psp: Vec<Option<Spec<'a>>>,
 }
 
 pub(super) fn arrays(top: &Spec, seed: u64) -> SpecResult<Arrays> {
@@ -95,8 +97,9 @@ pub(super) fn replications(top: &Spec, array_names: &NameList, seed: u64) -> Spe
     Ok(replications)
 }
 
-pub(super) fn volumes(top: &Spec, array_names: &NameList, replications: &[Replication]) -> SpecResult<Volumes> {
+pub(super) fn volumes<'a>(top: &Spec<'a>, array_names: &NameList, replications: &[Replication]) -> SpecResult<Volumes<'a>> {
     let mut volumes = vec![];
+    let mut volume_psp = vec![];
     let mut volume_names = NameList::default();
     let mut volume_arrays: Vec<Vec<usize>> = vec![];
     let mut volume_is_vvol: Vec<bool> = vec![];
@@ -134,11 +137,20 @@ pub(super) fn volumes(top: &Spec, array_names: &NameList, replications: &[Replic
         if flow_control.is_some() && vvol {
             return Err(v.error("flow_control", "flow control runs per VMFS datastore: a vVol shares its protocol endpoint's device with other vVols; use type = \"vmfs\""));
         }
+        const PSP_DOC: &str = "this volume's path selection policy on every host, in place of the host's multipath.psp (ESXi sets it per device)";
+        let psp = if v.has("psp") { Some(v.kind_table("psp", PSP_DOC)?) } else {
+            v.kind_table("psp", PSP_DOC)?;
+            None
+        };
+        if psp.is_some() && vvol {
+            return Err(v.error("psp", "a vVol is reached through its protocol endpoint's device, which every vVol of the node shares: set the policy in the host's multipath.psp"));
+        }
         v.finish()?;
+        volume_psp.push(psp);
         volume_names.push(name.clone());
         volume_arrays.push(idx);
         volume_is_vvol.push(vvol);
         volumes.push(VolumeConfig { name, replication, qos, flow_control });
     }
-    Ok(Volumes { configs: volumes, names: volume_names, arrays: volume_arrays, is_vvol: volume_is_vvol })
+    Ok(Volumes { configs: volumes, names: volume_names, arrays: volume_arrays, is_vvol: volume_is_vvol, psp: volume_psp })
 }

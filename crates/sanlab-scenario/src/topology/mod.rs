@@ -89,10 +89,11 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let hosts = hosts::hosts(&top)?;
     hosts::check_preferred(&arrays.preferred, &hosts.names)?;
     let paths = hosts::paths(&top, &hosts.names, &arrays, run.seed)?;
-    let (mut devices, vms, jobs) = vms::vms(&top, &arrays, &volumes, &hosts, &paths, run.sample_interval_ns)?;
+    let (mut devices, psp_at, vms, jobs) = vms::vms(&top, &arrays, &volumes, &hosts, &paths, run.sample_interval_ns)?;
     let hosts::Hosts { configs: host_configs, names: host_names, psp_specs, sched_specs, .. } = hosts;
     hosts::finish_tables(psp_specs, sched_specs, &host_configs, &devices)?;
     vms::name_shared_paths(&mut devices, &paths.links, &host_names);
+    vms::attach_policies(&mut devices, &psp_at)?;
     let controllers = arrays.configs.iter().map(|a| a.controllers).collect();
     let names = faults::Names { paths: paths.names, hosts: &host_names, arrays: &arrays.names, volumes: &volumes.names, volume_arrays: &volumes.arrays, controllers };
     let faults = faults::read_faults(&top, &names, &paths.ends, &replications, run.duration_ns)?;

@@ -15,13 +15,19 @@ use sanlab_spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
 use sanlab_workload::REGISTRY as WORKLOADS;
 use std::collections::HashMap;
 
-/// The VMs, the host devices their volumes became, and their jobs.
-pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts, paths: &Paths, sample_interval_ns: u64) -> SpecResult<(Vec<DeviceConfig>, Vec<VmConfig>, Vec<JobConfig>)> {
+/// The VMs, the host devices their volumes became (with where each one's path selection policy
+/// was written, for `attach_policies`), and their jobs.
+pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts, paths: &Paths, sample_interval_ns: u64) -> SpecResult<(Vec<DeviceConfig>, Vec<String>, Vec<VmConfig>, Vec<JobConfig>)> {
     let (array_names, preferred, pes) = (&arrays.names, &arrays.preferred, &arrays.pes);
     let (volume_names, volume_arrays, volume_is_vvol) = (&volumes.names, &volumes.arrays, &volumes.is_vvol);
     let (host_names, host_psp_specs, host_sched_specs, host_qfull, lun_depths) = (&hosts.names, &hosts.psp_specs, &hosts.sched_specs, &hosts.qfull, &hosts.lun_depths);
     let (links, link_ends) = (&paths.links, &paths.ends);
     let hosts = &hosts.configs;
+    // A volume's own policy that no device uses is still checked.
+    for psp in volumes.psp.iter().flatten() {
+        build_kind(psp, PSPS, Some("fixed"))?;
+    }
+    let mut psp_at: Vec<String> = vec![];
     let mut devices: Vec<DeviceConfig> = vec![];
     let mut device_index: HashMap<(usize, String), usize> = HashMap::new();
     let mut vms = vec![];
@@ -60,11 +66,18 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
         let device = match device_index.get(&(host, dev_name.clone())) {
             Some(&d) => d,
             None => {
-                let psp_spec = host_psp_specs[host].kind_table("psp", "path selection policy")?;
-                let mut psp = build_kind(&psp_spec, PSPS, Some("fixed"))?;
+                let host_psp = host_psp_specs[host].kind_table("psp", "path selection policy")?;
+                let psp_spec = match &volumes.psp[volume] {
+                    Some(own) => {
+                        // The host's policy is checked even where every volume has its own.
+                        build_kind(&host_psp, PSPS, Some("fixed"))?;
+                        own
+                    }
+                    None => &host_psp,
+                };
+                let psp = build_kind(psp_spec, PSPS, Some("fixed"))?;
                 let paths = device_paths(host, &volume_arrays[volume], link_ends, links, preferred, &host_names[host]);
-                let names: Vec<String> = paths.iter().map(|p| p.name.clone()).collect();
-                psp.attach(&names).map_err(|m| SpecError::new(psp_spec.location(), m))?;
+                psp_at.push(psp_spec.location().to_string());
                 let discipline = build_kind(&host_sched_specs[host], SCHEDULERS, Some("esxi"))?;
                 if !paths.iter().any(|p| matches!(p.alua, Alua::ActiveOptimized | Alua::ActiveNonOptimized)) {
                     return Err(v.error(
@@ -109,7 +122,7 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
     if vms.is_empty() {
         return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));
     }
-    Ok((devices, vms, jobs))
+    Ok((devices, psp_at, vms, jobs))
 }
 
 /// A VM disk's shares: ESXi's names (Disk.SharesLow/Normal/High) or a custom number.
@@ -149,4 +162,14 @@ pub(super) fn name_shared_paths(devices: &mut [DeviceConfig], links: &[Link], ho
             }
         }
     }
+}
+
+/// Each device's path selection policy takes its paths by their final names (after
+/// `name_shared_paths`), which a preferred path is written with; errors name the policy's table.
+pub(super) fn attach_policies(devices: &mut [DeviceConfig], psp_at: &[String]) -> SpecResult<()> {
+    for (d, at) in devices.iter_mut().zip(psp_at) {
+        let names: Vec<String> = d.paths.iter().map(|p| p.name.clone()).collect();
+        d.psp.attach(&names).map_err(|m| SpecError::new(at.clone(), m))?;
+    }
+    Ok(())
 }

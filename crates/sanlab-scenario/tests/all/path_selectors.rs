@@ -64,3 +64,62 @@ fn a_degrading_local_path_is_left_in_seconds_by_ours_and_at_the_next_evaluation_
     assert!(ours_s <= 2.0, "ours left the degraded path after {ours_s} s");
     assert!(esxi_s >= 10.0 * ours_s, "rr_latency after {esxi_s} s, ours after {ours_s} s");
 }
+
+/// A volume's own `psp` replaces its host's for that volume's devices (ESXi sets the policy per
+/// device): two volumes on the metro cluster's paths, one left to the host's fixed policy, one
+/// with round robin over its active-optimized paths.
+#[test]
+fn a_volume_policy_replaces_the_hosts_for_its_devices() {
+    let text = crate::common::on_one_vm(
+        r#"[[array]]
+name = "a"
+media = { kind = "flash", read_latency = "100us", write_latency = "20us", servers = 64 }
+[[volume]]
+name = "fixed_lun"
+arrays = ["a"]
+[[volume]]
+name = "rr_lun"
+arrays = ["a"]
+psp = { kind = "rr", iops = 1 }
+[[host]]
+name = "h"
+adapter = { kind = "ideal" }
+multipath = { psp = "fixed" }
+[[path]]
+host = "h"
+array = "a"
+count = 2
+[[vm]]
+name = "on_fixed"
+host = "h"
+volume = "fixed_lun"
+[[vm.job]]
+cmdline = "--name=j --rw=randread --bs=4k --iodepth=8"
+[[vm]]
+name = "on_rr"
+host = "h"
+volume = "rr_lun"
+[[vm.job]]
+cmdline = "--name=j --rw=randread --bs=4k --iodepth=8"
+"#,
+    );
+    let v = crate::common::run_text(&text, &[]);
+    let ios = |name: &str| v.report.paths.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no path {name}")).ios;
+    assert_eq!(ios("h-a-1:fixed_lun"), 0, "fixed keeps one path");
+    assert!(ios("h-a-0:fixed_lun") > 1000);
+    let (rr0, rr1) = (ios("h-a-0:rr_lun"), ios("h-a-1:rr_lun"));
+    assert!(rr0.abs_diff(rr1) <= 1, "rr iops=1 alternates: {rr0} and {rr1}");
+    // A preferred path is named as the report names it: `<link>:<device>` on a link several devices share.
+    let preferred = text.replace("psp = { kind = \"rr\", iops = 1 }", "psp = { kind = \"fixed\", preferred = \"h-a-1:rr_lun\" }");
+    let v = crate::common::run_text(&preferred, &[]);
+    let ios = |name: &str| v.report.paths.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no path {name}")).ios;
+    assert_eq!(ios("h-a-0:rr_lun"), 0);
+    assert!(ios("h-a-1:rr_lun") > 1000);
+    // Errors name the volume's key: a policy the volume's devices cannot take, a vVol's.
+    let bad = text.replace("psp = { kind = \"rr\", iops = 1 }", "psp = { kind = \"rr\", iosp = 1 }");
+    let e = sanlab_scenario::run_file(&crate::common::write_scenario(&bad), &[], &sanlab_scenario::Overrides::default(), None).err().expect("an error").to_string();
+    assert!(e.contains("volume[1].psp.iosp") && e.contains("did you mean `iops`"), "{e}");
+    let vvol = text.replace("name = \"rr_lun\"\narrays = [\"a\"]", "name = \"rr_lun\"\narrays = [\"a\"]\ntype = \"vvol\"");
+    let e = sanlab_scenario::run_file(&crate::common::write_scenario(&vvol), &[], &sanlab_scenario::Overrides::default(), None).err().expect("an error").to_string();
+    assert!(e.contains("volume[1].psp") && e.contains("protocol endpoint"), "{e}");
+}
