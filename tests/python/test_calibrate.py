@@ -49,7 +49,10 @@ def scheduler() -> Iterator[str]:
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}
+        n_workers=2,
+        threads_per_worker=1,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},
     ) as cluster:
         yield cluster.scheduler_address
 
@@ -72,11 +75,15 @@ def test_synthetic_service_time_is_recovered_and_the_fit_is_deterministic(
     out = done.stdout  # type: ignore[attr-defined]
     assert "measured and fitted" in out and "fitted values" in out and f"calibrated scenario: {first}" in out
     lines = done.stderr.splitlines()  # type: ignore[attr-defined]
-    assert len(lines) == 7 and all(re.match(r"\[generation \d/6\] 8 candidates × 4 points: best objective", line) for line in lines)
+    assert len(lines) == 7 and all(
+        re.match(r"\[generation \d/6\] 8 candidates × 4 points: best objective", line) for line in lines
+    )
 
     text = first.read_text(encoding="utf-8")
     assert re.search(r'^base = ".*flash4\.toml"$', text, re.M)
-    assert re.search(r'^read_latency = "[\d.]+us"  # fitted on points\.csv lines 2-5 \(4 points\): rms error', text, re.M)
+    assert re.search(
+        r'^read_latency = "[\d.]+us"  # fitted on points\.csv lines 2-5 \(4 points\): rms error', text, re.M
+    )
     # The calibrated file runs, and gives what the fit printed for a point.
     vm = sanlab.run(first, set={DEPTH: 16}).vms.iloc[0]
     assert vm.iops == pytest.approx(float(points.read_text().splitlines()[-1].split(",")[1]), rel=0.03)
@@ -112,7 +119,12 @@ def test_ctrl_c_keeps_the_best_candidate_so_far(points: Path) -> None:
     """KeyboardInterrupt during the third batch: the fit is the best of the first two, marked
     interrupted, without sensitivities (no wall clock involved)."""
     calibration = Calibration(
-        str(FLASH4), (parse_free(f"{LATENCY}=50us..500us"),), tuple(read_points(points)), seed=11, generations=5, popsize=6
+        str(FLASH4),
+        (parse_free(f"{LATENCY}=50us..500us"),),
+        tuple(read_points(points)),
+        seed=11,
+        generations=5,
+        popsize=6,
     )
     seen: list[tuple[float, float]] = []
     batches = 0
@@ -137,7 +149,7 @@ def test_ctrl_c_keeps_the_best_candidate_so_far(points: Path) -> None:
 def test_ctrl_c_writes_the_best_so_far_and_exits_130(
     points: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sanlab.calibrate as module
+    import sanlab.calibration.command as module
     import sanlab.sweep as sweep
 
     calls = 0
@@ -156,7 +168,19 @@ def test_ctrl_c_writes_the_best_so_far_and_exits_130(
     monkeypatch.setattr(sweep, "_client", lambda scheduler, workers: None)
     monkeypatch.setattr(sweep, "_close", lambda client: None)
     out = tmp_path / "calibrated.toml"
-    code = cli.main(["calibrate", str(FLASH4), "--measured", str(points), "--free", f"{LATENCY}=50us..500us", "--quiet", "-o", str(out)])
+    code = cli.main(
+        [
+            "calibrate",
+            str(FLASH4),
+            "--measured",
+            str(points),
+            "--free",
+            f"{LATENCY}=50us..500us",
+            "--quiet",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 130
     captured = capsys.readouterr()
     assert "error: interrupted after 10 candidates: wrote the best so far to" in captured.err
@@ -166,8 +190,14 @@ def test_ctrl_c_writes_the_best_so_far_and_exits_130(
 
 BAD_FREE = [
     (f"{LATENCY}=fast..slow", "`fast` is not a number; a free parameter takes numeric bounds"),
-    (f"{LATENCY}=500us..50us", f"the bounds are reversed or equal (LO must be below HI); did you mean {LATENCY}=50us..500us?"),
-    (f"{LATENCY}=50us..500us:integer", "unknown flag `:integer`; expected :int or :log; did you mean `:int`?"),
+    (
+        f"{LATENCY}=500us..50us",
+        f"the bounds are reversed or equal (LO must be below HI); did you mean {LATENCY}=50us..500us?",
+    ),
+    (
+        f"{LATENCY}=50us..500us:integer",
+        "unknown flag `:integer`; expected :int or :log; did you mean `:int`?",
+    ),
     ("array[0].media.read_latncy=50us..500us", "array[0].media.read_latncy: unknown key `read_latncy`"),
     (f"{LATENCY}=50..500", "expected a duration as a string"),
     (f"{LATENCY}=50us", "expected bounds LO..HI after `=`"),
@@ -178,7 +208,9 @@ BAD_FREE = [
 def test_a_bad_free_parameter_gets_one_message(
     free: str, message: str, points: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.main(["calibrate", str(FLASH4), "--measured", str(points), "--free", free, "-o", str(tmp_path / "x.toml")])
+    code = cli.main(
+        ["calibrate", str(FLASH4), "--measured", str(points), "--free", free, "-o", str(tmp_path / "x.toml")]
+    )
     err = capsys.readouterr().err.splitlines()
     assert code == 2 and len(err) == 1, err
     assert err[0].startswith(f"error: --free {free!r}: ") and message in err[0], err[0]
@@ -186,18 +218,42 @@ def test_a_bad_free_parameter_gets_one_message(
 
 
 BAD_POINTS = [
-    ("vm[0].job[0].iodpth,iops\n4,1000\n", "points.csv line 2, column `vm[0].job[0].iodpth`: ", "did you mean `iodepth`?"),
+    (
+        "vm[0].job[0].iodpth,iops\n4,1000\n",
+        "points.csv line 2, column `vm[0].job[0].iodpth`: ",
+        "did you mean `iodepth`?",
+    ),
     (f"{DEPTH},iops,lat_ms\n4,1000,0.2\n8,,\n", "points.csv line 3: no measured figure", "delete the row"),
     (f"{DEPTH},iops\n4,fast\n", "points.csv line 2, column `iops`: `fast` is not a measured figure", ""),
     (f"{DEPTH},iops\n4,-3\n", "points.csv line 2, column `iops`: `-3` is not a measured figure", ""),
     (f"{DEPTH},IOPS\n4,1000\n", "points.csv: column `IOPS` is neither a figure", "did you mean `iops`?"),
-    (f"{DEPTH},vm:vn:iops\n4,1000\n", "points.csv line 2, column `vm:vn:iops`: no VM named `vn`", "did you mean `vm:vm:iops`?"),
-    (f"{DEPTH},vm:vm:latency\n4,1000\n", "points.csv: column `vm:vm:latency`", "did you mean `vm:vm:lat_ms`?"),
-    (f"{DEPTH},iops,weight\n4,1000,heavy\n", "points.csv line 2, column `weight`: `heavy` is not a weight", ""),
+    (
+        f"{DEPTH},vm:vn:iops\n4,1000\n",
+        "points.csv line 2, column `vm:vn:iops`: no VM named `vn`",
+        "did you mean `vm:vm:iops`?",
+    ),
+    (
+        f"{DEPTH},vm:vm:latency\n4,1000\n",
+        "points.csv: column `vm:vm:latency`",
+        "did you mean `vm:vm:lat_ms`?",
+    ),
+    (
+        f"{DEPTH},iops,weight\n4,1000,heavy\n",
+        "points.csv line 2, column `weight`: `heavy` is not a weight",
+        "",
+    ),
     (f"{DEPTH},iops\n4,1000,7\n", "points.csv line 2: 3 cells for the header's 2 columns", ""),
     (f"{DEPTH},weight\n4,1\n", "points.csv: no figure column", ""),
-    (f"{DEPTH}=4,iops\n4,1000\n", "points.csv: column `vm[0].job[0].iodepth=4` holds `=`", "the values go in the rows"),
-    (f"{LATENCY},iops\n100us,1000\n", f"points.csv line 2, column `{LATENCY}`: the column sets a free parameter", ""),
+    (
+        f"{DEPTH}=4,iops\n4,1000\n",
+        "points.csv: column `vm[0].job[0].iodepth=4` holds `=`",
+        "the values go in the rows",
+    ),
+    (
+        f"{LATENCY},iops\n100us,1000\n",
+        f"points.csv line 2, column `{LATENCY}`: the column sets a free parameter",
+        "",
+    ),
 ]
 
 
@@ -207,7 +263,18 @@ def test_bad_measured_points_get_one_message_with_file_row_and_column(
 ) -> None:
     points = tmp_path / "points.csv"
     points.write_text(text, encoding="utf-8")
-    code = cli.main(["calibrate", str(FLASH4), "--measured", str(points), "--free", f"{LATENCY}=50us..500us", "-o", str(tmp_path / "x.toml")])
+    code = cli.main(
+        [
+            "calibrate",
+            str(FLASH4),
+            "--measured",
+            str(points),
+            "--free",
+            f"{LATENCY}=50us..500us",
+            "-o",
+            str(tmp_path / "x.toml"),
+        ]
+    )
     err = capsys.readouterr().err.splitlines()
     assert code == 2 and len(err) == 1, err
     assert err[0].startswith(f"error: {message}") and hint in err[0], err[0]
@@ -218,19 +285,38 @@ def test_parquet_points_are_read_and_their_rows_named(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     path = tmp_path / "points.parquet"
-    pq.write_table(pa.table({DEPTH: [4, 16], "iops": [21000.0, None], "lat_ms": [0.2, 0.7], "label": ["a", None]}), path)
+    pq.write_table(
+        pa.table({DEPTH: [4, 16], "iops": [21000.0, None], "lat_ms": [0.2, 0.7], "label": ["a", None]}), path
+    )
     first, second = read_points(path)
-    assert first.sets == (f"{DEPTH}=4",) and first.figures == (("iops", 21000.0), ("lat_ms", 0.2)) and first.name == "a"
+    assert (
+        first.sets == (f"{DEPTH}=4",)
+        and first.figures == (("iops", 21000.0), ("lat_ms", 0.2))
+        and first.name == "a"
+    )
     assert second.where == "points.parquet row 2" and second.figures == (("lat_ms", 0.7),)
     pq.write_table(pa.table({DEPTH: [4], "iops": [None]}), path)
     with pytest.raises(CalibrationError, match=r"^points\.parquet row 1: no measured figure"):
         read_points(path)
 
 
-def test_a_scenario_with_several_variants_needs_one_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_scenario_with_several_variants_needs_one_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     points = tmp_path / "points.csv"
     points.write_text("vm[0].job[0].rate_iops,lat_ms\n2000,0.125\n", encoding="utf-8")
     mm1 = Path(__file__).resolve().parents[2] / "scenarios" / "validation" / "mm1.toml"
-    code = cli.main(["calibrate", str(mm1), "--measured", str(points), "--free", f"{LATENCY}=50us..200us", "-o", str(tmp_path / "x.toml")])
+    code = cli.main(
+        [
+            "calibrate",
+            str(mm1),
+            "--measured",
+            str(points),
+            "--free",
+            f"{LATENCY}=50us..200us",
+            "-o",
+            str(tmp_path / "x.toml"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "2 variants (md1, mm1); choose the one to fit with --variant" in err

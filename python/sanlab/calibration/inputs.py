@@ -25,7 +25,9 @@ RESERVED = ("weight", "label")
 """Columns that are neither overrides nor figures."""
 VM_FIGURE = re.compile(r"^vm:(?P<name>.+):(?P<figure>[^:]+)$")
 
-_NUMBER = re.compile(r"^\s*(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-zµ/]*)\s*$")
+_NUMBER = re.compile(
+    r"^\s*(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-zµ/]*)\s*$"
+)
 DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 
 
@@ -94,13 +96,17 @@ def parse_free(argument: str) -> FreeParam:
     key, sep, rest = argument.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise CalibrationError(f"--free {argument!r}: expected KEY=LO..HI, such as array[0].media.read_latency=50us..500us")
+        raise CalibrationError(
+            f"--free {argument!r}: expected KEY=LO..HI, such as array[0].media.read_latency=50us..500us"
+        )
     bounds, *flags = rest.split(":")
     unknown = [flag for flag in flags if flag not in ("int", "log")]
     if unknown:
         nearest = difflib.get_close_matches(unknown[0], ["int", "log"], n=1, cutoff=0.3)
         hint = f"; did you mean `:{nearest[0]}`?" if nearest else ""
-        raise CalibrationError(f"--free {argument!r}: unknown flag `:{unknown[0]}`; expected :int or :log{hint}")
+        raise CalibrationError(
+            f"--free {argument!r}: unknown flag `:{unknown[0]}`; expected :int or :log{hint}"
+        )
     lo_text, dots, hi_text = bounds.partition("..")
     if not dots:
         raise CalibrationError(f"--free {argument!r}: expected bounds LO..HI after `=`, such as 50us..500us")
@@ -110,15 +116,19 @@ def parse_free(argument: str) -> FreeParam:
             hi = hi * DURATION_UNITS[hi_unit] / DURATION_UNITS[lo_unit]
         else:
             raise CalibrationError(
-                f"--free {argument!r}: the bounds have different units (`{lo_unit}`, `{hi_unit}`); give both in one unit"
+                f"--free {argument!r}: the bounds have different units (`{lo_unit}`, `{hi_unit}`); "
+                "give both in one unit"
             )
     integer = "int" in flags
     if integer and (lo != round(lo) or hi != round(hi)):
-        raise CalibrationError(f"--free {argument!r}: an :int parameter takes whole bounds, such as 1..64:int")
+        raise CalibrationError(
+            f"--free {argument!r}: an :int parameter takes whole bounds, such as 1..64:int"
+        )
     if lo >= hi:
         swapped = f"{hi_text.strip()}..{lo_text.strip()}"
         raise CalibrationError(
-            f"--free {argument!r}: the bounds are reversed or equal (LO must be below HI); did you mean {key}={swapped}?"
+            f"--free {argument!r}: the bounds are reversed or equal (LO must be below HI); "
+            f"did you mean {key}={swapped}?"
         )
     log = "log" in flags
     if log and lo <= 0:
@@ -157,21 +167,32 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[str, list[str]]]]:
         rows = []
         for index in range(table.num_rows):
             cells = [columns[c][index] for c in range(len(header))]
-            rows.append((f"{path.name} row {index + 1}", ["" if _missing(cell) else str(cell) for cell in cells]))
+            rows.append(
+                (f"{path.name} row {index + 1}", ["" if _missing(cell) else str(cell) for cell in cells])
+            )
         return header, rows
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationError(f"{path}: cannot read the measured points: {exc}") from None
     lines = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), start=1)]
-    lines = [(n, row) for n, row in lines if row and any(cell.strip() for cell in row) and not row[0].lstrip().startswith("#")]
+    lines = [
+        (n, row)
+        for n, row in lines
+        if row and any(cell.strip() for cell in row) and not row[0].lstrip().startswith("#")
+    ]
     if not lines:
-        raise CalibrationError(f"{path}: no header and no points; expected a header line such as `vm[0].job[0].iodepth,iops,lat_ms`")
+        raise CalibrationError(
+            f"{path}: no header and no points; "
+            "expected a header line such as `vm[0].job[0].iodepth,iops,lat_ms`"
+        )
     (_, header), *body = lines
     rows = []
     for number, row in body:
         if len(row) != len(header):
-            raise CalibrationError(f"{path.name} line {number}: {len(row)} cells for the header's {len(header)} columns")
+            raise CalibrationError(
+                f"{path.name} line {number}: {len(row)} cells for the header's {len(header)} columns"
+            )
         rows.append((f"{path.name} line {number}", [cell.strip() for cell in row]))
     return [name.strip() for name in header], rows
 
@@ -205,7 +226,8 @@ def _check_columns(path: Path, header: Sequence[str]) -> None:
         nearest = difflib.get_close_matches(column.lower(), [*FIGURES, *RESERVED], n=1, cutoff=0.3)
         hint = f"; did you mean `{nearest[0]}`?" if nearest else ""
         raise CalibrationError(
-            f"{path.name}: column `{column}` is neither a figure (iops, lat_ms, vm:NAME:iops, vm:NAME:lat_ms), "
+            f"{path.name}: column `{column}` is neither a figure "
+            "(iops, lat_ms, vm:NAME:iops, vm:NAME:lat_ms), "
             f"weight, label nor a scenario key (section[index].key, as for --set){hint}"
         )
 
@@ -229,7 +251,9 @@ def read_points(path: str | Path) -> list[Point]:
     header, rows = _rows(path)
     _check_columns(path, header)
     if not any(column in FIGURES or VM_FIGURE.match(column) for column in header):
-        raise CalibrationError(f"{path.name}: no figure column; give iops, lat_ms, vm:NAME:iops or vm:NAME:lat_ms")
+        raise CalibrationError(
+            f"{path.name}: no figure column; give iops, lat_ms, vm:NAME:iops or vm:NAME:lat_ms"
+        )
     if not rows:
         raise CalibrationError(f"{path.name}: a header and no points")
     points = []
@@ -249,7 +273,9 @@ def read_points(path: str | Path) -> list[Point]:
             else:
                 sets.append(f"{column}={cell}")
         if not figures:
-            raise CalibrationError(f"{where}: no measured figure; fill iops, lat_ms or a vm:NAME: column, or delete the row")
+            raise CalibrationError(
+                f"{where}: no measured figure; fill iops, lat_ms or a vm:NAME: column, or delete the row"
+            )
         points.append(Point(where, tuple(sets), tuple(figures), weight, label))
     if not any(point.weight > 0 for point in points):
         raise CalibrationError(f"{path.name}: every weight is 0; nothing to fit")
@@ -257,7 +283,11 @@ def read_points(path: str | Path) -> list[Point]:
 
 
 def check(
-    scenario: str, free: Sequence[FreeParam], points: Sequence[Point], sets: Sequence[str], variants: list[str] | None
+    scenario: str,
+    free: Sequence[FreeParam],
+    points: Sequence[Point],
+    sets: Sequence[str],
+    variants: list[str] | None,
 ) -> None:
     """Asks the engine about every override: the fixed ones, each free parameter at both bounds,
     each point's columns. The first that fails gives one message naming where it was written."""
@@ -285,7 +315,9 @@ def check(
         for setting in point.sets:
             key = setting.partition("=")[0]
             if key in keys:
-                raise CalibrationError(f"{point.where}, column `{key}`: the column sets a free parameter; drop one of them")
+                raise CalibrationError(
+                    f"{point.where}, column `{key}`: the column sets a free parameter; drop one of them"
+                )
             message = fails([*lows, setting])
             if message:
                 raise CalibrationError(f"{point.where}, column `{key}`: {message}")

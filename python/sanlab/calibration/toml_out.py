@@ -89,7 +89,9 @@ def overlay(original: Path, fitted: Mapping[str, Any]) -> dict[str, Any]:
             try:
                 _set(out, path, value)
             except (IndexError, KeyError, TypeError):
-                raise CalibrationError(f"{key}: not found in {original} as resolved through its bases") from None
+                raise CalibrationError(
+                    f"{key}: not found in {original} as resolved through its bases"
+                ) from None
         else:
             _set(out, path, value)
     return out
@@ -113,7 +115,9 @@ def _value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+        return (
+            "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+        )
     if isinstance(value, list):
         return "[" + ", ".join(_value(item) for item in value) + "]"
     return str(value.isoformat()) if hasattr(value, "isoformat") else json.dumps(str(value))
@@ -124,7 +128,11 @@ def _is_tables(value: Any) -> bool:
 
 
 def _write_table(
-    lines: list[str], header: Sequence[str], path: Path_, table: Mapping[str, Any], comments: Mapping[Path_, str]
+    lines: list[str],
+    header: Sequence[str],
+    path: Path_,
+    table: Mapping[str, Any],
+    comments: Mapping[Path_, str],
 ) -> None:
     """Scalars first, then sub-tables (`[a.b]`), then arrays of tables (`[[a.b]]`)."""
     for name, value in table.items():
@@ -156,7 +164,12 @@ def calibrated_text(
     """The calibrated scenario: `header` comment lines, `base`, the fitted entries with a comment
     on each fitted value, and the variant the fit ran (copied, since variants are not inherited)."""
     base = os.path.relpath(original.resolve(), out.resolve().parent)
-    lines = [*(f"# {line}" for line in header), "schema_version = 1", f"name = {_value(name)}", f"base = {_value(base)}"]
+    lines = [
+        *(f"# {line}" for line in header),
+        "schema_version = 1",
+        f"name = {_value(name)}",
+        f"base = {_value(base)}",
+    ]
     body: dict[str, Any] = dict(overlay(original, fitted))
     if variant is not None:
         body["variant"] = [dict(variant)]

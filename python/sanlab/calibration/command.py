@@ -1,0 +1,317 @@
+"""The `sanlab calibrate` command: checks the input, runs the fit of sanlab.calibrate on Dask,
+prints the points and fitted values, writes the calibrated scenario (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich import box
+from rich.table import Table
+
+from sanlab import _core
+from sanlab.calibrate import (
+    Best,
+    Calibration,
+    Figures,
+    Fit,
+    calibrate,
+    dask_mapper,
+    figures_of,
+    rms_error,
+)
+from sanlab.calibration.inputs import (
+    VM_FIGURE,
+    CalibrationError,
+    FreeParam,
+    Point,
+    check,
+    parse_free,
+    read_points,
+)
+from sanlab.calibration.toml_out import calibrated_text
+from sanlab.formatting import format_count, format_ms, format_wall_s
+from sanlab.sweep import RunOutcome, entity_table
+
+
+def _first_run(
+    scenario: str, sets: Sequence[str], variant: str | None, point: Point, free: Sequence[FreeParam]
+) -> tuple[int, Figures]:
+    """Runs the first point at the middle of the box: the seed the runs take by default (the
+    scenario's `[run] seed` after the variant and --set) and the figures a run gives."""
+    settings = [*sets, *point.sets, *(p.setting(p.value(0.5)) for p in free)]
+    try:
+        text = _core.run(scenario, [variant] if variant else None, settings, None, None)
+    except _core.ScenarioError as exc:
+        raise CalibrationError(f"{point.where}: the run failed: {exc}") from None
+    doc = json.loads(text)
+    outcome = RunOutcome(0, 0, entity_table(doc, 0, 0), None)
+    return int(doc["variants"][0]["seed"]), figures_of(outcome)
+
+
+def _variant(scenario: str, sets: Sequence[str], wanted: str | None) -> str | None:
+    """The one variant to run: `wanted`, else the scenario's only one, else none (base)."""
+    names: list[str] = json.loads(_core.validate(scenario, list(sets), [wanted] if wanted else None, False))[
+        "variants"
+    ]
+    if wanted is None and len(names) > 1:
+        raise CalibrationError(
+            f"{scenario}: {len(names)} variants ({', '.join(names)}); choose the one to fit with --variant"
+        )
+    return wanted or (names[0] if names else None)
+
+
+def _check_vm_figures(fit_figures: Figures, points: Sequence[Point]) -> None:
+    """Every vm:NAME: column names a VM of the scenario."""
+    vms = sorted({name.split(":")[1] for name in fit_figures if name.startswith("vm:")})
+    for point in points:
+        for name, _ in point.figures:
+            match = VM_FIGURE.match(name)
+            if match and match["name"] not in vms:
+                nearest = difflib.get_close_matches(match["name"], vms, n=1, cutoff=0.3)
+                hint = f"; did you mean `vm:{nearest[0]}:{match['figure']}`?" if nearest else ""
+                raise CalibrationError(
+                    f"{point.where}, column `{name}`: no VM named `{match['name']}` "
+                    f"(VMs: {', '.join(vms)}){hint}"
+                )
+
+
+def _format_figure(name: str, value: float) -> str:
+    return format_ms(value) if name.endswith("lat_ms") else format_count(value)
+
+
+def points_table(fit: Fit) -> Table:
+    """Each point's figures: measured, fitted, relative error."""
+    table = Table(title="measured and fitted", box=box.SIMPLE_HEAD, title_justify="left", show_edge=False)
+    for header, justify in (
+        ("point", "left"),
+        ("settings", "left"),
+        ("figure", "left"),
+        ("measured", "right"),
+        ("fitted", "right"),
+        ("error", "right"),
+    ):
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for point, figures in zip(fit.calibration.points, fit.figures, strict=True):
+        settings = " ".join(
+            item.split("=")[0].rpartition(".")[2] + "=" + item.partition("=")[2] for item in point.sets
+        )
+        for name, measured in point.figures:
+            simulated = figures[name]
+            error = f"{100 * (simulated / measured - 1):+.1f} %"
+            table.add_row(
+                point.name,
+                settings,
+                name,
+                _format_figure(name, measured),
+                _format_figure(name, simulated),
+                error,
+            )
+    return table
+
+
+def values_table(fit: Fit) -> Table:
+    """The fitted values, their bounds and the objective when each is moved by ∓5 %."""
+    table = Table(
+        title=f"fitted values (objective {fit.objective:.4g}, rms error {100 * fit.rms:.2f} %)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        show_edge=False,
+    )
+    for header in ("key", "value", "bounds", "objective at −5 %", "at +5 %"):
+        table.add_column(header, justify="left" if header in ("key", "value", "bounds") else "right")
+    for param, value, (low, high) in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True):
+        bounds = f"{param.format(param.lo)}..{param.format(param.hi)}"
+        side = ["-" if x is None else f"{x:.4g}" for x in (low, high)]
+        table.add_row(param.key, param.format(value), bounds, *side)
+    return table
+
+
+def _sources(points: Sequence[Point]) -> str:
+    """`points.csv lines 2-6`, or `points.parquet rows 1-4`: where the points are written."""
+    first, last = points[0].where, points[-1].where
+    if len(points) == 1:
+        return first
+    head, _, number = first.rpartition(" ")
+    file, _, unit = head.rpartition(" ")
+    return f"{file} {unit}s {number}-{last.rpartition(' ')[2]}"
+
+
+def _comment(fit: Fit, param: FreeParam) -> str:
+    """The comment on a fitted value: the points, the error, the objective at ∓5 %."""
+    points = fit.calibration.points
+    errors = [
+        (abs(figures[name] / measured - 1), f"{' '.join(point.where.split(' ')[-2:])} {name}")
+        for point, figures in zip(points, fit.figures, strict=True)
+        for name, measured in point.figures
+    ]
+    largest, at = max(errors)
+    low, high = fit.sensitivity[fit.calibration.free.index(param)]
+    sides = "/".join("-" if x is None else f"{x:.3g}" for x in (low, high))
+    return (
+        f"fitted on {_sources(points)} ({len(points)} points): rms error {100 * fit.rms:.1f} %, "
+        f"largest {100 * largest:.1f} % ({at}); objective {fit.objective:.3g}, {sides} at -5 %/+5 %"
+    )
+
+
+def write_calibrated(fit: Fit, original: Path, out: Path, measured: Path, argv: Sequence[str]) -> None:
+    """Writes the calibrated scenario (docs/cli.md) and checks that the engine reads it."""
+    cal = fit.calibration
+    fitted: dict[str, Any] = {}
+    comments: dict[str, str] = {}
+    for param, value in zip(cal.free, fit.values, strict=True):
+        text = param.format(value)
+        fitted[param.key] = text if param.unit else (round(value) if param.integer else float(text))
+        comments[param.key] = _comment(fit, param)
+    header = [
+        f"Calibrated from {original} with the measured points of {measured}.",
+        "command: " + " ".join(argv),
+        f"seed {cal.seed}"
+        + (f", variant {cal.variant}" if cal.variant else "")
+        + (f", --set {' '.join(cal.sets)}" if cal.sets else ""),
+    ]
+    if fit.interrupted:
+        header.append("INTERRUPTED: the best values found before Ctrl-C, not a finished search.")
+    variant = None
+    if cal.variant:
+        declared = tomllib.loads(original.read_text(encoding="utf-8")).get("variant", [])
+        variant = next((item for item in declared if item.get("name") == cal.variant), None)
+    text = calibrated_text(original, out, out.stem, header, fitted, comments, variant)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    try:
+        _core.validate(str(out), [], None, False)
+    except _core.ScenarioError as exc:
+        raise _core.InternalError(f"the calibrated scenario {out} does not validate: {exc}") from None
+
+
+def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[[Best, int], None]:
+    """A line per evaluation batch on `stream`: the best objective so far and its values."""
+
+    def show(best: Best, candidates: int) -> None:
+        values = ", ".join(f"{p.short}={p.format(v)}" for p, v in zip(cal.free, best.values, strict=True))
+        print(
+            f"[generation {best.batches - 1}/{cal.generations}] {candidates} candidates × "
+            f"{len(cal.points)} points: best objective {best.objective:.4g} "
+            f"(rms error {100 * rms_error(best.objective, cal.points):.2f} %) "
+            f"at {values}; {format_wall_s(time.perf_counter() - started)}",
+            file=stream,
+            flush=True,
+        )
+
+    return show
+
+
+def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
+    """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o."""
+    from sanlab.sweep import _client, _close
+
+    given = args.scenario  # as typed, for messages; the runs take the absolute path (Dask workers)
+    free = tuple(parse_free(text) for text in args.free)
+    points = tuple(read_points(args.measured))
+    sets = tuple(args.sets)
+    if args.duration:
+        sets = (*sets, f"run.duration={args.duration}")
+    try:
+        _core.validate(given, list(sets), None, False)
+    except _core.ScenarioError as exc:
+        raise CalibrationError(str(exc)) from None
+    variant = _variant(given, sets, args.variant)
+    check(given, free, points, sets, [variant] if variant else None)
+    if args.scheduler is not None and args.workers is not None:
+        raise CalibrationError(
+            "--workers sets the size of the local cluster; with --scheduler the cluster has its own"
+        )
+    scenario_seed, figures = _first_run(given, sets, variant, points[0], free)
+    _check_vm_figures(figures, points)
+    seed = scenario_seed if args.seed is None else args.seed
+    scenario = str(Path(given).resolve())
+    cal = Calibration(scenario, free, points, seed, sets, variant, None, args.generations, args.popsize)
+    started = time.perf_counter()
+    on_batch = (lambda best, n: None) if args.quiet else progress_line(cal, sys.stderr, started)
+    client = _client(args.scheduler, args.workers)
+    try:
+        fit = calibrate(cal, dask_mapper(client), on_batch)
+    finally:
+        _close(client)
+    if not args.quiet:
+        for table in (points_table(fit), values_table(fit)):
+            console.print(table)
+    write_calibrated(fit, Path(args.scenario), Path(args.out), Path(args.measured), argv)
+    print(f"calibrated scenario: {args.out}", flush=True)
+    if fit.interrupted:
+        print(
+            f"error: interrupted after {fit.evaluations} candidates: wrote the best so far to {args.out}",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 130
+    return 0
+
+
+def add_parser(commands: Any, seed: Callable[[str], int], positive: Callable[[str], int]) -> None:
+    """The `calibrate` subcommand's arguments (no `e.g.` in its help: see test_doc_examples)."""
+    parser = commands.add_parser("calibrate", help="fit scenario values to measured IOPS and latency")
+    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    parser.add_argument(
+        "--measured", required=True, metavar="FILE", help="measured points, CSV or Parquet (docs/cli.md)"
+    )
+    parser.add_argument(
+        "--free",
+        required=True,
+        action="append",
+        metavar="KEY=LO..HI[:int][:log]",
+        help="a value to fit and its bounds, such as array[0].media.read_latency=50us..500us (repeatable)",
+    )
+    parser.add_argument(
+        "--variant", metavar="NAME", help="the variant to fit (needed when the scenario has several)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a fixed override for every run (repeatable)",
+    )
+    parser.add_argument(
+        "--duration", metavar="D", help="simulated time of each run (default: the scenario's)"
+    )
+    parser.add_argument(
+        "--seed",
+        type=seed,
+        metavar="N",
+        help="seed of every run and of the optimiser (default: the scenario's)",
+    )
+    parser.add_argument(
+        "--generations",
+        type=positive,
+        default=25,
+        metavar="N",
+        help="differential evolution's generations at most (default: 25)",
+    )
+    parser.add_argument(
+        "--popsize",
+        type=positive,
+        default=10,
+        metavar="N",
+        help="candidates per generation per free value (default: 10)",
+    )
+    parser.add_argument("-o", "--out", required=True, metavar="FILE", help="the calibrated scenario to write")
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler (default: a local cluster)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive,
+        metavar="N",
+        help="worker processes of the local cluster (default: one per CPU)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines and no tables")
