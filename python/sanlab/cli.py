@@ -40,6 +40,8 @@ from sanlab.export.runfolder import (
     write_run_folder,
 )
 from sanlab.formatting import format_bytes, format_count, format_tenths
+from sanlab.hostimport.command import IMPORT_ERRORS
+from sanlab.hostimport.command import add_parser as add_import
 from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.results import JSON_OMITTED_KEYS, json_summary
@@ -236,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_calibrate(commands, _seed, _positive)
     commands.choices["calibrate"].set_defaults(handler=_cmd_calibrate)
+    add_import(commands)
     return parser
 
 
@@ -554,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         return int(args.handler(args, ["sanlab", *args_list]))
-    except (sanlab.ScenarioError, RunFolderError, SweepError) as exc:
+    except (sanlab.ScenarioError, RunFolderError, SweepError, *IMPORT_ERRORS) as exc:
         _error(str(exc))
         return 2
     except _core.InternalError as exc:

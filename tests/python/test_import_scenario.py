@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sanlab import _core
+from sanlab.hostimport.esxcli import psp_options
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.scenario import HostImportError, build
 
@@ -25,7 +26,7 @@ def _device(name: str, line: int, dsnro: int = 32, depth: int = 64) -> CoreDevic
 
 
 def _nmp(name: str, psp: str, config: str, line: int) -> NmpDevice:
-    return NmpDevice(name, "VMW_SATP_ALUA", "{...}", {0: "AO", 1: "ANO"}, psp, config, [], _at(line))
+    return NmpDevice(name, "VMW_SATP_ALUA", "{...}", {0: "AO", 1: "ANO"}, psp, config, [], _at(line), psp_options(config))
 
 
 def _two_paths(device: str, lun: int, states: tuple[str, str] = ("active", "active unoptimized"), targets: tuple[str, str] = ("fc.20000000aa:21000000aa", "fc.20000000aa:21000000ab")) -> tuple[list[NmpPath], list[CorePath]]:

@@ -18,12 +18,14 @@ their nodes.
 
 from __future__ import annotations
 
-import re
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from sanlab.hostimport.esxtop import Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
+from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
 
 # The workload each device gets when no capture says what it carries: light enough to leave the
 # queues empty, so the paths and policies can be seen at once.
@@ -75,20 +77,6 @@ class _Link:
     source: Source
 
 
-def _config(text: str) -> dict[str, str]:
-    """`{policy=rr,iops=1000,bytes=10485760,useANO=0;lastPathIndex=0: ...}` -> its key=value pairs
-    (the first braces' content, split at `,` and `;`)."""
-    inner = text.strip()
-    if inner.startswith("{"):
-        inner = inner[1 : inner.find("}") if "}" in inner else len(inner)]
-    pairs: dict[str, str] = {}
-    for part in re.split(r"[,;]", inner):
-        key, sep, value = part.partition("=")
-        if sep:
-            pairs[key.strip()] = value.strip()
-    return pairs
-
-
 def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -100,7 +88,7 @@ def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
     if kind is None:
         known = ", ".join(PSPS)
         raise HostImportError(f"{device.source}: device {device.name}: path selection policy `{device.psp}` is not one sanlab models for ESXi's NMP (known: {known})")
-    config = _config(device.psp_config)
+    config = device.psp_options
     if kind == "rr" and config.get("policy") == "latency":
         return '{ kind = "rr_latency" }', f"{device.psp} {device.psp_config}"
     if kind == "rr":
@@ -198,8 +186,11 @@ def _agreed(values: Iterable[tuple[str, int | None, Source]], what: str, notes: 
     return value, f"{what}, {first}" + (f"; {len(others)} devices differ" if others else "")
 
 
-def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WORKLOAD, duration: str = "60s") -> Imported:
-    """The scenario the listings describe; `workload` is the fio command line each device runs."""
+def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WORKLOAD, duration: str = "60s", capture: Capture | None = None) -> Imported:
+    """The scenario the listings describe. Each device runs what the esxtop `capture` shows it
+    carried (`workload.py`), or `workload` (a fio command line) without one or for a device the
+    capture does not have; the arrays answer as fast as the capture's DAVG says, or at sanlab's
+    default."""
     notes: list[str] = []
     paths = _paths(listings)
     links = _links(listings, paths, notes)
@@ -219,24 +210,27 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         f'duration = "{duration}"',
         "",
     ]
+    loads = device_loads(capture) if capture is not None else {}
+    if capture is not None and loads and not set(loads) & set(devices):
+        raise HostImportError(f"{capture.path}: none of the capture's devices ({', '.join(sorted(loads))}) is in the listings ({', '.join(devices)}): are they from the same host?")
+    if capture is not None:
+        missing = [d for d in devices if d not in loads]
+        if missing:
+            notes.append(f"{capture.path}: no I/O for {', '.join(missing)}: they run the default workload")
+        if capture.unused_counters:
+            notes.append(capture.note())
+    array_of = {link.name: link.array for link in links}
+    device_arrays = [(p.device, array_of[p.link]) for p in paths]
     arrays = list(dict.fromkeys(link.array for link in links))
     for a in arrays:
         controllers = max([link.controller for link in links if link.array == a and link.controller is not None], default=1) + 1
-        lines += [
-            "[[array]]",
-            f'name = "{a}"',
-            f"controllers = {max(controllers, 1)}  # one per target port group its paths report",
-            f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: the listings do not say how fast the array is',
-            "",
-        ]
-    array_of = {link.name: link.array for link in links}
-    device_arrays = [(p.device, array_of[p.link]) for p in paths]
+        lines += ["[[array]]", f'name = "{a}"', f"controllers = {max(controllers, 1)}  # one per target port group its paths report", _media(a, device_arrays, loads), ""]
     path_name = _sanlab_path_names(paths, array_of)
     policy, own = _policies(devices, nmp_devices, path_name)
     lines += _volumes(devices, device_arrays, own, notes)
     lines += _host(host, devices, policy, nmp_devices, core_devices, notes)
     lines += _path_tables(host, links)
-    lines += _vms(host, devices, workload)
+    lines += _vms(host, devices, workload, loads)
     for link in links:
         if link.dead:
             lines += ["[[event]]", 'kind = "path_down"', f"path = {_toml_string(link.name)}", 'at = "0s"', f"# dead when listed ({link.source})", ""]
@@ -318,16 +312,23 @@ def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:
     return lines
 
 
-def _vms(host: str, devices: Sequence[str], workload: str) -> list[str]:
+def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad]) -> str:
+    """The array's flash media: as fast as its devices' DAVG in the capture, else sanlab's default."""
+    measured = [loads[d] for d in dict.fromkeys(d for d, a in device_arrays if a == array) if d in loads]
+    if not measured:
+        return f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: nothing measured says how fast the array is'
+    read_ms, write_ms = service_ms(measured)
+    servers = max(64, 4 * math.ceil(sum(m.outstanding for m in measured)))
+    return (
+        f'media = {{ kind = "flash", read_latency = "{read_ms * 1000:.1f}us", write_latency = "{write_ms * 1000:.1f}us", servers = {servers} }}'
+        f"  # DAVG per direction at the capture's load, weighted by reads (writes) over {', '.join(m.device for m in measured)}; servers enough not to queue"
+    )
+
+
+def _vms(host: str, devices: Sequence[str], workload: str, loads: dict[str, DeviceLoad]) -> list[str]:
     lines: list[str] = []
     for k, d in enumerate(devices):
-        lines += [
-            "[[vm]]",
-            f'name = "vm{k + 1}"  # the load on {d}',
-            f"host = {_toml_string(host)}",
-            f"volume = {_toml_string(d)}",
-            "[[vm.job]]",
-            f"cmdline = {_toml_string(workload)}",
-            "",
-        ]
+        load = loads.get(d)
+        job = [f"cmdline = {_toml_string(load.fio_cmdline())}", f"# {load.why()}"] if load else [f"cmdline = {_toml_string(workload)}  # the default probe: nothing measured for this device" if workload == DEFAULT_WORKLOAD else f"cmdline = {_toml_string(workload)}  # --workload"]
+        lines += ["[[vm]]", f'name = "vm{k + 1}"  # the load on {d}', f"host = {_toml_string(host)}", f"volume = {_toml_string(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
     return lines

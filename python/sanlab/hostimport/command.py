@@ -1,0 +1,61 @@
+"""`sanlab import esxi`: a host's esxcli storage listings in, a scenario out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sanlab.hostimport.esxcli import ListingError, read_listings
+from sanlab.hostimport.esxtop import CaptureError, read_capture
+from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, HostImportError, build
+
+# What a listing, a capture or the host they describe can be refused for: one line each.
+IMPORT_ERRORS = (ListingError, CaptureError, HostImportError)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Registers `import esxi` among the command's subcommands."""
+    imported = commands.add_parser("import", help="build a scenario from a real host's listings")
+    platforms = imported.add_subparsers(dest="platform", required=True, metavar="PLATFORM")
+    esxi = platforms.add_parser(
+        "esxi",
+        help="from `esxcli storage` listings (core device list, nmp device list, nmp path list, core path list)",
+        description="Reads the host's esxcli storage listings (text, --formatter=csv or keyvalue, recognised by "
+        "their content) and writes a scenario: its devices, paths and ALUA states, each device's path selection "
+        "policy, the arrays behind the targets, and a workload per device. Every value names the listing and line "
+        "it came from, or says it is sanlab's default. With --esxtop, each device runs the load the capture shows and "
+        "its array answers as fast as the capture's DAVG (docs/from-your-host.md).",
+    )
+    esxi.add_argument("--esxcli", nargs="+", required=True, type=Path, metavar="FILE", help="listing files, or folders of them")
+    esxi.add_argument("--esxtop", type=Path, metavar="CSV", help="an esxtop batch capture (esxtop -b) of the same host: each device then runs the load it carried, its array answers at the DAVG measured")
+    esxi.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each device without a capture (default: {DEFAULT_WORKLOAD!r})")
+    esxi.add_argument("--host", default="esx1", help="the host's name in the scenario (default esx1)")
+    esxi.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
+    esxi.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
+    esxi.set_defaults(handler=run)
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    """The files named, and every file of the folders named (sorted, not recursive)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+        else:
+            out.append(p)
+    return out
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    files = _files(args.esxcli)
+    if not files:
+        print(f"error: no listing files in {', '.join(map(str, args.esxcli))}", file=sys.stderr)
+        return 2
+    capture = read_capture(args.esxtop) if args.esxtop is not None else None
+    imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
+    args.output.write_text(imported.toml, encoding="utf-8")
+    for note in imported.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
+    return 0
