@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sanlab.hostimport.esxcli import ListingError, read_listings
+from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
 from sanlab.hostimport.esxtop import CaptureError, read_capture
 from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, HostImportError, build
 
@@ -36,26 +36,35 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     esxi.set_defaults(handler=run)
 
 
-def _files(paths: list[Path]) -> list[Path]:
-    """The files named, and every file of the folders named (sorted, not recursive)."""
+def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files named, and the listings among a folder's files (sorted, not recursive), with a
+    note naming the folder's other files: a folder such as a support bundle's holds more than
+    listings. A file named on its own must be a listing."""
     out: list[Path] = []
+    skipped: list[str] = []
     for p in paths:
-        if p.is_dir():
-            out += sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-        else:
+        if not p.is_dir():
             out.append(p)
-    return out
+            continue
+        for f in sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")):
+            try:
+                detect_kind(f.read_text(encoding="utf-8", errors="replace"), str(f))
+                out.append(f)
+            except ListingError:
+                skipped.append(f.name)
+    notes = [f"not storage listings, skipped: {', '.join(skipped)}"] if skipped else []
+    return out, notes
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    files = _files(args.esxcli)
+    files, notes = _files(args.esxcli)
     if not files:
         print(f"error: no listing files in {', '.join(map(str, args.esxcli))}", file=sys.stderr)
         return 2
     capture = read_capture(args.esxtop) if args.esxtop is not None else None
     imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
     args.output.write_text(imported.toml, encoding="utf-8")
-    for note in imported.notes:
+    for note in [*notes, *imported.notes]:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
     return 0
