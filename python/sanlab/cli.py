@@ -41,6 +41,7 @@ from sanlab.export.runfolder import (
 )
 from sanlab.formatting import format_bytes, format_count, format_tenths
 from sanlab.hostimport.command import IMPORT_ERRORS
+from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture
 from sanlab.hostimport.command import add_parser as add_import
 from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
@@ -162,10 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="run folder written by `sanlab run`")
     report.set_defaults(handler=_cmd_report)
 
-    compare = commands.add_parser("compare", help="put several runs side by side in one HTML page")
-    compare.add_argument(
-        "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more)"
+    compare = commands.add_parser(
+        "compare", help="put several runs side by side in one HTML page, or one run beside a host's esxtop capture"
     )
+    compare.add_argument(
+        "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more; one with --esxtop)"
+    )
+    add_esxtop_compare(compare)
     compare.add_argument(
         "--out",
         type=Path,
@@ -366,6 +370,8 @@ def _labels(run_dirs: Sequence[Path]) -> list[str]:
 
 
 def _cmd_compare(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.esxtop is not None:
+        return compare_with_capture(args, _console())
     if len(args.run_dirs) < 2:
         raise RunFolderError("compare needs two or more run folders; for one, use `sanlab report RUN_DIR`")
     runs = [

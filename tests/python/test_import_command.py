@@ -43,3 +43,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     p = _sanlab("import", "esxi", "--esxcli", str(ESXCLI / "nmp-device-list.esx40-clariion.txt"), str(ESXCLI / "nmp-path-list.esx40-clariion.txt"), "--esxtop", str(capture), "-o", str(tmp_path / "y.toml"))
     assert p.returncode == 2, p.stderr
     assert "none of the capture's devices" in p.stderr and "same host" in p.stderr, p.stderr
+
+
+def test_compare_with_a_capture_takes_one_run(tmp_path: Path) -> None:
+    capture = ROOT / "tests/data/esxi/esxtop/assembled_storage_pst.csv"
+    p = _sanlab("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--esxtop", str(capture))
+    assert p.returncode == 2
+    assert p.stderr == "error: compare --esxtop compares one run folder with the capture: give one RUN_DIR\n"

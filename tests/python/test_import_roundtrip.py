@@ -40,9 +40,14 @@ name = "esx1"
 adapter = {{ kind = "fc", lun_queue_depth = 64 }}
 multipath = {{ psp = "fixed" }}
 [[path]]
+name = "vmhba1:C0:T0"
 host = "esx1"
 array = "pure"
-count = 2
+adapter = "vmhba1"
+[[path]]
+name = "vmhba1:C0:T1"
+host = "esx1"
+array = "pure"
 adapter = "vmhba1"
 [[vm]]
 name = "db"
@@ -99,17 +104,22 @@ def _run(scenario: Path, out: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, str]:
+def round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, str, dict]:
     tmp = tmp_path_factory.mktemp("roundtrip")
     (tmp / "original.toml").write_text(ORIGINAL, encoding="utf-8")
     original = _run(tmp / "original.toml", tmp / "original-run")
-    imported = build(read_listings(_esxcli_listings(tmp)), host="esx1", duration="6s", capture=read_capture(tmp / "original-run/base/esxtop.csv"))
+    capture = tmp / "original-run/base/esxtop.csv"
+    imported = build(read_listings(_esxcli_listings(tmp)), host="esx1", duration="6s", capture=read_capture(capture))
     (tmp / "imported.toml").write_text(imported.toml, encoding="utf-8")
-    return original, _run(tmp / "imported.toml", tmp / "imported-run"), imported.toml
+    again = _run(tmp / "imported.toml", tmp / "imported-run")
+    p = subprocess.run([sys.executable, "-m", "sanlab.cli", "compare", str(tmp / "imported-run"), "--esxtop", str(capture)], capture_output=True, text=True, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "devices: the capture's mean against the run" in p.stdout
+    return original, again, imported.toml, json.loads((tmp / "imported-run/esxtop-compare.json").read_text())
 
 
-def test_each_device_carries_its_load_at_the_same_iops_and_davg(round_trip: tuple[dict, dict, str]) -> None:
-    original, again, toml = round_trip
+def test_each_device_carries_its_load_at_the_same_iops_and_davg(round_trip: tuple[dict, dict, str, dict]) -> None:
+    original, again, toml, _ = round_trip
     assert "closed loop at 8.0 outstanding" in toml and "--rate_process=poisson" in toml and "open loop at 19" in toml, toml
     for before, after in zip(original["devices"], again["devices"], strict=True):
         assert before["name"] == after["name"]
@@ -117,10 +127,23 @@ def test_each_device_carries_its_load_at_the_same_iops_and_davg(round_trip: tupl
         assert after["davg_ms"] == pytest.approx(before["davg_ms"], rel=0.05), before["name"]
 
 
-def test_each_device_spreads_its_load_over_the_same_paths(round_trip: tuple[dict, dict, str]) -> None:
-    original, again, _ = round_trip
-    # ESXi's runtime names are the import's link names: vmhba1:C0:T0 is sanlab's first path.
-    renamed = {f"esx1-pure-{t}:{naa}": f"vmhba1:C0:T{t}:{naa}" for t in (0, 1) for naa in NAA}
-    share = {renamed[p["name"]]: p["share"] for p in original["paths"]}
+def test_each_device_spreads_its_load_over_the_same_paths(round_trip: tuple[dict, dict, str, dict]) -> None:
+    original, again, _, _ = round_trip
+    share = {p["name"]: p["share"] for p in original["paths"]}
     for p in again["paths"]:
         assert 100 * p["share"] == pytest.approx(100 * share[p["name"]], abs=2), p["name"]
+
+
+def test_compare_puts_the_capture_beside_the_run(round_trip: tuple[dict, dict, str, dict]) -> None:
+    """`sanlab compare RUN --esxtop CAPTURE`: the original host's capture against the imported run."""
+    _, again, _, comparison = round_trip
+    assert comparison["notes"] == []
+    figures = {(f["entity"], f["figure"]): f for f in comparison["devices"]}
+    for naa in NAA:
+        for figure in ("IOPS", "DAVG ms"):
+            f = figures[(naa, figure)]
+            assert abs(f["error"]) < 0.05, f
+        assert figures[(naa, "IOPS")]["simulated"] == next(d["iops"] for d in again["devices"] if d["name"] == naa)
+    links = {f["entity"]: f for f in comparison["links"]}
+    assert set(links) == {"vmhba1:C0:T0", "vmhba1:C0:T1"}
+    assert all(abs(f["simulated"] - f["measured"]) < 2 for f in links.values()), links

@@ -6,6 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
+from sanlab.export.runfolder import RunFolderError, read_run_folder
+from sanlab.hostimport.compare import Comparison, compare, error_text, value_text
 from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
 from sanlab.hostimport.esxtop import CaptureError, read_capture
 from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, HostImportError, build
@@ -67,4 +72,43 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     for note in [*notes, *imported.notes]:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
+    return 0
+
+
+def add_esxtop_compare(compare_parser: argparse.ArgumentParser) -> None:
+    """`sanlab compare RUN_DIR --esxtop CAPTURE`: the run beside the host it was imported from."""
+    compare_parser.add_argument("--esxtop", type=Path, metavar="CSV", help="a host's esxtop batch capture: compare one run folder's devices and paths with it")
+    compare_parser.add_argument("--variant", metavar="NAME", help="with --esxtop: the run's variant to compare (default: its only one)")
+    compare_parser.add_argument("--json", type=Path, metavar="FILE", help="with --esxtop: where to write the comparison (default: RUN_DIR/esxtop-compare.json)")
+
+
+def _table(title: str, comparison_rows: list, console: Console) -> None:
+    table = Table(title=title, title_justify="left")
+    for column in ("entity", "figure", "measured", "simulated", "error"):
+        table.add_column(column, justify="left" if column in ("entity", "figure") else "right")
+    for f in comparison_rows:
+        table.add_row(f.entity, f.figure, value_text(f.measured), value_text(f.simulated), error_text(f))
+    console.print(table)
+
+
+def compare_with_capture(args: argparse.Namespace, console: Console) -> int:
+    if len(args.run_dirs) != 1:
+        raise RunFolderError("compare --esxtop compares one run folder with the capture: give one RUN_DIR")
+    run_dir = args.run_dirs[0]
+    document, _ = read_run_folder(run_dir)
+    variants = document["variants"]
+    names = [v["name"] for v in variants]
+    if args.variant is None and len(variants) > 1:
+        raise RunFolderError(f"{run_dir} has {len(variants)} variants ({', '.join(names)}): name one with --variant")
+    chosen = variants[0] if args.variant is None else next((v for v in variants if v["name"] == args.variant), None)
+    if chosen is None:
+        raise RunFolderError(f"{run_dir} has no variant {args.variant!r}; it has {', '.join(names)}")
+    comparison: Comparison = compare(read_capture(args.esxtop), chosen)
+    _table("devices: the capture's mean against the run", comparison.devices, console)
+    _table("links: share of all commands", comparison.links, console)
+    for note in comparison.notes:
+        print(f"note: {note}", file=sys.stderr)
+    out = args.json if args.json is not None else run_dir / "esxtop-compare.json"
+    out.write_text(comparison.to_json() + "\n", encoding="utf-8")
+    print(f"comparison: {out}")
     return 0
