@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sanlab.export.runfolder import RunFolderError, read_run_folder
-from sanlab.hostimport.compare import Comparison, compare, error_text, value_text
+from sanlab.hostimport.compare import Comparison, compare, error_text, overlay_page, value_text
 from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
 from sanlab.hostimport.esxtop import CaptureError, read_capture
 from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, HostImportError, build
@@ -103,12 +103,15 @@ def compare_with_capture(args: argparse.Namespace, console: Console) -> int:
     chosen = variants[0] if args.variant is None else next((v for v in variants if v["name"] == args.variant), None)
     if chosen is None:
         raise RunFolderError(f"{run_dir} has no variant {args.variant!r}; it has {', '.join(names)}")
-    comparison: Comparison = compare(read_capture(args.esxtop), chosen)
+    capture = read_capture(args.esxtop)
+    comparison: Comparison = compare(capture, chosen)
     _table("devices: the capture's mean against the run", comparison.devices, console)
     _table("links: share of all commands", comparison.links, console)
     for note in comparison.notes:
         print(f"note: {note}", file=sys.stderr)
     out = args.json if args.json is not None else run_dir / "esxtop-compare.json"
     out.write_text(comparison.to_json() + "\n", encoding="utf-8")
-    print(f"comparison: {out}")
+    page = out.with_suffix(".html")
+    page.write_text(overlay_page(capture, chosen, comparison), encoding="utf-8")
+    print(f"comparison: {out}; time series side by side: {page}")
     return 0

@@ -132,3 +132,56 @@ def value_text(value: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def _simulated_series(variant: Variant, entity: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    ts = variant["timeseries"]
+    rows = [(t, v) for t, e, m, v in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True) if e == entity and m == metric]
+    return np.array([t for t, _ in rows]), np.array([v for _, v in rows])
+
+
+def _driver_ms(variant: Variant, entity: str) -> tuple[np.ndarray, np.ndarray]:
+    """The run's DAVG per sample: its reads' and writes' driver latency, weighted by their I/Os."""
+    t, read_ms = _simulated_series(variant, entity, "read_driver_ms_mean")
+    _, write_ms = _simulated_series(variant, entity, "write_driver_ms_mean")
+    _, reads = _simulated_series(variant, entity, "read_iops")
+    _, writes = _simulated_series(variant, entity, "write_iops")
+    total = reads + writes
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return t, np.where(total > 0, (np.nan_to_num(read_ms) * reads + np.nan_to_num(write_ms) * writes) / total, np.nan)
+
+
+def overlay_page(capture: Capture, variant: Variant, comparison: Comparison) -> str:
+    """An HTML page: per device, the capture's IOPS and DAVG over time beside the run's (times from
+    each one's first sample), then the comparison's tables."""
+    import html
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from plotly.subplots import make_subplots
+
+    devices = list(dict.fromkeys(f.entity for f in comparison.devices))
+    fig = make_subplots(rows=max(1, len(devices)), cols=2, subplot_titles=[t for d in devices for t in (f"{d}: IOPS", f"{d}: DAVG ms")], vertical_spacing=0.08)
+    for row, device in enumerate(devices, start=1):
+        entity = f"device/{device}"
+        for col, (counter, (t_sim, sim)) in enumerate([("Commands/sec", _simulated_series(variant, entity, "iops")), ("Average Driver MilliSec/Command", _driver_ms(variant, entity))], start=1):
+            measured = capture.series[(DEVICE, device)].get(counter)
+            if measured is not None:
+                fig.add_trace(go.Scatter(x=capture.t_s, y=measured, name="measured", line={"color": "#444"}, showlegend=row == 1 and col == 1), row=row, col=col)
+            fig.add_trace(go.Scatter(x=t_sim, y=sim, name="simulated", line={"color": "#1f77b4"}, showlegend=row == 1 and col == 1), row=row, col=col)
+    fig.update_layout(height=320 * max(1, len(devices)), title="measured (esxtop capture) against simulated (sanlab run)")
+    fig.update_xaxes(title_text="s from the first sample")
+
+    def table(rows: list[Figure]) -> str:
+        cells = "".join(
+            f"<tr><td>{html.escape(f.entity)}</td><td>{html.escape(f.figure)}</td><td>{value_text(f.measured)}</td><td>{value_text(f.simulated)}</td><td>{error_text(f)}</td></tr>" for f in rows
+        )
+        return f"<table><tr><th>entity</th><th>figure</th><th>measured</th><th>simulated</th><th>error</th></tr>{cells}</table>"
+
+    notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in comparison.notes)
+    body = pio.to_html(fig, include_plotlyjs=True, full_html=False)
+    style = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>sanlab: {html.escape(str(capture.path.name))} against the run</title><style>{style}</style></head><body>"
+        f"<h1>{html.escape(str(capture.path.name))} against the run</h1>{notes}{body}<h2>devices</h2>{table(comparison.devices)}<h2>links: share of all commands</h2>{table(comparison.links)}</body></html>"
+    )
