@@ -12,7 +12,8 @@ import pytest
 from sanlab import _core
 from sanlab.hostimport.esxcli import psp_options
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
-from sanlab.hostimport.scenario import HostImportError, build
+from sanlab.hostimport.esxtop import read_capture
+from sanlab.hostimport.scenario import HostImportError, _adapter_queue, build
 
 RR = "{policy=rr,iops=1,bytes=10485760,useANO=0; lastPathIndex=0: NumIOsPending=0,numBytesPending=0}"
 
@@ -137,3 +138,20 @@ def test_what_cannot_be_imported_is_one_clear_error() -> None:
         build(Listings(core_devices=[_device("naa.1", 1)]))
     with pytest.raises(HostImportError, match=r"group state `half active` is not one ESXi prints"):
         build(_listings(second_states=("active", "half active")))
+
+
+def test_the_adapter_kind_follows_the_paths_transport_and_its_queue_the_capture() -> None:
+    listings = _listings()
+    assert 'adapter = { kind = "fc", lun_queue_depth = 64 }  # transport fc, listing.txt:201' in build(listings).toml
+    iscsi = Listings(
+        core_devices=listings.core_devices,
+        nmp_devices=listings.nmp_devices,
+        nmp_paths=listings.nmp_paths,
+        core_paths=[CorePath(p.runtime_name, p.device, p.adapter, "iqn.2010-06.com.purestorage:flasharray.1", p.state, "iscsi", None, p.source) for p in listings.core_paths],
+    )
+    assert 'kind = "sw_iscsi"' in build(iscsi).toml and "software iSCSI assumed" in build(iscsi).toml
+    # esxtop's Physical Disk(vmhbaN)\Adapter Q Depth, summed over the host's HBAs (one queue in sanlab).
+    capture = read_capture(Path(__file__).resolve().parents[1] / "data/esxi/esxtop/assembled_storage_pst.csv")
+    notes: list[str] = []
+    assert _adapter_queue(capture, ["vmhba2", "vmhba9"], notes) == (1024, "Adapter Q Depth of vmhba2 1024 summed, assembled_storage_pst.csv")
+    assert _adapter_queue(None, ["vmhba2"], notes) == (None, "")

@@ -23,7 +23,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sanlab.hostimport.esxtop import Capture
+import numpy as np
+
+from sanlab.hostimport.esxtop import ADAPTER_QUEUE, Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
 
@@ -228,7 +230,8 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     path_name = _sanlab_path_names(paths, array_of)
     policy, own = _policies(devices, nmp_devices, path_name)
     lines += _volumes(devices, device_arrays, own, notes)
-    lines += _host(host, devices, policy, nmp_devices, core_devices, notes)
+    adapters = list(dict.fromkeys(link.adapter for link in links))
+    lines += _host(host, devices, policy, nmp_devices, core_devices, notes, _adapter_kind(listings, notes), _adapter_queue(capture, adapters, notes))
     lines += _path_tables(host, links)
     lines += _vms(host, devices, workload, loads)
     for link in links:
@@ -263,20 +266,60 @@ def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], o
     return lines
 
 
-def _host(host: str, devices: Sequence[str], policy: tuple[str, str] | None, nmp: dict[str, NmpDevice], core: dict[str, CoreDevice], notes: list[str]) -> list[str]:
+# Transport of `esxcli storage core path list` -> sanlab's host adapter kind and its queue-depth ceiling.
+ADAPTERS = {"fc": ("fc", 65536), "iscsi": ("sw_iscsi", 65536)}
+
+
+def _adapter_kind(listings: Listings, notes: list[str]) -> tuple[str, str]:
+    """The host adapter's kind, from the paths' transport, and where that came from."""
+    transports = Counter(p.transport for p in listings.core_paths if p.transport)
+    if not transports:
+        return "fc", "Fibre Channel assumed: no `esxcli storage core path list` gives the transport"
+    transport, count = transports.most_common(1)[0]
+    first = next(p.source for p in listings.core_paths if p.transport == transport)
+    if len(transports) > 1:
+        notes.append(f"paths over several transports ({dict(transports)}): sanlab gives a host one adapter kind: used {transport}")
+    if transport not in ADAPTERS:
+        notes.append(f"transport {transport}: not one sanlab models an adapter for (fc, iscsi): an ideal adapter stands in")
+        return "ideal", f"transport {transport}, {first}"
+    return ADAPTERS[transport][0], f"transport {transport}{' (software iSCSI assumed)' if transport == 'iscsi' else ''}, {first}"
+
+
+def _adapter_queue(capture: Capture | None, adapters: Sequence[str], notes: list[str]) -> tuple[int | None, str]:
+    """The host's adapter queue: the sum of its HBAs' `Adapter Q Depth` in the capture (sanlab
+    has one adapter queue per host)."""
+    if capture is None:
+        return None, ""
+    depths = {}
+    for a in adapters:
+        values = capture.series.get((ADAPTER_QUEUE, a), {}).get("Adapter Q Depth")
+        finite = values[np.isfinite(values)] if values is not None else np.array([])
+        if finite.size:
+            depths[a] = int(round(float(finite.mean())))
+    if not depths:
+        return None, ""
+    return sum(depths.values()), f"Adapter Q Depth of {', '.join(f'{a} {d}' for a, d in depths.items())} summed, {capture.path.name}"
+
+
+def _host(host: str, devices: Sequence[str], policy: tuple[str, str] | None, nmp: dict[str, NmpDevice], core: dict[str, CoreDevice], notes: list[str], adapter_kind: tuple[str, str], adapter_queue: tuple[int | None, str]) -> list[str]:
     present = [core[d] for d in devices if d in core]
     depth, depth_note = _agreed(((d.name, d.max_queue_depth, d.source) for d in present), "Device Max Queue Depth", notes)
     dsnro, dsnro_note = _agreed(((d.name, d.dsnro, d.source) for d in present), "No of outstanding IOs with competing worlds (DSNRO)", notes)
     sample, _ = _agreed(((d.name, d.queue_full_sample_size, d.source) for d in present), "Queue Full Sample Size", notes)
     threshold, _ = _agreed(((d.name, d.queue_full_threshold, d.source) for d in present), "Queue Full Threshold", notes)
-    adapter = ["kind = \"fc\""]
-    if depth is not None:
+    adapter = [f'kind = "{adapter_kind[0]}"']
+    comments = [adapter_kind[1]]
+    if depth is not None and adapter_kind[0] != "ideal":
         adapter.append(f"lun_queue_depth = {depth}")
+        comments.append(depth_note)
+    if adapter_queue[0] is not None and adapter_kind[0] != "ideal":
+        adapter.append(f"queue_depth = {adapter_queue[0]}")
+        comments.append(adapter_queue[1])
     if sample:
         adapter.append(f"qfull_sample_size = {sample}")
         if threshold:
             adapter.append(f"qfull_threshold = {threshold}")
-    lines = ["[[host]]", f"name = {_toml_string(host)}", f"adapter = {{ {', '.join(adapter)} }}" + (f"  # {depth_note}" if depth_note else "  # sanlab's FC defaults: no device listing")]
+    lines = ["[[host]]", f"name = {_toml_string(host)}", f"adapter = {{ {', '.join(adapter)} }}  # {'; '.join(comments)}"]
     if dsnro is not None:
         lines.append(f'scheduler = {{ kind = "esxi", dsnro = {dsnro} }}  # {dsnro_note}')
     if policy is not None:
