@@ -20,8 +20,12 @@
 //! work-conserving: a request over its limit waits with slots free, and `next_eligible_ns` says
 //! until when.
 //!
-//! Cost of a request: ceil(size / `cost_unit`), Disk.SchedCostUnit, 32 KiB by default (4 KiB–256 KiB):
-//! ESXi counts a 64 KiB I/O as 2 against an IOPS limit (Broadcom KB 385258; qos.md §3).
+//! Cost of a request (`cost`): ESXi's, ceil(size / `cost_unit`), Disk.SchedCostUnit, 32 KiB by
+//! default (4 KiB–256 KiB): ESXi counts a 64 KiB I/O as 2 against an IOPS limit (Broadcom KB
+//! 385258); or the paper's (`cost = "size"`), 1 + size / (T_m × B_peak), T_m the mechanical delay
+//! an I/O pays whatever its size and B_peak the peak transfer rate (§4 of the paper). Their defaults
+//! are ours: a 15K drive's average seek and half turn (3.5 + 2 ms) and its sustained media rate
+//! (100 MB/s), the drive the disk group models.
 //!
 //! Ours: the weight is shares / 1000 (Disk.SharesNormal = weight 1, like the paper's weights 1, 2,
 //! 3), so a backlogged world's P tags run ahead of real time. With the raw shares (1 ms per unit at
@@ -71,21 +75,62 @@ struct World {
     waiting: VecDeque<Tagged>,
 }
 
+/// How an I/O's size counts against reservations, limits and shares.
+enum CostModel {
+    /// ESXi: ceil(size / cost unit), at least 1.
+    Units { bytes: u64 },
+    /// The mClock paper: 1 + size / (T_m × B_peak).
+    Size { bytes_per_request: f64 },
+}
+
+impl CostModel {
+    #[inline]
+    fn cost(&self, size_bytes: u32) -> f64 {
+        match *self {
+            CostModel::Units { bytes } => u64::from(size_bytes).div_ceil(bytes).max(1) as f64,
+            CostModel::Size { bytes_per_request } => 1.0 + f64::from(size_bytes) / bytes_per_request,
+        }
+    }
+}
+
 struct MClock {
     rules: DepthRules,
-    cost_unit_bytes: u64,
+    cost: CostModel,
     worlds: Vec<World>,
     queued: usize,
 }
 
 fn build(spec: &Spec) -> SpecResult<Box<dyn Discipline>> {
     let rules = DepthRules::read(spec)?;
-    let cost_unit_bytes = spec.size_bytes("cost_unit", Some((32_768, "32KiB")), "Disk.SchedCostUnit: an I/O costs ceil(size / cost_unit) against reservations, limits and shares")?;
+    let model = spec.choice("cost", &["esxi", "size"], Some("esxi"), "how an I/O's size counts against reservations, limits and shares: esxi (ceil(size / cost_unit)) or size (the mClock paper's 1 + size / (mechanical_delay x peak_bandwidth))")?;
+    let cost_unit_bytes = spec.size_bytes("cost_unit", Some((32_768, "32KiB")), "Disk.SchedCostUnit: with cost = esxi an I/O costs ceil(size / cost_unit)")?;
     if !COST_UNIT_BYTES.contains(&cost_unit_bytes) {
         let nearest = cost_unit_bytes.clamp(*COST_UNIT_BYTES.start(), *COST_UNIT_BYTES.end());
         return Err(spec.error("cost_unit", format!("{cost_unit_bytes} bytes is out of range: expected 4KiB..=256KiB (nearest valid: {nearest})")));
     }
-    Ok(Box::new(MClock { rules, cost_unit_bytes, worlds: vec![], queued: 0 }))
+    let mechanical_ns = spec.duration_ns("mechanical_delay", Some((5_500_000, "5.5ms")), "with cost = size: T_m, the positioning time an I/O pays whatever its size (ours: a 15K drive's seek and half turn)")?;
+    let peak_bps = spec.bandwidth_bps("peak_bandwidth", Some((8e8, "100MB/s")), "with cost = size: B_peak, the peak transfer rate (ours: a 15K drive's media rate)")?;
+    let cost = match model {
+        "size" => {
+            if spec.has("cost_unit") {
+                return Err(spec.error("cost_unit", "is ESXi's cost (cost = \"esxi\"); with cost = \"size\" an I/O costs 1 + size / (mechanical_delay x peak_bandwidth): remove it"));
+            }
+            let bytes_per_request = mechanical_ns as f64 / 1e9 * peak_bps / 8.0;
+            if bytes_per_request.is_nan() || bytes_per_request < 1.0 {
+                return Err(spec.error("mechanical_delay", format!("with peak_bandwidth, makes {bytes_per_request} bytes per request: expected at least 1 byte (a positive delay and bandwidth, e.g. \"5.5ms\" and \"100MB/s\")")));
+            }
+            CostModel::Size { bytes_per_request }
+        }
+        _ => {
+            for key in ["mechanical_delay", "peak_bandwidth"] {
+                if spec.has(key) {
+                    return Err(spec.error(key, "applies to the paper's cost model: set cost = \"size\", or remove it"));
+                }
+            }
+            CostModel::Units { bytes: cost_unit_bytes }
+        }
+    };
+    Ok(Box::new(MClock { rules, cost, worlds: vec![], queued: 0 }))
 }
 
 impl MClock {
@@ -127,7 +172,7 @@ impl Discipline for MClock {
 
     fn enqueue(&mut self, now: u64, w: Waiting) {
         let t = now as f64;
-        let cost = u64::from(w.size_bytes).div_ceil(self.cost_unit_bytes).max(1) as f64;
+        let cost = self.cost.cost(w.size_bytes);
         let joins_at = if self.worlds[w.world as usize].waiting.is_empty() { self.lowest_proportion() } else { None };
         let world = &mut self.worlds[w.world as usize];
         let next = |last: f64, step: Option<f64>, unset: f64| step.map_or(unset, |s| (last + cost * s).max(t));
@@ -249,6 +294,25 @@ mod tests {
             let order = serve(d.as_mut(), &[0], size_bytes, 0, 10 * S);
             assert_eq!(order.len(), dispatched, "{size_bytes} bytes, {cost_unit:?}");
         }
+    }
+
+    #[test]
+    fn the_papers_cost_counts_size_over_mechanical_delay_times_peak_bandwidth() {
+        // 5 ms x 100 MB/s = 500,000 bytes per request: a 500,000-byte I/O costs 2, 1.5 MB costs 4.
+        let model = "cost = \"size\"\nmechanical_delay = \"5ms\"\npeak_bandwidth = \"100MB/s\"";
+        for (size_bytes, dispatched) in [(500_000, 500), (1_500_000, 250)] {
+            let mut d = build("mclock", model);
+            d.add_world(qos(1000, 0.0, 100.0));
+            assert_eq!(serve(d.as_mut(), &[0], size_bytes, 0, 10 * S).len(), dispatched, "{size_bytes} bytes");
+        }
+        let error = |extra: &str| {
+            let t: toml::Table = format!("kind = \"mclock\"\n{extra}").parse().unwrap();
+            sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "scheduler"), super::super::REGISTRY, None).err().expect("an error")
+        };
+        let e = error("cost_unit = \"64KiB\"\ncost = \"size\"");
+        assert_eq!((e.location.as_str(), e.message.contains("remove it")), ("scheduler.cost_unit", true), "{e:?}");
+        let e = error("peak_bandwidth = \"1GB/s\"");
+        assert_eq!((e.location.as_str(), e.message.contains("cost = \"size\"")), ("scheduler.peak_bandwidth", true), "{e:?}");
     }
 
     #[test]
