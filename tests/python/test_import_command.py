@@ -50,3 +50,15 @@ def test_compare_with_a_capture_takes_one_run(tmp_path: Path) -> None:
     p = _sanlab("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--esxtop", str(capture))
     assert p.returncode == 2
     assert p.stderr == "error: compare --esxtop compares one run folder with the capture: give one RUN_DIR\n"
+
+
+def test_listings_and_captures_of_different_hosts_are_refused(tmp_path: Path) -> None:
+    # Three posts' listings: none shares a path or device with another.
+    p = _sanlab("import", "esxi", "--esxcli", str(ESXCLI / "core-path-list.vnx-fc.txt"), str(ESXCLI / "nmp-path-list.esx40-clariion.txt"), "-o", str(tmp_path / "mix.toml"))
+    assert p.returncode == 2 and "the path listings share no path" in p.stderr and "give listings of one host" in p.stderr, p.stderr
+    # A capture without a device group (an NFS datastore only), a missing one.
+    listings = [str(ESXCLI / "nmp-device-list.esx40-clariion.txt"), str(ESXCLI / "nmp-path-list.esx40-clariion.txt")]
+    p = _sanlab("import", "esxi", "--esxcli", *listings, "--esxtop", str(ROOT / "tests/data/esxi/esxtop/elatov_nfs_2012.csv"), "-o", str(tmp_path / "nfs.toml"))
+    assert p.returncode == 2 and "no Physical Disk SCSI Device group" in p.stderr, p.stderr
+    p = _sanlab("import", "esxi", "--esxcli", *listings, "--esxtop", str(tmp_path / "nope.csv"), "-o", str(tmp_path / "nope.toml"))
+    assert p.returncode == 2 and "no such file: expected an esxtop batch capture" in p.stderr, p.stderr

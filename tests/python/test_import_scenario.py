@@ -155,3 +155,23 @@ def test_the_adapter_kind_follows_the_paths_transport_and_its_queue_the_capture(
     notes: list[str] = []
     assert _adapter_queue(capture, ["vmhba2", "vmhba9"], notes) == (1024, "Adapter Q Depth of vmhba2 1024 summed, assembled_storage_pst.csv")
     assert _adapter_queue(None, ["vmhba2"], notes) == (None, "")
+
+
+def test_latency_is_weighted_by_commands_so_idle_samples_count_for_nothing() -> None:
+    import numpy as np
+
+    from sanlab.hostimport.workload import weighted_mean
+
+    # esxtop writes 0 ms for a sample without commands: three idle samples, three at 0.3 ms.
+    assert weighted_mean(np.array([0.0, 0.0, 0.0, 0.3, 0.3, 0.3]), np.array([0.0, 0.0, 0.0, 1000.0, 1000.0, 1000.0])) == pytest.approx(0.3)
+    assert weighted_mean(np.array([0.2, 0.4]), np.array([3000.0, 1000.0])) == pytest.approx(0.25)
+
+
+def test_every_policy_setting_is_carried_or_refused() -> None:
+    latency = "{policy=latency,latencyEvalTime=180000,samplingCycles=16,curSamplingCycle=1,useANO=1; lastPathIndex=0}"
+    doc = tomllib.loads(build(_listings(second_psp=("VMW_PSP_RR", latency))).toml)
+    assert doc["volume"][1]["psp"] == {"kind": "rr_latency", "latency_eval_time": "180000ms", "num_sampling_cycles": 16, "use_ano": True}
+    with pytest.raises(HostImportError, match=r"listing.txt:60: device naa.2: iops=abc in its path selection policy config is not a whole number"):
+        build(_listings(second_psp=("VMW_PSP_RR", "{policy=rr,iops=abc,useANO=0}")))
+    with pytest.raises(HostImportError, match=r"FIXED prefers vmhba9:C0:T0:L2, which is none of its listed paths"):
+        build(_listings(second_psp=("VMW_PSP_FIXED", "{preferred=vmhba9:C0:T0:L2;current=vmhba9:C0:T0:L2}")))

@@ -61,12 +61,18 @@ def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return out, notes
 
 
+def _capture(path: Path):  # -> Capture
+    if not path.is_file():
+        raise CaptureError(f"{path}: no such file: expected an esxtop batch capture (esxtop -b -a > capture.csv)")
+    return read_capture(path)
+
+
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     files, notes = _files(args.esxcli)
     if not files:
         print(f"error: no listing files in {', '.join(map(str, args.esxcli))}", file=sys.stderr)
         return 2
-    capture = read_capture(args.esxtop) if args.esxtop is not None else None
+    capture = _capture(args.esxtop) if args.esxtop is not None else None
     imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
     args.output.write_text(imported.toml, encoding="utf-8")
     for note in [*notes, *imported.notes]:
@@ -103,7 +109,7 @@ def compare_with_capture(args: argparse.Namespace, console: Console) -> int:
     chosen = variants[0] if args.variant is None else next((v for v in variants if v["name"] == args.variant), None)
     if chosen is None:
         raise RunFolderError(f"{run_dir} has no variant {args.variant!r}; it has {', '.join(names)}")
-    capture = read_capture(args.esxtop)
+    capture = _capture(args.esxtop)
     comparison: Comparison = compare(capture, chosen)
     _table("devices: the capture's mean against the run", comparison.devices, console)
     _table("links: share of all commands", comparison.links, console)

@@ -4,7 +4,9 @@ it (`sanlab compare RUN_DIR --esxtop CAPTURE`).
 Per device (the capture's `Physical Disk SCSI Device` instances, matched to the run's devices by
 name): IOPS (`Commands/sec`), DAVG, KAVG, GAVG (`Average Driver / Kernel / Guest
 MilliSec/Command`), ACTV and QUED (`Active Commands`, `Queued Commands`); the capture's figure is
-its mean over every sample, the run's the figure its results report (over its measured time).
+its mean over every sample (a latency's weighted by each sample's commands, so idle samples count
+for nothing), the run's the figure its results report (over its measured time). A capture none of
+whose devices is in the run is refused.
 Per link (an adapter to a target port, `vmhbaA:Cc:Tt`): its share of all commands, from the
 capture's `Physical Disk Path` instances (a path's runtime name `vmhbaA:Cc:Tt:Ll`, or the name
 `sanlab run --esxtop-csv` writes) and the run's paths. Shares are taken over every device
@@ -21,7 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from sanlab.document import Variant
-from sanlab.hostimport.esxtop import DEVICE, PATH, Capture
+from sanlab.hostimport.esxtop import DEVICE, PATH, Capture, CaptureError
+from sanlab.hostimport.workload import device_series, mean, weighted_mean
 
 # (label, esxtop counter, the run's device key)
 DEVICE_FIGURES = [
@@ -57,11 +60,6 @@ class Comparison:
         return json.dumps({"devices": [asdict(f) for f in self.devices], "links": [asdict(f) for f in self.links], "notes": self.notes}, indent=1)
 
 
-def _mean(values: np.ndarray) -> float | None:
-    finite = values[np.isfinite(values)]
-    return float(finite.mean()) if finite.size else None
-
-
 def _relative(measured: float | None, simulated: float | None) -> float | None:
     if measured is None or simulated is None or measured == 0:
         return None
@@ -82,7 +80,7 @@ def _link(name: str, devices: set[str]) -> str:
 
 def compare(capture: Capture, variant: Variant) -> Comparison:
     """The capture's figures beside the run's."""
-    notes: list[str] = []
+    notes: list[str] = [*capture.notes]
     simulated = {d["name"]: d for d in variant["devices"]}
     measured = capture.instances(DEVICE)
     missing = sorted(set(measured) - set(simulated))
@@ -91,18 +89,24 @@ def compare(capture: Capture, variant: Variant) -> Comparison:
     unmeasured = sorted(set(simulated) - set(measured))
     if unmeasured:
         notes.append(f"in the run, not in the capture: {', '.join(unmeasured)}")
+    matched = [m for m in measured if m in simulated]
+    if not matched:
+        raise CaptureError(f"{capture.path}: none of the capture's devices ({', '.join(measured) or 'no Physical Disk SCSI Device group'}) is in the run ({', '.join(simulated)}): is it the host the run was imported from?")
     devices = []
-    for name in [m for m in measured if m in simulated]:
+    for name in matched:
+        series = device_series(capture, name)
         for label, counter, key in DEVICE_FIGURES:
-            got = capture.series[(DEVICE, name)].get(counter)
-            value = _mean(got) if got is not None else None
+            got = series.get(counter)
+            # Latencies weighted by each sample's commands (idle samples count for nothing).
+            value = weighted_mean(got, series["Commands/sec"]) if got is not None and "MilliSec" in counter else mean(got) if got is not None else None
+            value = None if value is not None and math.isnan(value) else value
             sim = float(simulated[name][key])  # type: ignore[literal-required]
             devices.append(Figure(name, label, value, sim, _relative(value, sim)))
     names = set(simulated) | set(measured)
     measured_links: dict[str, float] = {}
     for path in capture.instances(PATH):
-        rate = _mean(capture.get(PATH, path, "Commands/sec"))
-        if rate is not None:
+        rate = mean(capture.get(PATH, path, "Commands/sec"))
+        if not math.isnan(rate):
             link = _link(path, names)
             measured_links[link] = measured_links.get(link, 0.0) + rate
     simulated_links: dict[str, float] = {}

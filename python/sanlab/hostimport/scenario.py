@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sanlab.hostimport.esxtop import ADAPTER_QUEUE, Capture
+from sanlab.hostimport.esxtop import ADAPTER_QUEUE, DEVICE, Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
 
@@ -91,18 +91,29 @@ def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
         known = ", ".join(PSPS)
         raise HostImportError(f"{device.source}: device {device.name}: path selection policy `{device.psp}` is not one sanlab models for ESXi's NMP (known: {known})")
     config = device.psp_options
+    why = f"{device.psp} {device.psp_config}"
+
+    def whole(key: str) -> int:
+        try:
+            return int(config[key])
+        except ValueError:
+            raise HostImportError(f"{device.source}: device {device.name}: {key}={config[key]} in its path selection policy config is not a whole number") from None
+
+    ano = ["use_ano = true"] if config.get("useANO") == "1" else []
     if kind == "rr" and config.get("policy") == "latency":
-        return '{ kind = "rr_latency" }', f"{device.psp} {device.psp_config}"
+        # ESXi's latency policy: latencyEvalTime in ms, samplingCycles.
+        keys = [*([f'latency_eval_time = "{whole("latencyEvalTime")}ms"'] if "latencyEvalTime" in config else []), *([f"num_sampling_cycles = {whole('samplingCycles')}"] if "samplingCycles" in config else []), *ano]
+        return "{ " + ", ".join(['kind = "rr_latency"', *keys]) + " }", why
     if kind == "rr":
-        keys = [f"iops = {int(config['iops'])}"] if "iops" in config else []
+        keys = [f"iops = {whole('iops')}"] if "iops" in config else []
         if config.get("policy") == "bytes":
-            keys = ['type = "bytes"', f"bytes = {int(config['bytes'])}"]
-        if config.get("useANO") == "1":
-            keys.append("use_ano = true")
-        return "{ " + ", ".join(['kind = "rr"', *keys]) + " }", f"{device.psp} {device.psp_config}"
-    if kind == "fixed" and config.get("preferred") in path_name:
-        return f'{{ kind = "fixed", preferred = {_toml_string(path_name[config["preferred"]])} }}', f"{device.psp} {device.psp_config}"
-    return f'{{ kind = "{kind}" }}', f"{device.psp} {device.psp_config}"
+            keys = ['type = "bytes"', f"bytes = {whole('bytes')}"]
+        return "{ " + ", ".join(['kind = "rr"', *keys, *ano]) + " }", why
+    if kind == "fixed" and "preferred" in config:
+        if config["preferred"] not in path_name:
+            raise HostImportError(f"{device.source}: device {device.name}: FIXED prefers {config['preferred']}, which is none of its listed paths ({', '.join(sorted(path_name))}): give the path listings of the same host")
+        return f'{{ kind = "fixed", preferred = {_toml_string(path_name[config["preferred"]])} }}', why
+    return f'{{ kind = "{kind}" }}', why
 
 
 def _target_node(target: str) -> str:
@@ -115,6 +126,21 @@ def _target_node(target: str) -> str:
 
 def _adapter(runtime_name: str) -> str:
     return runtime_name.split(":", 1)[0]
+
+
+def _same_host(listings: Listings) -> None:
+    """Listings of one host share its paths and devices; ones with nothing in common come from
+    different hosts, which would be merged into a host that does not exist."""
+    def files(records: Sequence[object]) -> str:
+        return ", ".join(sorted({r.source.file for r in records}))  # type: ignore[attr-defined]
+
+    nmp, core = {p.runtime_name for p in listings.nmp_paths}, {p.runtime_name for p in listings.core_paths}
+    if nmp and core and not nmp & core:
+        raise HostImportError(f"the path listings share no path ({files(listings.nmp_paths)} against {files(listings.core_paths)}): give listings of one host")
+    path_devices = {p.device for p in [*listings.nmp_paths, *listings.core_paths]}
+    for records in (listings.nmp_devices, listings.core_devices):
+        if records and path_devices and not {d.name for d in records} & path_devices:
+            raise HostImportError(f"{files(records)} lists none of the paths' devices ({', '.join(sorted(path_devices))}): give listings of one host")
 
 
 def _link_name(runtime_name: str) -> str:
@@ -194,6 +220,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     capture does not have; the arrays answer as fast as the capture's DAVG says, or at sanlab's
     default."""
     notes: list[str] = []
+    _same_host(listings)
     paths = _paths(listings)
     links = _links(listings, paths, notes)
     nmp_devices = {d.name: d for d in listings.nmp_devices}
@@ -213,20 +240,25 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         "",
     ]
     loads = device_loads(capture) if capture is not None else {}
-    if capture is not None and loads and not set(loads) & set(devices):
-        raise HostImportError(f"{capture.path}: none of the capture's devices ({', '.join(sorted(loads))}) is in the listings ({', '.join(devices)}): are they from the same host?")
     if capture is not None:
+        captured = capture.instances(DEVICE)
+        if not captured:
+            raise HostImportError(f"{capture.path}: no {DEVICE} group: the import reads each device's commands, latency and queues from it (capture with esxtop -b -a)")
+        if not set(captured) & set(devices):
+            raise HostImportError(f"{capture.path}: none of the capture's devices ({', '.join(sorted(captured))}) is in the listings ({', '.join(devices)}): are they from the same host?")
+        notes.extend(capture.notes)
         missing = [d for d in devices if d not in loads]
         if missing:
             notes.append(f"{capture.path}: no I/O for {', '.join(missing)}: they run the default workload")
         if capture.unused_counters:
-            notes.append(capture.note())
+            notes.append(f"{capture.path}: {len(capture.unused_counters)} counters present and not used: " + ", ".join(capture.unused_counters))
     array_of = {link.name: link.array for link in links}
     device_arrays = [(p.device, array_of[p.link]) for p in paths]
     arrays = list(dict.fromkeys(link.array for link in links))
     for a in arrays:
-        controllers = max([link.controller for link in links if link.array == a and link.controller is not None], default=1) + 1
-        lines += ["[[array]]", f'name = "{a}"', f"controllers = {max(controllers, 1)}  # one per target port group its paths report", _media(a, device_arrays, loads), ""]
+        tpgs = [link.controller for link in links if link.array == a and link.controller is not None]
+        controllers = f"controllers = {max(tpgs) + 1}  # one per target port group its paths report" if tpgs else "controllers = 2  # sanlab's default: no path listing reports a target port group"
+        lines += ["[[array]]", f'name = "{a}"', controllers, _media(a, device_arrays, loads), "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
     path_name = _sanlab_path_names(paths, array_of)
     policy, own = _policies(devices, nmp_devices, path_name)
     lines += _volumes(devices, device_arrays, own, notes)
@@ -266,8 +298,8 @@ def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], o
     return lines
 
 
-# Transport of `esxcli storage core path list` -> sanlab's host adapter kind and its queue-depth ceiling.
-ADAPTERS = {"fc": ("fc", 65536), "iscsi": ("sw_iscsi", 65536)}
+# Transport of `esxcli storage core path list` -> sanlab's host adapter kind.
+ADAPTERS = {"fc": "fc", "iscsi": "sw_iscsi"}
 
 
 def _adapter_kind(listings: Listings, notes: list[str]) -> tuple[str, str]:
@@ -282,7 +314,7 @@ def _adapter_kind(listings: Listings, notes: list[str]) -> tuple[str, str]:
     if transport not in ADAPTERS:
         notes.append(f"transport {transport}: not one sanlab models an adapter for (fc, iscsi): an ideal adapter stands in")
         return "ideal", f"transport {transport}, {first}"
-    return ADAPTERS[transport][0], f"transport {transport}{' (software iSCSI assumed)' if transport == 'iscsi' else ''}, {first}"
+    return ADAPTERS[transport], f"transport {transport}{' (software iSCSI assumed)' if transport == 'iscsi' else ''}, {first}"
 
 
 def _adapter_queue(capture: Capture | None, adapters: Sequence[str], notes: list[str]) -> tuple[int | None, str]:
@@ -346,7 +378,7 @@ def _policies(devices: Sequence[str], nmp: dict[str, NmpDevice], path_name: dict
 def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:
     lines: list[str] = []
     for p in links:
-        lines += ["[[path]]", f"name = {_toml_string(p.name)}", f"host = {_toml_string(host)}", f'array = "{p.array}"', f"adapter = {_toml_string(p.adapter)}"]
+        lines += ["[[path]]", f"name = {_toml_string(p.name)}", f"host = {_toml_string(host)}", f'array = "{p.array}"', f"adapter = {_toml_string(p.adapter)}", "# link: sanlab's default (no latency, unlimited bandwidth): neither listings nor esxtop measure it"]
         if p.controller is not None:
             lines.append(f"controller = {p.controller + 1}  # target port group order on its array")
         if p.alua is not None:

@@ -16,8 +16,9 @@ Per device (`Physical Disk SCSI Device(<naa>)`), over every sample of the captur
   depth is the one asked (fio's default engine keeps one request outstanding).
 
 The array's service time: the devices' DAVG (`Average Driver MilliSec/Read` and `/Write`, from
-dispatch to completion; `/Command` where a capture has no per-direction figure), weighted by the
-reads (writes) of the devices on one array, as its read (write) latency, with enough servers that
+dispatch to completion; `/Command` where a capture has no per-direction figure), each sample
+weighted by its reads (writes), so idle samples count for nothing, and over the devices on one
+array weighted by their reads (writes), as its read (write) latency, with enough servers that
 the capture's load does not queue inside it. DAVG also holds the wire's round trip and any
 queueing in the array at the capture's load, so the estimate is the array as seen at that load
 (Little's law ties it: ACTV = IOPS x DAVG): at a heavier load the simulated array will not slow
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sanlab.hostimport.esxtop import DEVICE, Capture
+from sanlab.hostimport.esxtop import DEVICE, Capture, CaptureError
 
 # A closed loop: ACTV + QUED within this of a whole number, with a coefficient of variation across
 # samples below STEADY_CV.
@@ -74,30 +75,55 @@ class DeviceLoad:
         return f"{self.source}: {self.iops:.0f} IOPS, {100 * self.read_share:.0f} % reads, {self.size_bytes} B per command, {loop}; DAVG {self.davg_ms:.3f} ms"
 
 
-def _mean(values: np.ndarray) -> float:
+# The device counters the import reads; a capture without them (esxtop -b without -a may leave
+# some out) is refused, naming them.
+REQUIRED = ("Commands/sec", "Reads/sec", "Writes/sec", "MBytes Read/sec", "MBytes Written/sec", "Active Commands", "Queued Commands", "Average Driver MilliSec/Command")
+
+
+def mean(values: np.ndarray) -> float:
+    """The mean over the samples that have a value (NaN without any)."""
     finite = values[np.isfinite(values)]
     return float(finite.mean()) if finite.size else math.nan
+
+
+def weighted_mean(latency_ms: np.ndarray, commands: np.ndarray) -> float:
+    """A latency over the capture: each sample's mean weighted by its commands, so idle samples
+    (esxtop writes 0 ms for them) count for nothing (NaN without any command)."""
+    ok = np.isfinite(latency_ms) & np.isfinite(commands) & (commands > 0)
+    total = float(commands[ok].sum())
+    return float((latency_ms[ok] * commands[ok]).sum()) / total if total > 0 else math.nan
+
+
+def device_series(capture: Capture, device: str) -> dict[str, np.ndarray]:
+    """A device's series, every counter the import needs among them; a `CaptureError` names the
+    missing ones."""
+    series = capture.series[(DEVICE, device)]
+    missing = [c for c in REQUIRED if c not in series]
+    if missing:
+        raise CaptureError(f"{capture.path}: {DEVICE}({device}) has no {', '.join(missing)}: capture every counter (esxtop -b -a)")
+    return series
 
 
 def device_loads(capture: Capture) -> dict[str, DeviceLoad]:
     """Each device's load, by device name (esxtop's instance: the naa id)."""
     out = {}
     for device in capture.instances(DEVICE):
-        get = lambda counter: capture.get(DEVICE, device, counter)  # noqa: E731
-        iops = _mean(get("Commands/sec"))
+        series = device_series(capture, device)
+        get = series.__getitem__
+        iops = mean(get("Commands/sec"))
         if not iops > 0:
             continue
-        reads, writes = _mean(get("Reads/sec")), _mean(get("Writes/sec"))
-        mbps = _mean(get("MBytes Read/sec")) + _mean(get("MBytes Written/sec"))
+        reads, writes = mean(get("Reads/sec")), mean(get("Writes/sec"))
+        mbps = mean(get("MBytes Read/sec")) + mean(get("MBytes Written/sec"))
         size = max(SECTOR_BYTES, round(mbps * MIB / iops / SECTOR_BYTES) * SECTOR_BYTES)
         outstanding_series = get("Active Commands") + get("Queued Commands")
-        outstanding = _mean(outstanding_series)
+        outstanding = mean(outstanding_series)
         spread = float(np.nanstd(outstanding_series)) / outstanding if outstanding > 0 else math.inf
         closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
         column = capture.columns[(DEVICE, device, "Commands/sec")]
         source = f"{capture.path.name} column {column.number} ({DEVICE}({device})), {capture.samples} samples"
-        davg = _mean(get("Average Driver MilliSec/Command"))
-        by_direction = [_mean(capture.series[(DEVICE, device)][c]) if c in capture.series[(DEVICE, device)] else davg for c in ("Average Driver MilliSec/Read", "Average Driver MilliSec/Write")]
+        davg = weighted_mean(get("Average Driver MilliSec/Command"), get("Commands/sec"))
+        by_direction = [weighted_mean(series[c], get(n)) if c in series else davg for c, n in (("Average Driver MilliSec/Read", "Reads/sec"), ("Average Driver MilliSec/Write", "Writes/sec"))]
         share = reads / (reads + writes) if reads + writes > 0 else 1.0
         out[device] = DeviceLoad(device, iops, share, size, outstanding, davg, by_direction[0], by_direction[1], reads, writes, closed, source)
     return out
