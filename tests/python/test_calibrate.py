@@ -320,3 +320,29 @@ def test_a_scenario_with_several_variants_needs_one_named(
     )
     err = capsys.readouterr().err
     assert code == 2 and "2 variants (md1, mm1); choose the one to fit with --variant" in err
+
+
+def test_a_variant_that_sets_a_fitted_key_does_not_override_the_fit_and_a_short_search_is_flagged(
+    tmp_path: Path, points: Path, scheduler: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "var.toml"
+    scenario.write_text(
+        f'schema_version = 1\nname = "var"\nbase = "{FLASH4}"\n[[variant]]\nname = "slow"\nset = {{ "{LATENCY}" = "400us" }}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "calibrated.toml"
+    argv = ["calibrate", str(scenario), "--variant", "slow", "--measured", str(points), "--free", f"{LATENCY}=50us..1ms"]
+    # Two generations of four: a search too short to settle.
+    code = cli.main([*argv, "--generations", "2", "--popsize", "4", "--scheduler", scheduler, "--quiet", "-o", str(out)])
+    assert code == 0
+    text = out.read_text(encoding="utf-8")
+    assert f"variant slow's own {LATENCY} dropped: fitted here" in text
+    doc = tomllib.loads(text)
+    assert doc["variant"][0]["set"] == {}, "the variant no longer sets the fitted key"
+    # The file runs at the fitted value: the variant's 400 us is gone.
+    run = sanlab.run(out, variants=["slow"])
+    assert float(run.vms.iloc[0].lat_ms_mean) < 0.35
+    # 170.7 us against the true 180: 5 % higher fits better, and the file and the terminal say so.
+    assert "NOT CONVERGED: a value 5 % away fits better" in text
+    err = capsys.readouterr().err
+    assert f"warning: {LATENCY}: 170.713us is not a minimum (the objective is lower 5 % away): raise --generations or --popsize" in err

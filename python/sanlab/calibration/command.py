@@ -144,6 +144,15 @@ def _sources(points: Sequence[Point]) -> str:
     return f"{file} {unit}s {number}-{last.rpartition(' ')[2]}"
 
 
+def not_converged(fit: Fit) -> list[str]:
+    """The fitted values a neighbour 5 % away fits better than: the search stopped short."""
+    return [
+        f"{param.key}: {param.format(value)} is not a minimum (the objective is lower 5 % away): raise --generations or --popsize"
+        for param, value, sides in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True)
+        if any(x is not None and x < fit.objective for x in sides)
+    ]
+
+
 def _comment(fit: Fit, param: FreeParam) -> str:
     """The comment on a fitted value: the points, the error, the objective at ∓5 %."""
     points = fit.calibration.points
@@ -155,9 +164,10 @@ def _comment(fit: Fit, param: FreeParam) -> str:
     largest, at = max(errors)
     low, high = fit.sensitivity[fit.calibration.free.index(param)]
     sides = "/".join("-" if x is None else f"{x:.3g}" for x in (low, high))
+    short = " NOT CONVERGED: a value 5 % away fits better" if any(x is not None and x < fit.objective for x in (low, high)) else ""
     return (
         f"fitted on {_sources(points)} ({len(points)} points): rms error {100 * fit.rms:.1f} %, "
-        f"largest {100 * largest:.1f} % ({at}); objective {fit.objective:.3g}, {sides} at -5 %/+5 %"
+        f"largest {100 * largest:.1f} % ({at}); objective {fit.objective:.3g}, {sides} at -5 %/+5 %{short}"
     )
 
 
@@ -183,6 +193,12 @@ def write_calibrated(fit: Fit, original: Path, out: Path, measured: Path, argv: 
     if cal.variant:
         declared = tomllib.loads(original.read_text(encoding="utf-8")).get("variant", [])
         variant = next((item for item in declared if item.get("name") == cal.variant), None)
+        if variant is not None:
+            # A variant that sets a fitted key would override the fitted value in the file.
+            overridden = sorted(set(variant.get("set", {})) & set(fitted))
+            if overridden:
+                variant = {**variant, "set": {k: v for k, v in variant["set"].items() if k not in fitted}}
+                header.append(f"variant {cal.variant}'s own {', '.join(overridden)} dropped: fitted here")
     text = calibrated_text(original, out, out.stem, header, fitted, comments, variant)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
@@ -246,6 +262,8 @@ def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
             console.print(table)
     write_calibrated(fit, Path(args.scenario), Path(args.out), Path(args.measured), argv)
     print(f"calibrated scenario: {args.out}", flush=True)
+    for warning in not_converged(fit):
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     if fit.interrupted:
         print(
             f"error: interrupted after {fit.evaluations} candidates: wrote the best so far to {args.out}",
