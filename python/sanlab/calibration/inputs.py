@@ -61,12 +61,6 @@ class FreeParam:
             value = float(round(value))
         return min(self.hi, max(self.lo, value))
 
-    def unit_of(self, value: float) -> float:
-        """Where `value` lies in the search box, in [0, 1]: the inverse of `value`."""
-        if self.log:
-            return (math.log(value) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
-        return (value - self.lo) / (self.hi - self.lo)
-
     def format(self, value: float) -> str:
         """The value as the scenario takes it: `183.2us`, `16`, `0.75`."""
         if self.integer:
@@ -310,6 +304,9 @@ def check(
             message = fails([param.setting(value)])
             if message:
                 raise CalibrationError(f"--free {param.text!r}: {message}")
+        # Between the bounds the search tries fractions: a key the engine takes whole needs :int.
+        if not param.integer and fails([param.setting((param.lo + param.hi) / 2 + 0.25)]).find("expected an integer") >= 0:
+            raise CalibrationError(f"--free {param.text!r}: {param.key} takes a whole number and the search tries fractions between the bounds: add :int ({param.text}:int)")
     lows = [param.setting(param.lo) for param in free]
     for point in points:
         for setting in point.sets:
