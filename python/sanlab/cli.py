@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kinds.set_defaults(handler=_cmd_kinds)
 
-    from sanlab.calibrate import add_parser as add_calibrate
+    from sanlab.calibration.command import add_parser as add_calibrate
 
     add_calibrate(commands, _seed, _positive)
     commands.choices["calibrate"].set_defaults(handler=_cmd_calibrate)
@@ -443,7 +443,8 @@ def _sweep_outcome(result: SweepResult, quiet: bool) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    from sanlab.calibrate import CalibrationError, command
+    from sanlab.calibration.command import command
+    from sanlab.calibration.inputs import CalibrationError
 
     try:
         return command(args, _console(), argv)

@@ -1,4 +1,4 @@
-"""The `sanlab calibrate` command: checks the input, runs the fit of sanlab.calibrate on Dask,
+"""The `sanlab calibrate` command: checks the input, runs the fit (fit.py) on Dask,
 prints the points and fitted values, writes the calibrated scenario (docs/cli.md)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rich import box
 from rich.table import Table
 
 from sanlab import _core
-from sanlab.calibrate import (
+from sanlab.calibration.fit import (
     Best,
     Calibration,
     Figures,
