@@ -201,6 +201,7 @@ BAD_FREE = [
     ("array[0].media.read_latncy=50us..500us", "array[0].media.read_latncy: unknown key `read_latncy`"),
     (f"{LATENCY}=50..500", "expected a duration as a string"),
     (f"{LATENCY}=50us", "expected bounds LO..HI after `=`"),
+    (f"{LATENCY}=1ms..1000us", "the bounds are equal (1ms and 1000us): give an interval LO..HI with LO below HI, or fix the value with --set"),
     ("array[0].media.servers=1..16", "array[0].media.servers takes a whole number and the search tries fractions between the bounds: add :int"),
 ]
 

@@ -118,7 +118,9 @@ def parse_free(argument: str) -> FreeParam:
         raise CalibrationError(
             f"--free {argument!r}: an :int parameter takes whole bounds, such as 1..64:int"
         )
-    if lo >= hi:
+    if lo == hi:
+        raise CalibrationError(f"--free {argument!r}: the bounds are equal ({lo_text.strip()} and {hi_text.strip()}): give an interval LO..HI with LO below HI, or fix the value with --set")
+    if lo > hi:
         swapped = f"{hi_text.strip()}..{lo_text.strip()}"
         raise CalibrationError(
             f"--free {argument!r}: the bounds are reversed or equal (LO must be below HI); "
