@@ -41,7 +41,7 @@ from sanlab.export.runfolder import (
 )
 from sanlab.formatting import format_bytes, format_count, format_tenths
 from sanlab.hostimport.command import IMPORT_ERRORS
-from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture
+from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture, measured_sections
 from sanlab.hostimport.command import add_parser as add_import
 from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
@@ -356,7 +356,8 @@ def seedless_note(doc: Document) -> str | None:
 def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     doc, manifest = read_run_folder(args.run_dir)
     path = args.run_dir / REPORT_FILE
-    path.write_text(render_folders([ReportRun(args.run_dir.name, doc, manifest)]), encoding="utf-8")
+    extra = measured_sections(args.run_dir, doc)
+    path.write_text(render_folders([ReportRun(args.run_dir.name, doc, manifest)], extra), encoding="utf-8")
     print(f"report: {path}")
     return 0
 

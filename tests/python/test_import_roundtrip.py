@@ -115,8 +115,12 @@ def round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, st
     p = subprocess.run([sys.executable, "-m", "sanlab.cli", "compare", str(tmp / "imported-run"), "--esxtop", str(capture)], capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 0, p.stderr
     assert "devices: the capture's mean against the run" in p.stdout
-    page = (tmp / "imported-run/esxtop-compare.html").read_text()
-    assert all(f"{naa}: IOPS" in page and f"{naa}: DAVG ms" in page for naa in NAA)
+    # The run's report gains the section, and keeps it when written again.
+    for _ in range(2):
+        page = (tmp / "imported-run/report.html").read_text()
+        assert 'id="section-measured"' in page and all(f"{naa}: IOPS" in page and f"{naa}: DAVG ms" in page for naa in NAA)
+        again_report = subprocess.run([sys.executable, "-m", "sanlab.cli", "report", str(tmp / "imported-run")], capture_output=True, text=True, timeout=300, check=False)
+        assert again_report.returncode == 0, again_report.stderr
     return original, again, imported.toml, json.loads((tmp / "imported-run/esxtop-compare.json").read_text())
 
 

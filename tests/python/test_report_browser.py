@@ -298,3 +298,23 @@ def test_flow_control_and_injector_render(chromium: Chromium, tmp_path: Path) ->
     figures = load_report(chromium, out / "report.html", ARTIFACTS / "report-sioc.png")
     wanted = {"host-flow-control", "sioc-injector"}
     _assert_rendered([figure for figure in figures if figure["key"] in wanted], wanted)
+
+
+def test_measured_against_simulated_renders(chromium: Chromium, tmp_path: Path) -> None:
+    """`sanlab compare RUN --esxtop CAPTURE` adds its section to the run's report; it renders offline."""
+    from test_import_roundtrip import ORIGINAL, _esxcli_listings
+
+    from sanlab.hostimport.esxcli import read_listings
+    from sanlab.hostimport.esxtop import read_capture
+    from sanlab.hostimport.scenario import build
+
+    (tmp_path / "original.toml").write_text(ORIGINAL, encoding="utf-8")
+    _sanlab("run", str(tmp_path / "original.toml"), "--esxtop-csv", "--quiet", "--out", str(tmp_path / "original"))
+    capture = tmp_path / "original/base/esxtop.csv"
+    imported = build(read_listings(_esxcli_listings(tmp_path)), duration="6s", capture=read_capture(capture))
+    (tmp_path / "imported.toml").write_text(imported.toml, encoding="utf-8")
+    _sanlab("run", str(tmp_path / "imported.toml"), "--quiet", "--out", str(tmp_path / "imported"))
+    _sanlab("compare", str(tmp_path / "imported"), "--esxtop", str(capture))
+    figures = load_report(chromium, tmp_path / "imported/report.html", ARTIFACTS / "report-measured.png")
+    measured = [figure for figure in figures if figure["key"] == "esxtop-compare"]
+    assert len(measured) == 1 and measured[0]["rendered"] and measured[0]["traces"] == 8, measured

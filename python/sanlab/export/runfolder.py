@@ -182,11 +182,12 @@ class RunFolderError(Exception):
     """A folder that is not a complete run folder, or one written by an older sanlab."""
 
 
-def render_folders(runs: Sequence[ReportRun]) -> str:
-    """The report page of run folders read back; a document that lacks what the report reads
-    (a damaged or hand-edited results.json) is a RunFolderError naming the folders."""
+def render_folders(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str]] = ()) -> str:
+    """The report page of run folders read back (with `extra` sections at its end); a document
+    that lacks what the report reads (a damaged or hand-edited results.json) is a RunFolderError
+    naming the folders."""
     try:
-        return render_report(list(runs))
+        return render_report(list(runs), extra)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         names = ", ".join(run.label for run in runs)
         raise RunFolderError(

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from sanlab.export.runfolder import RunFolderError, read_run_folder
-from sanlab.hostimport.compare import Comparison, compare, error_text, overlay_page, value_text
+from sanlab.export.runfolder import RunFolderError, read_run_folder, render_folders
+from sanlab.report import REPORT_FILE, ReportRun
+from sanlab.hostimport.compare import COMPARE_FILE, Comparison, compare, error_text, report_section, value_text
 from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
 from sanlab.hostimport.esxtop import CaptureError, read_capture
 from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, HostImportError, build
@@ -115,9 +117,23 @@ def compare_with_capture(args: argparse.Namespace, console: Console) -> int:
     _table("links: share of all commands", comparison.links, console)
     for note in comparison.notes:
         print(f"note: {note}", file=sys.stderr)
-    out = args.json if args.json is not None else run_dir / "esxtop-compare.json"
-    out.write_text(comparison.to_json() + "\n", encoding="utf-8")
-    page = out.with_suffix(".html")
-    page.write_text(overlay_page(capture, chosen, comparison), encoding="utf-8")
-    print(f"comparison: {out}; time series side by side: {page}")
+    document = comparison.document(capture, chosen["name"])
+    out = args.json if args.json is not None else run_dir / COMPARE_FILE
+    out.write_text(json.dumps(document) + "\n", encoding="utf-8")
+    if args.json is None:
+        # The run's report gains the section; `sanlab report RUN_DIR` keeps it while the file is there.
+        (run_dir / REPORT_FILE).write_text(render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen)]), encoding="utf-8")
+        print(f"comparison: {out}; report: {run_dir / REPORT_FILE} (section \"Measured against simulated\")")
+    else:
+        print(f"comparison: {out}")
     return 0
+
+
+def measured_sections(run_dir: Path, document: dict) -> list[tuple[str, str, str]]:
+    """The report section of a comparison `compare --esxtop` left in the run folder, if any."""
+    path = run_dir / COMPARE_FILE
+    if not path.is_file():
+        return []
+    comparison = json.loads(path.read_text(encoding="utf-8"))
+    variant = next((v for v in document["variants"] if v["name"] == comparison.get("variant")), None)
+    return [report_section(comparison, variant)] if variant is not None and "measured" in comparison else []

@@ -15,7 +15,6 @@ together: a capture's path instances do not say which device a LUN number is.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -56,8 +55,11 @@ class Comparison:
     links: list[Figure]
     notes: list[str]
 
-    def to_json(self) -> str:
-        return json.dumps({"devices": [asdict(f) for f in self.devices], "links": [asdict(f) for f in self.links], "notes": self.notes}, indent=1)
+    def document(self, capture: Capture, variant: str) -> dict:
+        """What `compare --esxtop` writes (and the report reads back): the figures, the notes and
+        the measured series of every compared device."""
+        devices = list(dict.fromkeys(f.entity for f in self.devices))
+        return {"capture": str(capture.path), "variant": variant, "devices": [asdict(f) for f in self.devices], "links": [asdict(f) for f in self.links], "notes": self.notes, "measured": measured_series(capture, devices)}
 
 
 def _relative(measured: float | None, simulated: float | None) -> float | None:
@@ -155,37 +157,56 @@ def _driver_ms(variant: Variant, entity: str) -> tuple[np.ndarray, np.ndarray]:
         return t, np.where(total > 0, (np.nan_to_num(read_ms) * reads + np.nan_to_num(write_ms) * writes) / total, np.nan)
 
 
-def overlay_page(capture: Capture, variant: Variant, comparison: Comparison) -> str:
-    """An HTML page: per device, the capture's IOPS and DAVG over time beside the run's (times from
-    each one's first sample), then the comparison's tables."""
+COMPARE_FILE = "esxtop-compare.json"
+
+
+def measured_series(capture: Capture, devices: list[str]) -> dict[str, dict[str, list[float | None]]]:
+    """Each compared device's measured IOPS and DAVG per sample, for the report to draw again."""
+    def clean(values: np.ndarray) -> list[float | None]:
+        return [float(v) if np.isfinite(v) else None for v in values]
+
+    out = {}
+    for device in devices:
+        series = capture.series[(DEVICE, device)]
+        out[device] = {"t_s": clean(capture.t_s), "iops": clean(series["Commands/sec"]), "davg_ms": clean(series["Average Driver MilliSec/Command"])}
+    return out
+
+
+def report_section(document: dict, variant: Variant) -> tuple[str, str, str]:
+    """The run's report section "Measured against simulated" from a comparison document (the JSON
+    `compare --esxtop` writes): per device, the capture's IOPS and DAVG over time beside the run's,
+    then the comparison's tables. (anchor, heading, HTML), for `render_report`."""
     import html
 
     import plotly.graph_objects as go
     import plotly.io as pio
     from plotly.subplots import make_subplots
 
-    devices = list(dict.fromkeys(f.entity for f in comparison.devices))
-    fig = make_subplots(rows=max(1, len(devices)), cols=2, subplot_titles=[t for d in devices for t in (f"{d}: IOPS", f"{d}: DAVG ms")], vertical_spacing=0.08)
+    measured = document["measured"]
+    devices = list(measured)
+    fig = make_subplots(rows=max(1, len(devices)), cols=2, subplot_titles=[t for d in devices for t in (f"{d}: IOPS", f"{d}: DAVG ms")], vertical_spacing=0.12 / max(1, len(devices)) + 0.05)
     for row, device in enumerate(devices, start=1):
         entity = f"device/{device}"
-        for col, (counter, (t_sim, sim)) in enumerate([("Commands/sec", _simulated_series(variant, entity, "iops")), ("Average Driver MilliSec/Command", _driver_ms(variant, entity))], start=1):
-            measured = capture.series[(DEVICE, device)].get(counter)
-            if measured is not None:
-                fig.add_trace(go.Scatter(x=capture.t_s, y=measured, name="measured", line={"color": "#444"}, showlegend=row == 1 and col == 1), row=row, col=col)
-            fig.add_trace(go.Scatter(x=t_sim, y=sim, name="simulated", line={"color": "#1f77b4"}, showlegend=row == 1 and col == 1), row=row, col=col)
-    fig.update_layout(height=320 * max(1, len(devices)), title="measured (esxtop capture) against simulated (sanlab run)")
+        simulated = [_simulated_series(variant, entity, "iops"), _driver_ms(variant, entity)]
+        for col, (key, (t_sim, sim)) in enumerate(zip(("iops", "davg_ms"), simulated, strict=True), start=1):
+            fig.add_trace(go.Scatter(x=measured[device]["t_s"], y=measured[device][key], name="measured (esxtop)", line={"color": "#444"}, legendgroup="m", showlegend=row == 1 and col == 1), row=row, col=col)
+            fig.add_trace(go.Scatter(x=t_sim, y=sim, name="simulated", line={"color": "#1f77b4"}, legendgroup="s", showlegend=row == 1 and col == 1), row=row, col=col)
+    fig.update_layout(height=300 * max(1, len(devices)), margin={"t": 40})
     fig.update_xaxes(title_text="s from the first sample")
 
-    def table(rows: list[Figure]) -> str:
+    def table(rows: list[dict]) -> str:
         cells = "".join(
-            f"<tr><td>{html.escape(f.entity)}</td><td>{html.escape(f.figure)}</td><td>{value_text(f.measured)}</td><td>{value_text(f.simulated)}</td><td>{error_text(f)}</td></tr>" for f in rows
+            "<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in (f["entity"], f["figure"], value_text(f["measured"]), value_text(f["simulated"]), error_text(Figure(**f)))) + "</tr>"
+            for f in rows
         )
-        return f"<table><tr><th>entity</th><th>figure</th><th>measured</th><th>simulated</th><th>error</th></tr>{cells}</table>"
+        return f'<table class="data"><thead><tr><th>entity</th><th>figure</th><th>measured</th><th>simulated</th><th>error</th></tr></thead><tbody>{cells}</tbody></table>'
 
-    notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in comparison.notes)
-    body = pio.to_html(fig, include_plotlyjs=True, full_html=False)
-    style = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-    return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>sanlab: {html.escape(str(capture.path.name))} against the run</title><style>{style}</style></head><body>"
-        f"<h1>{html.escape(str(capture.path.name))} against the run</h1>{notes}{body}<h2>devices</h2>{table(comparison.devices)}<h2>links: share of all commands</h2>{table(comparison.links)}</body></html>"
+    notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in document["notes"])
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id="plot-esxtop-compare")
+    body = (
+        f"<p>The host's esxtop capture <code>{html.escape(document['capture'])}</code> beside variant {html.escape(variant['name'])} of this run "
+        f"(<code>sanlab compare RUN_DIR --esxtop CAPTURE</code>).</p>{notes}"
+        f'<figure class="plot" id="esxtop-compare" data-figure="esxtop-compare">{plot}<figcaption>Each device\'s IOPS and DAVG over time, measured and simulated, '
+        f"each from its own first sample.</figcaption></figure><h3>Devices</h3>{table(document['devices'])}<h3>Links: share of all commands</h3>{table(document['links'])}"
     )
+    return "measured", "Measured against simulated", f'<section id="section-measured"><h2>Measured against simulated</h2>{body}</section>'

@@ -382,8 +382,9 @@ def _figure_html(figure: Figure | None) -> str:
     return "" if figure is None else _plot_html(figure)
 
 
-def render_report(runs: Sequence[ReportRun]) -> str:
-    """The HTML report of one run, or of several side by side (`sanlab compare`)."""
+def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str]] = ()) -> str:
+    """The HTML report of one run, or of several side by side (`sanlab compare`); `extra`
+    sections (anchor, heading, HTML) come last (the measured-against-simulated one)."""
     doc = merge_runs(runs)
     colors = figures.variant_colors(doc)
     series = figures.series_frame(doc)
@@ -429,7 +430,7 @@ def render_report(runs: Sequence[ReportRun]) -> str:
         _section("failover", "Faults and failover", [_faults_table(doc), _failover_counts_table(doc)]),
         _section("events", "Path selection events", [_events_table(doc)]),
     ]
-    present = [section for section in sections if section is not None]
+    present = [section for section in [*sections, *extra] if section is not None]
     nav = "".join(f'<a href="#section-{anchor}">{_esc(heading)}</a>' for anchor, heading, _ in present)
     title = f"{doc['scenario']}: sanlab report" if len(runs) == 1 else f"sanlab compare: {doc['scenario']}"
     banner = ""
