@@ -173,7 +173,7 @@ impl SyncSchedule {
         if self.last_was_sync || self.writes_issued == 0 {
             return None;
         }
-        let kind = self.every_writes.iter().position(|&n| n > 0 && self.writes_issued % n == 0)?;
+        let kind = self.every_writes.iter().position(|&n| n > 0 && self.writes_issued.is_multiple_of(n))?;
         self.last_was_sync = true;
         Some(kind)
     }

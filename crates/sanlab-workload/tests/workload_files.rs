@@ -695,9 +695,9 @@ fn input_files_are_regular_files_of_bounded_size() {
     std::fs::write(&long, "1".repeat(70_000)).unwrap();
     let cases = [
         (format!("kind = \"trace\"\nfile = \"{}\"\nformat = \"msr_csv\"", long.display()), format!("{}:1: line longer than 65536 bytes: is this a trace?", long.display())),
-        (format!("kind = \"trace\"\nfile = \"/dev/zero\"\nformat = \"msr_csv\""), "cannot read trace /dev/zero: not a regular file (a device, a FIFO or a folder): expected a file".to_string()),
+        ("kind = \"trace\"\nfile = \"/dev/zero\"\nformat = \"msr_csv\"".to_string(), "cannot read trace /dev/zero: not a regular file (a device, a FIFO or a folder): expected a file".to_string()),
         (format!("kind = \"fio_file\"\nfile = \"{}\"", fifo.display()), format!("cannot read fio job file {}: not a regular file", fifo.display())),
-        (format!("kind = \"vdbench\"\nfile = \"/dev/urandom\""), "cannot read vdbench parameter file /dev/urandom: not a regular file".to_string()),
+        ("kind = \"vdbench\"\nfile = \"/dev/urandom\"".to_string(), "cannot read vdbench parameter file /dev/urandom: not a regular file".to_string()),
         (format!("kind = \"fio_file\"\nfile = \"{}\"", include.display()), format!("{}:2: include `/dev/zero`: cannot read /dev/zero: not a regular file", include.display())),
         (format!("kind = \"fio_file\"\nfile = \"{}\"", huge.display()), "17825792 bytes, above the limit of 16777216 bytes for this kind of file".to_string()),
     ];

@@ -122,7 +122,7 @@ impl Cores {
 
     /// The core the request's content fingerprint selects.
     pub fn data_core(&self, offset: u64) -> usize {
-        self.serving((mix(offset / BLOCK_BYTES ^ 0x5bd1_e995) % self.count()) as usize)
+        self.serving((mix((offset / BLOCK_BYTES) ^ 0x5bd1_e995) % self.count()) as usize)
     }
 
     /// `ctrl<c>.core<k>`, numbered from 1 as the seed does.

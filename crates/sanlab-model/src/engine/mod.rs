@@ -222,7 +222,7 @@ impl World {
             // Also between samples, which at 10,000 VMs are millions of events apart: a cancel
             // (Ctrl-C, a cost pilot's wall-time limit) takes effect within 65,536 events.
             if let Some(c) = control {
-                if self.q.events_processed() % CANCEL_CHECK_EVENTS == 0 && c.cancelled() {
+                if self.q.events_processed().is_multiple_of(CANCEL_CHECK_EVENTS) && c.cancelled() {
                     return false;
                 }
             }

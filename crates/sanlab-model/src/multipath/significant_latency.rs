@@ -328,8 +328,8 @@ mod tests {
     #[test]
     fn a_path_that_carries_the_large_transfers_is_not_thought_slow() {
         // Every fourth I/O is 256 KiB and takes 10x as long; rotation gives them all to path 0.
-        let size = |k: usize| if k % 4 == 0 { 64 * KIB4 } else { KIB4 };
-        let latency = |_: usize, k: usize| noisy(if k % 4 == 0 { 2_600.0 } else { 260.0 }, 0.2, k);
+        let size = |k: usize| if k.is_multiple_of(4) { 64 * KIB4 } else { KIB4 };
+        let latency = |_: usize, k: usize| noisy(if k.is_multiple_of(4) { 2_600.0 } else { 260.0 }, 0.2, k);
         let (counts, events) = drive(build("significant_latency", "").as_mut(), 4, (20_000, 0), 1_000_000, size, latency);
         assert_eq!(events, 0, "compared size for size, no path is slower: {counts:?}");
     }
@@ -377,7 +377,7 @@ mod tests {
         // flight; then all serve as before. Unclipped, about 4 samples of 5 s in 36,000 make paths
         // 0-2 look 0.5 ms slower, beyond noise, for the 20 s it takes them to fade.
         let mut s = build("significant_latency", params);
-        let p = paths(&vec![(ActiveOptimized, true); 4]);
+        let p = paths(&[(ActiveOptimized, true); 4]);
         s.attach(&(0..4).map(|i| format!("p{i}")).collect::<Vec<_>>()).unwrap();
         let (mut log, mut counts) = (vec![], [0usize; 4]);
         let mut in_flight: std::collections::BinaryHeap<std::cmp::Reverse<(SimTime, SimTime, usize)>> = Default::default();

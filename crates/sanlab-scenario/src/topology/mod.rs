@@ -89,7 +89,7 @@ pub fn build(root: &Table, base_dir: &std::path::Path) -> SpecResult<Topology> {
     let hosts = hosts::hosts(&top)?;
     hosts::check_preferred(&arrays.preferred, &hosts.names)?;
     let paths = hosts::paths(&top, &hosts.names, &arrays, run.seed)?;
-    let (mut devices, psp_at, vms, jobs) = vms::vms(&top, &arrays, &volumes, &hosts, &paths, run.sample_interval_ns)?;
+    let vms::Built { mut devices, psp_at, vms, jobs } = vms::vms(&top, &arrays, &volumes, &hosts, &paths, run.sample_interval_ns)?;
     let hosts::Hosts { configs: host_configs, names: host_names, psp_specs, sched_specs, .. } = hosts;
     hosts::finish_tables(psp_specs, sched_specs, &host_configs, &devices)?;
     vms::name_shared_paths(&mut devices, &paths.links, &host_names);

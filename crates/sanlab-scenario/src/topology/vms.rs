@@ -15,9 +15,16 @@ use sanlab_spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
 use sanlab_workload::REGISTRY as WORKLOADS;
 use std::collections::HashMap;
 
-/// The VMs, the host devices their volumes became (with where each one's path selection policy
-/// was written, for `attach_policies`), and their jobs.
-pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts, paths: &Paths, sample_interval_ns: u64) -> SpecResult<(Vec<DeviceConfig>, Vec<String>, Vec<VmConfig>, Vec<JobConfig>)> {
+/// The VMs, the host devices their volumes became, and their jobs.
+pub(super) struct Built {
+    pub devices: Vec<DeviceConfig>,
+    /// Per device: where its path selection policy was written (for `attach_policies`).
+    pub psp_at: Vec<String>,
+    pub vms: Vec<VmConfig>,
+    pub jobs: Vec<JobConfig>,
+}
+
+pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts, paths: &Paths, sample_interval_ns: u64) -> SpecResult<Built> {
     let (array_names, preferred, pes) = (&arrays.names, &arrays.preferred, &arrays.pes);
     let (volume_names, volume_arrays, volume_is_vvol) = (&volumes.names, &volumes.arrays, &volumes.is_vvol);
     let (host_names, host_psp_specs, host_sched_specs, host_qfull, lun_depths) = (&hosts.names, &hosts.psp_specs, &hosts.sched_specs, &hosts.qfull, &hosts.lun_depths);
@@ -122,7 +129,7 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
     if vms.is_empty() {
         return Err(SpecError::new("vm", "at least one [[vm]] with a [[vm.job]] is required"));
     }
-    Ok((devices, psp_at, vms, jobs))
+    Ok(Built { devices, psp_at, vms, jobs })
 }
 
 /// A VM disk's shares: ESXi's names (Disk.SharesLow/Normal/High) or a custom number.

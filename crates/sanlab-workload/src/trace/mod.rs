@@ -425,7 +425,8 @@ fn detect(path: &Path) -> Result<&'static str, String> {
     // Five lines at most, each within the longest line a trace may have.
     let lines: Vec<String> = input.take(5 * MAX_TRACE_LINE_BYTES).lines().map_while(Result::ok).map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).take(5).collect();
     let fields = |l: &str| l.split(',').map(str::trim).map(str::to_string).collect::<Vec<_>>();
-    let tried: [(&str, &dyn Fn(&str) -> bool); 7] = [
+    type Test<'c> = (&'static str, &'c dyn Fn(&str) -> bool);
+    let tried: [Test; 7] = [
         ("fio_iolog", &|l| l.starts_with("fio version ")),
         ("biosnoop", &|l| biosnoop::is_header(l)),
         ("blkparse", &|l| l.split_whitespace().next().and_then(|d| d.split_once(',')).is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())),

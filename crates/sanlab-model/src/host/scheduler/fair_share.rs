@@ -60,7 +60,7 @@ mod tests {
         d.add_world(shares(2000));
         d.add_world(shares(1000));
         for io in 0..300 {
-            d.enqueue(0, req(io, (io % 2) as u32));
+            d.enqueue(0, req(io, io % 2));
         }
         let first: Vec<u32> = drain(d.as_mut()).into_iter().take(90).collect();
         let heavy = first.iter().filter(|io| *io % 2 == 0).count();
