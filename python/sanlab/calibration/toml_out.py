@@ -11,8 +11,6 @@ the fitted value set.
 from __future__ import annotations
 
 import copy
-import json
-import math
 import os
 import re
 import tomllib
@@ -21,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from sanlab.calibration.inputs import CalibrationError
+from sanlab.toml_text import toml_key, toml_value
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 _SEGMENT = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
 
 Path_ = tuple[str | int, ...]
@@ -97,32 +95,6 @@ def overlay(original: Path, fitted: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _key(name: str) -> str:
-    return name if _BARE.match(name) else json.dumps(name, ensure_ascii=False)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dict):
-        return (
-            "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }" if value else "{}"
-        )
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(item) for item in value) + "]"
-    return str(value.isoformat()) if hasattr(value, "isoformat") else json.dumps(str(value))
-
-
 def _is_tables(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
 
@@ -138,17 +110,17 @@ def _write_table(
     for name, value in table.items():
         if isinstance(value, dict) or _is_tables(value):
             continue
-        line = f"{_key(name)} = {_value(value)}"
+        line = f"{toml_key(name)} = {toml_value(value)}"
         comment = comments.get((*path, name))
         lines.append(f"{line}  # {comment}" if comment else line)
     for name, value in table.items():
         if isinstance(value, dict):
-            lines.extend(["", f"[{'.'.join(_key(part) for part in (*header, name))}]"])
+            lines.extend(["", f"[{'.'.join(toml_key(part) for part in (*header, name))}]"])
             _write_table(lines, (*header, name), (*path, name), value, comments)
     for name, value in table.items():
         if _is_tables(value):
             for index, item in enumerate(value):
-                lines.extend(["", f"[[{'.'.join(_key(part) for part in (*header, name))}]]"])
+                lines.extend(["", f"[[{'.'.join(toml_key(part) for part in (*header, name))}]]"])
                 _write_table(lines, (*header, name), (*path, name, index), item, comments)
 
 
@@ -167,8 +139,8 @@ def calibrated_text(
     lines = [
         *(f"# {line}" for line in header),
         "schema_version = 1",
-        f"name = {_value(name)}",
-        f"base = {_value(base)}",
+        f"name = {toml_value(name)}",
+        f"base = {toml_value(base)}",
     ]
     body: dict[str, Any] = dict(overlay(original, fitted))
     if variant is not None:

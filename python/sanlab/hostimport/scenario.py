@@ -28,6 +28,7 @@ import numpy as np
 from sanlab.hostimport.esxtop import ADAPTER_QUEUE, DEVICE, Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
+from sanlab.toml_text import toml_value
 
 # The workload each device gets when no capture says what it carries: light enough to leave the
 # queues empty, so the paths and policies can be seen at once.
@@ -63,6 +64,10 @@ class _Path:
     alua: str | None
     dead: bool
     source: Source
+    # The target's node (`_target_node`), its port group, the adapter: None where no listing says.
+    node: str | None
+    tpg: int | None
+    adapter: str
 
 
 @dataclass(frozen=True)
@@ -77,10 +82,6 @@ class _Link:
     alua: str | None
     dead: bool
     source: Source
-
-
-def _toml_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
@@ -112,7 +113,7 @@ def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
     if kind == "fixed" and "preferred" in config:
         if config["preferred"] not in path_name:
             raise HostImportError(f"{device.source}: device {device.name}: FIXED prefers {config['preferred']}, which is none of its listed paths ({', '.join(sorted(path_name))}): give the path listings of the same host")
-        return f'{{ kind = "fixed", preferred = {_toml_string(path_name[config["preferred"]])} }}', why
+        return f'{{ kind = "fixed", preferred = {toml_value(path_name[config["preferred"]])} }}', why
     return f'{{ kind = "{kind}" }}', why
 
 
@@ -165,21 +166,21 @@ def _paths(listings: Listings) -> list[_Path]:
         if group and group != "dead" and alua is None:
             raise HostImportError(f"{source}: path {n}: group state `{group}` is not one ESXi prints (expected one of {', '.join([*GROUP_STATES, 'dead'])})")
         dead = group == "dead" or (cp is not None and cp.state == "dead")
-        out.append(_Path(n, np_.device if np_ else cp.device, _link_name(n), alua, dead, source))  # type: ignore[union-attr]
+        node = _target_node(cp.target) if cp else None
+        adapter = cp.adapter if cp else _adapter(n)
+        out.append(_Path(n, np_.device if np_ else cp.device, _link_name(n), alua, dead, source, node, np_.tpg_id if np_ else None, adapter))  # type: ignore[union-attr]
     return out
 
 
-def _links(listings: Listings, paths: Sequence[_Path], notes: list[str]) -> list[_Link]:
+def _links(paths: Sequence[_Path], notes: list[str]) -> list[_Link]:
     """The links the paths run over, each on the array of its target node (the WWNN of an FC
     target, else the target's name) and the controller of its target port group."""
-    nmp = {p.runtime_name: p for p in listings.nmp_paths}
-    core = {p.runtime_name: p for p in listings.core_paths}
     by_link: dict[str, list[_Path]] = {}
     for p in paths:
         by_link.setdefault(p.link, []).append(p)
-    nodes = {link: next((_target_node(core[p.name].target) for p in ps if p.name in core), "array") for link, ps in by_link.items()}
+    nodes = {link: next((p.node for p in ps if p.node is not None), "array") for link, ps in by_link.items()}
     arrays = {node: f"array{k + 1}" for k, node in enumerate(dict.fromkeys(nodes.values()))}
-    tpg_of = {link: next((nmp[p.name].tpg_id for p in ps if p.name in nmp and nmp[p.name].tpg_id is not None), None) for link, ps in by_link.items()}
+    tpg_of = {link: next((p.tpg for p in ps if p.tpg is not None), None) for link, ps in by_link.items()}
     tpgs: dict[str, list[int]] = {}
     for link, tpg in tpg_of.items():
         if tpg is not None:
@@ -192,11 +193,10 @@ def _links(listings: Listings, paths: Sequence[_Path], notes: list[str]) -> list
             notes.append(f"link {link}: its devices report {dict(states)}; sanlab gives a link one ALUA state: used {alua}")
         tpg = tpg_of[link]
         controller = sorted(set(tpgs[nodes[link]])).index(tpg) if tpg is not None else None
-        adapter = core[ps[0].name].adapter if ps[0].name in core else _adapter(ps[0].name)
         dead = [p.name for p in ps if p.dead]
         if dead and len(dead) < len(ps):
             notes.append(f"link {link}: dead for {', '.join(dead)} only; sanlab's link carries every device of its array: left up")
-        out.append(_Link(link, adapter, arrays[nodes[link]], controller, alua, all(p.dead for p in ps), ps[0].source))
+        out.append(_Link(link, ps[0].adapter, arrays[nodes[link]], controller, alua, all(p.dead for p in ps), ps[0].source))
     return out
 
 
@@ -222,7 +222,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     notes: list[str] = []
     _same_host(listings)
     paths = _paths(listings)
-    links = _links(listings, paths, notes)
+    links = _links(paths, notes)
     nmp_devices = {d.name: d for d in listings.nmp_devices}
     core_devices: dict[str, CoreDevice] = {d.name: d for d in listings.core_devices}
     devices = list(dict.fromkeys(p.device for p in paths))
@@ -233,7 +233,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         "# Imported from a host's esxcli storage listings by `sanlab import esxi`. Comments name the",
         "# listing and line each value came from, or say that a value is sanlab's default.",
         "schema_version = 1",
-        f"name = {_toml_string(host + '_imported')}",
+        f"name = {toml_value(host + '_imported')}",
         "",
         "[run]",
         f'duration = "{duration}"',
@@ -263,12 +263,12 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     policy, own = _policies(devices, nmp_devices, path_name)
     lines += _volumes(devices, device_arrays, own, notes)
     adapters = list(dict.fromkeys(link.adapter for link in links))
-    lines += _host(host, devices, policy, nmp_devices, core_devices, notes, _adapter_kind(listings, notes), _adapter_queue(capture, adapters, notes))
+    lines += _host(host, devices, policy, nmp_devices, core_devices, notes, _adapter_kind(listings, notes), _adapter_queue(capture, adapters))
     lines += _path_tables(host, links)
     lines += _vms(host, devices, workload, loads)
     for link in links:
         if link.dead:
-            lines += ["[[event]]", 'kind = "path_down"', f"path = {_toml_string(link.name)}", 'at = "0s"', f"# dead when listed ({link.source})", ""]
+            lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# dead when listed ({link.source})", ""]
     return Imported("\n".join(lines).rstrip() + "\n", notes)
 
 
@@ -288,7 +288,7 @@ def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], o
             raise HostImportError(f"device {d}: its paths reach {len(on)} target nodes ({', '.join(on)}); sanlab models a volume on one array or a replicated pair")
         if len(on) == 2 and tuple(on) not in pairs:
             pairs.append((on[0], on[1]))
-        lines += ["[[volume]]", f"name = {_toml_string(d)}", f"arrays = [{', '.join(_toml_string(a) for a in on)}]"]
+        lines += ["[[volume]]", f"name = {toml_value(d)}", f"arrays = [{', '.join(toml_value(a) for a in on)}]"]
         if d in own_psp:
             lines.append(f"psp = {own_psp[d][0]}  # {own_psp[d][1]}")
         lines.append("")
@@ -317,7 +317,7 @@ def _adapter_kind(listings: Listings, notes: list[str]) -> tuple[str, str]:
     return ADAPTERS[transport], f"transport {transport}{' (software iSCSI assumed)' if transport == 'iscsi' else ''}, {first}"
 
 
-def _adapter_queue(capture: Capture | None, adapters: Sequence[str], notes: list[str]) -> tuple[int | None, str]:
+def _adapter_queue(capture: Capture | None, adapters: Sequence[str]) -> tuple[int | None, str]:
     """The host's adapter queue: the sum of its HBAs' `Adapter Q Depth` in the capture (sanlab
     has one adapter queue per host)."""
     if capture is None:
@@ -351,7 +351,7 @@ def _host(host: str, devices: Sequence[str], policy: tuple[str, str] | None, nmp
         adapter.append(f"qfull_sample_size = {sample}")
         if threshold:
             adapter.append(f"qfull_threshold = {threshold}")
-    lines = ["[[host]]", f"name = {_toml_string(host)}", f"adapter = {{ {', '.join(adapter)} }}  # {'; '.join(comments)}"]
+    lines = ["[[host]]", f"name = {toml_value(host)}", f"adapter = {{ {', '.join(adapter)} }}  # {'; '.join(comments)}"]
     if dsnro is not None:
         lines.append(f'scheduler = {{ kind = "esxi", dsnro = {dsnro} }}  # {dsnro_note}')
     if policy is not None:
@@ -378,7 +378,7 @@ def _policies(devices: Sequence[str], nmp: dict[str, NmpDevice], path_name: dict
 def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:
     lines: list[str] = []
     for p in links:
-        lines += ["[[path]]", f"name = {_toml_string(p.name)}", f"host = {_toml_string(host)}", f'array = "{p.array}"', f"adapter = {_toml_string(p.adapter)}", "# link: sanlab's default (no latency, unlimited bandwidth): neither listings nor esxtop measure it"]
+        lines += ["[[path]]", f"name = {toml_value(p.name)}", f"host = {toml_value(host)}", f'array = "{p.array}"', f"adapter = {toml_value(p.adapter)}", "# link: sanlab's default (no latency, unlimited bandwidth): neither listings nor esxtop measure it"]
         if p.controller is not None:
             lines.append(f"controller = {p.controller + 1}  # target port group order on its array")
         if p.alua is not None:
@@ -404,6 +404,6 @@ def _vms(host: str, devices: Sequence[str], workload: str, loads: dict[str, Devi
     lines: list[str] = []
     for k, d in enumerate(devices):
         load = loads.get(d)
-        job = [f"cmdline = {_toml_string(load.fio_cmdline())}", f"# {load.why()}"] if load else [f"cmdline = {_toml_string(workload)}  # the default probe: nothing measured for this device" if workload == DEFAULT_WORKLOAD else f"cmdline = {_toml_string(workload)}  # --workload"]
-        lines += ["[[vm]]", f'name = "vm{k + 1}"  # the load on {d}', f"host = {_toml_string(host)}", f"volume = {_toml_string(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
+        job = [f"cmdline = {toml_value(load.fio_cmdline())}", f"# {load.why()}"] if load else [f"cmdline = {toml_value(workload)}  # the default probe: nothing measured for this device" if workload == DEFAULT_WORKLOAD else f"cmdline = {toml_value(workload)}  # --workload"]
+        lines += ["[[vm]]", f'name = "vm{k + 1}"  # the load on {d}', f"host = {toml_value(host)}", f"volume = {toml_value(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
     return lines

@@ -1,0 +1,40 @@
+"""Values written as TOML text, for the scenarios sanlab writes (a calibrated scenario, an
+imported host): one writer, so every string is escaped alike."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_key(name: str) -> str:
+    """A TOML key: bare when it can be, else quoted."""
+    return name if _BARE.match(name) else json.dumps(name, ensure_ascii=False)
+
+
+def toml_value(value: Any) -> str:
+    """A value as TOML writes it inline: a string quoted and escaped as JSON does (TOML reads
+    the same escapes), a table inline."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return (
+            "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+        )
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return str(value.isoformat()) if hasattr(value, "isoformat") else json.dumps(str(value))
