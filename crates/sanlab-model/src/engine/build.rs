@@ -205,7 +205,6 @@ fn job(j: JobConfig, waiters: Vec<u32>, seed: u64, end_ns: SimTime, warmup_ns: S
     let stop_ns = j.plan.runtime_ns.map_or(end_ns, |r| r.min(end_ns));
     let measured_from_ns = j.plan.measured_from_ns.max(warmup_ns);
     let rates = super::rates::JobRates::new(j.plan.rate_sampling, measured_from_ns);
-    let exit = j.plan.exit_rule;
     let sync = j.plan.sync_schedule;
     Job {
         rng: RngStream::new(seed, &format!("job/{}", j.name)),
@@ -228,7 +227,6 @@ fn job(j: JobConfig, waiters: Vec<u32>, seed: u64, end_ns: SimTime, warmup_ns: S
         waiting: j.after.len() as u32,
         waiters,
         rates,
-        exit,
         sync,
         set: j.set,
         entry: j.entry,

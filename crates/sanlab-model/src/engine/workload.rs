@@ -37,10 +37,7 @@ pub(crate) struct Job {
     pub waiters: Vec<u32>,
     /// fio's bandwidth and IOPS samples and submission depths.
     pub rates: super::rates::JobRates,
-    /// fio `exitall` / `exitall_on_error`: the job's end ends others of its `set` (see
-    /// [`sanlab_workload::ExitRule`]).
-    pub exit: Option<sanlab_workload::ExitRule>,
-    /// fio `fsync` and its kin: when the job syncs between writes (see `sanlab-workload`'s `fio/sync.rs`).
+    /// fio `fsync` and its kin: where the job's sync schedule stands (it starts as its plan's).
     pub sync: Option<sanlab_workload::SyncSchedule>,
     pub set: usize,
     /// The name of its workload entry, which names its fio document.
@@ -72,7 +69,7 @@ impl World {
         // A job with waiters or an exit rule is told when its runtime is up, in case nothing of
         // it is in flight.
         let stop = self.jobs[j].stop_ns;
-        if (!self.jobs[j].waiters.is_empty() || self.jobs[j].exit.is_some()) && stop < self.end_ns {
+        if (!self.jobs[j].waiters.is_empty() || self.jobs[j].plan.exit_rule.is_some()) && stop < self.end_ns {
             self.q.schedule_at(stop, pack(Ev::JobArrival, j as u32));
         }
         match self.jobs[j].plan.pacing {
@@ -92,11 +89,11 @@ impl World {
     /// and the jobs waiting only for it start.
     pub(super) fn maybe_finished(&mut self, j: usize) {
         let job = &self.jobs[j];
-        if (job.waiters.is_empty() && job.exit.is_none()) || job.outstanding > 0 || self.q.now() < job.stop_ns {
+        if (job.waiters.is_empty() && job.plan.exit_rule.is_none()) || job.outstanding > 0 || self.q.now() < job.stop_ns {
             return;
         }
         // fio ends the others as the job exits, before the jobs waiting for it start.
-        if let Some(rule) = job.exit.filter(|_| !job.finished) {
+        if let Some(rule) = job.plan.exit_rule.filter(|_| !job.finished) {
             self.jobs[j].finished = true;
             let failed = self.jobs[j].failed > 0 || self.jobs[j].workload.findings().is_some_and(|f| f.error.is_some());
             if rule.on_end || (rule.on_error && failed) {
@@ -123,7 +120,7 @@ impl World {
         for (k, other) in self.jobs.iter_mut().enumerate() {
             let named = other.set == set
                 && match rule.what {
-                    ExitWhat::Group => other.exit.is_some_and(|e| e.group == rule.group),
+                    ExitWhat::Group => other.plan.exit_rule.is_some_and(|e| e.group == rule.group),
                     ExitWhat::Stonewall => other.started,
                     ExitWhat::All => true,
                 };
