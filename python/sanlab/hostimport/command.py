@@ -14,7 +14,7 @@ from sanlab.export.runfolder import RunFolderError, read_run_folder, render_fold
 from sanlab.report import REPORT_FILE, ReportRun
 from sanlab.hostimport.compare import COMPARE_FILE, Comparison, compare, error_text, report_section, value_text
 from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
-from sanlab.hostimport.esxtop import CaptureError, read_capture
+from sanlab.hostimport.esxtop import Capture, CaptureError, read_capture
 from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, HostImportError, build
 
 # What a listing, a capture or the host they describe can be refused for: one line each.
@@ -63,7 +63,7 @@ def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return out, notes
 
 
-def _capture(path: Path):  # -> Capture
+def _capture(path: Path) -> Capture:
     if not path.is_file():
         raise CaptureError(f"{path}: no such file: expected an esxtop batch capture (esxtop -b -a > capture.csv)")
     return read_capture(path)
