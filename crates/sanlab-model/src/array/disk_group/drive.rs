@@ -29,6 +29,53 @@ impl SeekCurve {
     }
 }
 
+/// A drive model's datasheet figures: the defaults of the group's drive keys (sources in the
+/// header of `mod.rs`).
+pub(super) struct DriveClass {
+    pub(super) name: &'static str,
+    pub(super) rpm: i64,
+    pub(super) seek_track_to_track_ns: u64,
+    pub(super) seek_average_ns: u64,
+    pub(super) seek_full_stroke_ns: u64,
+    pub(super) write_settle_ns: u64,
+    /// Bits per second.
+    pub(super) media_bps: f64,
+    pub(super) capacity_bytes: u64,
+}
+
+pub(super) const DRIVE_CLASSES: [DriveClass; 2] = [
+    DriveClass {
+        name: "cheetah_15k5",
+        rpm: 15_000,
+        seek_track_to_track_ns: 200_000,
+        seek_average_ns: 3_500_000,
+        seek_full_stroke_ns: 7_400_000,
+        write_settle_ns: 500_000,
+        media_bps: 792e6,
+        capacity_bytes: 146_800_000_000,
+    },
+    DriveClass {
+        name: "ultrastar_146z10",
+        rpm: 10_000,
+        seek_track_to_track_ns: 300_000,
+        seek_average_ns: 4_700_000,
+        seek_full_stroke_ns: 10_500_000,
+        write_settle_ns: 1_200_000,
+        media_bps: 400e6,
+        capacity_bytes: 146_800_000_000,
+    },
+];
+
+pub(super) const DRIVE_CLASS_NAMES: [&str; DRIVE_CLASSES.len()] = {
+    let mut names = [""; DRIVE_CLASSES.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = DRIVE_CLASSES[i].name;
+        i += 1;
+    }
+    names
+};
+
 /// The mechanics shared by every disk of the group.
 pub(super) struct Drive {
     pub(super) seek: SeekCurve,
@@ -38,6 +85,8 @@ pub(super) struct Drive {
     pub(super) track_bytes: f64,
     pub(super) capacity_bytes: f64,
     pub(super) read_ahead_bytes: f64,
+    /// Time the drive spends on each command before it moves the arm (0: none).
+    pub(super) command_overhead_ns: f64,
 }
 
 /// When an operation started now would have its head in place and when it would end.
@@ -65,7 +114,8 @@ impl Drive {
     }
 
     pub(super) fn service(&self, disk: &Disk, now: SimTime, op: &DiskOp) -> Service {
-        let now_ns = now as f64;
+        // The command is processed first; the arm moves once it is.
+        let now_ns = now as f64 + self.command_overhead_ns;
         let op_end = op.offset + op.size_bytes;
         if !op.write && disk.last_was_read && op.offset >= disk.head_offset && (op_end - disk.head_offset) as f64 <= self.read_ahead_bytes {
             let head_done_ns = disk.idle_since_ns as f64 + (op_end - disk.head_offset) as f64 / self.bytes_per_ns;

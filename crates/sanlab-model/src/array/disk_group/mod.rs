@@ -18,6 +18,12 @@
 //! figures were not re-read from a copy of the manual while this module was written: check them
 //! against the manual's tables.
 //!
+//! A second class, `drive = "ultrastar_146z10"`, is a 10,000 rpm drive: IBM, *Hard disk drive
+//! specifications, Ultrastar 146Z10*, S07N9742-03, Rev. 2.2, February 2002, §4.5: average seek
+//! 4.7 ms read / 5.9 ms write (146 GB model), full stroke 10.5 ms read; its track-to-track seek
+//! (0.3 ms), media rate (50 MB/s, from the spec's throughput formula) and capacity are ours
+//! (docs/models/array.md has the arithmetic). A key given beside `drive` overrides its figure.
+//!
 //! The defaults use the read figures; `write_settle` (0.5 ms, the manual's average write minus
 //! average read seek) is added to every write that moves the arm (one constant for all distances
 //! is ours). `media_rate` is the mean of the zones' 73 and 125 MB/s: one zone (ours).
@@ -57,9 +63,11 @@
 //! # Scheduling (ours: tagged command queuing)
 //!
 //! Each disk serves one operation at a time. Among the first `reorder_window` queued operations
-//! (oldest first) it serves the one with the shortest positioning time (SATF), ties to the oldest.
-//! Throughput then rises with queue depth and flattens (PARDA's Fig. 6 shape); 1 is FIFO. There is
-//! no aging beyond the window.
+//! (oldest first: the commands the array has passed to the drive) it serves the one with the
+//! shortest positioning time (SATF), ties to the oldest. Throughput then rises with queue depth and
+//! flattens (PARDA's Fig. 6 shape); 1 is FIFO. There is no aging beyond the window. Each command
+//! first spends `command_overhead` (0 by default; the Ultrastar's spec gives under 0.4 ms for the
+//! drive itself) before the arm moves; the platter turns meanwhile.
 //!
 //! # Layout
 //!
@@ -110,7 +118,7 @@ mod tests;
 mod write_cache;
 
 use crate::io::Op;
-use drive::{Disk, DiskOp, Drive, SeekCurve, Service};
+use drive::{Disk, DiskOp, Drive, SeekCurve, Service, DRIVE_CLASSES, DRIVE_CLASS_NAMES};
 use layout::Layout;
 use sanlab_des::{SimTime, Slab};
 use sanlab_spec::{Spec, SpecResult};
@@ -200,15 +208,18 @@ impl DiskGroup {
         let disks = spec.int("disks", Some(5), 1, 64, "disks in the group (PARDA's CX3-40 groups: 5 and 10)")? as u32;
         let raid = spec.choice("raid", &["raid5", "raid0"], Some("raid5"), "raid5: rotating parity, needs 3+ disks; raid0: striping only")?;
         let element_bytes = spec.size_bytes("stripe_element", Some((64 << 10, "64KiB")), "bytes per disk per stripe (CLARiiON default: 128 sectors)")?;
-        let rpm = spec.int("rpm", Some(15_000), 1, 100_000, "spindle speed, revolutions per minute")?;
-        let track_to_track_ns = spec.duration_ns("seek_track_to_track", Some((200_000, "0.2ms")), "seek to the adjacent track")?;
-        let average_ns = spec.duration_ns("seek_average", Some((3_500_000, "3.5ms")), "mean seek between random positions")?;
-        let full_stroke_ns = spec.duration_ns("seek_full_stroke", Some((7_400_000, "7.4ms")), "seek across the whole disk")?;
-        let write_settle_ns = spec.duration_ns("write_settle", Some((500_000, "0.5ms")), "added to a write's seek when the arm moves")?;
-        let media_bps = spec.bandwidth_bps("media_rate", Some((792e6, "99MB/s")), "sustained media transfer rate (mean over the zones)")?;
-        let capacity_bytes = spec.size_bytes("disk_capacity", Some((146_800_000_000, "146800000000")), "formatted capacity of one disk")?;
+        let class = spec.choice("drive", &DRIVE_CLASS_NAMES, Some(DRIVE_CLASSES[0].name), "drive model whose datasheet gives the defaults of the drive keys below")?;
+        let class = DRIVE_CLASSES.iter().find(|c| c.name == class).expect("choice is one of the names");
+        let rpm = spec.int("rpm", Some(class.rpm), 1, 100_000, "spindle speed, revolutions per minute")?;
+        let track_to_track_ns = spec.duration_ns("seek_track_to_track", Some((class.seek_track_to_track_ns, &ms(class.seek_track_to_track_ns))), "seek to the adjacent track")?;
+        let average_ns = spec.duration_ns("seek_average", Some((class.seek_average_ns, &ms(class.seek_average_ns))), "mean seek between random positions")?;
+        let full_stroke_ns = spec.duration_ns("seek_full_stroke", Some((class.seek_full_stroke_ns, &ms(class.seek_full_stroke_ns))), "seek across the whole disk")?;
+        let write_settle_ns = spec.duration_ns("write_settle", Some((class.write_settle_ns, &ms(class.write_settle_ns))), "added to a write's seek when the arm moves")?;
+        let media_bps = spec.bandwidth_bps("media_rate", Some((class.media_bps, &format!("{}MB/s", class.media_bps / 8e6))), "sustained media transfer rate (mean over the zones)")?;
+        let capacity_bytes = spec.size_bytes("disk_capacity", Some((class.capacity_bytes, &class.capacity_bytes.to_string())), "formatted capacity of one disk")?;
+        let command_overhead_ns = spec.duration_ns("command_overhead", Some((0, "0s")), "time each disk command takes before the arm moves (firmware and controller)")?;
         let read_ahead_bytes = spec.size_bytes("read_ahead", Some((512 << 10, "512KiB")), "a disk keeps reading this far past a read while idle (0: off)")?;
-        let reorder_window = spec.int("reorder_window", Some(32), 1, 1 << 16, "queued operations a disk picks the nearest among (1: FIFO)")?;
+        let reorder_window = spec.int("reorder_window", Some(32), 1, 1 << 16, "commands the array passes to each disk at once, among which it picks the nearest (1: FIFO)")?;
         let cache_bytes = spec.size_bytes("write_cache", Some((2 << 30, "2GiB")), "write-back cache size")?;
         let ack_ns = spec.service_ns("write_ack", (100_000, "100us"), "latency of a write acknowledged from the cache")?;
         let high = spec.int("high_watermark", Some(80), 1, 100, "percent dirty that starts destaging")?;
@@ -257,6 +268,7 @@ impl DiskGroup {
                 track_bytes: bytes_per_ns * revolution_ns,
                 capacity_bytes: capacity_bytes as f64,
                 read_ahead_bytes: read_ahead_bytes as f64,
+                command_overhead_ns: command_overhead_ns as f64,
             },
             reorder_window: reorder_window as usize,
             destage_depth,

@@ -132,6 +132,28 @@ fn random_reads_at_depth_one_cost_average_seek_half_turn_and_transfer() {
 }
 
 #[test]
+fn the_10k_class_costs_its_datasheet_seek_and_half_turn() {
+    let run = random_reads(group(&format!("{ONE_DISK}\ndrive = \"ultrastar_146z10\"")), 1, 20_000, 4 * KIB);
+    let expected_ms = 4.7 + 3.0 + 4096.0 / 50e6 * 1e3;
+    let got = mean_service_ms(&run);
+    assert!((got / expected_ms - 1.0).abs() < 0.05, "mean service {got:.3} ms, datasheet {expected_ms:.3} ms");
+    // A key given beside the class overrides the class's figure.
+    let faster = mean_service_ms(&random_reads(group(&format!("{ONE_DISK}\ndrive = \"ultrastar_146z10\"\nrpm = 15000")), 1, 20_000, 4 * KIB));
+    assert!((got - faster - 1.0).abs() < 0.15, "15,000 rpm saves a third of a 6 ms turn's half: {got:.3} vs {faster:.3} ms");
+}
+
+#[test]
+fn command_overhead_adds_to_every_disk_operation() {
+    let plain = mean_service_ms(&random_reads(group(ONE_DISK), 1, 20_000, 4 * KIB));
+    let slowed = mean_service_ms(&random_reads(group(&format!("{ONE_DISK}\ncommand_overhead = \"0.4ms\"")), 1, 20_000, 4 * KIB));
+    // Random targets: the rotational wait after the overhead is still half a turn on average.
+    assert!((slowed - plain - 0.4).abs() < 0.1, "{slowed:.3} ms with 0.4 ms overhead vs {plain:.3} ms without");
+    // Zero overhead is the model without it, bit for bit.
+    let zero = random_reads(group(&format!("{ONE_DISK}\ncommand_overhead = \"0s\"")), 4, 5_000, 4 * KIB);
+    assert_eq!(zero.done, random_reads(group(ONE_DISK), 4, 5_000, 4 * KIB).done);
+}
+
+#[test]
 fn reordering_raises_throughput_with_queue_depth() {
     let fifo = mean_service_ms(&random_reads(group(ONE_DISK), 1, 20_000, 4 * KIB));
     let satf = mean_service_ms(&random_reads(group(&format!("{ONE_DISK}\nreorder_window = 32")), 32, 20_000, 4 * KIB));
