@@ -166,9 +166,13 @@ def _comment(fit: Fit, param: FreeParam) -> str:
     sides = "/".join("-" if x is None else f"{x:.3g}" for x in (low, high))
     short = " NOT CONVERGED: a value 5 % away fits better" if any(x is not None and x < fit.objective for x in (low, high)) else ""
     return (
-        f"fitted on {_sources(points)} ({len(points)} points): rms error {100 * fit.rms:.1f} %, "
+        f"fitted on {_sources(points)} ({_count(len(points), 'point')}): rms error {100 * fit.rms:.1f} %, "
         f"largest {100 * largest:.1f} % ({at}); objective {fit.objective:.3g}, {sides} at -5 %/+5 %{short}"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def write_calibrated(fit: Fit, original: Path, out: Path, measured: Path, argv: Sequence[str]) -> None:
@@ -215,7 +219,7 @@ def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[
         values = ", ".join(f"{p.short}={p.format(v)}" for p, v in zip(cal.free, best.values, strict=True))
         print(
             f"[generation {best.batches - 1}/{cal.generations}] {candidates} candidates × "
-            f"{len(cal.points)} points: best objective {best.objective:.4g} "
+            f"{_count(len(cal.points), 'point')}: best objective {best.objective:.4g} "
             f"(rms error {100 * rms_error(best.objective, cal.points):.2f} %) "
             f"at {values}; {format_wall_s(time.perf_counter() - started)}",
             file=stream,

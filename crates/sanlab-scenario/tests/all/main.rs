@@ -13,6 +13,7 @@ mod mclock;
 mod metro_study;
 mod noise;
 mod noisy_study;
+mod parda_calibrated_study;
 mod parda_study;
 mod path_selectors;
 mod vdbench_runs;

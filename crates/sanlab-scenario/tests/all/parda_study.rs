@@ -3,25 +3,25 @@ use crate::common::run;
 use sanlab_model::report::{HostReport, RunReport};
 use sanlab_scenario::{Overrides, VariantResult};
 
-fn variant<'a>(r: &'a [VariantResult], name: &str) -> &'a RunReport {
+pub(crate) fn variant<'a>(r: &'a [VariantResult], name: &str) -> &'a RunReport {
     &r.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no variant {name}")).report
 }
 
-fn host<'a>(r: &'a RunReport, name: &str) -> &'a HostReport {
+pub(crate) fn host<'a>(r: &'a RunReport, name: &str) -> &'a HostReport {
     r.hosts.iter().find(|h| h.name == name).unwrap_or_else(|| panic!("no host {name}"))
 }
 
-fn total_iops(r: &RunReport) -> f64 {
+pub(crate) fn total_iops(r: &RunReport) -> f64 {
     r.hosts.iter().map(|h| h.iops).sum()
 }
 
 /// I/O-weighted mean of the hosts' VM-observed latency.
-fn overall_ms(r: &RunReport) -> f64 {
+pub(crate) fn overall_ms(r: &RunReport) -> f64 {
     r.hosts.iter().map(|h| h.iops * h.lat_ms.mean).sum::<f64>() / total_iops(r)
 }
 
 /// I/O-weighted mean of the hosts' device latency: the paper's "overall average latency at each host".
-fn device_ms(r: &RunReport) -> f64 {
+pub(crate) fn device_ms(r: &RunReport) -> f64 {
     r.hosts.iter().map(|h| h.iops * h.device_lat_ms).sum::<f64>() / total_iops(r)
 }
 
