@@ -38,15 +38,18 @@ fn series_mean(r: &RunReport, host: &str, metric: &str, from_s: f64, to_s: f64) 
 }
 
 #[test]
-fn fig6_latency_rises_with_hosts_while_throughput_does_not() {
+fn fig6_latency_rises_with_hosts_but_throughput_falls_unlike_the_paper() {
     let r = run("scenarios/studies/parda_load.toml", &[], Overrides::default());
     let iops: Vec<f64> = (1..=5).map(|n| total_iops(variant(&r.variants, &format!("hosts_{n}")))).collect();
     let lat: Vec<f64> = (1..=5).map(|n| overall_ms(variant(&r.variants, &format!("hosts_{n}")))).collect();
     for n in 1..5 {
         assert!(lat[n] > lat[n - 1] * 1.15, "latency keeps rising: {lat:?}");
     }
-    // Not the paper's rise: one host's 32 requests already keep our disks busy on a short-stroked
-    // 16 GB region, and each host added spreads the seeks wider (docs/studies/parda.md).
+    // Known divergence: the paper's throughput rises to a peak at three hosts; ours falls from one
+    // host on (3,977 to 2,299 IOPS): one host's 32 requests already keep our datasheet drives busy
+    // on a short-stroked 16 GB region, and each host added spreads the seeks wider
+    // (docs/studies/parda.md). The calibrated study shows the paper's peak while the write cache
+    // absorbs the writes (docs/studies/parda_calibrated.md).
     assert!(iops[4] < iops[0], "throughput does not grow with hosts in our model: {iops:?}");
     assert!(iops[4] > 0.4 * iops[0], "nor does it collapse: {iops:?}");
 }
@@ -101,8 +104,12 @@ fn table3_fig8_throughput_follows_beta_near_the_threshold() {
             let ratio = window_per_beta(k) / window_per_beta(0);
             assert!((0.95..=1.05).contains(&ratio), "{name}: host{} window per beta {ratio:.3} of host1's", k + 1);
         }
-        // Throughput per beta: the array favours some hosts at equal windows, as the paper saw
-        // (730 vs 930 IOPS), and our disks serve a deeper window more than proportionally.
+        // Known divergence, a band around our output: per beta, hosts 3-4 get 1.26x hosts 1-2's
+        // IOPS at both β settings (2,017 + 2,019 vs 1,600 + 1,594 at equal shares); the paper's
+        // 1.07 (930 + 800 vs 730 + 890) and about 1.0 at 1:1:2:2. Hosts at the ends of the 64 GB
+        // span get less, as in the paper, and our drives, reordering among 32 commands, serve a
+        // deeper window more than proportionally (docs/studies/parda.md, "Table 3 and Fig. 8").
+        // The calibrated array (parda_calibrated.toml, 14 commands per drive) gives 1.21 at 1:1:2:2.
         let pair = |i: usize, j: usize| iops_per_beta(i) + iops_per_beta(j);
         let ratio = pair(2, 3) / pair(0, 1);
         assert!((0.75..=1.3).contains(&ratio), "{name}: hosts 3-4 get {ratio:.3} of hosts 1-2's IOPS per beta");
@@ -112,7 +119,9 @@ fn table3_fig8_throughput_follows_beta_near_the_threshold() {
         }
         let device = device_ms(rep);
         assert!((device - threshold_ms).abs() <= 0.2 * threshold_ms, "{name}: device latency {device:.1} ms vs {threshold_ms}");
-        // The paper lost nothing (3350 vs 3360); our disks lose throughput with shorter queues.
+        // Known divergence, a band around our output: the paper lost nothing (3,350 vs 3,360);
+        // our datasheet drives gain with every queued command, so PARDA's shorter windows cost
+        // 8 % (β 1:1:1:1) and 13 % (1:1:2:2). The calibrated array loses 3.3 %.
         let aggregate = total_iops(rep);
         assert!((0.7..1.0).contains(&(aggregate / uncontrolled)), "{name}: aggregate {aggregate:.0} vs uncontrolled {uncontrolled:.0}");
     }
@@ -125,6 +134,9 @@ fn table4_fig9_six_hosts_and_leaving_vms() {
     let l = threshold_ms(parda);
     assert!(device_ms(unc) > 1.5 * l, "uncontrolled: {:.1} ms, twice the threshold as in the paper (60 vs 30 ms)", device_ms(unc));
     assert!((device_ms(parda) - l).abs() < 0.2 * l, "PARDA holds latency near {l} ms: {:.1}", device_ms(parda));
+    // Known divergence, a band around our output: the paper kept its throughput (3,150 vs 3,130);
+    // ours keeps 0.76 (6,224 vs 8,180): shorter windows cost our drives' reordering. The
+    // calibrated array keeps 0.93 (3,118 vs 3,346).
     let kept = total_iops(parda) / total_iops(unc);
     assert!((0.65..1.0).contains(&kept), "aggregate {:.0} vs {:.0} uncontrolled (paper: the same)", total_iops(parda), total_iops(unc));
     // As VMs leave, the remaining hosts' windows grow and latency stays near the threshold.
