@@ -16,6 +16,7 @@ fn isolation_matrix_and_the_fix() {
     assert!(fixed < 2.0, "queues raised to 256: good VM at {fixed} ms (seed: ~1 ms)");
     let shared = good_ms("shared_pe");
     assert!(shared >= 20.0 * fixed, "shared PE {shared} ms vs fixed {fixed} ms");
+    // Against the post's own measurement (300-400 ms), not a derived figure: a wide band.
     assert!((250.0..450.0).contains(&shared), "shared PE, FIFO dispatch: {shared} ms (seed: 300-400 ms)");
     // Bad where the two VMs share a device queue, fine where they do not.
     for (variant, bad) in [("shared_pe", true), ("two_containers", true), ("vmfs_and_vvol", false), ("two_hosts", false), ("bad_4k_qd1", false), ("bad_512k_qd1", false)] {
@@ -32,8 +33,22 @@ fn only_fifo_dispatch_with_a_device_wide_dsnro_reaches_the_seeds_latency() {
     let r = run(STUDY, &["shared_pe", "shared_pe_fair_share", "shared_pe_esxi", "shared_pe_world_dsnro"], Overrides::default());
     let ms: Vec<f64> = r.variants.iter().map(|v| vm(v, "good").lat_ms.mean).collect();
     assert!(ms[0] > 250.0, "fifo {}", ms[0]);
-    // Fair share lets the good VM take the next free slot: one 512k completion away (1/25.6 s).
-    assert!((5.0..45.0).contains(&ms[1]), "fair share {}", ms[1]);
+    // Fair share lets the good VM take the next free slot: one 512k completion away. The bad VM
+    // completes 2000 / 19.5 / 4 = 25.64 writes a second (Bronze burst over four 128k pieces at
+    // cost 19.5), a slot every 39.0 ms; a probe arriving at a random point of that cycle waits
+    // half of it, 19.50 ms, plus the 0.30 ms it takes when it never waits (`shared_pe_world_dsnro`
+    // below): 19.80 ms (docs/studies/noisy_neighbor.md). Measured: 20.20 ms (+2.0 %) for every
+    // seed (1-6 give the same figure to the microsecond: nothing here is random). What moves it is
+    // where the 50 probes, one a second, fall in the 39 ms cycle (0.64 of a cycle apart): over
+    // other windows (40-60 s, warm-up 10-15 s) 19.56-20.36 ms. Tolerance: 3 % (19.21-20.39 ms).
+    let slot_ms = 1000.0 / (2000.0 / 19.5 / 4.0);
+    let alone_ms = vm(r.variants.iter().find(|v| v.name == "shared_pe_world_dsnro").unwrap(), "good").lat_ms.mean;
+    assert!((alone_ms - 0.30).abs() < 0.01, "the good VM alone: {alone_ms} ms");
+    let derived = slot_ms / 2.0 + alone_ms;
+    assert!((ms[1] - derived).abs() <= 0.03 * derived, "fair share {} ms, derived {derived} ms", ms[1]);
+    // At most one slot's wait: 39.0 + 0.30 ms (measured 39.19 ms, every seed); 3 % below it.
+    let max = vm(&r.variants[1], "good").lat_ms.max;
+    assert!((0.97 * (slot_ms + alone_ms)..=slot_ms + alone_ms).contains(&max), "fair share: longest wait {max} ms, one slot {slot_ms} ms");
     assert!((ms[2] - ms[1]).abs() < 1e-9, "random I/O: the quantum never applies");
     assert!(ms[3] < 2.0, "per-VM DSNRO never blocks the good VM: {}", ms[3]);
     // esxtop: DQLEN drops to 32 on the shared PE.
