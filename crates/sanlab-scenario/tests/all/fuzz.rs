@@ -35,8 +35,12 @@ fn repo() -> PathBuf {
 struct Corpus {
     name: &'static str,
     files: Vec<PathBuf>,
-    check: fn(&Path, &[u8]) -> Result<(), String>,
+    check: fn(&Path, &[u8]) -> Checked,
 }
+
+/// What a checked input gave: `Ok` with what happened to it (`accepted`, or `rejected: ` and its
+/// one-line error), or `Err` with the failure.
+type Checked = Result<String, String>;
 
 fn files(dir: &str, ext: &[&str]) -> Vec<PathBuf> {
     let mut out = vec![];
@@ -65,34 +69,37 @@ fn corpora() -> Vec<Corpus> {
 }
 
 /// An error must be one line.
-fn one_line(e: &str) -> Result<(), String> {
-    if e.contains('\n') || e.is_empty() { Err(format!("error message not one line: {e:?}")) } else { Ok(()) }
+fn one_line(e: &str) -> Checked {
+    if e.contains('\n') || e.is_empty() { Err(format!("error message not one line: {e:?}")) } else { Ok(format!("rejected: {e}")) }
 }
 
-/// A mutated scenario, written beside its original (job files and traces are relative to it):
-/// validated, and when valid run for 5 ms of simulated time.
-fn check_scenario(original: &Path, bytes: &[u8]) -> Result<(), String> {
+/// A mutated scenario, read as if at its original's path (job files and traces are relative to
+/// it): validated as written, as `sanlab validate` does, and when valid each variant run for 5 ms
+/// of simulated time without a warm-up. (Validated with the short run instead, an example whose
+/// warm-up, 1 s, is longer than the run would stop there, before its arrays and jobs are read.)
+fn check_scenario(original: &Path, bytes: &[u8]) -> Checked {
     let text = String::from_utf8_lossy(bytes);
     let file = original.display().to_string();
     let s = match Scenario::from_text(&file, &text) {
         Ok(s) => s,
         Err(e) => return one_line(&e.0),
     };
-    let short = Overrides { duration: Some("5ms".into()), ..Overrides::default() };
-    if let Err(e) = s.validate(&[], &short) {
+    if let Err(e) = s.validate(&[], &Overrides::default()) {
         return one_line(&e.0);
     }
+    let short = Overrides { duration: Some("5ms".into()), sets: vec!["run.warmup=0s".into()], ..Overrides::default() };
+    let mut outcome = "accepted".to_string();
     for v in s.select(&[]).map_err(|e| e.0)? {
         if let Err(e) = s.run(v, &short, None) {
-            one_line(&e.0)?;
+            outcome = one_line(&e.0)?;
         }
     }
-    Ok(())
+    Ok(outcome)
 }
 
 /// A mutated job or parameter file, written to a temporary file: built, and a few requests
 /// drawn from each job.
-fn check_workload(original: &Path, bytes: &[u8], kind: &str) -> Result<(), String> {
+fn check_workload(original: &Path, bytes: &[u8], kind: &str) -> Checked {
     let path = temp_copy(original, bytes);
     let t: toml::Table = format!("{kind}\nfile = \"{}\"", path.display()).parse().unwrap();
     let built = build_kind(&Spec::new(&t, "job"), REGISTRY, None);
@@ -109,14 +116,14 @@ fn check_workload(original: &Path, bytes: &[u8], kind: &str) -> Result<(), Strin
                     }
                 }
             }
-            Ok(())
+            Ok("accepted".to_string())
         }
     };
     let _ = std::fs::remove_file(&path);
     result
 }
 
-fn check_trace(original: &Path, bytes: &[u8]) -> Result<(), String> {
+fn check_trace(original: &Path, bytes: &[u8]) -> Checked {
     let format = match original.extension().and_then(|e| e.to_str()) {
         Some("csv") => "msr_csv",
         Some("txt") => "blkparse",
@@ -213,7 +220,7 @@ fn watch_for_hangs() {
 
 /// Checks one input; a panic, a message of several lines or a hang is a failure, and the input
 /// is saved under tests/data/fuzz/.
-fn run_one(corpus: &Corpus, original: &Path, bytes: &[u8]) -> Result<(), String> {
+fn run_one(corpus: &Corpus, original: &Path, bytes: &[u8]) -> Checked {
     watch_for_hangs();
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some((corpus.name, original.to_path_buf(), bytes.to_vec(), Instant::now()));
     let outcome = catch_unwind(AssertUnwindSafe(|| (corpus.check)(original, bytes))).unwrap_or_else(|p| {
@@ -235,8 +242,10 @@ fn fuzz_corpora() {
     let start = Instant::now();
     let mut total = 0u64;
     let mut round = 0u64;
+    // Inputs accepted (parsed, and for scenarios run) per corpus: the rest were rejected.
+    let accepted: Vec<std::sync::atomic::AtomicU64> = corpora().iter().map(|_| 0.into()).collect();
     loop {
-        for corpus in corpora() {
+        for (c, corpus) in corpora().into_iter().enumerate() {
             let seed: [u8; 32] = std::array::from_fn(|i| (round as u8).wrapping_add(i as u8).wrapping_mul(corpus.name.len() as u8 | 1));
             let config = Config { cases, failure_persistence: None, max_shrink_iters: 0, ..Config::default() };
             let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
@@ -244,7 +253,11 @@ fn fuzz_corpora() {
             let result = runner.run(&inputs, |(f, edits)| {
                 let original = &corpus.files[f];
                 let bytes = apply(std::fs::read(original).unwrap(), &edits);
-                run_one(&corpus, original, &bytes).map_err(TestCaseError::fail)
+                let outcome = run_one(&corpus, original, &bytes).map_err(TestCaseError::fail)?;
+                if outcome == "accepted" {
+                    accepted[c].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
             });
             total += u64::from(cases);
             if let Err(e) = result {
@@ -256,22 +269,45 @@ fn fuzz_corpora() {
             break;
         }
     }
-    eprintln!("fuzzed {total} inputs in {:.0?}", start.elapsed());
+    let accepted: Vec<String> = corpora().iter().zip(&accepted).map(|(c, n)| format!("{} {}", c.name, n.load(std::sync::atomic::Ordering::Relaxed))).collect();
+    eprintln!("fuzzed {total} inputs in {:.0?}; accepted, per corpus of {}: {}", start.elapsed(), total / accepted.len() as u64, accepted.join(", "));
 }
 
+/// Replays every input saved under tests/data/fuzz/ (regressions of bugs fixed before; its
+/// README.md says where each came from). Every other file there must be an input this test
+/// replays: named `<corpus>-<original's stem>-<hash>.<original's extension>` after a file of that
+/// corpus. An input that names no corpus or no existing original fails rather than being skipped,
+/// so the count replayed is the count saved.
 #[test]
 fn fuzz_regressions_stay_fixed() {
     let dir = repo().join("tests/data/fuzz");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let mut saved: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the saved regression inputs are part of the repository)", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "README.md"))
+        .collect();
+    saved.sort();
     let corpora = corpora();
-    for entry in entries {
-        let saved = entry.unwrap().path();
+    let mut replayed = 0;
+    for saved in &saved {
         let name = saved.file_name().unwrap().to_string_lossy().to_string();
-        let Some(corpus) = corpora.iter().find(|c| name.starts_with(&format!("{}-", c.name))) else { continue };
-        // The original's name (for its extension and folder) is the saved name between the
-        // corpus and the hash.
-        let stem = name[corpus.name.len() + 1..].rsplit_once('-').map_or("", |(s, _)| s);
-        let original = corpus.files.iter().find(|f| f.file_stem().is_some_and(|s| s == stem)).unwrap_or(&corpus.files[0]);
-        run_one(corpus, original, &std::fs::read(&saved).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let corpus = corpora
+            .iter()
+            .find(|c| name.starts_with(&format!("{}-", c.name)))
+            .unwrap_or_else(|| panic!("{name}: names no corpus (expected one of {:?} then `-`)", corpora.iter().map(|c| c.name).collect::<Vec<_>>()));
+        // The original (for its extension and folder) is named between the corpus and the hash,
+        // and has the saved input's extension.
+        let (stem, rest) = name[corpus.name.len() + 1..].rsplit_once('-').unwrap_or_else(|| panic!("{name}: no `-<hash>` after the original's name"));
+        let ext = rest.split_once('.').map(|(_, x)| x);
+        let original = corpus
+            .files
+            .iter()
+            .find(|f| f.file_stem().is_some_and(|s| s == stem) && f.extension().and_then(|x| x.to_str()) == ext)
+            .unwrap_or_else(|| panic!("{name}: the {} corpus has no file `{stem}` with extension {ext:?} (renamed? rename the input after its original)", corpus.name));
+        let outcome = run_one(corpus, original, &std::fs::read(saved).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!("{name}: {outcome}");
+        replayed += 1;
     }
+    assert!(replayed > 0, "no input replayed from {}", dir.display());
+    assert_eq!(replayed, saved.len(), "inputs replayed, of the files in {}", dir.display());
 }
