@@ -1,5 +1,5 @@
 //! Seed 002: the noisy-neighbour study and its isolation matrix.
-use crate::common::run;
+use crate::common::{claim, run};
 use sanlab_scenario::{Overrides, VariantResult};
 
 const STUDY: &str = "scenarios/studies/noisy_neighbor.toml";
@@ -13,11 +13,11 @@ fn isolation_matrix_and_the_fix() {
     let r = run(STUDY, &[], Overrides::default());
     let good_ms = |name: &str| vm(r.variants.iter().find(|v| v.name == name).unwrap(), "good").lat_ms.mean;
     let fixed = good_ms("queues_256");
-    assert!(fixed < 2.0, "queues raised to 256: good VM at {fixed} ms (seed: ~1 ms)");
+    claim("noisy.queues_256.good_latency", fixed);
     let shared = good_ms("shared_pe");
     assert!(shared >= 20.0 * fixed, "shared PE {shared} ms vs fixed {fixed} ms");
     // Against the post's own measurement (300-400 ms), not a derived figure: a wide band.
-    assert!((250.0..450.0).contains(&shared), "shared PE, FIFO dispatch: {shared} ms (seed: 300-400 ms)");
+    claim("noisy.fifo.good_latency", shared);
     // Bad where the two VMs share a device queue, fine where they do not.
     for (variant, bad) in [("shared_pe", true), ("two_containers", true), ("vmfs_and_vvol", false), ("two_hosts", false), ("bad_4k_qd1", false), ("bad_512k_qd1", false)] {
         let ms = good_ms(variant);
@@ -46,6 +46,7 @@ fn only_fifo_dispatch_with_a_device_wide_dsnro_reaches_the_seeds_latency() {
     assert!((alone_ms - 0.30).abs() < 0.01, "the good VM alone: {alone_ms} ms");
     let derived = slot_ms / 2.0 + alone_ms;
     assert!((ms[1] - derived).abs() <= 0.03 * derived, "fair share {} ms, derived {derived} ms", ms[1]);
+    claim("noisy.fair_share.good_latency", ms[1]);
     // At most one slot's wait: 39.0 + 0.30 ms (measured 39.19 ms, every seed); 3 % below it.
     let max = vm(&r.variants[1], "good").lat_ms.max;
     assert!((0.97 * (slot_ms + alone_ms)..=slot_ms + alone_ms).contains(&max), "fair share: longest wait {max} ms, one slot {slot_ms} ms");

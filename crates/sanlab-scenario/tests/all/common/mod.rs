@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+mod claims;
+pub use claims::claim;
+
 use sanlab_scenario::{run_file, Overrides, RunResult, VariantResult};
 use std::path::PathBuf;
 
