@@ -53,6 +53,11 @@ RUN_METRICS = ("wall_s", "events", "ios", "sim_time_s", "measured_s")
 KEY_COLUMNS = ("point", "seed", "variant", "entity_kind", "entity")
 TABLE_ROWS = 40
 """The terminal summary shows at most this many rows; summary.parquet has them all."""
+MAX_RUNS = 100_000
+"""Runs (grid points times seeds) in one sweep. Each is a simulation of its own, held as a task and a seed
+in sweep.json, and costs 30-55 ms of Dask overhead besides its engine time (docs/performance_sweeps.md):
+100,000 runs are an hour of overhead alone and, at 1 s a run, 14 hours on 2 workers. More seeds than
+that would be listed in memory before anything runs (100,000,000 seeds ended in a MemoryError)."""
 
 # Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom.
 _T975 = (
@@ -247,6 +252,15 @@ class SweepSpec:
         keys = [axis.key for axis in axes]
         if len(set(keys)) != len(keys):
             raise SweepError(f"--vary: a key is given twice ({', '.join(keys)})")
+        points = math.prod(len(axis.values) for axis in axes)
+        if points * seeds > MAX_RUNS:
+            most = MAX_RUNS // points
+            advice = f"give --seeds {most} or fewer" if most else "vary fewer values"
+            runs, most_runs = format_count(points * seeds), format_count(MAX_RUNS)
+            raise SweepError(
+                f"--seeds {seeds} with {format_count(points)} grid point(s) makes {runs} runs: "
+                f"expected at most {most_runs} runs in one sweep (each is a simulation of its own); {advice}"
+            )
         _core.validate(str(scenario), list(sets), list(variants) or None)
         path = scenario.resolve()
         text = path.read_bytes()

@@ -77,6 +77,18 @@ def test_grid_is_every_combination_with_every_seed() -> None:
     assert SweepSpec.create(METRO_STUDY, [f"{DEPTH}=16"]).seeds == (1,)  # the scenario's [run] seed
 
 
+def test_seeds_times_points_are_capped_with_the_most_seeds_that_fit() -> None:
+    with pytest.raises(
+        SweepError,
+        match=r"--seeds 100000000 with 3 grid point\(s\) makes 300,000,000 runs: .*give --seeds 33333 or fe",
+    ):
+        SweepSpec.create(METRO_STUDY, [f"{DEPTH}=4,8,16"], seeds=100_000_000)
+    values = ",".join(map(str, range(400)))
+    with pytest.raises(SweepError, match="vary fewer values"):
+        SweepSpec.create(METRO_STUDY, [f"a={values}", f"b={values}"])
+    assert len(SweepSpec.create(METRO_STUDY, [f"{DEPTH}=4,8"], seeds=50_000).seeds) == 50_000
+
+
 def test_summary_means_and_confidence_intervals(doc: dict[str, Any]) -> None:
     spec = SweepSpec.create(METRO_STUDY, [f"{DEPTH}=16"], seeds=3)
     tables = []
@@ -225,6 +237,11 @@ def test_every_run_failing_is_invalid_input(tmp_path: Path) -> None:
         (["--vary", f"{DEPTH}=4", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "--workers sets"),
         (["--vary", f"{DEPTH}=4", "--variant", "nope"], "no variant named `nope`"),
         (["--vary", f"{DEPTH}=4", "--seeds", "0"], "--seeds"),
+        # 100,000,000 seeds were listed in memory (a MemoryError traceback); runs are capped.
+        (
+            ["--vary", f"{DEPTH}=4,8", "--seeds", "100000000"],
+            "makes 200,000,000 runs: expected at most 100,000 runs",
+        ),
     ],
 )
 def test_bad_sweep_arguments_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
