@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rich import box
 from rich.console import Console
@@ -67,13 +67,37 @@ def _override(text: str) -> str:
     return text
 
 
+SEED_LIMIT = 2**63
+"""Seeds are whole numbers from 0 to SEED_LIMIT - 1: `--seed` is set as the scenario's `[run] seed`, a
+TOML integer (signed 64-bit), which the engine checks too. `_seed` is where the command line checks
+it, for every command that takes a seed (run, sweep, calibrate), so each says so in one message."""
+
+SEED_HELP = f"0 to 2**63-1 ({SEED_LIMIT - 1})"
+
+
+class CommandLineError(Exception):
+    """A command line that argparse refused: one `error:` line and exit 2, not usage and error."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors raised as CommandLineError (argparse prints the usage, then the
+    error, two lines or more); --help and --version print as argparse does."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CommandLineError(f"{self.prog}: {message}; `{self.prog} --help` lists the arguments")
+
+
 def _seed(text: str) -> int:
     try:
         seed = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= seed < 2**64:
-        raise argparse.ArgumentTypeError(f"expected 0 <= seed < 2**64, got {seed}")
+        raise argparse.ArgumentTypeError(f"expected a whole number {SEED_HELP}, got {text!r}") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a seed {SEED_HELP}, got {seed}; the nearest is 0")
+    if seed >= SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"expected a seed {SEED_HELP}, got {seed}; the nearest is {SEED_LIMIT - 1}"
+        )
     return seed
 
 
@@ -120,7 +144,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `sanlab` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sanlab", description="Simulate the storage I/O path: VM, host queues, multipath, fabric, array."
     )
     parser.add_argument("--version", action="version", version=_version())
@@ -130,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
     _add_variant(run)
     _add_set(run)
-    run.add_argument("--seed", type=_seed, help="base seed (default: the scenario's)")
+    run.add_argument("--seed", type=_seed, help=f"base seed, {SEED_HELP} (default: the scenario's)")
     run.add_argument("--duration", metavar="D", help="simulated time, e.g. 30s (default: the scenario's)")
     run.add_argument(
         "--out",
@@ -194,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed",
         type=_seed,
         metavar="N",
-        help="first seed; the others follow it (default: the scenario's [run] seed)",
+        help=f"first seed, {SEED_HELP}; the others follow it, all below 2**63 "
+        "(default: the scenario's [run] seed)",
     )
     _add_variant(sweep)
     _add_set(sweep)
@@ -565,7 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         return int(args.handler(args, ["sanlab", *args_list]))
-    except (sanlab.ScenarioError, RunFolderError, SweepError, *IMPORT_ERRORS) as exc:
+    except (CommandLineError, sanlab.ScenarioError, RunFolderError, SweepError, *IMPORT_ERRORS) as exc:
         _error(str(exc))
         return 2
     except _core.InternalError as exc:
