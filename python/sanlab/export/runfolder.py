@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from sanlab import _core
 from sanlab.document import Document, JobReport
 from sanlab.export.esxtop import write_esxtop_csvs
+from sanlab.export.files import JsonBoundError, loads_bounded
 from sanlab.export.fio import VariantDevices, fio_document, fio_logs
 from sanlab.export.vdbench import write_vdbench_summaries
 from sanlab.report import REPORT_FILE, ReportRun, render_report
@@ -188,7 +189,8 @@ def render_folders(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, st
     naming the folders."""
     try:
         return render_report(list(runs), extra)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError) as exc:
+        # ArithmeticError: a number the report cannot use (an integer too large for a float).
         names = ", ".join(run.label for run in runs)
         raise RunFolderError(
             f"{names}: {RESULTS_FILE} lacks what the report reads ({type(exc).__name__}: {exc}); the file is damaged"
@@ -201,7 +203,9 @@ _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a num
 def _read_json(path: Path) -> dict[str, Any]:
     """A JSON object from `path`, or RunFolderError saying what is wrong with the file."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = loads_bounded(path.read_text(encoding="utf-8"))
+    except JsonBoundError as exc:
+        raise RunFolderError(f"{path}: {exc}; the file is damaged") from None
     except UnicodeDecodeError as exc:
         raise RunFolderError(f"{path}: not UTF-8 text (byte {exc.start}); the file is damaged") from None
     except json.JSONDecodeError as exc:

@@ -1,0 +1,111 @@
+"""Reading files of a run or sweep folder that someone else may have written: JSON with its
+nesting and its numbers bounded.
+
+A run folder handed over (a colleague's, a downloaded one) is untrusted input: its JSON documents
+are parsed here, so that a damaged or hostile one (a 401-digit integer, 100,000 nested arrays) is
+one message naming the file, the place and what is wrong, not an OverflowError or a
+RecursionError from deep inside the report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_JSON_DEPTH = 64
+"""Arrays and objects nested in one another, at most. sanlab's documents nest 7 deep (results.json:
+variants, a path's latency percentiles); past about 1,000 Python's parser raises RecursionError,
+and code that walks a document recursively (`results.flatten`) would fail earlier."""
+
+MAX_INT_DIGITS = 20
+"""Digits of an integer, at most: every count sanlab writes fits 64 bits (2**64 has 20 digits)."""
+
+MAX_FLOAT_CHARS = 64
+"""Characters of a number with a fraction or exponent, at most: Python writes 24 at most."""
+
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+class JsonBoundError(ValueError):
+    """A JSON document past a bound; the message says where and which bound."""
+
+
+def _place(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    return f"line {line} column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+
+
+def _too_deep_at(text: str) -> int:
+    """Where the nesting first passes MAX_JSON_DEPTH (only called when it does)."""
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return 0
+
+
+def _depth(document: Any) -> int:
+    """How deep arrays and objects nest in a parsed document, level by level (no recursion),
+    counted up to one past MAX_JSON_DEPTH."""
+    depth = 0
+    level = [document] if isinstance(document, (dict, list)) else []
+    while level and depth <= MAX_JSON_DEPTH:
+        depth += 1
+        inner: list[Any] = []
+        for node in level:
+            values = node.values() if type(node) is dict else node
+            inner += [value for value in values if type(value) is dict or type(value) is list]
+        level = inner
+    return depth
+
+
+def _too_deep(text: str) -> JsonBoundError:
+    return JsonBoundError(
+        f"{_place(text, _too_deep_at(text))}: arrays and objects nested more than {MAX_JSON_DEPTH} deep"
+    )
+
+
+def _number_error(text: str, literal: str, what: str) -> JsonBoundError:
+    shown = literal if len(literal) <= 24 else f"{literal[:12]}…({len(literal)} characters)"
+    index = text.find(literal)
+    place = f"{_place(text, index)}: " if index >= 0 else ""
+    return JsonBoundError(f"{place}number {shown} is out of range: {what}")
+
+
+def loads_bounded(text: str) -> Any:
+    """`json.loads(text)`, refusing what no sanlab document holds: nesting deeper than
+    MAX_JSON_DEPTH, an integer of more than MAX_INT_DIGITS digits or beyond ±2**64, a number that
+    is longer than MAX_FLOAT_CHARS or too large for a float (`1e400`). Raises JsonBoundError (a
+    ValueError) naming the line and column, or json.JSONDecodeError."""
+
+    def parse_int(literal: str) -> int:
+        if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+            raise _number_error(text, literal, f"expected at most {MAX_INT_DIGITS} digits (a 64-bit count)")
+        value = int(literal)
+        if abs(value) >= 2**64:
+            raise _number_error(text, literal, f"expected a 64-bit count, at most {2**64 - 1}")
+        return value
+
+    def parse_float(literal: str) -> float:
+        if len(literal) > MAX_FLOAT_CHARS:
+            raise _number_error(text, literal, f"expected at most {MAX_FLOAT_CHARS} characters")
+        value = float(literal)
+        if value in (float("inf"), float("-inf")):
+            raise _number_error(
+                text, literal, "too large for a floating-point number (at most about 1.8e308)"
+            )
+        return value
+
+    try:
+        document = json.loads(text, parse_int=parse_int, parse_float=parse_float)
+    except RecursionError:  # past about 1,000 levels
+        raise _too_deep(text) from None
+    if _depth(document) > MAX_JSON_DEPTH:
+        raise _too_deep(text)
+    return document
