@@ -39,6 +39,7 @@ from sanlab.export.runfolder import (
     utc_stamp,
     write_run_folder,
 )
+from sanlab.export.files import LinkInFolderError, refuse_links, replace_text
 from sanlab.formatting import format_bytes, format_count, format_tenths
 from sanlab.hostimport.command import IMPORT_ERRORS
 from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture, measured_sections
@@ -379,10 +380,11 @@ def seedless_note(doc: Document) -> str | None:
 
 
 def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    doc, manifest = read_run_folder(args.run_dir)
     path = args.run_dir / REPORT_FILE
+    refuse_links([path])  # before reading: a folder that would be refused costs nothing
+    doc, manifest = read_run_folder(args.run_dir)
     extra = measured_sections(args.run_dir, doc)
-    path.write_text(render_folders([ReportRun(args.run_dir.name, doc, manifest)], extra), encoding="utf-8")
+    replace_text(path, render_folders([ReportRun(args.run_dir.name, doc, manifest)], extra))
     print(f"report: {path}")
     return 0
 
@@ -590,7 +592,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         return int(args.handler(args, ["sanlab", *args_list]))
-    except (CommandLineError, sanlab.ScenarioError, RunFolderError, SweepError, *IMPORT_ERRORS) as exc:
+    except (
+        CommandLineError,
+        sanlab.ScenarioError,
+        RunFolderError,
+        SweepError,
+        LinkInFolderError,
+        *IMPORT_ERRORS,
+    ) as exc:
         _error(str(exc))
         return 2
     except _core.InternalError as exc:

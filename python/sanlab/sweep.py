@@ -37,6 +37,7 @@ from rich.table import Table
 
 from sanlab import _core
 from sanlab.document import ENTITY_KINDS, Document, entities
+from sanlab.export.files import JsonBoundError, loads_bounded, refuse_links, replace_file, replace_text
 from sanlab.formatting import format_count, format_ms
 from sanlab.results import flatten
 
@@ -339,11 +340,35 @@ class SweepResult:
     failures: list[Failure]
 
 
+OUTPUT_FILES = (SWEEP_FILE, RESULTS_FILE, SUMMARY_FILE, FAILURES_FILE)
+"""The files a sweep writes in its folder (and the part files under PARTS_DIR)."""
+
+
+def _refuse_links(out_dir: Path) -> None:
+    """A folder handed over to resume is untrusted: none of the files the sweep reads or writes
+    may be a symbolic link (a results.parquet -> ~/.bashrc would be overwritten)."""
+    parts = out_dir / PARTS_DIR
+    refuse_links([out_dir / name for name in OUTPUT_FILES], folders=[parts])
+    if parts.is_dir():
+        refuse_links(sorted(parts.iterdir()))
+
+
+def _read_sweep_file(sweep_file: Path) -> dict[str, Any]:
+    try:
+        existing = loads_bounded(sweep_file.read_text(encoding="utf-8"))
+    except (JsonBoundError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SweepError(f"{sweep_file}: not a sweep definition ({exc}); the file is damaged") from None
+    if not isinstance(existing, dict):
+        raise SweepError(f"{sweep_file}: expected a JSON object; the file is damaged")
+    return existing
+
+
 def _prepare(out_dir: Path, spec: SweepSpec) -> None:
     """Creates the folder for `spec`, or checks that an existing one holds the same sweep (resume)."""
     sweep_file = out_dir / SWEEP_FILE
+    _refuse_links(out_dir)
     if sweep_file.is_file():
-        existing = json.loads(sweep_file.read_text(encoding="utf-8"))
+        existing = _read_sweep_file(sweep_file)
         mine = json.loads(json.dumps(spec.to_json()))
         differs = [key for key in mine if key != "scenario" and existing.get(key) != mine[key]]
         if differs:
@@ -357,7 +382,7 @@ def _prepare(out_dir: Path, spec: SweepSpec) -> None:
             f"output folder {str(out_dir)!r} is not empty and holds no sweep; choose another --out"
         )
     (out_dir / PARTS_DIR).mkdir(parents=True, exist_ok=True)
-    sweep_file.write_text(json.dumps(spec.to_json(), indent=2) + "\n", encoding="utf-8")
+    replace_text(sweep_file, json.dumps(spec.to_json(), indent=2) + "\n")
 
 
 def _parts(out_dir: Path) -> list[Path]:
@@ -395,9 +420,7 @@ class _PartWriter:
         table = pa.concat_tables(self._buffer, promote_options="default")
         while (path := self._dir / f"part-{self._next:05d}.parquet").exists():
             self._next += 1
-        temporary = path.with_suffix(".tmp")
-        pq.write_table(table, temporary, compression="zstd")
-        os.replace(temporary, path)
+        replace_file(path, lambda file: pq.write_table(table, file, compression="zstd"))
         self._buffer = []
         self._next += 1
 
@@ -476,13 +499,14 @@ def run_sweep(
             writer.flush()
             client.cancel(futures)
             _close(client)
-    (out_dir / FAILURES_FILE).write_text(
-        json.dumps([asdict(failure) for failure in failures], indent=2) + "\n", encoding="utf-8"
-    )
+    # Into a folder that existed (a resume): new files renamed over the names, never through a link.
+    failed = json.dumps([asdict(failure) for failure in failures], indent=2) + "\n"
+    replace_text(out_dir / FAILURES_FILE, failed)
     if _parts(out_dir):
         results = compile_results(out_dir, spec)
-        pq.write_table(results, out_dir / RESULTS_FILE, compression="zstd")
-        pq.write_table(summarise(results, spec), out_dir / SUMMARY_FILE, compression="zstd")
+        summary = summarise(results, spec)
+        replace_file(out_dir / RESULTS_FILE, lambda file: pq.write_table(results, file, compression="zstd"))
+        replace_file(out_dir / SUMMARY_FILE, lambda file: pq.write_table(summary, file, compression="zstd"))
     return SweepResult(out_dir, len(spec.tasks()), len(done), len(tasks), failures)
 
 

@@ -8,11 +8,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from conftest import ONE_VM
 from sanlab.cli import main
-from sanlab.export.files import MAX_JSON_DEPTH, JsonBoundError, loads_bounded
+from sanlab.export.files import (
+    MAX_JSON_DEPTH,
+    JsonBoundError,
+    LinkInFolderError,
+    _umask,
+    loads_bounded,
+    replace_file,
+    replace_text,
+)
 from sanlab.export.runfolder import write_run_folder
+from sanlab.sweep import SweepError, SweepSpec, _PartWriter, entity_table, run_sweep
 
 STARTED = datetime(2026, 11, 26, 3, 0, 0, tzinfo=UTC)
 
@@ -84,3 +96,105 @@ def test_the_bounds_keep_what_sanlab_writes() -> None:
         "nan": None,
     }
     assert loads_bounded(json.dumps(edge)) == edge
+
+
+def test_report_refuses_a_planted_link_and_leaves_its_target(
+    doc: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _write(doc, tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file\n", encoding="utf-8")
+    (out / "report.html").unlink()
+    (out / "report.html").symlink_to(victim)
+    # `sanlab report` wrote the page through the link: the victim became the report.
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {out / 'report.html'} is a symbolic link; sanlab does not write through links in a "
+        "folder it is handed: remove the link, or copy the folder's files\n"
+    )
+    assert victim.read_text(encoding="utf-8") == "the user's file\n"
+    assert (out / "report.html").is_symlink()
+
+
+def test_report_replaces_the_page_by_renaming_a_new_file(
+    doc: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _write(doc, tmp_path)
+    (out / "report.html").write_text("old", encoding="utf-8")
+    hard = tmp_path / "hard_link_to_report.html"
+    hard.hardlink_to(out / "report.html")
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # A new file renamed over the name: another name of the old file keeps the old content.
+    assert hard.read_text(encoding="utf-8") == "old"
+    assert not [path.name for path in out.iterdir() if path.name.endswith(".tmp")]
+
+
+def test_a_failed_write_leaves_neither_the_name_nor_a_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "results.parquet"
+    target.write_text("before", encoding="utf-8")
+
+    def fail(file: Any) -> None:
+        file.write(b"half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        replace_file(target, fail)
+    assert target.read_text(encoding="utf-8") == "before"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["results.parquet"]
+    replace_text(target, "after")
+    assert target.read_text(encoding="utf-8") == "after"
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _complete_sweep(doc: dict[str, Any], tmp_path: Path) -> tuple[SweepSpec, Path]:
+    """A sweep folder whose runs are all done, as a resume finds it: no Dask needed to finish it."""
+    spec = SweepSpec.create(ONE_VM, ["run.duration=1s,2s"])
+    out = tmp_path / "sweep"
+    (out / "parts").mkdir(parents=True)
+    (out / "sweep.json").write_text(json.dumps(spec.to_json()), encoding="utf-8")
+    tables = [entity_table({"variants": doc["variants"][:1]}, task.point, task.seed) for task in spec.tasks()]
+    writer = _PartWriter(out)  # as the sweep writes its parts: a new file renamed to its name
+    writer.add(pa.concat_tables(tables))
+    writer.flush()
+    assert sorted(path.name for path in (out / "parts").iterdir()) == ["part-00000.parquet"]
+    return spec, out
+
+
+@pytest.mark.parametrize("name", ["results.parquet", "summary.parquet", "failures.json", "parts"])
+def test_a_resumed_sweep_refuses_planted_links(
+    doc: dict[str, Any], tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec, out = _complete_sweep(doc, tmp_path)
+    assert run_sweep(spec, out).skipped == 2  # resumed: both runs done, the folder's files written
+    assert pq.read_table(out / "results.parquet").num_rows > 0
+    victim = tmp_path / "victim"
+    if name == "parts":
+        (out / "parts").rename(victim)
+    else:
+        victim.write_text("the user's file\n", encoding="utf-8")
+        (out / name).unlink()
+    (out / name).symlink_to(victim)
+    with pytest.raises(LinkInFolderError, match=f"{out / name} is a symbolic link"):
+        run_sweep(spec, out)
+    if name != "parts":
+        assert victim.read_text(encoding="utf-8") == "the user's file\n"
+    # The command: one line, exit 2, before any run.
+    args = ["sweep", str(ONE_VM), "--vary", "run.duration=1s,2s", "--out", str(out), "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {out / name} is a symbolic link") and err.count("\n") == 1
+
+
+def test_a_resumed_sweep_refuses_a_linked_part_and_a_damaged_definition(
+    doc: dict[str, Any], tmp_path: Path
+) -> None:
+    spec, out = _complete_sweep(doc, tmp_path)
+    (out / "parts" / "part-00001.parquet").symlink_to(out / "parts" / "part-00000.parquet")
+    with pytest.raises(LinkInFolderError, match=r"part-00001\.parquet is a symbolic link"):
+        run_sweep(spec, out)
+    (out / "parts" / "part-00001.parquet").unlink()
+    (out / "sweep.json").write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(SweepError, match=r"sweep\.json: not a sweep definition .*nested more than 64 deep"):
+        run_sweep(spec, out)

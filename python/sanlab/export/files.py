@@ -1,17 +1,26 @@
-"""Reading files of a run or sweep folder that someone else may have written: JSON with its
-nesting and its numbers bounded.
+"""Files of a run or sweep folder that someone else may have written: JSON read with its nesting
+and its numbers bounded, and files written without following a symbolic link.
 
-A run folder handed over (a colleague's, a downloaded one) is untrusted input: its JSON documents
+A run folder handed over (a colleague's, a downloaded one) is untrusted input. Its JSON documents
 are parsed here, so that a damaged or hostile one (a 401-digit integer, 100,000 nested arrays) is
 one message naming the file, the place and what is wrong, not an OverflowError or a
-RecursionError from deep inside the report.
+RecursionError from deep inside the report. And what sanlab writes into an existing folder
+(`sanlab report`'s report.html, a resumed sweep's results) goes to a new temporary file in the
+folder that then replaces the name (`os.replace` renames over the link itself, never through it),
+after refusing a name that is a link: `report.html -> ~/.bashrc` planted in a folder would
+otherwise have been overwritten with the report.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
-from typing import Any
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO, Any
 
 MAX_JSON_DEPTH = 64
 """Arrays and objects nested in one another, at most. sanlab's documents nest 7 deep (results.json:
@@ -109,3 +118,57 @@ def loads_bounded(text: str) -> Any:
     if _depth(document) > MAX_JSON_DEPTH:
         raise _too_deep(text)
     return document
+
+
+class LinkInFolderError(Exception):
+    """A file or folder sanlab would write in an existing folder is a symbolic link (or not a
+    regular file); the message names it."""
+
+
+def refuse_links(paths: Iterable[Path], *, folders: Iterable[Path] = ()) -> None:
+    """Raises LinkInFolderError for the first of `paths` that is a symbolic link or exists as
+    something else than a regular file, or of `folders` that is a link or not a folder."""
+    for path in paths:
+        if path.is_symlink():
+            raise LinkInFolderError(
+                f"{path} is a symbolic link; sanlab does not write through links in a folder it is handed: "
+                "remove the link, or copy the folder's files"
+            )
+        if path.exists() and not path.is_file():
+            raise LinkInFolderError(f"{path} exists and is not a regular file; expected a file sanlab writes")
+    for folder in folders:
+        if folder.is_symlink():
+            raise LinkInFolderError(
+                f"{folder} is a symbolic link; sanlab does not write through links in a folder it is handed: "
+                "remove the link, or copy the folder's files"
+            )
+        if folder.exists() and not folder.is_dir():
+            raise LinkInFolderError(f"{folder} exists and is not a folder; expected a folder sanlab writes")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def replace_file(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Writes `path` by `write(file)` into a new temporary file beside it, then renames that over
+    `path`: the name is replaced, never followed, and a reader never sees half a file. Refuses a
+    `path` that is a link (LinkInFolderError)."""
+    refuse_links([path])
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(handle, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+        with os.fdopen(handle, "wb") as file:
+            write(file)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def replace_text(path: Path, text: str) -> None:
+    """`path.write_text(text, encoding="utf-8")` by `replace_file`."""
+    replace_file(path, lambda file: file.write(text.encode("utf-8")))

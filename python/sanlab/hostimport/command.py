@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from sanlab.export.files import replace_text
 from sanlab.export.runfolder import RunFolderError, read_run_folder, render_folders
 from sanlab.report import REPORT_FILE, ReportRun
 from sanlab.hostimport.compare import COMPARE_FILE, Comparison, compare, error_text, report_section, value_text
@@ -119,10 +120,13 @@ def compare_with_capture(args: argparse.Namespace, console: Console) -> int:
         print(f"note: {note}", file=sys.stderr)
     document = comparison.document(capture, chosen["name"])
     out = args.json if args.json is not None else run_dir / COMPARE_FILE
-    out.write_text(json.dumps(document) + "\n", encoding="utf-8")
+    if args.json is None:  # into the run folder (someone else's, maybe): never through a link there
+        replace_text(out, json.dumps(document) + "\n")
+    else:
+        out.write_text(json.dumps(document) + "\n", encoding="utf-8")
     if args.json is None:
         # The run's report gains the section; `sanlab report RUN_DIR` keeps it while the file is there.
-        (run_dir / REPORT_FILE).write_text(render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen)]), encoding="utf-8")
+        replace_text(run_dir / REPORT_FILE, render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen)]))
         print(f"comparison: {out}; report: {run_dir / REPORT_FILE} (section \"Measured against simulated\")")
     else:
         print(f"comparison: {out}")
