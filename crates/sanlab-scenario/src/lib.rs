@@ -6,6 +6,7 @@ mod topology;
 pub mod overrides;
 mod pilots;
 mod vdbench_runs;
+mod variant_limits;
 
 use sanlab_model::report::RunReport;
 use sanlab_spec::names::{claim_file_name, escaped};
@@ -167,7 +168,12 @@ impl Scenario {
         let mut variants = vec![];
         // Each variant names a folder of the run.
         let mut file_names = std::collections::HashMap::new();
-        for v in top.tables("variant", "").map_err(spec_err)? {
+        let written_variants = top.tables("variant", "").map_err(spec_err)?;
+        if written_variants.len() > variant_limits::MAX_VARIANTS {
+            let message = format!("{} [[variant]], each simulated on its own: expected at most {}", variant_limits::thousands(written_variants.len()), variant_limits::MAX_VARIANTS);
+            return Err(spec_err(SpecError::new("variant".to_string(), message)));
+        }
+        for v in written_variants {
             let vname = v.string("name", None, "variant name").map_err(spec_err)?;
             if variants.iter().any(|x: &Variant| x.name == vname) {
                 return Err(spec_err(v.error("name", format!("variant `{}` is defined twice", escaped(&vname)))));
@@ -203,7 +209,7 @@ impl Scenario {
                     ScenarioError(format!(
                         "{}: no variant named `{r}`: expected one of {}{}",
                         self.file,
-                        if names.is_empty() { "base (the file has no [[variant]])".to_string() } else { names.join(", ") },
+                        if names.is_empty() { "base (the file has no [[variant]])".to_string() } else { variant_limits::listed(names.iter().copied()) },
                         did_you_mean(r, names.iter().copied())
                     ))
                 })

@@ -7,6 +7,7 @@
 //! A curve point's rate is a percent of what its max run reached: the max run's variant runs
 //! first, and its measured IOPS are passed on as the job's `curve_max_iops`.
 
+use crate::variant_limits::{thousands, MAX_VARIANTS};
 use crate::{located, overrides, Overrides, Scenario, ScenarioError, Variant, VariantResult};
 use sanlab_spec::names::claim_file_name;
 use sanlab_workload::{vdbench_runs, VdbenchRun};
@@ -58,8 +59,13 @@ fn runs_to_expand(job: &VdbenchJob) -> Vec<&VdbenchRun> {
 /// per run.
 pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result<Vec<Variant>, ScenarioError> {
     let bases: Vec<Option<Variant>> = if variants.is_empty() { vec![None] } else { variants.into_iter().map(Some).collect() };
+    let written = if bases[0].is_some() { bases.len() } else { 0 };
     let mut out = vec![];
     let mut file_names = std::collections::HashMap::new();
+    // Variants made (counted on past the cap, so the message gives the product) and the first
+    // job that multiplies them.
+    let mut total = 0usize;
+    let mut multiplier: Option<(String, usize)> = None;
     for base in bases {
         let mut table = root.clone();
         if let Some(v) = &base {
@@ -70,6 +76,10 @@ pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result
         let jobs = vdbench_jobs(file, &table);
         let mut expanding = jobs.iter().filter(|j| runs_to_expand(j).len() > 1);
         let (Some(job), other) = (expanding.next(), expanding.next()) else {
+            total += 1;
+            if total > MAX_VARIANTS {
+                continue;
+            }
             if let Some(v) = base {
                 claim_file_name(&v.name, "variants", &mut file_names).map_err(|m| ScenarioError(format!("{file}: {m}")))?;
                 out.push(v);
@@ -82,7 +92,13 @@ pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result
                 job.key, other.key
             )));
         }
-        for run in runs_to_expand(job) {
+        let runs = runs_to_expand(job);
+        total += runs.len();
+        multiplier.get_or_insert((job.key.clone(), runs.len()));
+        if total > MAX_VARIANTS {
+            continue;
+        }
+        for run in runs {
             let name = match &base {
                 Some(v) => format!("{}/{}", v.name, run.name),
                 None => run.name.clone(),
@@ -100,6 +116,17 @@ pub(crate) fn expand(file: &str, root: &Table, variants: Vec<Variant>) -> Result
             };
             out.push(Variant { name, description, sets });
         }
+    }
+    if total > MAX_VARIANTS {
+        let (key, runs) = multiplier.unwrap_or_default();
+        let fewer = match written {
+            0 => "loop over fewer values".to_string(),
+            _ => format!("at most {} [[variant]] of this file's, or pick one RD of the file with rd = \"...\"", (MAX_VARIANTS / runs.max(1)).max(1)),
+        };
+        return Err(ScenarioError(format!(
+            "{file}: variant: {written} [[variant]] times the runs of {key}'s vdbench file ({runs} runs) make {} variants, each simulated on its own: expected at most {MAX_VARIANTS}; {fewer}",
+            thousands(total)
+        )));
     }
     Ok(out)
 }

@@ -121,3 +121,42 @@ fn priorities_with_a_run_rate_pace_every_workload() {
     assert!((job.read.iops - 1000.0).abs() < 1000.0 * 0.05, "{} read IOPS", job.read.iops);
     assert!((job.write.iops - 2000.0).abs() < 2000.0 * 0.05, "{} write IOPS", job.write.iops);
 }
+
+/// The series example with a parameter file of 64 x 64 = 4096 runs (the cap of one file) and
+/// `variants` written [[variant]]s.
+fn runs_at_the_cap_with(variants: usize) -> std::path::PathBuf {
+    let sizes: Vec<String> = (1..=64).map(|k| format!("{}k", 4 * k)).collect();
+    let threads: Vec<String> = (1..=64).map(|t| t.to_string()).collect();
+    let parm = format!("sd=sd1,lun=/dev/sdb,size=10g,threads=16\nwd=wd1,sd=sd1,rdpct=70\nrd=many,wd=wd1,iorate=max,elapsed=4,interval=1,forxfersize=({}),forthreads=({})\n", sizes.join(","), threads.join(","));
+    let parm_path = write_scenario(&parm).with_extension("vdb");
+    std::fs::write(&parm_path, parm).unwrap();
+    let mut text = std::fs::read_to_string(crate::common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", parm_path.display()));
+    for i in 0..variants {
+        text += &format!("\n[[variant]]\nname = \"v{i}\"\nset = {{}}\n");
+    }
+    write_scenario(&text)
+}
+
+#[test]
+fn variants_times_runs_are_capped_as_runs_are() {
+    // 60 [[variant]] x 4096 runs made 245,760 variants: validate never ended.
+    let e = Scenario::load(&runs_at_the_cap_with(60)).err().expect("an error");
+    assert!(e.0.ends_with(": variant: 60 [[variant]] times the runs of vm[0].job[0]'s vdbench file (4096 runs) make 245,760 variants, each simulated on its own: expected at most 4096; at most 1 [[variant]] of this file's, or pick one RD of the file with rd = \"...\""), "{e}");
+    let s = Scenario::load(&runs_at_the_cap_with(1)).unwrap();
+    assert_eq!(s.variants.len(), 4096);
+    // A name not found lists a few of the 4096 and counts the rest (it printed them all).
+    let Err(e) = s.select(&["nope".to_string()]) else { panic!("nope selected") };
+    assert!(e.0.contains(": no variant named `nope`: expected one of v0/many xfersize=4k threads=1, v0/many xfersize=4k threads=2, "), "{e}");
+    assert!(e.0.contains(" and 4,088 more"), "{e}");
+    assert!(e.0.len() < 600, "{} bytes", e.0.len());
+}
+
+#[test]
+fn written_variants_alone_are_capped() {
+    let mut text = std::fs::read_to_string(crate::common::repo("scenarios/examples/vdbench_series.toml")).unwrap().replace("file = \"parm/series.vdb\"", "file = \"x.vdb\"");
+    for i in 0..5000 {
+        text += &format!("[[variant]]\nname = \"v{i}\"\n");
+    }
+    let e = Scenario::from_text("many.toml", &text).err().expect("an error");
+    assert_eq!(e.0, "many.toml: variant: 5,000 [[variant]], each simulated on its own: expected at most 4096");
+}
