@@ -6,7 +6,11 @@
 //! at `percent_of_peak` % of it (vSphere 5.1+, default 90 %).
 //!
 //! Each level is its own short run of the same scenario with every VM replaced by the injector
-//! (on the host of the volume's first VM, through an ideal virtual adapter) and flow control off.
+//! (on the host of the volume's first VM, through an ideal virtual adapter), flow control off and
+//! none of the scenario's `[[event]]`s: the injector measures the healthy, idle datastore before
+//! the run, not the faults the run will meet. A curve with no throughput at all (every level
+//! measured 0 IOPS) has no peak and so no threshold: the run is refused with the reason rather
+//! than given a 0 ms threshold.
 //! Ours where VMware is silent: the levels ([`INJECTOR_OUTSTANDING`]), the read size (a
 //! parameter, 8 KiB), the first quarter of each level left out as its warm-up, and the linear
 //! interpolation of latency between the two levels around the target throughput.
@@ -68,6 +72,12 @@ pub fn measure(table: &Table, topology: &mut Topology, base_dir: &std::path::Pat
             points.push(InjectorPoint { outstanding, iops: device.iops, latency_ms: device.davg_ms });
         }
         let (peak_iops, threshold_ms) = threshold(&points, injector.percent_of_peak);
+        if let Some(why) = unmeasured(peak_iops, threshold_ms) {
+            return Err(SpecError::new(
+                format!("volume[{v}].flow_control.threshold_mode"),
+                format!("the injector found no automatic threshold for volume `{volume}` from host `{host}`: {why}; expected a datastore the injector can reach before the run (nearest valid: threshold_mode = \"manual\" with a congestion_threshold)"),
+            ));
+        }
         if let Some(f) = topology.volumes[v].flow_control.as_mut() {
             f.set_threshold_ns(threshold_ms * 1e6);
         }
@@ -100,6 +110,8 @@ fn level_table(table: &Table, host: &str, volume: &str, injector: &Injector, spa
     let level_ns = INJECTOR_CYCLE_NS / INJECTOR_OUTSTANDING.len() as u64;
     let mut t = table.clone();
     t.remove("variant");
+    // The injector runs before the run, on the healthy array: the run's faults are not its.
+    t.remove("event");
     let seed = t.get("run").and_then(|r| r.get("seed")).cloned().unwrap_or(Value::Integer(1));
     let ns = |n: u64| Value::String(format!("{n}ns"));
     t.insert("run".into(), Value::Table(Table::from_iter([("duration".into(), ns(level_ns)), ("warmup".into(), ns(level_ns / 4)), ("sample_interval".into(), ns(level_ns)), ("seed".into(), seed)])));
@@ -141,6 +153,17 @@ fn threshold(points: &[InjectorPoint], percent: f64) -> (f64, f64) {
     (peak, a.latency_ms + f * (b.latency_ms - a.latency_ms))
 }
 
+/// Why a measured curve gives no threshold (no throughput at any level, or no latency), if so.
+fn unmeasured(peak_iops: f64, threshold_ms: f64) -> Option<String> {
+    if !(peak_iops > 0.0) {
+        Some(format!("it measured {peak_iops} IOPS at every level"))
+    } else if !(threshold_ms > 0.0 && threshold_ms.is_finite()) {
+        Some(format!("the latency at the target throughput is {threshold_ms} ms"))
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +180,16 @@ mod tests {
         // 95 % = 190: halfway from 180 to 200 IOPS, so halfway from 11 to 20 ms.
         assert_eq!(threshold(&curve, 95.0), (200.0, 15.5));
         assert_eq!(threshold(&curve, 50.0), (200.0, 10.0));
+    }
+
+    #[test]
+    fn a_curve_with_no_throughput_sets_no_threshold() {
+        let dead = [p(1, 0.0, 0.0), p(2, 0.0, 0.0), p(4, 0.0, 0.0)];
+        let (peak, ms) = threshold(&dead, 90.0);
+        assert_eq!((peak, ms), (0.0, 0.0), "what the injector would have set");
+        assert!(unmeasured(peak, ms).unwrap().contains("measured 0 IOPS at every level"));
+        let curve = [p(1, 100.0, 10.0), p(2, 180.0, 11.0)];
+        let (peak, ms) = threshold(&curve, 90.0);
+        assert_eq!(unmeasured(peak, ms), None);
     }
 }

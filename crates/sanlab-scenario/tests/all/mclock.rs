@@ -58,3 +58,18 @@ fn a_reservation_holds_and_shares_divide_the_rest() {
     let ratio = iops[1] / iops[2];
     assert!((1.7..=2.3).contains(&ratio), "shares high:normal -> {ratio:.2} ({iops:?})");
 }
+
+/// SIOC's automatic threshold is measured on the healthy array before the run: the run's own
+/// `[[event]]`s (here the array failing at 1 s, inside every injector level's measured window)
+/// do not reach the injector, which used to measure 0 IOPS and set a 0 ms threshold.
+#[test]
+fn the_injector_measures_the_healthy_array_not_the_runs_faults() {
+    let sioc = "[[volume]]\nname = \"lun\"\narrays = [\"a\"]\nflow_control = { kind = \"sioc\", threshold_mode = \"automatic\", injector_span = \"1GiB\" }\n";
+    let healthy = crate::common::on_one_vm(sioc);
+    let faulty = format!("{healthy}\n[[event]]\nkind = \"array_down\"\narray = \"a\"\nat = \"1s\"\n");
+    let (a, b) = (run_text(&healthy, &[]), run_text(&faulty, &[]));
+    let (a, b) = (&a.injector[0], &b.injector[0]);
+    assert!(a.peak_iops > 0.0 && a.threshold_ms > 0.0, "{a:?}");
+    assert!(b.points.iter().all(|p| p.iops > 0.0), "every level measured the array: {:?}", b.points);
+    assert_eq!((b.peak_iops, b.threshold_ms), (a.peak_iops, a.threshold_ms), "the same threshold as without the fault");
+}
