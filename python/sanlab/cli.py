@@ -9,6 +9,7 @@ error is one line on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.metadata
 import json
@@ -320,8 +321,30 @@ def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
 
 
 def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    if args.out is not None:
-        prepare_out_dir(args.out)
+    # Empty folders this run made (--out, the default folder's name reserved): removed when no
+    # run folder is written into them, so a failed run leaves nothing behind.
+    made: list[Path] = []
+    if args.out is not None and prepare_out_dir(args.out):
+        made.append(args.out)
+    try:
+        code = _run_and_write(args, argv, made)
+    except BaseException:
+        _remove_empty(made)
+        raise
+    _remove_empty(made)
+    return code
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    """Removes each of `folders` that is still empty (a run folder written into it is not)."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _run_and_write(args: argparse.Namespace, argv: Sequence[str], made: list[Path]) -> int:
+    """`sanlab run` once its --out folder is checked: the run, then its folder (written at once by
+    `write_run_folder`), then what is printed."""
     started = datetime.now(UTC)
     clock = time.perf_counter()
     doc, interrupted = _run_engine(args, "off" if args.json else progress_mode(args.quiet))
@@ -337,7 +360,10 @@ def _cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         print(json.dumps(json_summary(doc), indent=2))
         return 130 if interrupted else 0
 
-    out_dir = args.out or new_default_out_dir(DEFAULT_RUNS_DIR, doc["scenario"], started)
+    out_dir = args.out
+    if out_dir is None:
+        out_dir = new_default_out_dir(DEFAULT_RUNS_DIR, doc["scenario"], started)
+        made.append(out_dir)
     write_run_folder(doc, out_dir, argv=argv, started=started, wall_s=wall_s, esxtop_csv=args.esxtop_csv)
     if not args.quiet:
         console = _console()

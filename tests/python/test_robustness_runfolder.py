@@ -4,6 +4,7 @@ hostile files get one line naming the file and what is wrong (exit 2), never a t
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ONE_VM
+from sanlab import cli as sanlab_cli
 from sanlab.cli import main
+from sanlab.export import runfolder
 from sanlab.export.files import (
     MAX_JSON_DEPTH,
     JsonBoundError,
     LinkInFolderError,
-    _umask,
+    current_umask,
     loads_bounded,
     replace_file,
     replace_text,
@@ -145,7 +148,7 @@ def test_a_failed_write_leaves_neither_the_name_nor_a_temporary_file(tmp_path: P
     assert sorted(path.name for path in tmp_path.iterdir()) == ["results.parquet"]
     replace_text(target, "after")
     assert target.read_text(encoding="utf-8") == "after"
-    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    assert target.stat().st_mode & 0o777 == 0o666 & ~current_umask()
 
 
 def _complete_sweep(doc: dict[str, Any], tmp_path: Path) -> tuple[SweepSpec, Path]:
@@ -198,3 +201,40 @@ def test_a_resumed_sweep_refuses_a_linked_part_and_a_damaged_definition(
     (out / "sweep.json").write_text("[" * 100_000, encoding="utf-8")
     with pytest.raises(SweepError, match=r"sweep\.json: not a sweep definition .*nested more than 64 deep"):
         run_sweep(spec, out)
+
+
+def _fail_in_the_report(*args: Any, **kwargs: Any) -> str:
+    raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("out", ["given", "default"])
+def test_a_run_that_fails_while_writing_leaves_no_folder(
+    doc: dict[str, Any],
+    tmp_path: Path,
+    out: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The simulation is done; writing its folder fails after the tables and results are written
+    # (the report is written after them): a half-written folder, without report and manifest, was left.
+    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(runfolder, "render_report", _fail_in_the_report)
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "unused.toml", "--quiet", *(["--out", "nested/run"] if out == "given" else [])]
+    assert main(args) == 1
+    assert capsys.readouterr().err == "error: [Errno 28] No space left on device\n"
+    left = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*"))
+    assert left == (["nested"] if out == "given" else ["runs"])  # the parents stay, nothing in them
+
+
+def test_a_run_folder_appears_whole_under_its_name(
+    doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (doc, False))
+    (tmp_path / "empty").mkdir()
+    assert main(["run", "unused.toml", "--quiet", "--out", str(tmp_path / "empty")]) == 0
+    assert (tmp_path / "empty" / "manifest.json").is_file()
+    page = (tmp_path / "empty" / "report.html").read_text(encoding="utf-8")
+    assert not re.search(r"\.empty\.\w+\.partial", page), "the report is labelled by the folder's name"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["empty"], "no staging folder left"
+    assert (tmp_path / "empty").stat().st_mode & 0o777 == 0o777 & ~current_umask()

@@ -146,7 +146,8 @@ def refuse_links(paths: Iterable[Path], *, folders: Iterable[Path] = ()) -> None
             raise LinkInFolderError(f"{folder} exists and is not a folder; expected a folder sanlab writes")
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process's umask (read by setting it and back)."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -159,7 +160,7 @@ def replace_file(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     refuse_links([path])
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(handle, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+        os.fchmod(handle, 0o666 & ~current_umask())  # as open() would create it, not mkstemp's 0600
         with os.fdopen(handle, "wb") as file:
             write(file)
         os.replace(temporary, path)

@@ -19,7 +19,10 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import shutil
+import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +35,7 @@ import pyarrow.parquet as pq
 from sanlab import _core
 from sanlab.document import Document, JobReport
 from sanlab.export.esxtop import write_esxtop_csvs
-from sanlab.export.files import JsonBoundError, loads_bounded
+from sanlab.export.files import JsonBoundError, current_umask, loads_bounded
 from sanlab.export.fio import VariantDevices, fio_document, fio_logs
 from sanlab.export.vdbench import write_vdbench_summaries
 from sanlab.report import REPORT_FILE, ReportRun, render_report
@@ -55,11 +58,14 @@ def utc_stamp(started: datetime) -> str:
     return started.strftime("%Y%m%dT%H%M%SZ")
 
 
-def prepare_out_dir(out_dir: Path) -> None:
-    """Creates `out_dir` if needed; refuses one that already holds files, so runs never mix."""
+def prepare_out_dir(out_dir: Path) -> bool:
+    """Creates `out_dir` if needed (so that a folder that cannot be made fails before the run);
+    refuses one that already holds files, so runs never mix. Returns whether it created it."""
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     if any(out_dir.iterdir()):
         raise FileExistsError(f"output folder {str(out_dir)!r} is not empty; choose another --out")
+    return created
 
 
 def new_default_out_dir(root: Path, scenario: str, started: datetime) -> Path:
@@ -83,6 +89,10 @@ def _write_json(path: Path, document: Any, *, indent: int | None = None) -> None
     path.write_text(json.dumps(document, indent=indent) + "\n", encoding="utf-8")
 
 
+STAGING_SUFFIX = ".partial"
+"""A run folder is written as `.<name>.<random>.partial` beside it, then renamed to its name."""
+
+
 def write_run_folder(
     doc: Document,
     out_dir: Path,
@@ -92,13 +102,46 @@ def write_run_folder(
     wall_s: float,
     esxtop_csv: bool = False,
 ) -> list[str]:
-    """Writes every file of the run folder into the existing `out_dir`.
+    """Writes the run folder `out_dir` (absent, or an empty folder) at once: every file goes into
+    a new temporary folder beside it, which is renamed to `out_dir` when all are written. A run
+    that fails or is interrupted while its folder is written leaves none, not half of one.
 
     `started` is the timezone-aware UTC start of the run and `wall_s` its total wall time.
-    Returns the written files relative to `out_dir`; `manifest.json` is written last, so a
-    folder with a manifest is complete. A cancelled run (`doc["cancelled"]`) keeps the variants
-    that finished.
+    Returns the written files relative to `out_dir`; `manifest.json` is written last. A cancelled
+    run (`doc["cancelled"]`) keeps the variants that finished.
     """
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{out_dir.name[:100]}."
+    staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=prefix, suffix=STAGING_SUFFIX))
+    try:
+        os.chmod(staging, 0o777 & ~current_umask())  # as mkdir would make it, not mkdtemp's 0700
+        files = _write_files(
+            doc, staging, out_dir.name, argv=argv, started=started, wall_s=wall_s, esxtop_csv=esxtop_csv
+        )
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        os.replace(staging, out_dir)  # replaces an empty folder; fails on one that holds files
+    except OSError as exc:
+        raise FileExistsError(
+            f"cannot make {str(out_dir)!r} the run folder ({exc.strerror}); "
+            f"the run is written in {str(staging)!r}"
+        ) from None
+    return files
+
+
+def _write_files(
+    doc: Document,
+    out_dir: Path,
+    label: str,
+    *,
+    argv: Sequence[str],
+    started: datetime,
+    wall_s: float,
+    esxtop_csv: bool,
+) -> list[str]:
+    """Writes every file of the run folder into `out_dir`, the report labelled `label`."""
     files: list[str] = []
 
     def record(path: Path) -> None:
@@ -173,7 +216,7 @@ def write_run_folder(
         ],
         "files": files,
     }
-    report = render_report([ReportRun(out_dir.name, doc, manifest)])
+    report = render_report([ReportRun(label, doc, manifest)])
     (out_dir / REPORT_FILE).write_text(report, encoding="utf-8")
     _write_json(out_dir / MANIFEST_FILE, manifest, indent=2)  # small, and read by people
     return files
@@ -189,7 +232,7 @@ def render_folders(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, st
     naming the folders."""
     try:
         return render_report(list(runs), extra)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, RecursionError) as exc:  # noqa: E501
         # ArithmeticError: a number the report cannot use (an integer too large for a float).
         names = ", ".join(run.label for run in runs)
         raise RunFolderError(
