@@ -14,7 +14,6 @@ import difflib
 import importlib.metadata
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -41,7 +40,7 @@ from sanlab.export.runfolder import (
     write_run_folder,
 )
 from sanlab.export.files import LinkInFolderError, refuse_links, replace_text
-from sanlab.formatting import format_bytes, format_count, format_tenths
+from sanlab.formatting import format_bytes, format_count, format_tenths, shown_name
 from sanlab.hostimport.command import IMPORT_ERRORS
 from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture, measured_sections
 from sanlab.hostimport.command import add_parser as add_import
@@ -50,6 +49,7 @@ from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.results import JSON_OMITTED_KEYS, json_summary
 from sanlab.sweep import SweepError, SweepResult, SweepSpec, failure_messages, run_sweep, summary_rich_table
 from sanlab.views.fit import fit
+from sanlab.views.names import shown_document
 from sanlab.views.summary import every_table, fits_a_screen, print_tables, summary_table, verbose_adds
 from sanlab.views.tables import kinds_tables, variants_table
 
@@ -365,6 +365,7 @@ def _run_and_write(args: argparse.Namespace, argv: Sequence[str], made: list[Pat
         out_dir = new_default_out_dir(DEFAULT_RUNS_DIR, doc["scenario"], started)
         made.append(out_dir)
     write_run_folder(doc, out_dir, argv=argv, started=started, wall_s=wall_s, esxtop_csv=args.esxtop_csv)
+    doc = shown_document(doc)  # names from the scenario, as the terminal shows them
     if not args.quiet:
         console = _console()
         named = every_table(doc)
@@ -378,13 +379,14 @@ def _run_and_write(args: argparse.Namespace, argv: Sequence[str], made: list[Pat
         note = seedless_note(doc)
         if note:
             print(note, flush=True)
-    print(f"run folder: {out_dir}", flush=True)
+    print(f"run folder: {shown_name(str(out_dir))}", flush=True)
     if not args.quiet:
-        print(f"report: {out_dir / REPORT_FILE}", flush=True)
+        print(f"report: {shown_name(str(out_dir / REPORT_FILE))}", flush=True)
     # fio options without effect on the model, once per run.
     ignored = sorted({name for variant in doc["variants"] for job in variant["jobs"] for name in job.get("ignored", [])})
     if ignored:
-        print(f"ignored: {', '.join(ignored)} (fio options without effect on the model; `sanlab kinds` says why)", file=sys.stderr)
+        names = shown_name(", ".join(ignored))
+        print(f"ignored: {names} (fio options without effect on the model; `sanlab kinds` says why)", file=sys.stderr)
     if interrupted:
         kept = ", ".join(variant["name"] for variant in doc["variants"])
         _error(f"interrupted: kept the variants that finished ({kept}) in {out_dir}")
@@ -411,7 +413,7 @@ def _cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     doc, manifest = read_run_folder(args.run_dir)
     extra = measured_sections(args.run_dir, doc)
     replace_text(path, render_folders([ReportRun(args.run_dir.name, doc, manifest)], extra))
-    print(f"report: {path}")
+    print(f"report: {shown_name(str(path))}")
     return 0
 
 
@@ -435,8 +437,8 @@ def _cmd_compare(args: argparse.Namespace, argv: Sequence[str]) -> int:
     page = render_folders(runs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(page, encoding="utf-8")
-    print_tables(_console(), [variants_table(merge_runs(runs))])
-    print(f"report: {args.out}")
+    print_tables(_console(), [variants_table(shown_document(merge_runs(runs)))])
+    print(f"report: {shown_name(str(args.out))}")
     return 0
 
 
@@ -483,7 +485,7 @@ def _sweep_outcome(result: SweepResult, quiet: bool) -> int:
     print(
         f"sweep: {result.runs} runs: {result.ran - failed} finished now{skipped}, {failed} failed", flush=True
     )
-    print(f"sweep folder: {result.out_dir}", flush=True)
+    print(f"sweep folder: {shown_name(str(result.out_dir))}", flush=True)
     if not failed:
         return 0
     for failure in result.failures:
@@ -552,9 +554,10 @@ def _cost_table(cost: dict[str, Any]) -> Table:
 
 def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     checked = sanlab.validate(args.scenario, set=args.sets, variants=args.variants)
-    variants = ", ".join(checked["variants"])
-    print(f"ok: {checked['scenario']} ({len(checked['variants'])} variants: {variants})", flush=True)
-    cost = checked["cost"]
+    variants = ", ".join(map(shown_name, checked["variants"]))
+    scenario = shown_name(checked["scenario"])
+    print(f"ok: {scenario} ({len(checked['variants'])} variants: {variants})", flush=True)
+    cost = shown_document(checked["cost"])
     console = _console()
     for part in fit(_cost_table(cost), console):
         console.print(part)
@@ -597,15 +600,14 @@ def _cmd_kinds(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _console() -> Console:
     """A terminal console; output that is not a terminal (a file, a pipe) gets 120 columns, not 80."""
-    return Console() if sys.stdout.isatty() else Console(width=120)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+    # No markup: a name such as `[red]vm` or `[/]` is text, not a style (`[/]` raised MarkupError).
+    return Console(markup=False) if sys.stdout.isatty() else Console(width=120, markup=False)
 
 
 def _one_line(message: str) -> str:
-    """`message` with control characters (a newline in a name, say) escaped: one line."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+    """`message` with control characters (a newline in a name, say) escaped, as names are
+    everywhere (`shown_name`): one line."""
+    return shown_name(message)
 
 
 def _error(message: str) -> None:

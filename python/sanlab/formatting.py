@@ -11,6 +11,7 @@ A floor of the package: it imports nothing from sanlab.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 
@@ -89,3 +90,23 @@ def format_wall_s(wall_s: float) -> str:
 def format_bytes(size_bytes: int) -> str:
     """A memory size: "230 MB", "4.2 GB" (powers of 1000)."""
     return f"{size_bytes / 1e9:,.1f} GB" if size_bytes >= 1e9 else f"{size_bytes / 1e6:,.0f} MB"
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (category Cc), as Rust's `char::is_control`."""
+
+_ESCAPES = {"\t": "\\t", "\r": "\\r", "\n": "\\n"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{{{ord(char):x}}}"
+
+
+def shown_name(name: str) -> str:
+    """`name` (of a VM, host, path, variant, job, file...) as the terminal shows it: each control
+    character escaped as Rust's `escape_default` writes it (`\\n`, `\\t`, `\\r`, `\\u{1b}`),
+    so that an ESC sequence in a name read from a file cannot drive the terminal and a name stays
+    on one line. The engine's messages escape names by the same rule
+    (`crates/sanlab-spec/src/names.rs`, `escaped`)."""
+    return _CONTROL.sub(_escape, name) if _CONTROL.search(name) else name

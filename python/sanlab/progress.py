@@ -15,11 +15,12 @@ from types import TracebackType
 from typing import Literal, Self, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from sanlab import _core
-from sanlab.formatting import format_clock, format_wall_s
+from sanlab.formatting import format_clock, format_wall_s, shown_name
 
 SHOW_AFTER_S = 1.0
 """Runs that finish within this wall time show no progress."""
@@ -109,7 +110,7 @@ class RunProgress(_BarOwner):
     ) -> None:
         super().__init__(mode == "bar", stream, clock)
         self._engine = engine
-        self._variants = list(variants)
+        self._variants = [shown_name(name) for name in variants]  # names from the scenario, escaped
         self._mode = mode
         self._printed = 0
         """Variants whose line is printed."""
@@ -131,7 +132,8 @@ class RunProgress(_BarOwner):
             return
         fraction = sim_s / end_s if end_s > 0 and done < total else 0.0
         running = f"{self._name(done)} ({done + 1}/{total})"
-        description = running if done < total else f"{total}/{total} variants"
+        # The bar's description is rich markup ("[bold]{task.description}"): a name is text in it.
+        description = escape(running if done < total else f"{total}/{total} variants")
         sim = f"{sim_s:,.0f}/{end_s:,.0f} s"
         if self._bar is None:
             self._bar = self._new_bar("sim {task.fields[sim]}")

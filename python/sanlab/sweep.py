@@ -38,7 +38,7 @@ from rich.table import Table
 from sanlab import _core
 from sanlab.document import ENTITY_KINDS, Document, entities
 from sanlab.export.files import JsonBoundError, loads_bounded, refuse_links, replace_file, replace_text
-from sanlab.formatting import format_count, format_ms
+from sanlab.formatting import format_count, format_ms, shown_name
 from sanlab.results import flatten
 
 SWEEP_FILE = "sweep.json"
@@ -593,7 +593,7 @@ def summary_rich_table(out_dir: Path) -> Table:
         values=["mean", "ci95_low", "n"],
         sort=False,
         dropna=False,
-    )
+    ).dropna(how="all")  # dropna=False makes every point x variant x VM; variants may differ in VMs
     points = spec.points()
     keys = list(wide.index)
     show_variant = len({variant for _, variant, _ in keys}) > 1
@@ -605,7 +605,7 @@ def summary_rich_table(out_dir: Path) -> Table:
         show_edge=False,
     )
     for header in (
-        *short_keys(_axis_columns(spec)),
+        *map(shown_name, short_keys(_axis_columns(spec))),
         *(["variant"] if show_variant else []),
         *(["VM"] if show_vm else []),
     ):
@@ -613,16 +613,17 @@ def summary_rich_table(out_dir: Path) -> Table:
     for header in ("runs", "IOPS", "mean ms", "p99 ms"):
         table.add_column(header, justify="right", no_wrap=True)
     for (point, variant, entity), row in itertools.islice(wide.iterrows(), TABLE_ROWS):
-        table.add_row(
-            *points[int(point)],
-            *([str(variant)] if show_variant else []),
-            *([str(entity).removeprefix("vm/")] if show_vm else []),
+        table.add_row(  # names from the scenario and values from --vary, escaped for the terminal
+            *map(shown_name, points[int(point)]),
+            *([shown_name(str(variant))] if show_variant else []),
+            *([shown_name(str(entity).removeprefix("vm/"))] if show_vm else []),
             str(int(row[("n", "iops")])),
             _with_ci(row[("mean", "iops")], row[("ci95_low", "iops")], format_count),
             _with_ci(row[("mean", "lat_ms_mean")], row[("ci95_low", "lat_ms_mean")], format_ms),
             _with_ci(row[("mean", "lat_ms_p99")], row[("ci95_low", "lat_ms_p99")], format_ms),
         )
     if len(wide) > TABLE_ROWS:
-        table.caption = f"first {TABLE_ROWS} of {len(wide)} rows; all in {out_dir / SUMMARY_FILE}"
+        where = shown_name(str(out_dir / SUMMARY_FILE))
+        table.caption = f"first {TABLE_ROWS} of {len(wide)} rows; all in {where}"
         table.caption_justify = "left"
     return table

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sanlab.export.files import replace_text
+from sanlab.formatting import shown_name
 from sanlab.export.runfolder import RunFolderError, read_run_folder, render_folders
 from sanlab.report import REPORT_FILE, ReportRun
 from sanlab.hostimport.compare import COMPARE_FILE, Comparison, compare, error_text, report_section, value_text
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
     args.output.write_text(imported.toml, encoding="utf-8")
     for note in [*notes, *imported.notes]:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {shown_name(note)}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
     return 0
 
@@ -96,7 +97,10 @@ def _table(title: str, comparison_rows: list, console: Console) -> None:
     for column in ("entity", "figure", "measured", "simulated", "error"):
         table.add_column(column, justify="left" if column in ("entity", "figure") else "right")
     for f in comparison_rows:
-        table.add_row(f.entity, f.figure, value_text(f.measured), value_text(f.simulated), error_text(f))
+        # Names from the capture and the run folder, escaped for the terminal.
+        table.add_row(
+            shown_name(f.entity), shown_name(f.figure), value_text(f.measured), value_text(f.simulated), error_text(f)
+        )
     console.print(table)
 
 
@@ -117,7 +121,7 @@ def compare_with_capture(args: argparse.Namespace, console: Console) -> int:
     _table("devices: the capture's mean against the run", comparison.devices, console)
     _table("links: share of all commands", comparison.links, console)
     for note in comparison.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {shown_name(note)}", file=sys.stderr)
     document = comparison.document(capture, chosen["name"])
     out = args.json if args.json is not None else run_dir / COMPARE_FILE
     if args.json is None:  # into the run folder (someone else's, maybe): never through a link there

@@ -78,7 +78,7 @@ def print_tables(console: Console, tables: Sequence[Table]) -> None:
 
 def line_count(tables: Sequence[Table], width: int) -> int:
     """The lines `print_tables` takes at `width` columns."""
-    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console = Console(width=width, file=io.StringIO(), color_system=None, markup=False)  # as the terminal's
     with console.capture() as capture:
         print_tables(console, tables)
     return capture.get().count("\n")
