@@ -3,7 +3,8 @@
 //! the fabric's notice, else at its command timeout), frees its adapter slot, and retries it on
 //! the path its PSP picks. Frames already on the wire when a link goes down still arrive. An array
 //! that will not serve a volume answers with a sense code: ALUA unavailable (the host retries
-//! elsewhere) or PDL (the command fails). With no usable path a command waits for a path until the
+//! elsewhere) or PDL (the command fails; for a VMFS device once every path reported it, for a
+//! vVol at once and for that vVol only: the protocol endpoint stays up). With no usable path a command waits for a path until the
 //! host's APD timeout, then fails.
 
 use super::faults::Refusal;
@@ -238,6 +239,8 @@ impl World {
         let v = r.volume as usize;
         let Some(k) = self.volumes[v].refusals.iter().position(|x| x.array == a) else { return self.retry(io) };
         let state = self.devices[d].states[p];
+        // A vVol's device is its array's protocol endpoint, shared with the other vVols behind it.
+        let behind_pe = self.devices[d].label != self.volumes[v].name;
         let refusal = &mut self.volumes[v].refusals[k];
         match refusal.refusal {
             Refusal::Unavailable => {
@@ -247,6 +250,10 @@ impl World {
                 }
                 self.retry(io);
             }
+            // A lost vVol: the sense comes for its secondary LUN ID, not for the PE, whose paths
+            // stay up for the other vVols; the vVol alone is lost, its command fails at once
+            // (every path of the PE would answer the same for it).
+            Refusal::Pdl if behind_pe => self.fail(io, Reason::Pdl),
             Refusal::Pdl => {
                 if state.up {
                     refusal.marked.push((d, p, state.alua));

@@ -272,3 +272,35 @@ fn an_array_failure_leaves_the_volume_on_its_peer() {
     assert!(iops_between(&v, "pb", 1.4, 3.0) > 0.0);
     assert_eq!(v.report.vms[0].failed, 0);
 }
+
+/// Two VMs on two volumes of one array over two paths; `kind` is the volumes' type.
+fn two_volumes(kind: &str) -> String {
+    let mut s = String::from("schema_version = 1\nname = \"pdl\"\n[run]\nduration = \"3s\"\nsample_interval = \"100ms\"\n[[array]]\nname = \"a\"\n[[host]]\nname = \"h\"\nmultipath = { psp = { kind = \"rr\", iops = 1 } }\n");
+    for p in ["p0", "p1"] {
+        s += &format!("[[path]]\nname = \"{p}\"\nhost = \"h\"\narray = \"a\"\n");
+    }
+    for k in 0..2 {
+        s += &format!("[[volume]]\nname = \"v{k}\"\narrays = [\"a\"]\ntype = \"{kind}\"\n[[vm]]\nname = \"vm{k}\"\nhost = \"h\"\nvolume = \"v{k}\"\n[[vm.job]]\nrw = \"randrw\"\niodepth = 8\n");
+    }
+    s + "[[event]]\nkind = \"device_lost\"\narray = \"a\"\nvolume = \"v0\"\nat = \"1s\"\n"
+}
+
+/// PDL is per volume: a lost vVol fails its own I/O at once (its sense is for its secondary LUN
+/// ID) and leaves the protocol endpoint and the other vVol behind it alone, as a lost VMFS volume
+/// leaves the other VMFS volume alone. The PE's paths used to be marked dead, so the healthy vVol
+/// lost every path and failed at the APD timeout.
+#[test]
+fn a_lost_vvol_leaves_the_other_vvols_behind_its_protocol_endpoint_alone() {
+    for kind in ["vvol", "vmfs"] {
+        let v = run(&two_volumes(kind), &["host[0].failover.apd_timeout=\"500ms\""]);
+        let (lost, other) = (&v.report.vms[0], &v.report.vms[1]);
+        assert_eq!((lost.failed, lost.failed_by_reason.pdl), (8, 8), "{kind}: the lost volume's 8 outstanding requests fail with PDL");
+        assert!(lost.lat_ms.max < 5.0, "{kind}: at once, without the APD wait");
+        assert_eq!((other.failed, other.failed_by_reason.apd_timeout), (0, 0), "{kind}: the other volume never fails");
+        let vm1 = v.report.timeseries.get("vm/vm1", "iops").unwrap();
+        assert!(vm1.iter().filter(|(t, _)| *t > 2.5).all(|(_, x)| *x > 0.0), "{kind}: and goes on to the end");
+        if kind == "vvol" {
+            assert!(v.report.psp_events.iter().all(|e| !e.event.starts_with("path dead")), "the PE's paths stay up: {:?}", v.report.psp_events.iter().map(|e| &e.event).collect::<Vec<_>>());
+        }
+    }
+}
