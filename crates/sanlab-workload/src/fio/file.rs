@@ -13,7 +13,7 @@ use super::values::{Dialect, OptionValues};
 use crate::face::{JobSet, JobSource};
 use crate::input::at_line;
 use crate::plan::FioPlace;
-use sanlab_spec::names::file_name;
+use sanlab_spec::names::{escaped, file_name};
 use sanlab_spec::{did_you_mean, Kind, Spec, SpecResult};
 use std::path::{Path, PathBuf};
 
@@ -21,6 +21,13 @@ pub const KIND: Kind<dyn JobSource> = Kind { name: "fio_file", summary: "fio job
 
 /// Include chains longer than this are taken for a loop.
 const MAX_INCLUDE_DEPTH: usize = 16;
+/// Longest line of a job file or an include: fio reads each line into a buffer of
+/// `OPT_LEN_MAX` (8192) bytes (parse.h) and would read the rest of a longer one as another line.
+const MAX_LINE_BYTES: usize = 8192;
+/// Most characters of a line a message shows.
+const SHOWN_CHARS: usize = 60;
+/// Longest word taken for an option's name (fio's longest is 29 characters).
+const MAX_OPTION_NAME_CHARS: usize = 64;
 /// fio's reserved keywords depend on the machine fio runs on (HOWTO "Reserved keywords").
 const MACHINE_KEYWORDS: [&str; 3] = ["$ncpus", "$mb_memory", "$pagesize"];
 
@@ -64,7 +71,7 @@ impl Files {
 
     fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
         match &self.1 {
-            Some(args) => format!("cmdline argument {line} `{}`: {msg}", args[line - 1]),
+            Some(args) => format!("cmdline argument {line} `{}`: {msg}", excerpt(&args[line - 1])),
             None => at_line(&self.0[file], line, msg),
         }
     }
@@ -90,15 +97,47 @@ fn expand_env(s: &str) -> (String, Vec<String>) {
     (out, unset)
 }
 
+/// A line as a message shows it: control characters escaped, at most [`SHOWN_CHARS`].
+fn excerpt(line: &str) -> String {
+    let shown = escaped(&line.chars().take(SHOWN_CHARS).collect::<String>());
+    if line.chars().nth(SHOWN_CHARS).is_some() { format!("{shown}…") } else { shown }
+}
+
+/// Whether `key` can be an option's name (letters, digits, `_`, `-`): a line whose key is not
+/// is not a job file's, and messages do not show it (an `include` of /etc/passwd printed its
+/// first line).
+fn option_shaped(key: &str) -> bool {
+    !key.is_empty() && key.len() <= MAX_OPTION_NAME_CHARS && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+}
+
+/// The message for a line that is no job file's: its length, not its text.
+fn not_a_job_file_line(t: &str) -> String {
+    format!("not a line of a fio job file ({} bytes, not shown): expected `[section]`, `option=value`, `option` or `include file`", t.len())
+}
+
+/// The key of an option line (before `=`).
+fn line_key(t: &str) -> &str {
+    t.split_once('=').map_or(t, |(k, _)| k).trim()
+}
+
+/// A line longer than fio reads is an error naming its length, not its text.
+fn check_length(raw: &str, file: usize, line: usize, files: &Files) -> Result<(), String> {
+    if raw.len() > MAX_LINE_BYTES {
+        return Err(files.at(file, line, format!("a line of {} bytes (not shown): expected at most {MAX_LINE_BYTES}, the longest line fio reads (OPT_LEN_MAX)", raw.len())));
+    }
+    Ok(())
+}
+
 /// Reads the option lines of an included file into `sink`, following its includes.
 fn read_options(text: &str, file: usize, files: &mut Files, depth: usize, sink: &mut Vec<Entry>) -> Result<(), String> {
     for (n, raw) in text.lines().enumerate() {
+        check_length(raw, file, n + 1, files)?;
         let t = raw.trim();
         if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
             continue;
         }
         if t.starts_with('[') {
-            return Err(files.at(file, n + 1, format!("`{t}`: included files may not contain sections (fio: \"No new sections in included files\")")));
+            return Err(files.at(file, n + 1, format!("`{}`: included files may not contain sections (fio: \"No new sections in included files\")", excerpt(t))));
         }
         option_line(t, file, n + 1, files, depth, sink)?;
     }
@@ -131,6 +170,9 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         Some((k, v)) => (k.trim(), Some(v.trim())),
         None => (body.trim(), None),
     };
+    if !option_shaped(key) {
+        return Err(files.at(file, line, not_a_job_file_line(t)));
+    }
     if CMDLINE_OUTPUT.contains(&key) {
         return Err(files.at(file, line, format!("`{key}` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file")));
     }
@@ -161,13 +203,14 @@ fn read_job_file(path: &Path) -> Result<Parsed, String> {
     // Where options go: None before the first section, Some(None) in a global section.
     let mut current: Option<Option<usize>> = None;
     for (n, raw) in text.lines().enumerate() {
+        check_length(raw, file, n + 1, &files)?;
         let t = raw.trim();
         if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
             continue;
         }
         if t.starts_with('[') {
             let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')).map(str::trim) else {
-                return Err(files.at(file, n + 1, format!("unterminated section header `{t}`: expected `[name]`")));
+                return Err(files.at(file, n + 1, format!("unterminated section header `{}`: expected `[name]`", excerpt(t))));
             };
             if name.is_empty() {
                 return Err(files.at(file, n + 1, "empty section name `[]`"));
@@ -190,7 +233,8 @@ fn read_job_file(path: &Path) -> Result<Parsed, String> {
             continue;
         }
         let sink = match current {
-            None => return Err(files.at(file, n + 1, format!("option `{t}` is outside of a [job] section"))),
+            None if !option_shaped(line_key(t)) => return Err(files.at(file, n + 1, not_a_job_file_line(t))),
+            None => return Err(files.at(file, n + 1, format!("option `{}` is outside of a [job] section", excerpt(t)))),
             Some(None) => &mut globals,
             Some(Some(j)) => &mut jobs[j].entries,
         };
@@ -492,6 +536,33 @@ mod tests {
         assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["first", "second"]);
         assert_eq!(jobs[0].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["rw"]);
         assert_eq!(jobs[1].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("bs", "8k"), ("iodepth", "8"), ("ioengine", "libaio"), ("rw", "randwrite")]);
+    }
+
+    #[test]
+    fn errors_show_no_text_of_a_file_that_is_no_job_file() {
+        // `include=/etc/passwd` printed its first line. Includes are read wherever they are, as
+        // fio reads them; a line that is not a job file's is named by its number and length.
+        let outside = tmpdir("outside-secret");
+        let secret = write(&outside, "passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n");
+        let d = tmpdir("include-secret");
+        let p = write(&d, "jobs.fio", &format!("[j]\nrw=read\ninclude {}\n", secret.display()));
+        let e = read_job_file(&p).unwrap_err();
+        assert_eq!(e, format!("{}:1: not a line of a fio job file (31 bytes, not shown): expected `[section]`, `option=value`, `option` or `include file`", secret.display()));
+        // The same file given as the job file itself.
+        let e = read_job_file(&secret).unwrap_err();
+        assert!(e.ends_with("passwd:1: not a line of a fio job file (31 bytes, not shown): expected `[section]`, `option=value`, `option` or `include file`"), "{e}");
+        // An option's line outside a section is still shown (a job file's), bounded and escaped.
+        let p = write(&d, "long.fio", &format!("bs=\u{1b}[2J{}\n[j]\n", "4".repeat(5000)));
+        let e = read_job_file(&p).unwrap_err();
+        assert!(e.ends_with(&format!("long.fio:1: option `bs=\\u{{1b}}[2J{}…` is outside of a [job] section", "4".repeat(53))), "{e}");
+        // fio reads lines of at most 8192 bytes; a longer one is named by its length.
+        let p = write(&d, "huge.fio", &format!("[j]\nrw=read\nbs={}\n", "x".repeat(10_000)));
+        assert!(read_job_file(&p).unwrap_err().ends_with("huge.fio:3: a line of 10003 bytes (not shown): expected at most 8192, the longest line fio reads (OPT_LEN_MAX)"));
+        let p = write(&d, "header.fio", &format!("[j{}\n", "y".repeat(1000)));
+        assert!(read_job_file(&p).unwrap_err().ends_with(&format!("header.fio:1: unterminated section header `[j{}…`: expected `[name]`", "y".repeat(58))));
+        // A job file's typo keeps its name and suggestion.
+        let p = write(&d, "typo.fio", "[j]\nrw=read\niodepht=4\n");
+        assert!(read_job_file(&p).unwrap_err().ends_with("typo.fio:3: unknown fio option `iodepht`; did you mean `iodepth`?"));
     }
 
     #[test]
