@@ -393,7 +393,14 @@ def done_runs(out_dir: Path) -> set[tuple[int, int]]:
     """(point, seed) of the runs already in the folder's part files."""
     done: set[tuple[int, int]] = set()
     for part in _parts(out_dir):
-        table = pq.read_table(part, columns=["point", "seed"])
+        try:
+            table = pq.read_table(part, columns=["point", "seed"])
+        except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+            raise SweepError(
+                f"{part}: not a part file of a sweep with columns point and seed ({exc}); "
+                "the file is damaged: "
+                "remove it, and a rerun runs its runs again"
+            ) from None
         done.update(zip(table.column("point").to_pylist(), table.column("seed").to_pylist(), strict=True))
     return done
 

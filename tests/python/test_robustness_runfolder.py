@@ -238,3 +238,24 @@ def test_a_run_folder_appears_whole_under_its_name(
     assert not re.search(r"\.empty\.\w+\.partial", page), "the report is labelled by the folder's name"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["empty"], "no staging folder left"
     assert (tmp_path / "empty").stat().st_mode & 0o777 == 0o777 & ~current_umask()
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (
+            lambda out: (out / "parts" / "part-00000.parquet").write_bytes(b"garbage"),
+            "the file is damaged: remove it",
+        ),
+        (lambda out: (out / "sweep.json").write_text("[1, 2]", encoding="utf-8"), "expected a JSON object"),
+    ],
+)
+def test_a_damaged_sweep_folder_is_one_line(
+    doc: dict[str, Any], tmp_path: Path, damage: Any, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A damaged part file was an ArrowInvalid traceback; sweep.json an array an AttributeError.
+    _, out = _complete_sweep(doc, tmp_path)
+    damage(out)
+    assert main(["sweep", str(ONE_VM), "--vary", "run.duration=1s,2s", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {out}") and message in err and err.count("\n") == 1
