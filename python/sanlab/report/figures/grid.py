@@ -27,7 +27,15 @@ from sanlab.report.figures.common import (
     top_of_each,
     variant_dashes,
 )
-from sanlab.report.figures.marks import FAULT_MARKS_TEXT, fault_edges, fault_marks
+from sanlab.report.figures.marks import (
+    FAULT_MARKS_TEXT,
+    MAX_MARK_SHAPES,
+    fault_edges,
+    fault_marks,
+    mark_shapes,
+    mark_traces,
+    overlay_axis,
+)
 from sanlab.report.groups import Groups
 
 OVERLAP_TOLERANCE = 0.005
@@ -288,8 +296,8 @@ def time_lines(
                 shown_in_legend.add(line.legend)
     # Marks are gathered and appended in one assignment: plotly's add_shape, add_annotation and
     # add_hline revalidate every mark already there: 50 s for the 1,600 marks of a 19-variant study.
-    mark_shapes: list[dict[str, Any]] = []
-    mark_annotations: list[dict[str, Any]] = []
+    drawn_shapes: list[dict[str, Any]] = []
+    drawn_annotations: list[dict[str, Any]] = []
     drawn: set[tuple[int, int, float, str]] = set()
     for index, facet in enumerate(facets):
         for variant in facet.variants:
@@ -299,24 +307,36 @@ def time_lines(
                     continue
                 drawn.add((row, column, value, label))
                 shape, annotation = _reference_line(fig.get_subplot(row, column), value, label)
-                mark_shapes.append(shape)
-                mark_annotations.append(annotation)
+                drawn_shapes.append(shape)
+                drawn_annotations.append(annotation)
+    # Past MAX_MARK_SHAPES a panel's marks are traces on a hidden 0-1 axis over it, numbered after
+    # the grid's own axes.
+    drawn_traces: list[dict[str, Any]] = []
+    overlays: dict[str, dict[str, Any]] = {}
     for index, facet in enumerate(facets):
-        here = [(edge, name) for edge, name in edges if name in facet.variants]
+        members = set(facet.variants)
+        marks = fault_marks(
+            ((edge, name) for edge, name in edges if name in members),
+            name_variants=len(facet.variants) > 1,
+        )
         for metric_index in range(len(panels)):
             subplot = fig.get_subplot(*grid.cell(index, metric_index))
-            shapes, annotations = fault_marks(
-                here,
-                xref=_axis_id(subplot.xaxis),
-                yref=f"{_axis_id(subplot.yaxis)} domain",
-                name_variants=len(facet.variants) > 1,
-            )
-            mark_shapes += shapes
-            # The ✕ and ✓ once, over the facet's first panel.
+            xref, yref = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
+            # The lines on every panel, the ✕ and ✓ once, over the facet's first panel.
+            if len(marks) > MAX_MARK_SHAPES:
+                number = grid.rows * grid.columns + len(overlays) + 1
+                overlays[f"yaxis{number}"] = overlay_axis(yref)
+                drawn_traces += mark_traces(marks, xaxis=xref, yaxis=f"y{number}", symbols=metric_index == 0)
+                continue
+            shapes, annotations = mark_shapes(marks, xref=xref, yref=f"{yref} domain")
+            drawn_shapes += shapes
             if metric_index == 0:
-                mark_annotations += annotations
-    fig.layout.shapes = fig.layout.shapes + tuple(mark_shapes)
-    fig.layout.annotations = fig.layout.annotations + tuple(mark_annotations)
+                drawn_annotations += annotations
+    fig.layout.shapes = fig.layout.shapes + tuple(drawn_shapes)
+    fig.layout.annotations = fig.layout.annotations + tuple(drawn_annotations)
+    if overlays:
+        fig.update_layout(overlays)
+        fig.add_traces(drawn_traces)
     if edges:
         caption += f" {FAULT_MARKS_TEXT}"
     layout(fig, title, height_px)

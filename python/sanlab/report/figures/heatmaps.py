@@ -5,13 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from sanlab.document import FaultReport, PspEventReport
 from sanlab.report.figures.common import TIME_AXIS, Figure, layout
-from sanlab.report.figures.marks import event_marks, fault_marks
+from sanlab.report.figures.marks import (
+    MAX_MARK_SHAPES,
+    event_marks,
+    fault_marks,
+    mark_shapes,
+    mark_traces,
+    overlay_axis,
+)
 
 
 @dataclass(frozen=True)
@@ -42,11 +50,20 @@ def variant_heatmaps(
     """Heatmaps (rows × time) of several variants, one shown at a time, chosen from a drop-down."""
     fig = go.Figure()
     shown = next((i for i, panel in enumerate(panels) if panel.variant == selected), 0)
+    # Each variant's marks as shapes the drop-down swaps, or past MAX_MARK_SHAPES as traces it shows
+    # with the variant's heatmap.
     marks = []
-    for panel in panels:
-        event_shapes, event_annotations = event_marks(panel.events)
-        fault_shapes, fault_annotations = fault_marks((edge, panel.variant) for edge in panel.faults)
-        marks.append((event_shapes + fault_shapes, event_annotations + fault_annotations))
+    mark_owners: list[int] = []
+    drawn_traces: list[dict[str, Any]] = []
+    for index, panel in enumerate(panels):
+        drawn = event_marks(panel.events) + fault_marks((edge, panel.variant) for edge in panel.faults)
+        if len(drawn) > MAX_MARK_SHAPES:
+            marks.append(mark_shapes(()))
+            traces = mark_traces(drawn, xaxis="x", yaxis="y2")
+            drawn_traces += [{**trace, "visible": index == shown} for trace in traces]
+            mark_owners += [index] * len(traces)
+        else:
+            marks.append(mark_shapes(drawn))
     for index, panel in enumerate(panels):
         fig.add_heatmap(
             z=panel.z,
@@ -63,6 +80,9 @@ def variant_heatmaps(
         )
     fig.update_yaxes(autorange="reversed", type="category", title_text=row_title)
     fig.update_xaxes(title_text=TIME_AXIS)
+    if drawn_traces:
+        fig.update_layout(yaxis2=overlay_axis("y"))
+        fig.add_traces(drawn_traces)
     rows = max(len(panel.rows) for panel in panels)
     layout(fig, f"{title}: {panels[shown].variant}", 200 + 18 * rows)
     fig.update_layout(shapes=marks[shown][0], annotations=marks[shown][1], margin={"t": 100})
@@ -82,7 +102,7 @@ def variant_heatmaps(
                             "label": panel.variant,
                             "method": "update",
                             "args": [
-                                {"visible": [i == index for i in range(len(panels))]},
+                                {"visible": [i == index for i in [*range(len(panels)), *mark_owners]]},
                                 {
                                     "title.text": f"<b>{title}: {panel.variant}</b>",
                                     "shapes": marks[index][0],
