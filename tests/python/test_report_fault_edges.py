@@ -4,6 +4,8 @@ minutes and gigabytes: issue 27), and every edge is still drawn, in the traces' 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,6 +13,7 @@ import pytest
 
 from conftest import with_cores
 from fault_doc import with_faults
+from sanlab.export.runfolder import write_run_folder
 from sanlab.report import ReportRun, render_report
 from sanlab.report.figures import (
     core_util_figure,
@@ -21,6 +24,9 @@ from sanlab.report.figures import (
 )
 from sanlab.report.figures.marks import MAX_HOVER_TRACES, MAX_MARK_SHAPES, Mark, mark_traces
 from test_report import _grouped
+from test_report_browser import ARTIFACTS, Chromium, _click, chromium, load_report
+
+__all__ = ["chromium"]  # the fixture, used by the browser test below
 
 MANIFEST = {"argv": ["sanlab", "run", "tiny.toml"], "wall_s": 0.5}
 
@@ -173,3 +179,34 @@ def test_a_page_of_thousands_of_edges(doc: dict[str, Any]) -> None:
     # No shape per edge anywhere on the page: the few fault shapes left are none.
     assert page.count('"name":"fault start"') <= 20
     assert "section-failover" in page
+
+
+# The ✕ and ✓ text points of a plot's fault traces that Chromium drew, and its fault shapes.
+DRAWN_JS = """
+(key => {
+  const gd = document.getElementById('plot-' + key);
+  const symbols = Array.from(gd.querySelectorAll('.textpoint text')).map(t => t.textContent);
+  return {
+    starts: symbols.filter(t => t === '✕').length,
+    ends: symbols.filter(t => t === '✓').length,
+    shapes: (gd._fullLayout.shapes || []).filter(s => (s.name || '').startsWith('fault')).length,
+  };
+})
+"""
+
+
+def test_traced_marks_render_in_the_browser(chromium: Chromium, doc: dict[str, Any], tmp_path: Path) -> None:
+    faulty = _flapping(doc, 2_000)
+    started = datetime(2026, 11, 26, 2, 30, tzinfo=UTC)
+    write_run_folder(faulty, tmp_path / "run", argv=["sanlab"], started=started, wall_s=0.1)
+    load_report(chromium, tmp_path / "run" / "report.html", ARTIFACTS / "report-fault-edges.png")
+    starts, ends = len(_edge_times(faulty, "rr", "start")), len(_edge_times(faulty, "rr", "end"))
+    for key in ("vm-iops", "path-timeline"):
+        drawn = chromium.evaluate(f"{DRAWN_JS}('{key}')")
+        assert drawn == {"starts": starts, "ends": ends, "shapes": 0}, key
+    # The drop-down's other variant hides rr's traced marks.
+    plot = "document.getElementById('plot-path-timeline')"
+    _click(chromium, f"{plot}.querySelector('.updatemenu-header')")
+    _click(chromium, f"Array.from({plot}.querySelectorAll('.updatemenu-dropdown-button'))"
+                     ".find(b => b.textContent === 'latency')")  # fmt: skip
+    assert chromium.evaluate(f"{DRAWN_JS}('path-timeline')") == {"starts": 0, "ends": 0, "shapes": 0}
