@@ -29,9 +29,10 @@ MAX_MARK_SHAPES = 100
 """A plot draws up to this many marks (fault edges, path selection events) as a plotly shape and an
 annotation each; more are drawn as a few scatter traces instead (`mark_traces`), each mark still a
 dashed line with its symbol and hover text. Plotly copies and revalidates its shapes and annotations
-as they are added, and a flapping path gives two marks per flap: 606 edges (link latency flapping
-every 200 ms for a minute) took 5 s to report and 121,000 (every 1 ms) 7 minutes and a 210 MB page;
-traces take time and memory linear in the marks. The failover study's most, a 5 s flap for 90 s, is 36."""
+as they are added, and a flapping path gives two marks per flap: a link flapping every 1 ms for a
+minute (121,000 edges) took `sanlab report` 8 minutes, 2.3 GB and a 210 MB page; as traces 10 s,
+0.5 GB and 29 MB. Traces take time and memory linear in the marks. The failover study's most, a 5 s
+flap for 90 s, is 36."""
 
 MAX_HOVER_TRACES = 10
 """A kind of mark traced past MAX_MARK_SHAPES gets a trace of symbols per hover text (the time
