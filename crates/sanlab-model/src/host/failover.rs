@@ -6,7 +6,12 @@
 //! usable path left (all paths down, APD) the command waits and is tried again every
 //! `path_check`; once the device has had no path for `apd_timeout` its commands fail.
 
-use sanlab_spec::{Spec, SpecResult};
+use sanlab_spec::{format_duration, Spec, SpecResult};
+
+/// The fastest path checker: dm-multipath's `polling_interval` is whole seconds (default 5); a
+/// checker polling faster than 1 ms is not a real configuration, and at 1 ns with every path down
+/// a run retried its commands every nanosecond and never ended (a hang found while fuzzing).
+const MIN_PATH_CHECK_NS: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Failover {
@@ -40,11 +45,33 @@ impl Failover {
         const APD_DOC: &str = "all paths down this long: commands fail (ESXi Misc.APDTimeout 140 s); \"0s\": at once (dm no_path_retry = fail); \"never\": queue (dm queue_if_no_path)";
         let apd_timeout_ns = spec.duration_or_never_ns("apd_timeout", (140_000_000_000, "140s"), APD_DOC)?;
         spec.finish()?;
-        for (key, ns) in [("command_timeout", command_timeout_ns), ("path_check", path_check_ns)] {
-            if ns == 0 {
-                return Err(spec.error(key, "must be positive, e.g. \"5s\""));
-            }
+        if command_timeout_ns == 0 {
+            return Err(spec.error("command_timeout", "must be positive, e.g. \"30s\""));
+        }
+        if path_check_ns < MIN_PATH_CHECK_NS {
+            return Err(spec.error("path_check", format!("{} is faster than any path checker polls: expected at least 1ms (nearest valid: 1ms; dm-multipath's polling_interval is whole seconds, default 5)", format_duration(path_check_ns))));
         }
         Ok(Self { notice_ns, command_timeout_ns, path_check_ns, apd_timeout_ns })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> SpecResult<Failover> {
+        let t: toml::Table = text.parse().unwrap();
+        Failover::from_spec(Spec::new(&t, "host[0].failover"))
+    }
+
+    #[test]
+    fn a_path_checker_faster_than_a_millisecond_is_refused() {
+        // With every path down, 1 ns retried the commands every nanosecond: the run never ended.
+        let e = read("path_check = \"1ns\"").unwrap_err();
+        assert_eq!(e.location, "host[0].failover.path_check");
+        assert!(e.message.starts_with("1ns is faster than any path checker polls") && e.message.contains("nearest valid: 1ms"), "{}", e.message);
+        assert!(read("path_check = \"999us\"").is_err());
+        assert_eq!(read("path_check = \"1ms\"").unwrap().path_check_ns, 1_000_000);
+        assert!(read("command_timeout = \"0s\"").unwrap_err().message.contains("must be positive"));
     }
 }

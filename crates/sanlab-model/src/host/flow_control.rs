@@ -22,7 +22,7 @@
 //! the nearest integer (at least 1); w starts at w_max, and w_max is at most the device's LUN
 //! queue depth.
 
-use sanlab_spec::{Kind, KindDoc, Spec, SpecResult};
+use sanlab_spec::{format_duration, Kind, KindDoc, Spec, SpecResult};
 
 /// The window law's parameters, shared by PARDA and SIOC.
 #[derive(Clone, Copy, Debug)]
@@ -112,6 +112,12 @@ pub fn kinds() -> Vec<KindDoc> {
     sanlab_spec::describe_kinds("flow_control", REGISTRY)
 }
 
+/// The shortest period: PARDA's hosts exchange their mean latencies through a file on the shared
+/// datastore every 2 s (FAST '09, §4), SIOC every 4 s; each period's mean must span many I/Os (a
+/// disk I/O takes 5-10 ms), and a 1 ns period only floods the run with updates (a hang found
+/// while fuzzing). 10 ms is well below any real configuration.
+const MIN_PERIOD_NS: u64 = 10_000_000;
+
 /// The parameters both kinds read; `threshold` is read by each kind (its range differs).
 fn read_law(spec: &Spec, threshold_ns: u64, w_max_default: i64) -> SpecResult<WindowLaw> {
     let alpha = spec.float("alpha", 0.002, 0.0, 1.0, "weight of the past in the latency EWMA (Eq. 1; the paper used 0.002)")?;
@@ -120,8 +126,8 @@ fn read_law(spec: &Spec, threshold_ns: u64, w_max_default: i64) -> SpecResult<Wi
     let w_min = spec.int("w_min", Some(4), 1, 4096, "smallest window (ours: the paper gives no value)")?;
     let w_max = spec.int("w_max", Some(w_max_default), 1, 4096, "largest window (the paper's Table 6 used 64)")?;
     let share_unit = spec.float("share_unit", 1000.0, 1e-9, 1e9, "VM shares per unit of β: β = Σ shares of a host's busy VMs / share_unit")?;
-    if period_ns == 0 {
-        return Err(spec.error("period", "must be positive, e.g. \"2s\""));
+    if period_ns < MIN_PERIOD_NS {
+        return Err(spec.error("period", format!("{} is too short for hosts to exchange their latencies: expected at least 10ms (nearest valid: 10ms; PARDA's paper updates every 2 s, SIOC every 4 s, and a period must span many I/Os for its mean latency to mean anything)", format_duration(period_ns))));
     }
     if w_min > w_max {
         return Err(spec.error("w_min", format!("{w_min} is above w_max = {w_max}: expected w_min <= w_max (nearest valid: {w_max})")));
@@ -284,7 +290,12 @@ mod tests {
         assert!(e("parda", "alpha = -0.1").message.contains("expected 0..=1"));
         assert!(e("parda", "latency_threshold = \"0ms\"").message.contains("must be positive"));
         assert_eq!(e("parda", "w_min = 64\nw_max = 8").location, "volume[0].flow_control.w_min");
-        assert!(e("parda", "period = \"0s\"").message.contains("must be positive"));
+        assert!(e("parda", "period = \"0s\"").message.contains("expected at least 10ms"));
+        // A 1 ns period hung the run (an update every nanosecond); 10 ms is accepted.
+        let x = e("sioc", "period = \"1ns\"");
+        assert_eq!(x.location, "volume[0].flow_control.period");
+        assert!(x.message.starts_with("1ns is too short") && x.message.contains("nearest valid: 10ms"), "{}", x.message);
+        assert!(build("parda", "period = \"10ms\"").is_ok());
         let x = e("sioc", "congestion_threshold = \"2ms\"");
         assert!(x.message.contains("nearest valid: 5ms"), "{}", x.message);
         let auto = build("sioc", "threshold_mode = \"automatic\"").unwrap();

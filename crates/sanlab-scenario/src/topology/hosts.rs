@@ -10,7 +10,7 @@ use sanlab_model::host::failover::Failover;
 use sanlab_model::host::scheduler::REGISTRY as SCHEDULERS;
 use sanlab_model::multipath::{Alua, REGISTRY as PSPS};
 use sanlab_model::topology::{DeviceConfig, HostConfig, PathConfig};
-use sanlab_spec::{build_kind, did_you_mean, Spec, SpecError, SpecResult};
+use sanlab_spec::{build_kind, did_you_mean, format_duration, Spec, SpecError, SpecResult};
 
 /// The hosts, and the tables their devices are built from.
 pub(super) struct Hosts<'a> {
@@ -64,8 +64,11 @@ pub(super) fn hosts<'a>(top: &Spec<'a>) -> SpecResult<Hosts<'a>> {
             threshold: ad.int("qfull_threshold", Some(8), 1, 16, "Disk.QFullThreshold: good completions per slot given back")? as u32,
         };
         let qfull_retry = ad.duration_ns("qfull_retry", Some((1_000_000, "1ms")), "wait before resending a command refused with QUEUE FULL (ours)")?;
-        if qfull_retry == 0 {
-            return Err(ad.error("qfull_retry", "must be positive, e.g. \"1ms\""));
+        // A command refused with QUEUE FULL is resent after at least 100 us (Linux re-runs a busy
+        // device's queue after SCSI_QUEUE_DELAY, 3 ms): at 1 ns against a full target queue every
+        // refused command was resent each nanosecond and the run never ended (found fuzzing).
+        if qfull_retry < 100_000 {
+            return Err(ad.error("qfull_retry", format!("{} resends a refused command faster than a target frees a slot: expected at least 100us (nearest valid: 100us; Linux waits 3 ms, SCSI_QUEUE_DELAY)", format_duration(qfull_retry))));
         }
         ad.finish()?;
         let (disk_min, disk_default, disk_max) = DISK_MAX_IO_SIZE_BYTES;

@@ -374,3 +374,23 @@ fn a_mistyped_section_is_named_first() {
     assert!(e.starts_with("FILE: paths: unknown key `paths`; expected one of: schema_version, name,"), "{e}");
     assert!(e.ends_with("did you mean `path`?"), "{e}");
 }
+
+/// The error `validate` gives (the run would give the same, after building).
+fn validate_error(text: &str, sets: &[&str]) -> String {
+    let path = write_scenario(text);
+    match Scenario::load(&path).and_then(|s| s.validate(&[], &with_sets(sets)).map(|_| ())) {
+        Ok(()) => panic!("expected an error for {sets:?}"),
+        Err(e) => e.0.replace(&path.display().to_string(), "FILE"),
+    }
+}
+
+#[test]
+fn periodic_timers_faster_than_their_mechanism_are_refused() {
+    // Each hung the run past 30 s at 1 ns.
+    let e = validate_error(&BASE.replace("arrays = [\"a\"]", "arrays = [\"a\"]\nflow_control = { kind = \"parda\", period = \"1ns\" }"), &[]);
+    assert!(e.starts_with("FILE: volume[0].flow_control.period: 1ns is too short for hosts to exchange their latencies: expected at least 10ms (nearest valid: 10ms;"), "{e}");
+    let e = validate_error(&BASE.replace("multipath = {", "failover = { path_check = \"1ns\" }\nmultipath = {"), &[]);
+    assert!(e.starts_with("FILE: host[0].failover.path_check: 1ns is faster than any path checker polls: expected at least 1ms (nearest valid: 1ms;"), "{e}");
+    let e = validate_error(&BASE.replace("multipath = {", "adapter = { qfull_retry = \"1ns\" }\nmultipath = {"), &[]);
+    assert!(e.starts_with("FILE: host[0].adapter.qfull_retry: 1ns resends a refused command faster than a target frees a slot: expected at least 100us (nearest valid: 100us;"), "{e}");
+}
