@@ -124,10 +124,23 @@ fn with_base(file: &str, mut root: Table, depth: usize, replaced: &mut Vec<Repla
     let path = Path::new(file).parent().unwrap_or(Path::new(".")).join(&base);
     let base_file = path.display().to_string();
     let text = read_text(&path).map_err(|e| ScenarioError(format!("{file}: base: cannot read `{base_file}`: {e}")))?;
-    let mut merged = with_base(&base_file, parse_toml(&base_file, &text)?, depth + 1, replaced)?;
+    let base_root = parse_toml(&base_file, &text)?;
+    check_base_version(&base_file, &base_root)?;
+    let mut merged = with_base(&base_file, base_root, depth + 1, replaced)?;
     merged.remove("variant");
     merge_into(&mut merged, root, "", &base_file, replaced);
     Ok(merged)
+}
+
+/// A base's own `schema_version`, when it declares one, is checked as the top file's is: the
+/// top file's would otherwise replace it, and a base of another version be read as this one.
+fn check_base_version(base_file: &str, base: &Table) -> Result<(), ScenarioError> {
+    let Some(v) = base.get("schema_version") else { return Ok(()) };
+    match v.as_integer() {
+        Some(SCHEMA_VERSION) => Ok(()),
+        Some(version) => Err(ScenarioError(format!("{base_file}: schema_version: version {version} is not supported: this sanlab reads schema_version = {SCHEMA_VERSION} (in a base file)"))),
+        None => Err(ScenarioError(format!("{base_file}: schema_version: expected an integer, found `{v}` (in a base file)"))),
+    }
 }
 
 fn merge_into(under: &mut Table, over: Table, at: &str, base_file: &str, replaced: &mut Vec<ReplacedList>) {

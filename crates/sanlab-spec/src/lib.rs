@@ -215,6 +215,18 @@ impl<'a> Spec<'a> {
         Ok(x)
     }
 
+    /// An IOPS rate: 0 (the default: none), or [`number::MIN_RATE_IOPS`] (one I/O in the longest
+    /// duration, 365 days) to `max`, as fio's `rate_iops` and vdbench's `iorate` are read: a
+    /// lower rate (`1e-300`) spaces its I/Os further apart than any run lasts.
+    pub fn rate_iops(&self, key: &str, max: f64, doc: &'static str) -> SpecResult<f64> {
+        let r = self.float(key, 0.0, 0.0, max, doc)?;
+        if r > 0.0 && r < number::MIN_RATE_IOPS {
+            let min = number::MIN_RATE_IOPS;
+            return Err(self.error(key, format!("{r:e} IOPS is out of range: expected 0 or {min:.3e}..={max} IOPS (nearest valid: {min:.3e}; a lower rate spaces its I/Os more than {} apart)", DURATION.max_text())));
+        }
+        Ok(r)
+    }
+
     pub fn boolean(&self, key: &str, default: bool, doc: &'static str) -> SpecResult<bool> {
         self.note(key, "boolean", default.to_string(), doc);
         let Some(v) = self.raw(key).filter(|_| !self.is_describing()) else { return Ok(default) };

@@ -113,6 +113,14 @@ fn read(spec: &Spec, target: Target, action: Action) -> SpecResult<Fault> {
     let until = spec.duration_ns("until", Some((0, "never")), "when it is undone (the part is repaired); default: never")?;
     let every = spec.duration_ns("every", Some((0, "never")), "repeat period (a flapping path); needs `until`, longer than until - at")?;
     let s = |ns: u64| ns as f64 / 1e9;
+    // 0 is the default's "never": written, it is a mistake (`until = "0s"` is not after any `at`,
+    // `every = "0s"` repeats nothing), not a way to say never.
+    if spec.has("until") && until == 0 {
+        return Err(spec.error("until", format!("0s is not after `at` ({}s): expected until > at, or no `until` for a fault that lasts", s(at_ns))));
+    }
+    if spec.has("every") && every == 0 {
+        return Err(spec.error("every", "0s repeats nothing: expected a period longer than until - at, or no `every` for a fault that happens once"));
+    }
     if until != 0 && until <= at_ns {
         return Err(spec.error("until", format!("{}s is not after `at` ({}s): expected until > at", s(until), s(at_ns))));
     }
@@ -132,4 +140,25 @@ fn path(spec: &Spec) -> SpecResult<Target> {
 
 fn array(spec: &Spec) -> SpecResult<String> {
     spec.string("array", None, "the array, by name")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(text: &str) -> SpecResult<Box<Fault>> {
+        let t: toml::Table = format!("kind = \"path_down\"\npath = \"p\"\n{text}").parse().unwrap();
+        sanlab_spec::build_kind(&Spec::new(&t, "event[0]"), EVENTS, None)
+    }
+
+    #[test]
+    fn zero_is_not_never_when_written() {
+        let e = fault("at = \"1s\"\nuntil = \"0s\"").err().unwrap();
+        assert_eq!(e.location, "event[0].until");
+        assert!(e.message.starts_with("0s is not after `at` (1s): expected until > at"), "{}", e.message);
+        let e = fault("at = \"1s\"\nuntil = \"2s\"\nevery = \"0s\"").err().unwrap();
+        assert_eq!(e.location, "event[0].every");
+        assert!(e.message.starts_with("0s repeats nothing"), "{}", e.message);
+        assert!(fault("at = \"1s\"").unwrap().until_ns.is_none());
+    }
 }

@@ -57,8 +57,8 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
         let adapter_q = ad.int("queue_depth", Some(i64::from(va.adapter_queue.0)), 1, i64::from(va.adapter_queue.1), "virtual adapter queue depth")?;
         ad.finish()?;
         let shares = read_shares(&v)?;
-        let reservation_iops = v.float("reservation", 0.0, 0.0, 10_000_000.0, "IOPS guaranteed under contention, I/Os in the scheduler's cost units (mclock scheduler; 0 = none)")?;
-        let limit_iops = v.float("limit", 0.0, 0.0, 10_000_000.0, "IOPS cap, I/Os in the scheduler's cost units (mclock scheduler; 0 = unlimited)")?;
+        let reservation_iops = v.rate_iops("reservation", 10_000_000.0, "IOPS guaranteed under contention, I/Os in the scheduler's cost units (mclock scheduler; 0 = none)")?;
+        let limit_iops = v.rate_iops("limit", 10_000_000.0, "IOPS cap, I/Os in the scheduler's cost units (mclock scheduler; 0 = unlimited)")?;
         if limit_iops > 0.0 && limit_iops < reservation_iops {
             return Err(v.error("limit", format!("{limit_iops} IOPS is a limit below the reservation ({reservation_iops} IOPS): expected limit >= reservation, or 0 for none (nearest valid: {reservation_iops})")));
         }

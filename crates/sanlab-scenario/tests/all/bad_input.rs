@@ -394,3 +394,42 @@ fn periodic_timers_faster_than_their_mechanism_are_refused() {
     let e = validate_error(&BASE.replace("multipath = {", "adapter = { qfull_retry = \"1ns\" }\nmultipath = {"), &[]);
     assert!(e.starts_with("FILE: host[0].adapter.qfull_retry: 1ns resends a refused command faster than a target frees a slot: expected at least 100us (nearest valid: 100us;"), "{e}");
 }
+
+#[test]
+fn an_event_written_with_zero_until_or_every_is_refused() {
+    let event = "[[event]]\nkind = \"path_down\"\npath = \"h-a-0\"\nat = \"100ms\"\n";
+    let e = validate_error(&format!("{BASE}{event}until = \"0s\"\n"), &[]);
+    assert_eq!(e, "FILE: event[0].until: 0s is not after `at` (0.1s): expected until > at, or no `until` for a fault that lasts");
+    let e = validate_error(&format!("{BASE}{event}until = \"200ms\"\nevery = \"0s\"\n"), &[]);
+    assert_eq!(e, "FILE: event[0].every: 0s repeats nothing: expected a period longer than until - at, or no `every` for a fault that happens once");
+}
+
+#[test]
+fn a_base_of_another_schema_version_is_refused() {
+    let base = write_scenario(&BASE.replace("schema_version = 1", "schema_version = 2"));
+    let child = format!("schema_version = 1\nbase = \"{}\"\n", base.file_name().unwrap().to_str().unwrap());
+    let path = base.with_extension("child.toml");
+    std::fs::write(&path, child).unwrap();
+    let e = Scenario::load(&path).err().expect("an error").0;
+    assert_eq!(e, format!("{}: schema_version: version 2 is not supported: this sanlab reads schema_version = 1 (in a base file)", base.display()));
+}
+
+#[test]
+fn a_boolean_where_fio_expects_a_number_is_refused() {
+    // `iodepth = true` was read as 1.
+    let e = validate_error(BASE, &["vm[0].job[0].iodepth=true"]);
+    assert_eq!(e, "FILE: vm[0].job[0].iodepth: expected integer as a string or a number, found a boolean `true`");
+    let ok = BASE.replace("rw = \"randread\"", "rw = \"randread\"\ntime_based = true");
+    Scenario::load(&write_scenario(&ok)).unwrap().validate(&[], &Overrides::default()).unwrap();
+}
+
+#[test]
+fn rates_below_one_io_in_the_longest_run_are_refused() {
+    let trace = crate::common::repo("scenarios/examples/trace.toml");
+    let e = Scenario::load(&trace).unwrap().validate(&["open".to_string()], &with_sets(&["vm[0].job[0].rate_iops=1e-300"])).err().expect("an error").0;
+    assert!(e.contains("vm[0].job[0].rate_iops: 1e-300 IOPS is out of range: expected 0 or 3.171e-8..=1000000000 IOPS (nearest valid: 3.171e-8;"), "{e}");
+    let mclock = BASE.replace("multipath = {", "scheduler = { kind = \"mclock\" }\nmultipath = {");
+    let e = validate_error(&mclock, &["vm[0].limit=1e-300"]);
+    assert!(e.starts_with("FILE: vm[0].limit: 1e-300 IOPS is out of range: expected 0 or 3.171e-8..=10000000 IOPS"), "{e}");
+    Scenario::load(&write_scenario(&mclock)).unwrap().validate(&[], &with_sets(&["vm[0].limit=1e-7"])).unwrap();
+}

@@ -52,7 +52,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     }
     let mut values = OptionValues::default();
     for o in OPTIONS.iter().filter(|o| o.scenario) {
-        if let Some(text) = spec.scalar_text(o.name, o.ty, o.default, o.doc)? {
+        if let Some(text) = o.scenario_text(spec)? {
             values.set(o.name, text);
         }
     }

@@ -4,7 +4,7 @@
 //! An option fio does not know is an error naming the nearest one. `sanlab kinds` prints the
 //! table (extension point `fio_option`), and docs/models/workload.md gives its counts.
 
-use sanlab_spec::{did_you_mean, KindDoc, ParamDoc};
+use sanlab_spec::{did_you_mean, KindDoc, ParamDoc, Spec, SpecResult};
 
 /// How an option reaches the model.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -28,6 +28,19 @@ pub(crate) struct FioOption {
     pub ty: &'static str,
     pub default: &'static str,
     pub doc: &'static str,
+}
+
+impl FioOption {
+    /// The option's value as a scenario writes it, as text: a string or a number, or `true` /
+    /// `false` for a boolean option only. `iodepth = true` was read as 1: a boolean where a
+    /// number is expected is refused.
+    pub(crate) fn scenario_text(&self, spec: &Spec) -> SpecResult<Option<String>> {
+        let boolean = matches!(self.ty, "boolean" | "bool");
+        match spec.raw(self.name) {
+            Some(v @ toml::Value::Boolean(_)) if !boolean && !spec.is_describing() => Err(spec.mistyped(self.name, &format!("{} as a string or a number", self.ty), v)),
+            _ => spec.scalar_text(self.name, self.ty, self.default, self.doc),
+        }
+    }
 }
 
 const fn opt(name: &'static str, aliases: &'static [&'static str], ty: &'static str, default: &'static str, doc: &'static str) -> FioOption {

@@ -461,7 +461,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let depth = spec.int("depth", Some(64), 1, 65_536, "closed: requests kept outstanding; open: at most this many, later arrivals wait")?;
     let time_scale = spec.float("time_scale", 1.0, 1e-6, 1e6, "multiplies the timestamps: 0.5 replays twice as fast")?;
     let iops_scale = spec.float("iops_scale", 1.0, 1e-6, 1e6, "replays at this many times the trace's rate, by compressing time (2: twice the IOPS); not with time_scale")?;
-    let rate = spec.float("rate_iops", 0.0, 0.0, 1e9, "open: arrivals evenly spaced at this rate instead of the timestamps (0: the timestamps)")?;
+    let rate = spec.rate_iops("rate_iops", 1e9, "open: arrivals evenly spaced at this rate instead of the timestamps (0: the timestamps)")?;
     let action = spec.choice("action", &BLK_ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed; any of blkparse's letters)")?;
     let disk = spec.opt_string("disk", "the disk to replay from a trace of several: MSR DiskNumber, SPC ASU, Alibaba device_id, Tencent VolumeID, biosnoop DISK, blkparse maj,min")?;
     let host = spec.opt_string("host", "msr_csv: the Hostname to replay")?;
