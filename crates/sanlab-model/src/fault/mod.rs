@@ -90,6 +90,46 @@ impl Fault {
     }
 }
 
+/// Most edges (starts and ends) the `[[event]]`s of a run may have together: 65,536. Each is a
+/// row of the run's fault timeline, with the host's path events it causes: about 3-4 kB at the
+/// peak of `sanlab run` (measured 2026-11-26: a flapping path's 20,000 edges added 61 MB, 6,000
+/// added 26 MB), so 65,536 edges hold about 0.25 GB, under the request slab's 600 MB. A path
+/// flapping every second for 9 hours fits; `every = "2us"` over 3 s (3 M edges) ended in
+/// "memory allocation failed".
+pub const MAX_FAULT_EDGES: u64 = 1 << 16;
+
+/// Bytes one edge costs while the engine runs (its timeline row, the path events it causes):
+/// about 730, measured (`every = "2us"` over 3 s, 3 M edges, peaked at 2.2 GB in the engine).
+pub const EDGE_ENGINE_BYTES: u64 = 730;
+/// Bytes one edge costs in the results the run keeps until it writes them (the timeline row and
+/// path events as Python objects, JSON and the report): 3.1 kB, the slope measured above.
+pub const EDGE_RESULT_BYTES: u64 = 3_100;
+
+impl Fault {
+    /// Edges within a run that ends at `end_ns`, as the engine meets them: a start at `at` (and
+    /// with `every` at each `at + n·every` before the end), an end at `until` (and each
+    /// `until + n·every`) before the end.
+    pub fn edges_within(&self, end_ns: u64) -> u64 {
+        edges_within(self.at_ns, self.until_ns, self.every_ns, end_ns)
+    }
+}
+
+/// [`Fault::edges_within`] of a fault at `at_ns`, undone at `until_ns`, repeating every `every_ns`.
+pub fn edges_within(at_ns: u64, until_ns: Option<u64>, every_ns: Option<u64>, end_ns: u64) -> u64 {
+    if at_ns >= end_ns {
+        return 0;
+    }
+    match (until_ns, every_ns) {
+        (Some(until), Some(every)) => {
+            let starts = (end_ns - 1 - at_ns) / every + 1;
+            let finished = if until < end_ns { (end_ns - 1 - until) / every + 1 } else { 0 };
+            starts + finished.min(starts)
+        }
+        (Some(until), None) => 1 + u64::from(until < end_ns),
+        (None, _) => 1,
+    }
+}
+
 pub static EVENTS: &[Kind<Fault>] = &[
     path_down::KIND,
     link_latency::KIND,
@@ -149,6 +189,20 @@ mod tests {
     fn fault(text: &str) -> SpecResult<Box<Fault>> {
         let t: toml::Table = format!("kind = \"path_down\"\npath = \"p\"\n{text}").parse().unwrap();
         sanlab_spec::build_kind(&Spec::new(&t, "event[0]"), EVENTS, None)
+    }
+
+    #[test]
+    fn edges_are_counted_as_the_engine_meets_them() {
+        let f = |text: &str| fault(text).unwrap();
+        assert_eq!(f("at = \"1s\"").edges_within(3_000_000_000), 1);
+        assert_eq!(f("at = \"3s\"").edges_within(3_000_000_000), 0);
+        assert_eq!(f("at = \"1s\"\nuntil = \"2s\"").edges_within(3_000_000_000), 2);
+        assert_eq!(f("at = \"1s\"\nuntil = \"4s\"").edges_within(3_000_000_000), 1);
+        // Starts at 0, 2, 4, 6, 8 s and ends at 1, 3, 5, 7 s: the one at 9 s is the run's end.
+        assert_eq!(f("at = \"0s\"\nuntil = \"1s\"\nevery = \"2s\"").edges_within(9_000_000_000), 9);
+        assert_eq!(f("at = \"0s\"\nuntil = \"1s\"\nevery = \"2s\"").edges_within(9_000_000_001), 10);
+        // The reproducer: every 2 us over 3 s, 1.5 M times.
+        assert_eq!(f("at = \"0s\"\nuntil = \"1us\"\nevery = \"2us\"").edges_within(3_000_000_000), 3_000_000);
     }
 
     #[test]

@@ -14,8 +14,9 @@
 
 use crate::{Overrides, Scenario, ScenarioError};
 use sanlab_des::RunControl;
+use sanlab_model::fault::{edges_within, Action, EDGE_ENGINE_BYTES, EDGE_RESULT_BYTES};
 use sanlab_model::report::PilotFigures;
-use sanlab_model::topology::{human_bytes, memory, series_bytes};
+use sanlab_model::topology::{human_bytes, memory, series_bytes, FaultConfig};
 use serde::Serialize;
 use std::ops::Range;
 use std::sync::mpsc::{channel, RecvTimeoutError};
@@ -50,6 +51,9 @@ pub struct VariantCost {
     /// Entities with statistics, jobs included.
     pub entities: u64,
     pub outstanding: u64,
+    /// Edges (starts and ends) of the `[[event]]`s within the run: their events, the engine's
+    /// memory and the results' are counted below.
+    pub fault_edges: u64,
     /// The engine's state while this variant runs.
     pub engine_bytes: u64,
     /// What the run keeps of this variant until it writes the results.
@@ -84,6 +88,34 @@ pub struct RunCost {
 /// Job time within `[0, end_ns)`, summed over the jobs' windows.
 fn active_ns(windows: &[Range<u64>], end_ns: u64) -> u128 {
     windows.iter().map(|w| u128::from(w.end.min(end_ns).saturating_sub(w.start))).sum()
+}
+
+/// Edges of the faults within `[0, end_ns)`, and the engine events they make: each edge one, and
+/// one per link for the notice the fabric sends the host (a link down with notice, a
+/// controller's or array's ports). A flapping path's edges go on whatever the I/Os do, so they
+/// are counted, not extrapolated from the pilot's events per I/O.
+struct EdgeTimes {
+    at_ns: u64,
+    until_ns: Option<u64>,
+    every_ns: Option<u64>,
+    events_per_edge: u64,
+}
+
+fn edge_times(faults: &[FaultConfig]) -> Vec<EdgeTimes> {
+    faults
+        .iter()
+        .map(|f| {
+            let notice = matches!(f.fault.action, Action::Down { notice: true } | Action::ControllerDown { .. } | Action::ArrayDown);
+            EdgeTimes { at_ns: f.fault.at_ns, until_ns: f.fault.until_ns, every_ns: f.fault.every_ns, events_per_edge: 1 + if notice { f.links.len() as u64 } else { 0 } }
+        })
+        .collect()
+}
+
+fn fault_edges(faults: &[EdgeTimes], end_ns: u64) -> (u64, u64) {
+    faults.iter().fold((0, 0), |(edges, events), f| {
+        let n = edges_within(f.at_ns, f.until_ns, f.every_ns, end_ns);
+        (edges.saturating_add(n), events.saturating_add(n.saturating_mul(f.events_per_edge)))
+    })
 }
 
 /// The VMs' I/Os per nanosecond of job time over the latter half of the pilot, from their IOPS
@@ -143,6 +175,9 @@ impl Scenario {
         let duration_ns = topology.run.duration_ns;
         let windows = topology.job_windows_ns();
         let entities = cost.entities + topology.jobs.len() as u64;
+        let faults = edge_times(&topology.faults);
+        let (edges, edge_events) = fault_edges(&faults, duration_ns);
+        let edge_bytes = edges.saturating_mul(EDGE_ENGINE_BYTES);
         let mut estimate = VariantCost {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             sim_time_s: duration_ns as f64 / 1e9,
@@ -154,14 +189,16 @@ impl Scenario {
             series: cost.max_series,
             entities,
             outstanding: cost.outstanding,
-            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes, cost.workload_bytes),
+            fault_edges: edges,
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes, cost.workload_bytes).saturating_add(edge_bytes),
             results_bytes: 0,
             pilot_sim_s: 0.0,
             pilot_wall_s: 0.0,
             pilot_ios: 0,
             pilot_events: 0,
         };
-        estimate.results_bytes = memory::results_bytes(cost.samples.saturating_mul(estimate.series));
+        let edge_results = edges.saturating_mul(EDGE_RESULT_BYTES);
+        estimate.results_bytes = memory::results_bytes(cost.samples.saturating_mul(estimate.series)).saturating_add(edge_results);
         // The pilot holds the run's requests and histograms: not when they would not fit.
         if machine.is_some_and(|m| memory::peak_bytes(estimate.engine_bytes, 0) > m.available_bytes) {
             return Ok(estimate);
@@ -195,17 +232,19 @@ impl Scenario {
         // Without job time left the pilot was the run: nothing to extrapolate.
         let rate = if rest_ns == 0 { Some(0.0) } else { late_rate(&report, &windows, reached_ns) };
         let ios = rate.map(|r| report.ios.saturating_add((r * rest_ns as f64).round() as u64));
-        // Sample events follow the run's interval, not the pilot's.
-        let pilot_io_events = report.events.saturating_sub(pilot_samples);
+        // Sample events follow the run's interval, and fault edges the events' times: neither is
+        // extrapolated per I/O.
+        let (_, pilot_edge_events) = fault_edges(&faults, reached_ns);
+        let pilot_io_events = report.events.saturating_sub(pilot_samples).saturating_sub(pilot_edge_events);
         let events_per_io = if report.ios == 0 { 0.0 } else { pilot_io_events as f64 / report.ios as f64 };
-        let events = ios.map(|n| pilot_io_events.saturating_add(((n - report.ios) as f64 * events_per_io).round() as u64).saturating_add(cost.samples));
+        let events = ios.map(|n| pilot_io_events.saturating_add(((n - report.ios) as f64 * events_per_io).round() as u64).saturating_add(cost.samples).saturating_add(edge_events));
         Ok(VariantCost {
             ios,
             events,
             engine_s: events.filter(|_| report.events > 0).map(|e| pilot_wall_s * e as f64 / report.events as f64),
             series,
-            engine_bytes: memory::engine_bytes(entities, cost.outstanding, series_bytes(cost.samples, series), cost.workload_bytes),
-            results_bytes: memory::results_bytes(cost.samples.saturating_mul(series)),
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, series_bytes(cost.samples, series), cost.workload_bytes).saturating_add(edge_bytes),
+            results_bytes: memory::results_bytes(cost.samples.saturating_mul(series)).saturating_add(edge_results),
             pilot_sim_s: reached_ns as f64 / 1e9,
             pilot_wall_s,
             pilot_ios: report.ios,

@@ -4,14 +4,15 @@
 use super::hosts::LinkEnd;
 use super::{resolve, NameList};
 use sanlab_model::array::replication::Replication;
-use sanlab_model::fault::{Fault, Target, EVENTS};
+use sanlab_model::fault::{Fault, Target, EVENTS, MAX_FAULT_EDGES};
 use sanlab_model::topology::FaultConfig;
-use sanlab_spec::{build_kind, did_you_mean, Spec, SpecResult};
+use sanlab_spec::{build_kind, did_you_mean, format_duration, Spec, SpecError, SpecResult};
 
 /// The `[[event]]` timeline: each event's target resolved, within the run, and not overlapping
 /// another event of its kind on the same part.
 pub(super) fn read_faults(top: &Spec, names: &Names, ends: &[LinkEnd], replications: &[Replication], duration_ns: u64) -> SpecResult<Vec<FaultConfig>> {
     let mut faults: Vec<FaultConfig> = vec![];
+    let mut edges = 0u64;
     for e in top.tables("event", "faults at set times: paths, adapters, ports, controllers, arrays, the replication link, ALUA states, a lost volume")? {
         let fault = *build_kind(&e, EVENTS, None)?;
         let config = resolve_target(&e, fault, names, ends, replications)?;
@@ -32,9 +33,37 @@ pub(super) fn read_faults(top: &Spec, names: &Names, ends: &[LinkEnd], replicati
         if let Some(other) = faults.iter().find(|o| o.fault.kind() == fault.kind() && same_part(o) && o.fault.at_ns < end(fault) && fault.at_ns < end(&o.fault)) {
             return Err(e.error("at", format!("overlaps another {} event on {} (from {}): expected one at a time per part", fault.kind(), other.target, s(other.fault.at_ns))));
         }
+        let own = fault.edges_within(duration_ns);
+        edges += own;
+        if edges > MAX_FAULT_EDGES {
+            return Err(too_many_edges(&e, fault, own, edges, duration_ns));
+        }
         faults.push(config);
     }
     Ok(faults)
+}
+
+/// The error for the event whose edges take the run's past [`MAX_FAULT_EDGES`]: a repeating one
+/// is told the shortest `every` that fits.
+fn too_many_edges(e: &Spec, fault: &Fault, own: u64, edges: u64, duration_ns: u64) -> SpecError {
+    let counted = format!("{own} edges (starts and ends) within the run ({}), {edges} with the events before it, above the limit of {MAX_FAULT_EDGES} (each is a row of the fault timeline, about 4 kB)", format_duration(duration_ns));
+    let others = edges - own;
+    match fault.every_ns {
+        Some(every) if others + 2 < MAX_FAULT_EDGES => {
+            // Two edges a time: the times that fit, and the period that gives no more.
+            let times = (MAX_FAULT_EDGES - others) / 2;
+            let shortest_ns = round_up((duration_ns - fault.at_ns).div_ceil(times));
+            let repeats = (duration_ns - 1 - fault.at_ns) / every + 1;
+            e.error("every", format!("{} repeats {repeats} times: {counted}: expected every >= {} (nearest valid), or a shorter run", format_duration(every), format_duration(shortest_ns)))
+        }
+        _ => SpecError::new(e.location().to_string(), format!("{counted}: expected fewer events, or a shorter run")),
+    }
+}
+
+/// `ns` rounded up to whole milliseconds above one, to whole microseconds above one.
+fn round_up(ns: u64) -> u64 {
+    let unit = [1_000_000, 1_000].into_iter().find(|&u| ns >= u).unwrap_or(1);
+    ns.div_ceil(unit) * unit
 }
 
 /// Names of what events can target.

@@ -384,6 +384,19 @@ fn validate_error(text: &str, sets: &[&str]) -> String {
     }
 }
 
+const FLAPPING: &str = "[[event]]\nkind = \"path_down\"\npath = \"h-a-0\"\nat = \"0s\"\nuntil = \"1us\"\nevery = \"2us\"\n";
+
+#[test]
+fn a_fault_repeating_past_the_edge_limit_is_refused_with_the_period_that_fits() {
+    // Every 2 us over 3 s: 3 M edges, which ended in "memory allocation failed".
+    let text = format!("{}{FLAPPING}", BASE.replace("duration = \"1s\"", "duration = \"3s\""));
+    let e = validate_error(&text, &[]);
+    assert_eq!(e, "FILE: event[0].every: 2us repeats 1500000 times: 3000000 edges (starts and ends) within the run (3s), 3000000 with the events before it, above the limit of 65536 (each is a row of the fault timeline, about 4 kB): expected every >= 92us (nearest valid), or a shorter run");
+    // The period it gives fits.
+    let fits = text.replace("every = \"2us\"", "every = \"92us\"");
+    Scenario::load(&write_scenario(&fits)).unwrap().validate(&[], &Overrides::default()).unwrap();
+}
+
 #[test]
 fn periodic_timers_faster_than_their_mechanism_are_refused() {
     // Each hung the run past 30 s at 1 ns.

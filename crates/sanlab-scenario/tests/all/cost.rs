@@ -5,7 +5,8 @@
 
 use crate::common::{repo, with_sets};
 use sanlab_model::topology::memory;
-use sanlab_scenario::{run_file, Scenario};
+use sanlab_model::fault::{EDGE_ENGINE_BYTES, EDGE_RESULT_BYTES};
+use sanlab_scenario::{run_file, Overrides, Scenario};
 
 const METRO: &str = "scenarios/studies/metro_cluster_psp.toml";
 
@@ -143,4 +144,17 @@ fn the_engine_state_estimate_holds_against_a_measured_peak() {
         let ratio = rise as f64 / estimate as f64;
         assert!((0.6..=1.25).contains(&ratio), "{case}: the engine's state estimated {estimate} bytes, measured {rise} ({ratio:.2} of the estimate)");
     }
+}
+
+#[test]
+fn a_flapping_path_counts_its_edges_in_events_and_memory() {
+    // 3 s against a path down for 1 us every 1 ms: 3,000 starts and 3,000 ends.
+    let text = |event: &str| format!("schema_version = 1\nname = \"flap\"\n[run]\nduration = \"3s\"\n[[array]]\nname = \"a\"\n[[volume]]\nname = \"lun\"\narrays = [\"a\"]\n[[host]]\nname = \"h\"\nmultipath = {{ psp = {{ kind = \"rr\", iops = 1 }} }}\n[[path]]\nhost = \"h\"\narray = \"a\"\ncount = 2\n[[vm]]\nname = \"vm\"\nhost = \"h\"\nvolume = \"lun\"\n[[vm.job]]\nrw = \"randread\"\n{event}");
+    let cost = |text: &str| Scenario::load(&crate::common::write_scenario(text)).unwrap().cost(&[], &Overrides::default()).unwrap();
+    let quiet = cost(&text(""));
+    let flapping = cost(&text("[[event]]\nkind = \"path_down\"\npath = \"h-a-0\"\nat = \"0s\"\nuntil = \"1us\"\nevery = \"1ms\"\n"));
+    assert_eq!((quiet.variants[0].fault_edges, flapping.variants[0].fault_edges), (0, 6_000));
+    assert_eq!(flapping.peak_memory_bytes - quiet.peak_memory_bytes, 6_000 * (EDGE_ENGINE_BYTES + EDGE_RESULT_BYTES));
+    // Each edge, and the notice of its one link.
+    assert!(flapping.events.unwrap() >= 12_000, "{:?}", flapping.events);
 }
