@@ -1,10 +1,12 @@
-//! Fuzzing the parsers: the scenarios under scenarios/examples and the job files, parameter files
-//! and traces under tests/data, mutated (bytes cut, repeated or replaced by tokens that broke
-//! parsers before: NaN, huge numbers, non-ASCII, separators), must each give Ok or one error
-//! line, never a panic, within a bounded time (a watchdog thread catches hangs).
+//! Fuzzing the parsers: the scenarios under scenarios/examples and tests/data/fuzz_seeds and the
+//! job files, parameter files and traces under tests/data, mutated (bytes cut, repeated or
+//! replaced by tokens that broke parsers before: NaN, huge numbers, non-ASCII, separators; whole
+//! values replaced by values that were once believed, hung or aborted: zero and tiny periods,
+//! booleans for numbers, rates near zero), must each give Ok or one error line, never a panic,
+//! within a bounded time (a watchdog thread catches hangs).
 //!
 //! `cargo test` runs a fixed budget (`FUZZ_CASES` inputs per corpus, 150 by default); `make fuzz`
-//! runs for `FUZZ_SECONDS`. A failing input is saved under tests/data/fuzz/ (`<corpus>-<hash>`),
+//! runs for `FUZZ_SECONDS` (from round `FUZZ_FIRST_ROUND`, 0 by default). A failing input is saved under tests/data/fuzz/ (`<corpus>-<hash>`),
 //! and `fuzz_regressions_stay_fixed` replays every saved input.
 
 use proptest::prelude::*;
@@ -22,6 +24,14 @@ use std::time::{Duration, Instant};
 const TOKENS: &[&str] = &[
     "nan", "inf", "-1", "0", "0.5", "1e400", "1e-300", "18446744073709551616", "4294967296", "99999999999999999999999h", "1ns", "65536",
     "é", "*", "\n", "[", "]", "=", ",", ":", "/", "%", "(", ")", "\"", "", "global", "include ", "${X}", "0x", "zipf:", "zoned:",
+];
+/// Values put in place of a whole value (after a `=`): each is a class of input that was once
+/// silently believed, hung or aborted (docs/robustness.md, round 3): a zero or tiny period, a
+/// boolean or a schema version where a number belongs, rates near zero, times past the run,
+/// control characters in a name, a path out of the folder.
+const VALUES: &[&str] = &[
+    "\"0s\"", "\"1ns\"", "\"2us\"", "\"1000s\"", "0", "1", "2", "-1", "true", "false", "1e-300", "1e300", "18446744073709551615",
+    "\"\\u001b]0;title\\u0007\"", "\"../../../../etc/passwd\"", "[]", "{}", "\"\"",
 ];
 /// Longest time one input may take (parse, validate and a short run); the watchdog saves a
 /// slower one and ends the process.
@@ -62,6 +72,8 @@ fn files(dir: &str, ext: &[&str]) -> Vec<PathBuf> {
 fn corpora() -> Vec<Corpus> {
     vec![
         Corpus { name: "scenario", files: files("scenarios/examples", &[".toml"]), check: check_scenario },
+        // Faults, failover timers, PARDA, mClock: the surfaces robustness round 3 attacked.
+        Corpus { name: "semantic", files: files("tests/data/fuzz_seeds", &[".toml"]), check: check_scenario },
         Corpus { name: "fio", files: files("tests/data/fio", &[".fio"]), check: |p, b| check_workload(p, b, "kind = \"fio_file\"") },
         Corpus { name: "vdbench", files: files("tests/data/vdbench", &[".vdb"]), check: |p, b| check_workload(p, b, "kind = \"vdbench\"") },
         Corpus { name: "trace", files: files("tests/data/traces", &[".iolog", ".csv", ".txt"]), check: check_trace },
@@ -149,6 +161,9 @@ enum Edit {
     Repeat { at: f64, len: usize },
     Token { at: f64, len: usize, token: usize },
     Byte { at: f64, byte: u8 },
+    /// Replace the value after the `=` nearest `at` (up to the line's end, a `,` or a `}`) with
+    /// one of [`VALUES`].
+    Value { at: f64, value: usize },
 }
 
 fn edit_strategy() -> impl Strategy<Value = Edit> {
@@ -157,6 +172,7 @@ fn edit_strategy() -> impl Strategy<Value = Edit> {
         (0.0..1.0f64, 1..64usize).prop_map(|(at, len)| Edit::Repeat { at, len }),
         (0.0..1.0f64, 0..6usize, 0..TOKENS.len()).prop_map(|(at, len, token)| Edit::Token { at, len, token }),
         (0.0..1.0f64, any::<u8>()).prop_map(|(at, byte)| Edit::Byte { at, byte }),
+        (0.0..1.0f64, 0..VALUES.len()).prop_map(|(at, value)| Edit::Value { at, value }),
     ]
 }
 
@@ -180,6 +196,13 @@ fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
             Edit::Byte { at, byte } => {
                 let p = pos(at, bytes.len());
                 bytes.insert(p, byte);
+            }
+            Edit::Value { at, value } => {
+                let equals: Vec<usize> = bytes.iter().enumerate().filter(|(_, b)| **b == b'=').map(|(i, _)| i + 1).collect();
+                if let Some(&start) = equals.get(pos(at, equals.len()).min(equals.len().saturating_sub(1))) {
+                    let end = bytes[start..].iter().position(|b| matches!(b, b'\n' | b',' | b'}')).map_or(bytes.len(), |n| start + n);
+                    bytes.splice(start..end, format!(" {}", VALUES[value]).into_bytes());
+                }
             }
         }
     }
@@ -241,12 +264,16 @@ fn fuzz_corpora() {
     let cases = env_u64("FUZZ_CASES").unwrap_or(150) as u32;
     let start = Instant::now();
     let mut total = 0u64;
-    let mut round = 0u64;
+    // `FUZZ_FIRST_ROUND` lets several processes fuzz different inputs side by side.
+    let mut round = env_u64("FUZZ_FIRST_ROUND").unwrap_or(0);
     // Inputs accepted (parsed, and for scenarios run) per corpus: the rest were rejected.
     let accepted: Vec<std::sync::atomic::AtomicU64> = corpora().iter().map(|_| 0.into()).collect();
     loop {
         for (c, corpus) in corpora().into_iter().enumerate() {
-            let seed: [u8; 32] = std::array::from_fn(|i| (round as u8).wrapping_add(i as u8).wrapping_mul(corpus.name.len() as u8 | 1));
+            // Every round and corpus its own inputs (a round's number in full: inputs never recur).
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&round.to_le_bytes());
+            seed[8] = c as u8;
             let config = Config { cases, failure_persistence: None, max_shrink_iters: 0, ..Config::default() };
             let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
             let inputs = (0..corpus.files.len(), proptest::collection::vec(edit_strategy(), 1..6));
