@@ -206,3 +206,26 @@ fn unmapped_and_unknown_disks_are_named() {
     let e = trace_map("msr_disks.csv", r#"{ "0" = "vol_x" }"#).err().expect("an error");
     assert!(e.ends_with("vm[0].job[0].volumes.\"0\": `vol_x` is no volume (volumes: lun, vol_a, vol_b, vol_c); did you mean `vol_a`?"), "{e}");
 }
+
+#[test]
+fn a_fio_iolog_of_two_files_maps_each_onto_its_volume() {
+    // Its two files were mixed onto one volume; now each file is a disk, as in every other
+    // format of several disks: mapped with `volumes` (file names whole), or refused.
+    let log = write_scenario("").with_extension("iolog");
+    std::fs::write(&log, "fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdc add\n100 /dev/sdb read 0 4096\n200 /dev/sdc write 0 8192\n300 /dev/sdb read 4096 4096\n400 /dev/sdc write 8192 8192\n500 /dev/sdc write 16384 8192\n").unwrap();
+    let run = |keys: &str, volume_key: &str| {
+        let job = format!("kind = \"trace\"\nfile = \"{}\"\n{keys}", log.display());
+        run_file(&write_scenario(&scenario_with(&job, volume_key, DISK_VOLUMES)), &[], &Overrides::default(), None).map_err(|e| e.0)
+    };
+    let r = run(r#"volumes = { "/dev/sdb" = "vol_a", "/dev/sdc" = "vol_b" }"#, "").unwrap();
+    let v = &r.variants[0];
+    crate::common::assert_conserved(v);
+    let done: Vec<(&str, u64, f64)> = v.report.vms.iter().map(|m| (m.name.as_str(), m.completed, m.write_iops)).collect();
+    assert_eq!(done.iter().map(|d| (d.0, d.1)).collect::<Vec<_>>(), [("vm.dev-sdb", 2), ("vm.dev-sdc", 3)]);
+    assert_eq!(done[0].2, 0.0, "sdb's VM only reads");
+    for (volume, ios) in [("vol_a", 2), ("vol_b", 3)] {
+        assert_eq!(v.report.devices.iter().find(|d| d.volume == volume).expect("a device").ios, ios, "{volume}");
+    }
+    let e = run("", "volume = \"lun\"").err().expect("an error");
+    assert!(e.contains("reads and writes of several files (/dev/sdb, /dev/sdc, ...)"), "{e}");
+}

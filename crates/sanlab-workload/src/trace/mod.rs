@@ -121,8 +121,13 @@ impl LineParser {
         };
         match rest {
             [_file, "add" | "open" | "close"] => Ok(Line::Other),
-            [_file, action, offset, length] => {
+            [file, action, offset, length] => {
                 let (offset, length): (u64, u64) = (num(offset, "offset")?, num(length, "length")?);
+                // A log of several files is several disks, as the other formats': `disk` picks
+                // one, `volumes` maps each onto its volume, and without either it is refused.
+                if matches!(*action, "read" | "write") && !self.select.keep_disk(file)? {
+                    return Ok(Line::Skipped("other files"));
+                }
                 match *action {
                     "read" => Ok(Line::Io { at_ns, req: request(Op::Read, offset, length)? }),
                     "write" => Ok(Line::Io { at_ns, req: request(Op::Write, offset, length)? }),
@@ -354,18 +359,47 @@ struct Summary {
     first_ns: u64,
     last_ns: u64,
     skipped: Vec<(&'static str, u64)>,
+    /// Records earlier than one before them: how many, the first's line (or binary record) and
+    /// the most one is earlier, in trace ns.
+    back: Option<(u64, usize, u64)>,
+    /// A binary blktrace file that ends inside a record.
+    cut: Option<blktrace_bin::Cut>,
+}
+
+impl Summary {
+    /// What the replay does not do as the file is written, for the job's options: records out of
+    /// time order (replayed in file order, each no earlier than the latest before it, as the
+    /// trace is streamed, never held or sorted) and a binary file cut inside a record.
+    /// Out-of-order records matter only when the timestamps pace the replay (`timed`).
+    fn notes(&self, binary: bool, timed: bool) -> Vec<(String, String)> {
+        let mut out = vec![];
+        if let (Some((n, line, back_ns)), true) = (self.back, timed) {
+            let at = if binary { "record" } else { "line" };
+            out.push(("out_of_order".to_string(), format!("{n} records earlier than one before them (the first at {at} {line}, up to {:.6}s earlier): replayed in file order, each at the time of the latest record before it", back_ns as f64 / 1e9)));
+        }
+        if let Some(c) = &self.cut {
+            out.push(("cut".to_string(), format!("{} ends inside a record at byte offset {} ({} of its {} bytes): that partial record is not replayed", c.path.display(), c.offset, c.bytes, c.record_bytes)));
+        }
+        out
+    }
 }
 
 /// Checks every line and counts the records. Replayed times (after the first record, times
 /// `time_scale`) must stay within the longest duration.
 fn scan(path: &Path, parser: &LineParser, time_scale: f64) -> Result<Summary, String> {
     let mut r = Reader::new(path, parser).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
-    let mut s = Summary { records: 0, first_ns: 0, last_ns: 0, skipped: vec![] };
+    let mut s = Summary { records: 0, first_ns: 0, last_ns: 0, skipped: vec![], back: None, cut: None };
     while let Some(line) = r.next_line() {
         match line.map_err(|(n, e)| at_line(path, n, e))? {
             Line::Io { at_ns, .. } => {
                 if s.records == 0 {
                     s.first_ns = at_ns;
+                    s.last_ns = at_ns;
+                }
+                if at_ns < s.last_ns {
+                    let (n, _, most) = s.back.get_or_insert((0, r.line, 0));
+                    *n += 1;
+                    *most = (*most).max(s.last_ns - at_ns);
                 }
                 if at_ns.saturating_sub(s.first_ns) as f64 * time_scale > DURATION.max() as f64 {
                     return Err(at_line(path, r.line, format!("this record replays more than {} after the first one, the longest duration sanlab simulates", DURATION.max_text())));
@@ -380,6 +414,9 @@ fn scan(path: &Path, parser: &LineParser, time_scale: f64) -> Result<Summary, St
             Line::Other => {}
         }
     }
+    if let Source::Binary(merged, _) = &r.input {
+        s.cut = merged.cut.clone();
+    }
     if s.records == 0 {
         let select = &r.parser.select;
         if let (false, Some(disk)) = (select.mapped.is_empty(), &select.disk) {
@@ -389,6 +426,9 @@ fn scan(path: &Path, parser: &LineParser, time_scale: f64) -> Result<Summary, St
         return Err(format!("{}: no read or write records to replay", path.display()));
     }
     if let [a, b, ..] = &r.parser.select.seen[..] {
+        if parser.format == Format::FioIolog {
+            return Err(format!("{}: reads and writes of several files ({a}, {b}, ...): replaying them onto one volume mixes their offsets; select one with disk = \"{a}\", or map each onto its volume with volumes = {{ \"{a}\" = \"<volume>\", \"{b}\" = \"<volume>\" }}", path.display()));
+        }
         let key = if matches!(parser.format, Format::MsrCsv) { "host and disk (e.g. host = \"web\", disk = \"0\")" } else { "disk" };
         return Err(format!("{}: records of several disks ({a}, {b}, ...): replaying them onto one volume mixes their offsets; select one with {key}", path.display()));
     }
@@ -463,7 +503,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let iops_scale = spec.float("iops_scale", 1.0, 1e-6, 1e6, "replays at this many times the trace's rate, by compressing time (2: twice the IOPS); not with time_scale")?;
     let rate = spec.rate_iops("rate_iops", 1e9, "open: arrivals evenly spaced at this rate instead of the timestamps (0: the timestamps)")?;
     let action = spec.choice("action", &BLK_ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed; any of blkparse's letters)")?;
-    let disk = spec.opt_string("disk", "the disk to replay from a trace of several: MSR DiskNumber, SPC ASU, Alibaba device_id, Tencent VolumeID, biosnoop DISK, blkparse maj,min")?;
+    let disk = spec.opt_string("disk", "the disk to replay from a trace of several: MSR DiskNumber, SPC ASU, Alibaba device_id, Tencent VolumeID, biosnoop DISK, blkparse maj,min, fio iolog file name")?;
     let host = spec.opt_string("host", "msr_csv: the Hostname to replay")?;
     let volumes = spec.table("volumes", "each disk of the trace onto its own volume, { \"0\" = \"vol_a\", \"1\" = \"vol_b\" } (disk ids as `disk` takes them; MSR: DiskNumber, or Hostname/DiskNumber for a file of several hosts): the scenario makes the VM one VM per disk, <vm>.<disk>, each on its volume; a record of an unmapped disk is an error")?;
     let mapped: Vec<String> = volumes.entries().into_iter().map(|(k, _)| k.to_string()).collect();
@@ -502,10 +542,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
         return Err(spec.error("action", "applies to format = \"blkparse\" or \"blktrace\" only"));
     }
     if host.is_some() && format != Format::MsrCsv {
-        return Err(spec.error("host", "applies to format = \"msr_csv\" only (other formats name disks: use disk)"));
-    }
-    if disk.is_some() && format == Format::FioIolog {
-        return Err(spec.error("disk", "fio iologs name files, not disks: it does not apply"));
+        return Err(spec.error("host", "applies to format = \"msr_csv\" only (other formats name disks: use disk; a `volumes` key `a/b` is read as MSR's Hostname/DiskNumber unless it starts with `/` or the job gives format = \"fio_iolog\")"));
     }
     let open_loop = mode == "open";
     if rate > 0.0 && !open_loop {
@@ -542,6 +579,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
         let list: Vec<String> = s.skipped.iter().map(|(w, n)| format!("{n} {w}")).collect();
         options.push(("skipped".to_string(), list.join(", ")));
     }
+    options.extend(s.notes(matches!(format, Format::Blktrace { .. }), open_loop && rate == 0.0));
     let rate_iops = (rate > 0.0).then_some(rate);
     Ok(Box::new(Trace { path, parser, open_loop, rate_iops, arrivals: 0, depth: depth as u32, time_scale, first_ns: s.first_ns, reader: None, pending: VecDeque::new(), options }))
 }
@@ -661,6 +699,83 @@ mod tests {
         assert!(message.starts_with(&format!("{}:", blank.display())), "names the file: {message}");
         assert!(message.contains(&format!("above the limit of {MAX_GZIP_RATIO}")) && message.contains("gzip bomb"), "{message}");
         assert!(started.elapsed().as_secs() < 20, "took {:?}", started.elapsed());
+    }
+
+    /// A folder of its own under the temp dir for one test's files.
+    fn folder(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sanlab-trace-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// The trace job `keys` builds in `dir`: its options, or its error.
+    fn built(dir: &Path, keys: &str) -> Result<Vec<(String, String)>, String> {
+        let t: toml::Table = keys.parse().unwrap();
+        let source = build(&Spec::new(&t, "job").with_base_dir(dir.to_path_buf())).map_err(|e| format!("{}: {}", e.location, e.message))?;
+        Ok(source.instances().remove(0).plan.options)
+    }
+
+    fn option<'o>(options: &'o [(String, String)], key: &str) -> Option<&'o str> {
+        options.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn records_out_of_time_order_are_replayed_in_file_order_and_said_so() {
+        // Every format the same way: a record earlier than one before it is replayed at that
+        // one's time (it was, silently); the job's options count them and name the first.
+        let d = folder("order");
+        std::fs::write(d.join("v3.iolog"), "fio version 3 iolog\n100 /dev/sdb read 0 4096\n300 /dev/sdb read 4096 4096\n200 /dev/sdb read 8192 4096\n50 /dev/sdb read 0 4096\n400 /dev/sdb read 0 4096\n").unwrap();
+        std::fs::write(d.join("msr.csv"), "1000,web,0,Read,0,4096,1\n3000,web,0,Read,0,4096,1\n2000,web,0,Write,0,4096,1\n").unwrap();
+        let iolog = built(&d, "file = \"v3.iolog\"").unwrap();
+        assert_eq!(option(&iolog, "out_of_order"), Some("2 records earlier than one before them (the first at line 4, up to 0.000250s earlier): replayed in file order, each at the time of the latest record before it"));
+        let msr = built(&d, "file = \"msr.csv\"").unwrap();
+        assert_eq!(option(&msr, "out_of_order"), Some("1 records earlier than one before them (the first at line 3, up to 0.000100s earlier): replayed in file order, each at the time of the latest record before it"));
+        // Without the timestamps pacing the replay, the order does not matter: nothing to say.
+        assert_eq!(option(&built(&d, "file = \"v3.iolog\"\nmode = \"closed\"").unwrap(), "out_of_order"), None);
+        assert_eq!(option(&built(&d, "file = \"v3.iolog\"\nrate_iops = 100").unwrap(), "out_of_order"), None);
+        // In order, nothing either.
+        assert_eq!(option(&built(Path::new(env!("CARGO_MANIFEST_DIR")), "file = \"../../tests/data/traces/v3.iolog\"").unwrap(), "out_of_order"), None);
+    }
+
+    #[test]
+    fn a_binary_blktrace_cut_inside_a_record_says_where() {
+        // A copy of the two CPU files with the second cut 24 bytes into its third record: the
+        // partial record was dropped silently; the job's options now name the file and offset.
+        let d = folder("cut");
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/traces/blktrace");
+        std::fs::copy(data.join("sdb.blktrace.0"), d.join("sdb.blktrace.0")).unwrap();
+        let whole = std::fs::read(data.join("sdb.blktrace.1")).unwrap();
+        assert_eq!(whole.len(), 144, "three records of 48 bytes");
+        std::fs::write(d.join("sdb.blktrace.1"), &whole[..120]).unwrap();
+        let options = built(&d, "file = \"sdb.blktrace.0\"").unwrap();
+        let cut = d.join("sdb.blktrace.1");
+        assert_eq!(option(&options, "cut"), Some(format!("{} ends inside a record at byte offset 96 (24 of its 48 bytes): that partial record is not replayed", cut.display()).as_str()));
+        assert_eq!(option(&options, "records"), Some("3"), "the whole records are replayed");
+        // A payload cut short is a partial record too.
+        let mut with_payload = whole[..48].to_vec();
+        with_payload[46] = 16; // pdu_len = 16 (little-endian), of which 4 bytes follow
+        with_payload.extend_from_slice(&[0; 4]);
+        std::fs::write(d.join("sdb.blktrace.1"), &with_payload).unwrap();
+        let options = built(&d, "file = \"sdb.blktrace.0\"").unwrap();
+        assert_eq!(option(&options, "cut"), Some(format!("{} ends inside a record at byte offset 0 (52 of its 64 bytes): that partial record is not replayed", cut.display()).as_str()));
+        std::fs::copy(data.join("sdb.blktrace.1"), d.join("sdb.blktrace.1")).unwrap();
+        assert_eq!(option(&built(&d, "file = \"sdb.blktrace.0\"").unwrap(), "cut"), None);
+    }
+
+    #[test]
+    fn a_fio_iolog_of_several_files_picks_or_maps_them_as_other_formats_do() {
+        // Two files were mixed onto one volume; now as every format of several disks.
+        let d = folder("iolog-files");
+        std::fs::write(d.join("two.iolog"), "fio version 3 iolog\n0 /dev/sdb add\n0 /dev/sdc add\n100 /dev/sdb read 0 4096\n200 /dev/sdc write 0 4096\n300 /dev/sdb read 4096 4096\n").unwrap();
+        let e = built(&d, "file = \"two.iolog\"").unwrap_err();
+        assert!(e.ends_with("two.iolog: reads and writes of several files (/dev/sdb, /dev/sdc, ...): replaying them onto one volume mixes their offsets; select one with disk = \"/dev/sdb\", or map each onto its volume with volumes = { \"/dev/sdb\" = \"<volume>\", \"/dev/sdc\" = \"<volume>\" }"), "{e}");
+        let sdb = built(&d, "file = \"two.iolog\"\ndisk = \"/dev/sdb\"").unwrap();
+        assert_eq!((option(&sdb, "records"), option(&sdb, "skipped")), (Some("2"), Some("1 other files")));
+        let e = built(&d, "file = \"two.iolog\"\ndisk = \"/dev/sdd\"").unwrap_err();
+        assert!(e.ends_with("no read or write records to replay"), "{e}");
+        // One file, as before.
+        let one = built(Path::new(env!("CARGO_MANIFEST_DIR")), "file = \"../../tests/data/traces/v2.iolog\"").unwrap();
+        assert_eq!(option(&one, "records"), Some("4"));
     }
 
     #[test]

@@ -53,12 +53,14 @@ pub fn expand(root: &mut Table) -> Result<(), SpecError> {
                 return Err(at_disk(format!("`{volume}` is no volume (volumes: {}){}", volumes.join(", "), did_you_mean(volume, volumes.iter().copied()))));
             }
             let mut job = job.clone();
-            let (host, id) = disk.split_once('/').map_or((None, disk.as_str()), |(h, d)| (Some(h), d));
+            // MSR's `Hostname/DiskNumber`; a fio iolog's file names (`/dev/sdb`) stay whole.
+            let iolog = job.get("format").and_then(Value::as_str) == Some("fio_iolog") || disk.starts_with('/');
+            let (host, id) = disk.split_once('/').filter(|_| !iolog).map_or((None, disk.as_str()), |(h, d)| (Some(h), d));
             job.insert("disk".into(), Value::String(id.into()));
             if let Some(h) = host {
                 job.insert("host".into(), Value::String(h.into()));
             }
-            let suffix = disk.replace('/', "-");
+            let suffix = disk.trim_start_matches('/').replace('/', "-");
             if let Some(Value::String(name)) = job.get_mut("name") {
                 *name = format!("{name}.{suffix}");
             }
@@ -81,4 +83,29 @@ fn expanded(vm: &Table, job: &Table) -> bool {
     let key = text(job, "host").map_or(disk.clone(), |h| format!("{h}/{disk}"));
     let mapped = job.get("volumes").and_then(|m| m.get(&key)).and_then(Value::as_str);
     mapped.is_some() && mapped.map(str::to_string) == text(vm, "volume")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fio_iologs_file_names_map_whole() {
+        // `/dev/sdb` is a file name, not MSR's Hostname/DiskNumber.
+        let mut root: Table = "volume = [{ name = \"a\" }, { name = \"b\" }]\n[[vm]]\nname = \"db\"\njob = [{ name = \"t\", kind = \"trace\", file = \"two.iolog\", volumes = { \"/dev/sdb\" = \"a\", \"/dev/sdc\" = \"b\" } }]\n".parse().unwrap();
+        expand(&mut root).unwrap();
+        let vms = root["vm"].as_array().unwrap();
+        let got: Vec<(&str, &str, &str, bool)> = vms
+            .iter()
+            .map(|vm| {
+                let job = &vm["job"][0];
+                (vm["name"].as_str().unwrap(), vm["volume"].as_str().unwrap(), job["disk"].as_str().unwrap(), job.get("host").is_some())
+            })
+            .collect();
+        assert_eq!(got, [("db.dev-sdb", "a", "/dev/sdb", false), ("db.dev-sdc", "b", "/dev/sdc", false)]);
+        // Resolving again keeps them.
+        let again = root.clone();
+        expand(&mut root).unwrap();
+        assert_eq!(root, again);
+    }
 }

@@ -65,6 +65,35 @@ fn cpu_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 struct Cpu {
     input: Box<dyn Read>,
     head: Option<Record>,
+    path: PathBuf,
+    /// Bytes read of the file.
+    offset: u64,
+}
+
+/// A file that ends inside a record (a copy cut short): the partial record is not replayed, and
+/// the job's options say where it was cut.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Cut {
+    pub(crate) path: PathBuf,
+    /// Where the partial record starts.
+    pub(crate) offset: u64,
+    /// Its bytes in the file, and the bytes a whole record has.
+    pub(crate) bytes: u64,
+    pub(crate) record_bytes: u64,
+}
+
+/// Reads into `buf` until it is full or the input ends; the bytes read.
+fn read_full(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +109,8 @@ struct Record {
 pub(crate) struct Merged {
     cpus: Vec<Cpu>,
     pub(crate) record: usize,
+    /// The first file found to end inside a record.
+    pub(crate) cut: Option<Cut>,
 }
 
 impl Merged {
@@ -87,19 +118,28 @@ impl Merged {
         let mut cpus = vec![];
         for f in cpu_files(path)? {
             let input: Box<dyn Read> = Box::new(std::io::BufReader::new(crate::input::open_input(&f, max_bytes)?));
-            cpus.push(Cpu { input, head: None });
+            cpus.push(Cpu { input, head: None, path: f, offset: 0 });
         }
-        Ok(Merged { cpus, record: 0 })
+        Ok(Merged { cpus, record: 0, cut: None })
     }
 
-    fn fill(cpu: &mut Cpu) -> Result<(), String> {
+    /// Reads `cpu`'s next record ahead; at a partial one, its file ends there (see [`Cut`]).
+    fn fill(cpu: &mut Cpu, cut: &mut Option<Cut>) -> Result<(), String> {
         if cpu.head.is_some() {
             return Ok(());
         }
+        let at = cpu.offset;
+        let mut partial = |bytes: usize, record_bytes: usize| {
+            cut.get_or_insert(Cut { path: cpu.path.clone(), offset: at, bytes: bytes as u64, record_bytes: record_bytes as u64 });
+        };
         let mut b = [0u8; RECORD_BYTES];
-        match cpu.input.read_exact(&mut b) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+        match read_full(&mut cpu.input, &mut b) {
+            Ok(RECORD_BYTES) => {}
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                partial(n, RECORD_BYTES);
+                return Ok(());
+            }
             Err(e) => return Err(format!("cannot read: {e}")),
         }
         let le = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
@@ -115,7 +155,12 @@ impl Merged {
         }
         let pdu_len = if little { u16::from_le_bytes([b[46], b[47]]) } else { u16::from_be_bytes([b[46], b[47]]) };
         let mut pdu = vec![0u8; usize::from(pdu_len)];
-        cpu.input.read_exact(&mut pdu).map_err(|e| format!("record payload of {pdu_len} bytes: {e}"))?;
+        let n = read_full(&mut cpu.input, &mut pdu).map_err(|e| format!("record payload of {pdu_len} bytes: cannot read: {e}"))?;
+        if n < pdu.len() {
+            partial(RECORD_BYTES + n, RECORD_BYTES + pdu.len());
+            return Ok(());
+        }
+        cpu.offset += (RECORD_BYTES + pdu.len()) as u64;
         cpu.head = Some(Record { time_ns: u64_at(8), sector: u64_at(16), bytes: u32_at(24), action: u32_at(28), device: u32_at(36) });
         Ok(())
     }
@@ -123,7 +168,7 @@ impl Merged {
     /// The next record of all CPUs (the earliest), as a trace line; None at the end.
     pub(crate) fn next(&mut self, wanted: u32, select: &mut Select) -> Option<Result<Line, String>> {
         for cpu in &mut self.cpus {
-            if let Err(e) = Self::fill(cpu) {
+            if let Err(e) = Self::fill(cpu, &mut self.cut) {
                 self.record += 1;
                 return Some(Err(e));
             }
