@@ -1,5 +1,7 @@
-"""Fuzzing the CLI with Hypothesis: mutated scenarios (`sanlab validate`) and damaged run folders
-(`sanlab report`) give exit 0, or exit 2 with one `error:` line; never a traceback.
+"""Fuzzing the CLI with Hypothesis: mutated scenarios (`sanlab validate`), damaged run folders
+(`sanlab report`: huge numbers, deep nesting, control characters among the edits) and run folders
+with a symbolic link planted at any output's name give exit 0, or exit 2 with one `error:` line;
+never a traceback, and never a write through the link.
 
 `FUZZ_EXAMPLES` sets the inputs per test (25 by default; `make fuzz` raises it)."""
 
@@ -19,7 +21,10 @@ from sanlab import cli as sanlab_cli
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "scenarios" / "examples").glob("*.toml"))
-TOKENS = [b"nan", b"inf", b"-1", b"1e400", b"18446744073709551616", b"\xff", b"\n", b"null", b"[", b"{", b'"', b"", b"1ns"]
+TOKENS = [
+    b"nan", b"inf", b"-1", b"1e400", b"18446744073709551616", b"\xff", b"\n", b"null", b"[", b"{", b'"', b"", b"1ns",
+    b"9" * 401, b"[" * 5000, b"\x1b]0;title\x07", b"\x1b[31m",
+]  # fmt: skip
 FUZZ = settings(
     max_examples=int(os.environ.get("FUZZ_EXAMPLES", "25")),
     deadline=None,
@@ -80,3 +85,20 @@ def test_damaged_run_folders_report_or_fail_in_one_line(
     (damaged / file).write_bytes(_mutate((damaged / file).read_bytes(), changes))
     _assert_clean(*_cli("report", str(damaged)))
     shutil.rmtree(damaged)
+
+
+OUTPUTS = ["report.html", "results.json", "manifest.json", "summary.parquet", "timeseries.parquet"]
+
+
+@FUZZ
+@given(name=st.sampled_from(OUTPUTS))
+def test_a_link_planted_in_a_run_folder_is_never_written_through(run_folder: Path, tmp_path: Path, name: str) -> None:
+    planted = tmp_path / f"planted-{name}"
+    shutil.copytree(run_folder, planted)
+    victim = tmp_path / f"victim-{name}"
+    victim.write_text("the user's file\n", encoding="utf-8")
+    (planted / name).unlink(missing_ok=True)
+    (planted / name).symlink_to(victim)
+    _assert_clean(*_cli("report", str(planted)))
+    assert victim.read_text(encoding="utf-8") == "the user's file\n", f"{name}: written through the link"
+    shutil.rmtree(planted)
