@@ -46,8 +46,9 @@ pub(super) fn read_faults(top: &Spec, names: &Names, ends: &[LinkEnd], replicati
 /// The error for the event whose edges take the run's past [`MAX_FAULT_EDGES`]: a repeating one
 /// is told the shortest `every` that fits.
 fn too_many_edges(e: &Spec, fault: &Fault, own: u64, edges: u64, duration_ns: u64) -> SpecError {
-    let counted = format!("{own} edges (starts and ends) within the run ({}), {edges} with the events before it, above the limit of {MAX_FAULT_EDGES} (each is a row of the fault timeline, about 4 kB)", format_duration(duration_ns));
     let others = edges - own;
+    let with_others = if others > 0 { format!(", {edges} with the events before it") } else { String::new() };
+    let counted = format!("{own} edges (starts and ends) within the run ({}){with_others}, above the limit of {MAX_FAULT_EDGES} (each is a row of the fault timeline, about 4 kB)", format_duration(duration_ns));
     match fault.every_ns {
         Some(every) if others + 2 < MAX_FAULT_EDGES => {
             // Two edges a time: the times that fit, and the period that gives no more.
