@@ -90,13 +90,13 @@ impl Fault {
     }
 }
 
-/// Most edges (starts and ends) the `[[event]]`s of a run may have together: 65,536. Each is a
+/// Most edges (starts and ends) the `[[event]]`s of a run may have together: 131,072. Each is a
 /// row of the run's fault timeline, with the host's path events it causes: about 3-4 kB at the
 /// peak of `sanlab run` (measured 2026-11-26: a flapping path's 20,000 edges added 61 MB, 6,000
-/// added 26 MB), so 65,536 edges hold about 0.25 GB, under the request slab's 600 MB. A path
-/// flapping every second for 9 hours fits; `every = "2us"` over 3 s (3 M edges) ended in
-/// "memory allocation failed".
-pub const MAX_FAULT_EDGES: u64 = 1 << 16;
+/// added 26 MB), so 131,072 edges hold about 0.5 GB, under the request slab's 600 MB. A path
+/// flapping every millisecond for a minute (121,000 edges, the report's largest measured case)
+/// fits; `every = "2us"` over 3 s (3 M edges) ended in "memory allocation failed".
+pub const MAX_FAULT_EDGES: u64 = 1 << 17;
 
 /// Bytes one edge costs while the engine runs (its timeline row, the path events it causes):
 /// about 730, measured (`every = "2us"` over 3 s, 3 M edges, peaked at 2.2 GB in the engine).

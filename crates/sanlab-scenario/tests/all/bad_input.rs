@@ -391,14 +391,14 @@ fn a_fault_repeating_past_the_edge_limit_is_refused_with_the_period_that_fits() 
     // Every 2 us over 3 s: 3 M edges, which ended in "memory allocation failed".
     let text = format!("{}{FLAPPING}", BASE.replace("duration = \"1s\"", "duration = \"3s\""));
     let e = validate_error(&text, &[]);
-    assert_eq!(e, "FILE: event[0].every: 2us repeats 1500000 times: 3000000 edges (starts and ends) within the run (3s), above the limit of 65536 (each is a row of the fault timeline, about 4 kB): expected every >= 92us (nearest valid), or a shorter run");
+    assert_eq!(e, "FILE: event[0].every: 2us repeats 1500000 times: 3000000 edges (starts and ends) within the run (3s), above the limit of 131072 (each is a row of the fault timeline, about 4 kB): expected every >= 46us (nearest valid), or a shorter run");
     // The period it gives fits.
-    let fits = text.replace("every = \"2us\"", "every = \"92us\"");
+    let fits = text.replace("every = \"2us\"", "every = \"46us\"");
     Scenario::load(&write_scenario(&fits)).unwrap().validate(&[], &Overrides::default()).unwrap();
     // The limit is on all the events together: a second one passes it, and is told so.
     let second = format!("{fits}{}", FLAPPING.replace("h-a-0", "h-a-1").replace("every = \"2us\"", "every = \"1ms\""));
     let e = validate_error(&second, &[]);
-    assert!(e.starts_with("FILE: event[1].every: 1ms repeats 3000 times: 6000 edges (starts and ends) within the run (3s), 71218 with the events before it, above the limit of 65536"), "{e}");
+    assert!(e.starts_with("FILE: event[1].every: 1ms repeats 3000 times: 6000 edges (starts and ends) within the run (3s), 136436 with the events before it, above the limit of 131072"), "{e}");
 }
 
 #[test]
