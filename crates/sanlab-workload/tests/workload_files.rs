@@ -244,7 +244,7 @@ fn vdbench_defaults_abbreviations_skew_and_rates() {
     let (_, mut sd1) = all.into_iter().next().unwrap();
     assert_eq!(sd1.plan.pacing, Pacing::Timed { depth: 16 }, "threads=16 from sd=default in the include");
     assert_eq!(job(&vdb("mixed.vdb"), "sd2").plan.pacing, Pacing::Timed { depth: 4 }, "th=4");
-    assert_eq!((sd1.plan.runtime_ns, sd1.plan.measured_from_ns), (Some(120_000_000_000), 20_000_000_000), "elapsed=2m, warmup=20");
+    assert_eq!((sd1.plan.runtime_ns, sd1.plan.measured_from_ns), (Some(140_000_000_000), 20_000_000_000), "elapsed=2m after warmup=20");
     // iorate=1000 over two SDs: 500 per SD, uniform inter-arrival times.
     let mut rng = RngStream::new(2, "arrivals");
     let (mut t, n) = (0, 20_000);

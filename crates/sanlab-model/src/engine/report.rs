@@ -35,7 +35,7 @@ impl World {
         let mbps = |s: &IoStats| if measured_s > 0.0 { s.bytes() as f64 / measured_s / 1e6 } else { 0.0 };
 
         let conservation = self.conservation();
-        let vms = self.vm_reports(per_s, mbps);
+        let vms = self.vm_reports(now);
         let jobs = self.job_reports(now);
         let (paths, devices, psp_events) = self.device_reports(per_s, mbps);
         let volumes = self.volume_reports(now);
@@ -62,7 +62,37 @@ impl World {
         }
     }
 
-    fn vm_reports(&self, per_s: impl Fn(u64) -> f64, mbps: impl Fn(&IoStats) -> f64) -> Vec<VmReport> {
+    /// How long each VM's jobs were issuing within the measured window: the union of their
+    /// spans, each from the job's start (its startdelay, or when the jobs it waited for ended) to
+    /// when it stopped. A VM's rates are over this time, as a job's are over its own: a workload
+    /// that ends early (fio `runtime` or `size`, a vdbench run's `elapsed`, a trace) is not
+    /// diluted by the rest of the run.
+    fn vm_active_s(&self, now: SimTime) -> Vec<f64> {
+        let mut spans: Vec<Vec<(SimTime, SimTime)>> = vec![vec![]; self.vms.len()];
+        for j in self.jobs.iter().filter(|j| j.started) {
+            // The job's start, recovered from where its measurement starts (that is its start
+            // plus ramp, or the run's warm-up when later: then the span starts there anyway).
+            let start_ns = j.measured_from_ns.saturating_sub(j.plan.measured_from_ns.saturating_sub(j.plan.start_ns));
+            let (from, to) = (start_ns.max(self.warmup_ns), j.stop_ns.min(now));
+            if to > from {
+                spans[j.vm].push((from, to));
+            }
+        }
+        spans
+            .into_iter()
+            .map(|mut s| {
+                s.sort_unstable();
+                let (mut total, mut reached) = (0, 0);
+                for (from, to) in s {
+                    total += to.saturating_sub(from.max(reached));
+                    reached = reached.max(to);
+                }
+                total as f64 / 1e9
+            })
+            .collect()
+    }
+
+    fn vm_reports(&self, now: SimTime) -> Vec<VmReport> {
         let mut vm_jobs: Vec<Vec<&IoStats>> = vec![vec![]; self.vms.len()];
         for j in &self.jobs {
             vm_jobs[j.vm].extend([&j.read, &j.write]);
@@ -70,16 +100,18 @@ impl World {
         self.vms
             .iter()
             .zip(vm_jobs)
-            .map(|(v, job_stats)| VmReport {
+            .zip(self.vm_active_s(now))
+            .map(|((v, job_stats), active_s)| (v, job_stats, move |n: f64| if active_s > 0.0 { n / active_s } else { 0.0 }))
+            .map(|(v, job_stats, per_s)| VmReport {
                 name: v.name.clone(),
                 host: self.hosts[v.host].name.clone(),
                 issued: v.tally.issued,
                 completed: v.tally.completed,
                 in_flight: v.tally.issued - v.tally.completed - v.tally.failed,
-                iops: per_s(v.tally.stats.ios()),
-                mbps: mbps(&v.tally.stats),
-                read_iops: per_s(v.reads),
-                write_iops: per_s(v.writes),
+                iops: per_s(v.tally.stats.ios() as f64),
+                mbps: per_s(v.tally.stats.bytes() as f64) / 1e6,
+                read_iops: per_s(v.reads as f64),
+                write_iops: per_s(v.writes as f64),
                 lat_ms: if v.tally.stats.keeps_histogram() { v.tally.stats.latency_ms() } else { v.tally.stats.merged(job_stats).latency_ms() },
                 failed: v.tally.failed,
                 failed_by_reason: v.failed_by_reason.into(),

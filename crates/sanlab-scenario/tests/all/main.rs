@@ -16,5 +16,6 @@ mod noisy_study;
 mod parda_calibrated_study;
 mod parda_study;
 mod path_selectors;
+mod rates;
 mod vdbench_runs;
 mod workload_kinds;

@@ -291,8 +291,10 @@ pub(super) fn assemble(p: &Parm, run: &RunPlan, curve_max_iops: Option<f64>, dev
                 threads: sd.threads,
                 rate_iops,
                 arrivals: rd.arrivals,
-                runtime_ns: rd.elapsed_s * NS_PER_S,
-                // vdbench's totals leave out the first interval (its "avg_2-N" line) unless warmup= says otherwise.
+                // vdbench counts elapsed= from the end of warmup= (its Reporter), so a run with a
+                // warm-up lasts warmup + elapsed; without one, its totals leave out the first
+                // interval (the "avg_2-N" line) within elapsed.
+                runtime_ns: (rd.warmup_s.unwrap_or(0) + rd.elapsed_s) * NS_PER_S,
                 measured_from_ns: measured_s * NS_PER_S,
                 interval: Interval { ns: interval_s * NS_PER_S, key: if rd.at.is_some() { "file" } else { "interval" }, at: place(rd.at, format!("rd={}", rd.name)) },
                 maxdata: maxdata.clone(),
