@@ -145,3 +145,31 @@ def test_series_reads_one_entity_metric_in_time_order(doc: dict[str, Any]) -> No
     assert times_s[:3] == [1.0, 2.0, 3.0] and len(times_s) == 40
     assert iops[5:10] == [0.0] * 5, "down from 5 s to 10 s"
     assert series(variant, "path/loc-0", "qued") == ([], [])
+
+
+def test_path_changes_by_bisection_agree_with_a_scan_of_every_event() -> None:
+    """The first time every path of a fault had a change in a window, found by bisection over the
+    sorted changes, is what a scan of every event gives (the scan was quadratic over a flapping
+    fault's occurrences)."""
+    import random
+
+    from sanlab.analysis.failover import _PathChanges
+
+    rng = random.Random(7)
+    paths = [f"p{i}" for i in range(4)]
+    events = [
+        {"t_s": round(rng.uniform(0, 100), 3), "event": rng.choice(["path dead", "path alive"]), "paths": rng.sample(paths, rng.randint(1, 3))}
+        for _ in range(400)
+    ]
+    index = _PathChanges(events, "path dead")  # type: ignore[arg-type]
+    for _ in range(200):
+        lo = rng.uniform(0, 100)
+        hi = lo + rng.uniform(0, 30)
+        wanted = rng.sample(paths, rng.randint(1, 4))
+        first: dict[str, float] = {}
+        for change in sorted(events, key=lambda c: c["t_s"]):
+            if change["event"] == "path dead" and lo <= change["t_s"] < hi:
+                for p in change["paths"]:
+                    first.setdefault(p, change["t_s"])
+        expected = max(first[p] for p in wanted) - lo if all(p in first for p in wanted) else None
+        assert index.seconds_until_all(wanted, lo, hi) == expected

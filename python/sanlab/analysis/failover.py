@@ -14,6 +14,7 @@ tables, the report and the failover study (`docs/studies/failover.md`) all read 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -207,22 +208,30 @@ def _groups(occurrences: Sequence[_Occurrence]) -> list[list[_Occurrence]]:
     return groups
 
 
-def _path_change_s(
-    psp_events: Sequence[PspEventReport], event: str, paths: Sequence[str], from_s: float, to_s: float
-) -> float | None:
-    """Seconds from `from_s` until every one of `paths` had an `event` ("path dead", "path
-    alive") at or after `from_s` and before `to_s`; None when some path had none, or no paths."""
-    if not paths:
+class _PathChanges:
+    """The PSP's path state changes of one kind ("path dead", "path alive") in time order, so a
+    window's first changes are found by bisection: linear in the events over all of a flapping
+    fault's occurrences (a scan of every event per occurrence was quadratic: 6,000 edges took
+    6.5 s, 60,000 minutes)."""
+
+    def __init__(self, psp_events: Sequence[PspEventReport], event: str) -> None:
+        changes = sorted((float(c["t_s"]), tuple(c["paths"])) for c in psp_events if c["event"] == event)
+        self.times = [t for t, _ in changes]
+        self.paths = [paths for _, paths in changes]
+
+    def seconds_until_all(self, paths: Sequence[str], from_s: float, to_s: float) -> float | None:
+        """Seconds from `from_s` until every one of `paths` had a change at or after `from_s` and
+        before `to_s`; None when some path had none, or no paths."""
+        if not paths:
+            return None
+        waiting = set(paths)
+        at = bisect_left(self.times, from_s)
+        while waiting and at < len(self.times) and self.times[at] < to_s:
+            waiting.difference_update(self.paths[at])
+            if not waiting:
+                return self.times[at] - from_s
+            at += 1
         return None
-    first: dict[str, float] = {}
-    for change in psp_events:
-        if change["event"] == event and from_s <= change["t_s"] < to_s:
-            for path in change["paths"]:
-                if path in paths and path not in first:
-                    first[path] = change["t_s"]
-    if any(path not in first for path in paths):
-        return None
-    return max(first.values()) - from_s
 
 
 def _worst(values: Sequence[float | None]) -> float | None:
@@ -245,7 +254,8 @@ def faults(variant: Variant) -> list[Fault]:
     groups = _groups(_occurrences(edges))
     edge_times = sorted({edge["t_s"] for edge in edges})
     warmup_s = end_of_run_s - float(variant["measured_s"])
-    psp_events = variant["psp_events"]
+    marked_dead = _PathChanges(variant["psp_events"], "path dead")
+    marked_alive = _PathChanges(variant["psp_events"], "path alive")
     series = (
         {vm["name"]: vm_iops(variant, vm["name"]) for vm in variant["vms"]} if "timeseries" in variant else {}
     )
@@ -263,9 +273,9 @@ def faults(variant: Variant) -> list[Fault]:
         dead, alive = [], []
         for index, occurrence in enumerate(group):
             bound_s = group[index + 1].start["t_s"] if index + 1 < len(group) else until_s
-            dead.append(_path_change_s(psp_events, "path dead", paths, occurrence.start["t_s"], bound_s))
+            dead.append(marked_dead.seconds_until_all(paths, occurrence.start["t_s"], bound_s))
             if occurrence.end is not None:
-                alive.append(_path_change_s(psp_events, "path alive", paths, occurrence.end["t_s"], bound_s))
+                alive.append(marked_alive.seconds_until_all(paths, occurrence.end["t_s"], bound_s))
         latencies = [
             edge["max_io_latency_ms"]
             for occurrence in group
