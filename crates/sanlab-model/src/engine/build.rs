@@ -83,6 +83,7 @@ impl World {
             failing: vec![],
             fault_log: vec![],
             edge_max_latency_ns: 0,
+            timers: Default::default(),
         })
     }
 }

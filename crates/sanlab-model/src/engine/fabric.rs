@@ -40,6 +40,7 @@ impl World {
     }
 
     pub(super) fn send_command(&mut self, io: u32) {
+        self.start_command_timer(io);
         self.over_link(io, OUTBOUND, 0, Ev::CmdAtArray);
     }
 

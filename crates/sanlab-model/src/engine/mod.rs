@@ -70,14 +70,15 @@ enum Ev {
     RefusedAtHost,
     AluaSettle,
     MirrorDecided,
+    CommandTimer,
 }
 
-const EVENTS: [Ev; 29] = [
+const EVENTS: [Ev; 30] = [
     Ev::JobArrival, Ev::CmdAtArray, Ev::XferRdyAtHost, Ev::DataAtArray, Ev::MediaDone,
     Ev::ReplAtPeer, Ev::PeerMediaDone, Ev::ReplAckAtOrigin, Ev::StatusAtHost, Ev::Sample, Ev::QosRelease,
     Ev::OwnerCoreDone, Ev::DataCoreDone, Ev::CacheHitDone, Ev::QfullAtHost, Ev::Retry, Ev::DiskDone,
     Ev::FlowPeriod, Ev::DeviceWake, Ev::FaultStart, Ev::FaultEnd, Ev::LinkNotice, Ev::PathCheck, Ev::Abort,
-    Ev::Redispatch, Ev::Failed, Ev::RefusedAtHost, Ev::AluaSettle, Ev::MirrorDecided,
+    Ev::Redispatch, Ev::Failed, Ev::RefusedAtHost, Ev::AluaSettle, Ev::MirrorDecided, Ev::CommandTimer,
 ];
 
 /// A disk of an array, as one event index: array in the high bits.
@@ -139,6 +140,8 @@ pub struct World {
     pub(crate) edge_max_latency_ns: u64,
     /// Random draws the run made that may shape its timing (see `sanlab_des::timing_draws`).
     pub(crate) timing_draws: u64,
+    /// The hosts' command timers, and the commands given up on that the array may still answer.
+    timers: recovery::CommandTimers,
 }
 
 impl World {
@@ -177,18 +180,31 @@ impl World {
             match ev {
                 Ev::JobArrival => self.job_arrival(i as usize),
                 Ev::CmdAtArray => self.cmd_at_array(i),
-                Ev::XferRdyAtHost => self.xfer_rdy_at_host(i),
+                // An answer to a command the host aborted at its timeout is dropped.
+                Ev::XferRdyAtHost => {
+                    if self.answer_at_host(i, false) {
+                        self.xfer_rdy_at_host(i)
+                    }
+                }
                 Ev::DataAtArray => self.data_at_array(i),
                 Ev::MediaDone => self.media_done(i, false),
                 Ev::ReplAtPeer => self.repl_at_peer(i),
                 Ev::PeerMediaDone => self.media_done(i, true),
                 Ev::ReplAckAtOrigin => self.array_step_done(i),
-                Ev::StatusAtHost => self.status_at_host(i),
+                Ev::StatusAtHost => {
+                    if self.answer_at_host(i, true) {
+                        self.status_at_host(i)
+                    }
+                }
                 Ev::QosRelease => self.qos_release(i as usize),
                 Ev::OwnerCoreDone => self.core_done(i, false),
                 Ev::DataCoreDone => self.core_done(i, true),
                 Ev::CacheHitDone => self.array_step_done(i),
-                Ev::QfullAtHost => self.qfull_at_host(i),
+                Ev::QfullAtHost => {
+                    if self.answer_at_host(i, true) {
+                        self.qfull_at_host(i)
+                    }
+                }
                 Ev::Retry => self.enter_adapter(i),
                 Ev::DiskDone => self.disk_done(i),
                 Ev::FlowPeriod => self.flow_period(i as usize),
@@ -199,9 +215,14 @@ impl World {
                 Ev::Abort => self.abort(i),
                 Ev::Redispatch => self.redispatch(i),
                 Ev::Failed => self.failed(i),
-                Ev::RefusedAtHost => self.refused_at_host(i),
+                Ev::RefusedAtHost => {
+                    if self.answer_at_host(i, true) {
+                        self.refused_at_host(i)
+                    }
+                }
                 Ev::AluaSettle => self.alua_settle(i as usize),
                 Ev::MirrorDecided => self.mirror_decided(i as usize),
+                Ev::CommandTimer => self.command_timer(i as usize),
                 Ev::DeviceWake => {
                     let d = i as usize;
                     if self.devices[d].wake_armed_ns == Some(self.q.now()) {

@@ -13,6 +13,37 @@ use super::{pack, Ev, World};
 use crate::host::failover::Reason;
 use crate::io::NONE;
 use crate::multipath::Alua;
+use sanlab_des::SimTime;
+use std::collections::VecDeque;
+
+/// The mark of a command the host gave up on at its timeout while the array may still hold it.
+const ZOMBIE: u64 = u64::MAX;
+
+/// Every host's SCSI command timer: a command on the wire (from its send to its status, QUEUE FULL
+/// or sense) longer than the host's `command_timeout` is aborted, whatever the reason (a lost
+/// frame, a slow link, a stalled array): Linux's block-layer timer (`scsi_times_out`, 30 s by
+/// default, sd's `SD_TIMEOUT`), ESXi's driver timeout. Lost frames keep their own abort (`lost`);
+/// this catches the commands still under way. One deadline queue per host, in send order (the
+/// timeout is the host's), with one timer event armed at its head; an entry is stale once its slot
+/// answered or was sent again.
+#[derive(Default)]
+pub(super) struct CommandTimers {
+    /// Per request slot: the send the timer watches (0: none; `ZOMBIE`: given up, its late
+    /// answer is dropped).
+    sent: Vec<u64>,
+    next: u64,
+    hosts: Vec<HostTimers>,
+}
+
+#[derive(Default)]
+struct HostTimers {
+    /// (deadline, slot, send), oldest first.
+    queue: VecDeque<(SimTime, u32, u64)>,
+    /// The earliest timer event scheduled.
+    armed_ns: Option<SimTime>,
+    /// Length at which stale entries are swept out (twice the live ones at the last sweep).
+    sweep_at: usize,
+}
 
 // Faults are rare: their handlers stay out of line, so the hot path keeps its inlining.
 impl World {
@@ -50,9 +81,16 @@ impl World {
         }
     }
 
-    /// A frame of `io` went out on down link `l` and is lost: the host will abort the command.
+    /// A frame of `io` went out on down link `l` and is lost: the host will abort the command
+    /// (a command it already gave up on is gone).
     #[cold]
     pub(super) fn lost(&mut self, io: u32, l: usize) {
+        match self.timers.sent.get_mut(io as usize) {
+            Some(s) if *s == ZOMBIE => return self.drop_zombie(io),
+            // Its abort is the one below, not the command timer's.
+            Some(s) => *s = 0,
+            None => {}
+        }
         let now = self.q.now();
         let r = self.ios.get(io);
         let dev = &self.devices[r.device as usize];
@@ -95,6 +133,135 @@ impl World {
             self.ios.get_mut(io).array = NONE;
         }
         self.retry(io);
+    }
+
+    // ---- the command timer ------------------------------------------------------------------
+
+    /// `io` goes on the wire: its host's command timer starts, unless the run ends first.
+    #[inline]
+    pub(super) fn start_command_timer(&mut self, io: u32) {
+        let host = self.devices[self.ios.get(io).device as usize].host;
+        let deadline = self.q.now().saturating_add(self.hosts[host].failover.command_timeout_ns);
+        if deadline < self.end_ns {
+            self.watch_command(host, io, deadline);
+        }
+    }
+
+    fn watch_command(&mut self, host: usize, io: u32, deadline: SimTime) {
+        let t = &mut self.timers;
+        t.next += 1;
+        let i = io as usize;
+        if t.sent.len() <= i {
+            t.sent.resize(i + 1, 0);
+        }
+        t.sent[i] = t.next;
+        if t.hosts.len() <= host {
+            t.hosts.resize_with(host + 1, HostTimers::default);
+        }
+        let (sent, h) = (&t.sent, &mut t.hosts[host]);
+        while h.queue.front().is_some_and(|&(_, i, s)| sent[i as usize] != s) {
+            h.queue.pop_front();
+        }
+        if h.queue.len() >= h.sweep_at.max(1024) {
+            h.queue.retain(|&(_, i, s)| sent[i as usize] == s);
+            h.sweep_at = 2 * h.queue.len();
+        }
+        h.queue.push_back((deadline, io, t.next));
+        if h.armed_ns.is_none() {
+            h.armed_ns = Some(deadline);
+            self.q.schedule_at(deadline, pack(Ev::CommandTimer, host as u32));
+        }
+    }
+
+    /// An answer for `io` reached its host (`done`: a status, QUEUE FULL or a sense; else a
+    /// transfer-ready). False when the host had given up on the command: the answer is dropped
+    /// (a write's exchange the array held for its data is dropped with it); else a done
+    /// command's timer stops.
+    #[inline]
+    pub(super) fn answer_at_host(&mut self, io: u32, done: bool) -> bool {
+        match self.timers.sent.get_mut(io as usize) {
+            Some(s) if *s == ZOMBIE => {
+                self.drop_zombie(io);
+                false
+            }
+            Some(s) if done => {
+                *s = 0;
+                true
+            }
+            _ => true,
+        }
+    }
+
+    #[cold]
+    fn drop_zombie(&mut self, io: u32) {
+        self.timers.sent[io as usize] = 0;
+        let a = self.ios.get(io).array;
+        if a != NONE {
+            self.arrays[a as usize].tally.failed += 1;
+        }
+        self.ios.remove(io);
+    }
+
+    /// Host `host`'s command timer: the commands past their deadline are aborted.
+    #[cold]
+    pub(super) fn command_timer(&mut self, host: usize) {
+        let now = self.q.now();
+        if self.timers.hosts[host].armed_ns == Some(now) {
+            self.timers.hosts[host].armed_ns = None;
+        }
+        loop {
+            let t = &mut self.timers;
+            let h = &mut t.hosts[host];
+            let Some(&(deadline, io, s)) = h.queue.front() else { break };
+            if t.sent[io as usize] != s {
+                h.queue.pop_front();
+                continue;
+            }
+            if deadline > now {
+                break;
+            }
+            h.queue.pop_front();
+            self.command_timed_out(io);
+        }
+        let h = &mut self.timers.hosts[host];
+        if let Some(&(deadline, ..)) = h.queue.front() {
+            if h.armed_ns.is_none_or(|a| deadline < a) {
+                h.armed_ns = Some(deadline);
+                self.q.schedule_at(deadline, pack(Ev::CommandTimer, host as u32));
+            }
+        }
+    }
+
+    /// `io` was on the wire for the host's command timeout and is aborted: the host fails its path
+    /// as dm-multipath does on a timed-out command (the path checker reinstates it at its next
+    /// probe of a live link), frees the adapter slot and sends the command again, as a new
+    /// command, on the path the PSP picks; it counts as retried. The original may still be inside
+    /// the array, which finishes it (or drops a write waiting for its data): its late answer is
+    /// dropped at the host, so nothing is counted twice.
+    #[cold]
+    fn command_timed_out(&mut self, io: u32) {
+        let now = self.q.now();
+        let mut again = *self.ios.get(io);
+        again.array = NONE;
+        again.array_pending = 0;
+        // The original counts for nobody but the array that may still hold it (see `conservation`).
+        let z = self.ios.get_mut(io);
+        z.wire = true;
+        z.parent = io;
+        self.timers.sent[io as usize] = ZOMBIE;
+        let copy = self.ios.insert(again);
+        let d = again.device as usize;
+        let host = self.devices[d].host;
+        let l = self.devices[d].paths[again.path as usize].link;
+        if !self.health[l].checking {
+            self.health[l].checking = true;
+            self.q.schedule_at(now + self.hosts[host].failover.path_check_ns, pack(Ev::PathCheck, l as u32));
+        }
+        self.set_paths(l, false);
+        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+            self.send_command(next);
+        }
+        self.retry(copy);
     }
 
     /// A command goes again on the path the PSP picks now, counted as retried.

@@ -144,7 +144,9 @@ fn an_adapter_and_a_port_take_their_paths_down() {
 
 #[test]
 fn a_controller_failure_holds_commands_for_the_takeover_and_moves_its_paths() {
-    let v = run(&with_event("kind = \"controller_down\"\narray = \"a\"\ncontroller = \"ctrl2\"\ntakeover = \"300ms\"\nat = \"1s\"\nuntil = \"2s\""), &[]);
+    let v = run(&with_event("kind = \"controller_down\"\narray = \"a\"\ncontroller = \"ctrl2\"\ntakeover = \"300ms\"\nat = \"1s\"\nuntil = \"2s\""), &["host[0].failover.command_timeout=\"1s\""]);
+    // (A command timeout shorter than the takeover would abort the held commands: see
+    // a_command_slower_than_the_timeout_is_aborted_and_retried.)
     assert_eq!(iops_between(&v, "p1", 1.1, 2.0), 0.0, "ctrl2's path is down");
     assert_eq!(iops_between(&v, "p0", 1.1, 1.3), 0.0, "the survivor holds commands while it takes over");
     assert!(iops_between(&v, "p0", 1.4, 2.0) > 0.0);
@@ -303,4 +305,28 @@ fn a_lost_vvol_leaves_the_other_vvols_behind_its_protocol_endpoint_alone() {
             assert!(v.report.psp_events.iter().all(|e| !e.event.starts_with("path dead")), "the PE's paths stay up: {:?}", v.report.psp_events.iter().map(|e| &e.event).collect::<Vec<_>>());
         }
     }
+}
+
+/// A command slower than the command timeout is aborted like a lost one: p0's link takes 2 s each
+/// way against a 300 ms timeout. Each command sent on p0 is aborted 300 ms after it went out,
+/// p0 is failed (as dm-multipath fails a path on a timed-out command) and the command goes again
+/// on p1; the checker reinstates p0 at its next probe and it fails again at the next timeout.
+/// The array still finishes the aborted commands; their late statuses (4 s after the send) are
+/// dropped at the host, so nothing is counted twice. It used to complete after 4 s, never
+/// aborted.
+#[test]
+fn a_command_slower_than_the_timeout_is_aborted_and_retried() {
+    let text = TWO_PATHS.replace("command_timeout = \"200ms\"", "command_timeout = \"300ms\"").replacen("link = { latency = \"50us\" }", "link = { latency = \"2s\" }", 1).replace("duration = \"3s\"", "duration = \"6s\"");
+    let v = run(&text, &[]);
+    let vm = &v.report.vms[0];
+    assert!(vm.lat_ms.max < 350.0, "no request waits past the 300 ms timeout (plus the retry): {} ms", vm.lat_ms.max);
+    assert!(vm.failed == 0 && vm.completed > 1000, "failed {}, completed {}", vm.failed, vm.completed);
+    let dead: Vec<f64> = v.report.psp_events.iter().filter(|e| e.event == "path dead").map(|e| e.t_s).collect();
+    assert!(!dead.is_empty() && (dead[0] - 0.3).abs() < 0.01, "p0 is failed at the first timeout: {dead:?}");
+    let p0 = path(&v, "p0");
+    assert_eq!(p0.ios, 0, "nothing completes on the 2 s path");
+    assert!(p0.failed_over > 0 && v.report.devices[0].retried == p0.failed_over, "every aborted command went again on p1");
+    // The array answered the aborted commands that reached it (2 s out, 2 s back within 6 s).
+    let array = v.report.conservation.iter().find(|c| c.component == "array/a").unwrap();
+    assert!(array.completed > vm.completed, "the array also finished the aborted commands: {array:?}");
 }
