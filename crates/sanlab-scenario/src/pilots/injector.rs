@@ -155,9 +155,9 @@ fn threshold(points: &[InjectorPoint], percent: f64) -> (f64, f64) {
 
 /// Why a measured curve gives no threshold (no throughput at any level, or no latency), if so.
 fn unmeasured(peak_iops: f64, threshold_ms: f64) -> Option<String> {
-    if !(peak_iops > 0.0) {
+    if peak_iops.is_nan() || peak_iops <= 0.0 {
         Some(format!("it measured {peak_iops} IOPS at every level"))
-    } else if !(threshold_ms > 0.0 && threshold_ms.is_finite()) {
+    } else if threshold_ms.is_nan() || threshold_ms <= 0.0 || threshold_ms.is_infinite() {
         Some(format!("the latency at the target throughput is {threshold_ms} ms"))
     } else {
         None
