@@ -63,11 +63,12 @@ impl DelaySpec for Spec<'_> {
         Ok(param.stream(seed, &name))
     }
 
-    /// A service time: a positive duration, or a distribution. An array that answers in no time
-    /// would let a closed loop issue and complete forever at one instant, the clock never moving.
+    /// A service time: a duration of at least 1 µs (`MIN_SERVICE_NS`), or a distribution. An array
+    /// that answers in no time would let a closed loop issue and complete forever at one instant,
+    /// the clock never moving; one that answers in nanoseconds, nearly so.
     fn service(&self, key: &str, default: (u64, &str), doc: &'static str) -> SpecResult<Delay> {
         let param = self.delay_param(key, default, doc)?;
-        if matches!(param, DelayParam::Fixed(0)) && !self.is_describing() {
+        if matches!(param, DelayParam::Fixed(ns) if ns < sanlab_spec::MIN_SERVICE_NS) && !self.is_describing() {
             return Err(self.takes_no_time(key));
         }
         let (seed, name) = self.stream_of(key);

@@ -321,8 +321,10 @@ fn events_name_existing_adapters_ports_controllers_pairs_and_volumes() {
 #[test]
 fn a_service_that_takes_no_time_is_refused_as_it_would_never_end() {
     assert_rejected(&[
-        ("array[0].media={kind=\"flash\", read_latency=\"0ns\"}", "array[0].media.read_latency: must be positive: a service that takes no time lets a closed loop run forever at one instant (nearest valid: \"1ns\")"),
-        ("array[0].cache={hit_latency=\"0us\"}", "array[0].cache.hit_latency: must be positive"),
+        ("array[0].media={kind=\"flash\", read_latency=\"0ns\"}", "array[0].media.read_latency: must be at least 1us: no storage answers a command faster"),
+        ("array[0].media={kind=\"flash\", read_latency=\"1ns\"}", "(nearest valid: \"1us\")"),
+        ("array[0].cache={hit_latency=\"0us\"}", "array[0].cache.hit_latency: must be at least 1us"),
+        ("array[0].media={kind=\"disk_group\", write_ack=\"999ns\"}", "array[0].media.write_ack: must be at least 1us"),
     ]);
 }
 
