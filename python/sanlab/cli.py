@@ -40,7 +40,7 @@ from sanlab.export.runfolder import (
     write_run_folder,
 )
 from sanlab.export.files import LinkInFolderError, refuse_links, replace_text
-from sanlab.formatting import format_bytes, format_count, format_tenths, shown_name
+from sanlab.formatting import few_names, format_bytes, format_count, format_tenths, shown_name
 from sanlab.hostimport.command import IMPORT_ERRORS
 from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture, measured_sections
 from sanlab.hostimport.command import add_parser as add_import
@@ -388,7 +388,7 @@ def _run_and_write(args: argparse.Namespace, argv: Sequence[str], made: list[Pat
         names = shown_name(", ".join(ignored))
         print(f"ignored: {names} (fio options without effect on the model; `sanlab kinds` says why)", file=sys.stderr)
     if interrupted:
-        kept = ", ".join(variant["name"] for variant in doc["variants"])
+        kept = few_names([variant["name"] for variant in doc["variants"]])
         _error(f"interrupted: kept the variants that finished ({kept}) in {out_dir}")
         return 130
     return 0
@@ -554,7 +554,7 @@ def _cost_table(cost: dict[str, Any]) -> Table:
 
 def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     checked = sanlab.validate(args.scenario, set=args.sets, variants=args.variants)
-    variants = ", ".join(map(shown_name, checked["variants"]))
+    variants = few_names(checked["variants"])
     scenario = shown_name(checked["scenario"])
     print(f"ok: {scenario} ({len(checked['variants'])} variants: {variants})", flush=True)
     cost = shown_document(checked["cost"])

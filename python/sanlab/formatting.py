@@ -110,3 +110,10 @@ def shown_name(name: str) -> str:
     on one line. The engine's messages escape names by the same rule
     (`crates/sanlab-spec/src/names.rs`, `escaped`)."""
     return _CONTROL.sub(_escape, name) if _CONTROL.search(name) else name
+
+
+def few_names(names: Sequence[str], shown: int = 8) -> str:
+    """Names for a line a person reads: the first `shown`, escaped, then how many more (an error
+    line stays short whatever a scenario holds: 4,096 variants are 8 names and "and 4,088 more")."""
+    head = ", ".join(shown_name(name) for name in names[:shown])
+    return head if len(names) <= shown else f"{head} and {len(names) - shown:,} more"

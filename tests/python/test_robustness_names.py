@@ -179,3 +179,10 @@ def test_the_sweep_table_shows_hostile_names_escaped(doc: dict[str, Any], tmp_pa
     with console.capture() as captured:
         console.print(summary_rich_table(out))
     _assert_escaped(captured.get())
+
+
+def test_a_line_of_names_shows_a_few_and_counts_the_rest() -> None:
+    from sanlab.formatting import few_names
+
+    assert few_names(["a", "b\x1b[2J"]) == "a, b\\u{1b}[2J"
+    assert few_names([f"v{i}" for i in range(4096)]) == "v0, v1, v2, v3, v4, v5, v6, v7 and 4,088 more"
