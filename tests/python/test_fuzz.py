@@ -102,3 +102,20 @@ def test_a_link_planted_in_a_run_folder_is_never_written_through(run_folder: Pat
     _assert_clean(*_cli("report", str(planted)))
     assert victim.read_text(encoding="utf-8") == "the user's file\n", f"{name}: written through the link"
     shutil.rmtree(planted)
+
+
+WORDS = [
+    "run", "sweep", "validate", "report", "kinds", "calibrate", "--seed", "--seeds", "--duration", "--set", "--variant",
+    "--bogus", "--quiet", "--verbose", "-1", "0", "9223372036854775808", "18446744073709551616", "100000000", "x", "\x1b[2J",
+]  # fmt: skip
+
+
+@FUZZ
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6))
+def test_command_lines_of_stray_words_answer_in_one_line(words: list[str]) -> None:
+    """Argument errors (seeds past their limit, unknown options, missing values, escape
+    sequences): exit 0 or 2 with one `error:` line, never argparse's usage block or a traceback.
+    No scenario path is among the words, so nothing long runs."""
+    code, err = _cli(*words)
+    _assert_clean(code, err)
+    assert "\x1b" not in err, err
