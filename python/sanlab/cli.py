@@ -281,11 +281,7 @@ def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
     """
     names: list[str] = []
     if mode != "off":
-        names = (
-            args.variants
-            or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"]
-            or ["base"]
-        )
+        names = args.variants or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"]
     engine = _core.Progress()
     outcome: list[str] = []
     errors: list[BaseException] = []
@@ -556,7 +552,8 @@ def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     checked = sanlab.validate(args.scenario, set=args.sets, variants=args.variants)
     variants = few_names(checked["variants"])
     scenario = shown_name(checked["scenario"])
-    print(f"ok: {scenario} ({len(checked['variants'])} variants: {variants})", flush=True)
+    count = len(checked["variants"])
+    print(f"ok: {scenario} ({count} variant{'' if count == 1 else 's'}: {variants})", flush=True)
     cost = shown_document(checked["cost"])
     console = _console()
     for part in fit(_cost_table(cost), console):

@@ -158,7 +158,7 @@ def test_validate_prints_hostile_names_escaped(tmp_path: Path, capsys: pytest.Ca
     )
     assert main(["validate", str(scenario)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"ok: s{SHOWN} (1 variants: v{SHOWN})\n")
+    assert out.startswith(f"ok: s{SHOWN} (1 variant: v{SHOWN})\n")
     _assert_escaped(out)
 
 

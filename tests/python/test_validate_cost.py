@@ -82,3 +82,10 @@ def test_a_series_near_its_limit_warns_on_this_machine(
         assert "raise run.sample_interval" in warning
     else:
         assert result.stderr == ""
+
+
+def test_a_file_without_variants_is_validated_as_the_one_variant_run_runs(cli: CliRunner) -> None:
+    """`run` reports one variant, `base`, for a file without [[variant]]; validate says the same."""
+    done = cli("validate", "tests/data/scenarios/one_vm.toml")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "ok: one_vm (1 variant: base)"

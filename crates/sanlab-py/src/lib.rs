@@ -97,7 +97,8 @@ fn validate(py: Python<'_>, path: PathBuf, sets: Vec<String>, variants: Option<V
     let s = guarded(|| Scenario::load(&path).map_err(to_py))?;
     let o = Overrides { sets, ..Overrides::default() };
     let requested = variants.unwrap_or_default();
-    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    // What `run` would run: a file without [[variant]] runs one variant, `base`.
+    let names: Vec<&str> = if s.variants.is_empty() { vec!["base"] } else { s.variants.iter().map(|v| v.name.as_str()).collect() };
     let mut checked = serde_json::json!({"scenario": s.name, "variants": names});
     if cost {
         // The pilots run the engine: without the GIL, as `run` does.
