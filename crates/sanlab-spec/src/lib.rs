@@ -483,7 +483,9 @@ pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(unit_error(s, unit, &["B", "k", "KB", "KiB", "m", "MB", "MiB", "g", "GB", "GiB", "t", "TB", "TiB"], "32KiB")),
+        // fio reads p too; sizes end at 1 EiB (SIZE), so a petabyte disk's trace fits.
+        "p" | "pb" | "pib" => 1 << 50,
+        _ => return Err(unit_error(s, unit, &["B", "k", "KB", "KiB", "m", "MB", "MiB", "g", "GB", "GiB", "t", "TB", "TiB", "p", "PB", "PiB"], "32KiB")),
     };
     SIZE.whole(s, n * scale as f64)
 }
@@ -589,6 +591,8 @@ mod tests {
         assert_eq!(parse_size_bytes("32KiB"), Ok(32768));
         assert_eq!(parse_size_bytes("32k"), Ok(32768));
         assert_eq!(parse_size_bytes("1MB"), Ok(1 << 20));
+        // Every unit fio reads for a size, to the petabytes of a large disk's trace.
+        assert_eq!((parse_size_bytes("2T"), parse_size_bytes("2TB"), parse_size_bytes("3PiB"), parse_size_bytes("1p")), (Ok(2 << 40), Ok(2 << 40), Ok(3 << 50), Ok(1 << 50)));
         assert_eq!((parse_size_bytes("32KB"), parse_size_bytes("32kib"), parse_size_bytes("32000")), (Ok(32_768), Ok(32_768), Ok(32_000)));
         assert_eq!(parse_bandwidth_bps("16Gb/s"), Ok(16e9));
         assert_eq!(parse_bandwidth_bps("1GB/s"), Ok(8e9));
