@@ -12,7 +12,7 @@ fn vdbench_vm(file: &str, duration: &str) -> String {
 
 #[test]
 fn a_vdbench_warmup_comes_before_its_elapsed_time_and_a_curve_point_is_a_share_of_its_max_run() {
-    let text = vdbench_vm("tests/data/vdbench/curve_warmup.vdb", "60s");
+    let text = vdbench_vm("tests/data/rates/curve_warmup.vdb", "60s");
     let path = crate::common::write_scenario(&text);
     let r = sanlab_scenario::run_file(&path, &[], &sanlab_scenario::Overrides::default(), None).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = r.variants.iter().map(|v| v.name.as_str()).collect();

@@ -74,12 +74,15 @@ fn fio_thinktime_startdelay_and_ramp() {
     let r = run_job("rw = \"randread\"\nthinktime = \"10ms\"", "duration = \"10s\"");
     let iops = r.variants[0].report.vms[0].iops;
     assert!((iops - 1e3 / 10.15).abs() < 1.0, "{iops}");
-    // startdelay: nothing in the first 2 s of 4.
-    let r = run_job("rw = \"randread\"\nstartdelay = 2", "duration = \"4s\"");
-    let delayed = r.variants[0].report.vms[0].iops;
-    let r = run_job("rw = \"randread\"", "duration = \"4s\"");
-    let full = r.variants[0].report.vms[0].iops;
-    assert!((delayed / full - 0.5).abs() < 0.01, "{delayed} vs {full}");
+    // startdelay: nothing in the first 2 s of 4, so half the I/Os, at the same rate over the
+    // time the job ran (a VM's rate is over its jobs' time).
+    let vm = |job: &str| {
+        let r = run_job(job, "duration = \"4s\"");
+        (r.variants[0].report.vms[0].completed as f64, r.variants[0].report.vms[0].iops)
+    };
+    let ((delayed, delayed_iops), (full, full_iops)) = (vm("rw = \"randread\"\nstartdelay = 2"), vm("rw = \"randread\""));
+    assert!((delayed / full - 0.5).abs() < 0.01, "{delayed} vs {full} I/Os");
+    assert!((delayed_iops / full_iops - 1.0).abs() < 0.01, "{delayed_iops} vs {full_iops} IOPS");
     // ramp_time: the job runs 1 s + runtime 3 s, and its own statistics leave out the first
     // second; the VM's count everything.
     let r = run_job("rw = \"randread\"\nramp_time = 1\nruntime = 3", "duration = \"5s\"");
