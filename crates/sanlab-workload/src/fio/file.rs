@@ -301,9 +301,20 @@ fn shell_words(text: &str) -> Result<Vec<String>, String> {
 /// every job after them; each `--name` starts a job.
 fn read_cmdline(text: &str) -> Result<Parsed, String> {
     let mut args = shell_words(text).map_err(|e| format!("cmdline: {e}"))?;
-    if args.first().is_some_and(|a| a == "fio" || a.ends_with("/fio")) {
+    // `fio`, `/usr/bin/fio`, and on Windows `fio.exe` or `.\fio.exe` (whose backslash the shell
+    // reading takes as an escape: `.fio.exe`).
+    if args.first().is_some_and(|a| a == "fio" || a.ends_with("/fio") || a.to_ascii_lowercase().ends_with("fio.exe")) {
         args.remove(0);
     }
+    // fio reads its arguments with getopt_long_only: a long option may be written with one dash
+    // (`-rw=randread`, `-iodepth 1`, `-thread`), as many published guides do.
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| match a.strip_prefix('-') {
+            Some(rest) if rest.len() > 1 && rest.starts_with(|c: char| c.is_ascii_alphabetic()) => format!("--{rest}"),
+            _ => a,
+        })
+        .collect();
     let mut files = Files(vec![PathBuf::from("cmdline")], Some(args.clone()));
     let mut globals: Vec<Entry> = vec![];
     let mut jobs: Vec<JobSection> = vec![];
@@ -596,6 +607,14 @@ mod tests {
         assert_eq!(e("fio jobs.fio"), "cmdline argument 1 `jobs.fio`: a job file on the command line: read it with kind = \"fio_file\", file = \"jobs.fio\"");
         assert!(e("fio --name=x --ioengine=net").contains("engine `net` does not do block I/O on a disk"));
         assert_eq!(e("fio --rw=read"), "cmdline: no job: add --name=..., as fio needs one");
+        // One dash, as getopt_long_only reads it (and many guides write it), and Windows' fio.exe.
+        for line in ["fio -filename=/dev/sdb -direct=1 -iodepth 32 -thread -rw=randread -ioengine=libaio -bs=4k -size=1G -numjobs=2 -runtime=60 -group_reporting -name=t", ".\\fio.exe -name=t -bs=4k -iodepth=32 -rw=randread", "fio.exe --name=t --bs=4k --iodepth=32 --rw=randread"] {
+            let (_, jobs, _) = read_cmdline(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            let iodepth = jobs[0].entries.iter().find(|e| e.name == "iodepth").map(|e| e.value.as_str());
+            assert_eq!((jobs.len(), jobs[0].name.as_str(), iodepth), (1, "t", Some("32")), "{line}");
+        }
+        assert!(read_cmdline("fio -name=t -thread -rw=randread").unwrap().1[0].entries.iter().any(|e| e.name == "thread"));
+        assert!(e("fio -name=t -x").contains("short options do not describe a workload"), "a one-letter option stays short");
         assert!(e("fio --name=\"x").starts_with("cmdline: unbalanced \" quote"));
     }
 
