@@ -177,6 +177,13 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
         return Err(files.at(file, line, format!("`{key}` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file")));
     }
     let Some(option) = lookup(key).filter(|o| o.effect != Effect::Unmodelled) else {
+        // An engine's own option (spdk_bdev's spdk_json_conf, an external engine's): the engine
+        // is what sanlab cannot run, so the error names it.
+        if let Some(engine) = sink.iter().rev().find(|e| e.name == "ioengine").map(|e| e.value.trim().to_string()) {
+            if let Err(why) = super::job::engine_is_sync(&engine) {
+                return Err(files.at(file, line, format!("`{key}` is an option of ioengine={engine}: {why}")));
+            }
+        }
         return Err(files.at(file, line, unknown_option(key)));
     };
     let bare = value.is_none();
@@ -606,6 +613,9 @@ mod tests {
         assert_eq!(e("fio --name=x --iodepht=4"), "cmdline argument 2 `--iodepht=4`: unknown fio option `iodepht`; did you mean `iodepth`?");
         assert_eq!(e("fio jobs.fio"), "cmdline argument 1 `jobs.fio`: a job file on the command line: read it with kind = \"fio_file\", file = \"jobs.fio\"");
         assert!(e("fio --name=x --ioengine=net").contains("engine `net` does not do block I/O on a disk"));
+        // An engine's own options are named as the engine's: the engine is the reason.
+        assert!(e("fio --name=x --ioengine=spdk_bdev --spdk_json_conf=a.json").starts_with("cmdline argument 3 `--spdk_json_conf=a.json`: `spdk_json_conf` is an option of ioengine=spdk_bdev: unknown engine `spdk_bdev`: expected a sync engine"));
+        assert!(e("fio --name=x --ioengine=external:/opt/x.so --x_opt=1").ends_with("`x_opt` is an option of ioengine=external:/opt/x.so: engine `external:/opt/x.so` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync"));
         assert_eq!(e("fio --rw=read"), "cmdline: no job: add --name=..., as fio needs one");
         // One dash, as getopt_long_only reads it (and many guides write it), and Windows' fio.exe.
         for line in ["fio -filename=/dev/sdb -direct=1 -iodepth 32 -thread -rw=randread -ioengine=libaio -bs=4k -size=1G -numjobs=2 -runtime=60 -group_reporting -name=t", ".\\fio.exe -name=t -bs=4k -iodepth=32 -rw=randread", "fio.exe --name=t --bs=4k --iodepth=32 --rw=randread"] {

@@ -328,21 +328,27 @@ struct Pace {
     read_pct: f64,
 }
 
+/// Whether a block engine issues one request at a time (sync) or many (async); an engine that
+/// does no block I/O on a disk, or that sanlab does not know, is the error.
+pub(super) fn engine_is_sync(engine: &str) -> Result<bool, String> {
+    if SYNC_ENGINES.contains(&engine) {
+        Ok(true)
+    } else if ASYNC_ENGINES.contains(&engine) {
+        Ok(false)
+    } else if NON_BLOCK_ENGINES.contains(&engine) || engine.starts_with("external") {
+        Err(format!("engine `{engine}` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync"))
+    } else {
+        let all: Vec<&str> = SYNC_ENGINES.iter().chain(ASYNC_ENGINES.iter()).copied().collect();
+        Err(format!("unknown engine `{engine}`: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all)))
+    }
+}
+
 /// Pacing: ioengine and iodepth, thinktime (with thinktime_spin, _iotime and _blocks), rate or
 /// rate_iops per direction, rate_process.
 fn pacing(opts: &Reader, dirs: &[Direction; 2], mut read_pct: f64) -> Result<Pace, OptionError> {
     let (v, units) = (opts.v, &opts.units);
     let engine = v.get("ioengine").map(str::trim).unwrap_or(if opts.scenario() { "libaio" } else { "psync" });
-    let sync = if SYNC_ENGINES.contains(&engine) {
-        true
-    } else if ASYNC_ENGINES.contains(&engine) {
-        false
-    } else if NON_BLOCK_ENGINES.contains(&engine) || engine.starts_with("external") {
-        return Err(err("ioengine", format!("engine `{engine}` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync")));
-    } else {
-        let all: Vec<&str> = SYNC_ENGINES.iter().chain(ASYNC_ENGINES.iter()).copied().collect();
-        return Err(err("ioengine", format!("unknown engine `{engine}`: expected a sync engine ({}) or an async one ({}){}", SYNC_ENGINES.join(", "), ASYNC_ENGINES.join(", "), did_you_mean(engine, all))));
-    };
+    let sync = engine_is_sync(engine).map_err(|why| err("ioengine", why))?;
     let iodepth = opts.int_of("iodepth", 1, 1, 65_536)? as u32;
     let mut depth = if sync { 1 } else { iodepth };
     let think_ns = opts.time_of("thinktime", 1_000)?;
