@@ -101,21 +101,23 @@ impl World {
             .iter()
             .zip(vm_jobs)
             .zip(self.vm_active_s(now))
-            .map(|((v, job_stats), active_s)| (v, job_stats, move |n: f64| if active_s > 0.0 { n / active_s } else { 0.0 }))
-            .map(|(v, job_stats, per_s)| VmReport {
-                name: v.name.clone(),
-                host: self.hosts[v.host].name.clone(),
-                issued: v.tally.issued,
-                completed: v.tally.completed,
-                in_flight: v.tally.issued - v.tally.completed - v.tally.failed,
-                iops: per_s(v.tally.stats.ios() as f64),
-                mbps: per_s(v.tally.stats.bytes() as f64) / 1e6,
-                read_iops: per_s(v.reads as f64),
-                write_iops: per_s(v.writes as f64),
-                lat_ms: if v.tally.stats.keeps_histogram() { v.tally.stats.latency_ms() } else { v.tally.stats.merged(job_stats).latency_ms() },
-                failed: v.tally.failed,
-                failed_by_reason: v.failed_by_reason.into(),
-                retried: v.retried,
+            .map(|((v, job_stats), active_s)| {
+                let per_s = |n: f64| if active_s > 0.0 { n / active_s } else { 0.0 };
+                VmReport {
+                    name: v.name.clone(),
+                    host: self.hosts[v.host].name.clone(),
+                    issued: v.tally.issued,
+                    completed: v.tally.completed,
+                    in_flight: v.tally.issued - v.tally.completed - v.tally.failed,
+                    iops: per_s(v.tally.stats.ios() as f64),
+                    mbps: per_s(v.tally.stats.bytes() as f64) / 1e6,
+                    read_iops: per_s(v.reads as f64),
+                    write_iops: per_s(v.writes as f64),
+                    lat_ms: if v.tally.stats.keeps_histogram() { v.tally.stats.latency_ms() } else { v.tally.stats.merged(job_stats).latency_ms() },
+                    failed: v.tally.failed,
+                    failed_by_reason: v.failed_by_reason.into(),
+                    retried: v.retried,
+                }
             })
             .collect()
     }
