@@ -710,10 +710,10 @@ fn input_files_are_regular_files_of_bounded_size() {
 
 #[test]
 fn the_workload_page_states_the_option_tables_coverage() {
-    let page = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/models/workload.md")).unwrap();
+    let page = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/models/fio.md")).unwrap();
     let [model, ignored, unmodelled] = sanlab_workload::fio_option_coverage();
     let line = format!("**modelled: {model}, accepted without effect: {ignored}, cannot be modelled: {unmodelled}**");
-    assert!(page.contains(&line), "docs/models/workload.md should say {line}");
+    assert!(page.contains(&line), "docs/models/fio.md should say {line}");
 }
 
 /// The (op, offset, length) lines of an iolog fio wrote (v3: a timestamp first).

@@ -2,7 +2,7 @@
 //! HOWTO.rst), each with what sanlab does with it: models it, accepts it without effect on the
 //! model (and lists it once per run as "ignored: ..."), or stops with why it cannot be modelled.
 //! An option fio does not know is an error naming the nearest one. `sanlab kinds` prints the
-//! table (extension point `fio_option`), and docs/models/workload.md gives its counts.
+//! table (extension point `fio_option`), and docs/models/fio.md gives its counts.
 
 use sanlab_spec::{did_you_mean, KindDoc, ParamDoc, Spec, SpecResult};
 
