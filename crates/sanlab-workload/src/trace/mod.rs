@@ -28,7 +28,7 @@ mod record;
 pub(crate) mod volumes;
 
 use formats::{alibaba, biosnoop, blktrace_bin, spc, tencent};
-use record::{num, num_times, request, Line, Select, SECTOR_BYTES};
+use record::{num, num_times, request, rwbs_op, Line, Select, SECTOR_BYTES};
 
 pub const KIND: Kind<dyn JobSource> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
 
@@ -36,6 +36,9 @@ const FORMATS: [&str; 9] = ["auto", "fio_iolog", "msr_csv", "blkparse", "blktrac
 /// blkparse's action letters (fmt.c VALID_SPECS): Q queued (what fio's blktrace replay uses),
 /// G get request, I inserted, D issued to the driver, C completed, M and F merges, and the rest.
 const BLK_ACTIONS: [&str; 16] = ["Q", "A", "B", "C", "D", "F", "G", "I", "M", "P", "R", "S", "T", "U", "W", "X"];
+/// The volume a trace replays onto when `device_size` is not set, unless the trace reaches
+/// further: then the volume ends where its furthest record ends.
+const DEFAULT_DEVICE_BYTES: u64 = 100 << 30;
 /// MSR timestamps are Windows FILETIME: 100 ns ticks.
 const FILETIME_TICK_NS: u64 = 100;
 /// fio iolog v2: "Everything below 100 is discarded" for `wait` (HOWTO, trace file format v2).
@@ -208,19 +211,16 @@ fn blkparse(text: &str, wanted: char, select: &mut Select) -> Result<Line, Strin
         return Err(format!("time `{}`: expected seconds.nanoseconds", f[3]));
     }
     let at_ns = num_times(sec, "time", 1_000_000_000)?.checked_add(num_times(frac, "time", 10u64.pow(9 - frac.len() as u32))?).ok_or_else(|| format!("time `{}` is out of range", f[3]))?;
-    // RWBS: the first of R, W, D (discard), F (flush) says what the request is.
-    // Records without data are skipped and counted: flushes, barriers (B, older kernels) and
-    // no-data events (N: plugs, unplugs).
-    let op = match f[6].chars().find(|c| matches!(c, 'R' | 'W' | 'D' | 'F' | 'B' | 'N')) {
-        Some('R') => Op::Read,
-        Some('W') => Op::Write,
-        Some('D') => return Ok(Line::Skipped("discard")),
-        Some('B') => return Ok(Line::Skipped("barrier")),
-        Some('N') => return Ok(Line::Skipped("no data")),
-        _ => return Ok(Line::Skipped("flush")),
+    // Records without data are skipped and counted: flushes, barriers and no-data events.
+    let op = match rwbs_op(f[6]) {
+        Ok(op) => op,
+        Err(what) => return Ok(Line::Skipped(what)),
     };
-    let [sector, "+", sectors, ..] = f[7..] else {
-        return Err(format!("expected `sector + nsectors` after RWBS `{}`", f[6]));
+    let (sector, sectors) = match f[7..] {
+        [sector, "+", sectors, ..] => (sector, sectors),
+        // A completion of no bytes is printed `sector [error]` (a write barrier's data part).
+        [sector, ..] if sector.parse::<u64>().is_ok() => return Ok(Line::Skipped("no data")),
+        _ => return Err(format!("expected `sector + nsectors` after RWBS `{}`", f[6])),
     };
     let offset_bytes = num_times(sector, "sector", SECTOR_BYTES)?;
     if num::<u64>(sectors, "nsectors")? == 0 {
@@ -364,6 +364,8 @@ struct Summary {
     back: Option<(u64, usize, u64)>,
     /// A binary blktrace file that ends inside a record.
     cut: Option<blktrace_bin::Cut>,
+    /// Where the furthest record ends.
+    end_bytes: u64,
 }
 
 impl Summary {
@@ -388,10 +390,11 @@ impl Summary {
 /// `time_scale`) must stay within the longest duration.
 fn scan(path: &Path, parser: &LineParser, time_scale: f64) -> Result<Summary, String> {
     let mut r = Reader::new(path, parser).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
-    let mut s = Summary { records: 0, first_ns: 0, last_ns: 0, skipped: vec![], back: None, cut: None };
+    let mut s = Summary { records: 0, first_ns: 0, last_ns: 0, skipped: vec![], back: None, cut: None, end_bytes: 0 };
     while let Some(line) = r.next_line() {
         match line.map_err(|(n, e)| at_line(path, n, e))? {
-            Line::Io { at_ns, .. } => {
+            Line::Io { at_ns, req } => {
+                s.end_bytes = s.end_bytes.max(req.offset_bytes + u64::from(req.size_bytes));
                 if s.records == 0 {
                     s.first_ns = at_ns;
                     s.last_ns = at_ns;
@@ -469,7 +472,8 @@ fn detect(path: &Path) -> Result<&'static str, String> {
     let tried: [Test; 7] = [
         ("fio_iolog", &|l| l.starts_with("fio version ")),
         ("biosnoop", &|l| biosnoop::is_header(l)),
-        ("blkparse", &|l| l.split_whitespace().next().and_then(|d| d.split_once(',')).is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())),
+        // An event line, or the column header some blkparse scripts print first (`#Maj,Mn CPU SeqNo ...`).
+        ("blkparse", &|l| l.starts_with("#Maj,Mn ") || l.split_whitespace().next().and_then(|d| d.split_once(',')).is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())),
         ("msr_csv", &|l| {
             let f = fields(l);
             f.len() == 7 && (f[0].eq_ignore_ascii_case("timestamp") || f[3].eq_ignore_ascii_case("read") || f[3].eq_ignore_ascii_case("write"))
@@ -494,6 +498,27 @@ fn detect(path: &Path) -> Result<&'static str, String> {
     })
 }
 
+/// blkparse and blktrace with `action` unset replay Q events, as fio does; a file without any (a
+/// trace taken with `blktrace -a issue`, which records only D and C) is replayed at its D events.
+/// The trace is streamed, never held, so a first look reads it up to its first Q event: the
+/// whole file only when it has none. Other formats are returned as they are.
+fn unless_unqueued(path: &Path, format: Format) -> Result<Format, String> {
+    let issued = match format {
+        Format::Blkparse { .. } => Format::Blkparse { action: 'D' },
+        Format::Blktrace { .. } => Format::Blktrace { action: blktrace_bin::action_code('D').expect("D has an action code") },
+        other => return Ok(other),
+    };
+    let look = LineParser::new(format, Select { device_bytes: u64::MAX, ..Select::default() });
+    let mut r = Reader::new(path, &look).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    // Any line but another event's is a Q event (an unreadable one too: the scan reports it).
+    while let Some(line) = r.next_line() {
+        if !matches!(line, Ok(Line::Other)) {
+            return Ok(format);
+        }
+    }
+    Ok(issued)
+}
+
 fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let path = spec.path("file", "trace file, relative to the scenario file (.gz is read gzipped)")?;
     let format = spec.choice("format", &FORMATS, Some("auto"), "auto (recognised from the first line), fio_iolog (v2 or v3), msr_csv (MSR Cambridge), blkparse (default text output), spc (UMass), alibaba, tencent, biosnoop (bcc)")?;
@@ -510,7 +535,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let ops = spec.choice("ops", &["all", "reads", "writes"], Some("all"), "replay reads only or writes only")?;
     let from_ns = spec.duration_ns("from", Some((0, "0s")), "start of the replayed window, after the first record")?;
     let to_ns = spec.duration_or_never_ns("to", (u64::MAX, "end"), "end of the replayed window, after the first record")?;
-    let device_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "the volume's size: a record ending beyond it is an error, or wraps with offset_wrap")?;
+    let device_bytes = spec.size_bytes("device_size", Some((DEFAULT_DEVICE_BYTES, "100GiB, or the end of the trace's furthest record when further (without offset_wrap)")), "the volume's size: a record ending beyond it is an error, or wraps with offset_wrap")?;
     let offset_wrap = spec.boolean("offset_wrap", false, "wrap offsets beyond device_size onto the volume instead of stopping with an error")?;
     if spec.is_describing() {
         let parser = LineParser::new(Format::FioIolog, Select::default());
@@ -541,6 +566,8 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     if spec.has("action") && !matches!(format, Format::Blkparse { .. } | Format::Blktrace { .. }) {
         return Err(spec.error("action", "applies to format = \"blkparse\" or \"blktrace\" only"));
     }
+    let queued = format;
+    let format = if spec.has("action") { format } else { unless_unqueued(&path, format).map_err(|e| spec.error("file", e))? };
     if host.is_some() && format != Format::MsrCsv {
         return Err(spec.error("host", "applies to format = \"msr_csv\" only (other formats name disks: use disk; a `volumes` key `a/b` is read as MSR's Hostname/DiskNumber unless it starts with `/` or the job gives format = \"fio_iolog\")"));
     }
@@ -557,9 +584,15 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     if !mapped.is_empty() && disk.is_none() {
         return Err(spec.error("volumes", "is expanded by the scenario into one VM per disk, each replaying its disk: give the job a VM of its own in a scenario"));
     }
-    let select = Select { disk, host, mapped, op, from_ns, to_ns: (to_ns != u64::MAX).then_some(to_ns), device_bytes, offset_wrap, ..Select::default() };
-    let parser = LineParser::new(format, select);
+    // Without device_size (and without wrapping), no record is beyond the volume: it covers them.
+    let sized = spec.has("device_size") || offset_wrap;
+    let scanned_bytes = if sized { device_bytes } else { u64::MAX };
+    let select = Select { disk, host, mapped, op, from_ns, to_ns: (to_ns != u64::MAX).then_some(to_ns), device_bytes: scanned_bytes, offset_wrap, ..Select::default() };
+    let mut parser = LineParser::new(format, select);
     let s = scan(&path, &parser, time_scale).map_err(|e| spec.error("file", e))?;
+    if !sized {
+        parser.select.device_bytes = s.end_bytes.max(device_bytes);
+    }
     if open_loop && rate == 0.0 && s.records > 1 && s.last_ns == s.first_ns {
         return Err(spec.error(
             "file",
@@ -578,6 +611,12 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     if !s.skipped.is_empty() {
         let list: Vec<String> = s.skipped.iter().map(|(w, n)| format!("{n} {w}")).collect();
         options.push(("skipped".to_string(), list.join(", ")));
+    }
+    if format != queued {
+        options.push(("action".to_string(), "D (issued to the driver): the file has no Q (queued) event, as a trace taken with blktrace -a issue; set action to replay another event".to_string()));
+    }
+    if s.end_bytes > device_bytes && !sized {
+        options.push(("device_size".to_string(), format!("{} bytes ({:.1} GiB): device_size is not set and the trace's furthest record ends there, beyond the default {} GiB", s.end_bytes, s.end_bytes as f64 / (1u64 << 30) as f64, DEFAULT_DEVICE_BYTES >> 30)));
     }
     options.extend(s.notes(matches!(format, Format::Blktrace { .. }), open_loop && rate == 0.0));
     let rate_iops = (rate > 0.0).then_some(rate);
@@ -776,6 +815,21 @@ mod tests {
         // One file, as before.
         let one = built(Path::new(env!("CARGO_MANIFEST_DIR")), "file = \"../../tests/data/traces/v2.iolog\"").unwrap();
         assert_eq!(option(&one, "records"), Some("4"));
+    }
+
+    #[test]
+    fn biosnoop_rows_without_a_disk_are_skipped() {
+        // bcc issue 370: a request whose issuer biosnoop missed prints `?`, PID 0, no DISK and
+        // SECTOR 0 (not read): its bytes have no place on a disk.
+        let header = "TIME(s)        COMM           PID    DISK    T  SECTOR    BYTES   LAT(ms)\n";
+        let b = lines(Format::Biosnoop, &format!("{header}0.000000000    dd             24852  sda     W  26236512  8192       3.00\n0.000000000    ?              0              R  0         8          2.00\n")).unwrap();
+        assert_eq!((&b[1], &b[2]), (&Line::Io { at_ns: 0, req: Request { op: Op::Write, size_bytes: 8192, offset_bytes: 26_236_512 * 512 } }, &Line::Skipped("no disk")));
+        // A COMM with a blank is one field more, read from the right as the rest.
+        let b = lines(Format::Biosnoop, &format!("{header}1.5 DOM Worker 77 sda RA 64 4096 0.10\n")).unwrap();
+        assert_eq!(b[1], Line::Io { at_ns: 1_500_000_000, req: Request { op: Op::Read, size_bytes: 4096, offset_bytes: 64 * 512 } });
+        // One field fewer is an empty DISK only: here the PID is missing.
+        let e = lines(Format::Biosnoop, &format!("{header}1.5 dd sda W 64 4096 0.10\n")).unwrap_err();
+        assert_eq!(e, "expected 8 whitespace-separated fields as the header names (one fewer when DISK is empty), found 7 with DISK `sda`");
     }
 
     #[test]

@@ -120,6 +120,20 @@ pub(super) fn seconds_ns(field: &str, what: &str) -> Result<u64, String> {
     num_times(sec, what, 1_000_000_000)?.checked_add(num_times(frac, what, 10u64.pow(9 - frac.len() as u32))?).ok_or_else(|| format!("{what} `{field}` is out of range"))
 }
 
+/// What blkparse's RWBS flags (and libbpf-tools biosnoop's T column, the same string) say a
+/// request is: the first of R, W, D (discard), F (flush: before R or W, a preflush), B (barrier,
+/// older kernels) or N (no data: plugs, unplugs). Not a read or write: skipped, by name.
+pub(super) fn rwbs_op(flags: &str) -> Result<Op, &'static str> {
+    match flags.chars().find(|c| matches!(c, 'R' | 'W' | 'D' | 'F' | 'B' | 'N')) {
+        Some('R') => Ok(Op::Read),
+        Some('W') => Ok(Op::Write),
+        Some('D') => Err("discard"),
+        Some('B') => Err("barrier"),
+        Some('N') => Err("no data"),
+        _ => Err("flush"),
+    }
+}
+
 pub(super) fn request(op: Op, offset_bytes: u64, size: u64) -> Result<Request, String> {
     let size_bytes = u32::try_from(size).ok().filter(|s| *s > 0).ok_or_else(|| format!("request size {size} bytes is out of range: expected 1..=4 GiB"))?;
     if offset_bytes > SIZE.max() {
