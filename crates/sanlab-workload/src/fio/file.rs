@@ -7,6 +7,7 @@
 //! Each job becomes job instances through the same option reader as the `fio` kind, with fio's
 //! own units and defaults (see `fio.rs`).
 
+use super::cmdline::{own_option, read_cmdline};
 use super::job::FioJob;
 use super::options::{lookup, unknown_option, Effect};
 use super::values::{Dialect, OptionValues};
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 pub const KIND: Kind<dyn JobSource> = Kind { name: "fio_file", summary: "fio job files read as they are: global sections, several jobs, include, ${VAR}, numjobs", build };
 
 /// Include chains longer than this are taken for a loop.
-const MAX_INCLUDE_DEPTH: usize = 16;
+pub(super) const MAX_INCLUDE_DEPTH: usize = 16;
 /// Longest line of a job file or an include: fio reads each line into a buffer of
 /// `OPT_LEN_MAX` (8192) bytes (parse.h) and would read the rest of a longer one as another line.
 const MAX_LINE_BYTES: usize = 8192;
@@ -33,9 +34,9 @@ const MACHINE_KEYWORDS: [&str; 3] = ["$ncpus", "$mb_memory", "$pagesize"];
 
 /// One option line: canonical option name, value, and where it was written.
 #[derive(Clone, Debug)]
-struct Entry {
-    name: &'static str,
-    value: String,
+pub(super) struct Entry {
+    pub(super) name: &'static str,
+    pub(super) value: String,
     file: usize,
     line: usize,
     /// `${VAR}`s in the line that were not set (fio expands them to nothing).
@@ -45,23 +46,23 @@ struct Entry {
 }
 
 #[derive(Debug)]
-struct JobSection {
+pub(super) struct JobSection {
     /// Unique in its file (a repeated section name gets `-2`, `-3`, ...).
-    name: String,
+    pub(super) name: String,
     /// As written: fio's `jobname`.
-    section: String,
-    file: usize,
-    line: usize,
+    pub(super) section: String,
+    pub(super) file: usize,
+    pub(super) line: usize,
     /// The globals above it, then its own options, in order.
-    entries: Vec<Entry>,
+    pub(super) entries: Vec<Entry>,
     /// How many of `entries` are globals.
-    globals: usize,
+    pub(super) globals: usize,
 }
 
 /// The files read (the job file and its includes), for naming them in messages; or, for a
 /// command line, its arguments (an entry's `line` is then the argument's number).
 #[derive(Default, Debug)]
-struct Files(Vec<PathBuf>, Option<Vec<String>>);
+pub(super) struct Files(pub(super) Vec<PathBuf>, pub(super) Option<Vec<String>>);
 
 impl Files {
     fn add(&mut self, p: PathBuf) -> usize {
@@ -69,7 +70,7 @@ impl Files {
         self.0.len() - 1
     }
 
-    fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
+    pub(super) fn at(&self, file: usize, line: usize, msg: impl std::fmt::Display) -> String {
         match &self.1 {
             Some(args) => format!("cmdline argument {line} `{}`: {msg}", excerpt(&args[line - 1])),
             None => at_line(&self.0[file], line, msg),
@@ -145,7 +146,7 @@ fn read_options(text: &str, file: usize, files: &mut Files, depth: usize, sink: 
 }
 
 /// One option line (or an `include`) of the current section.
-fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usize, sink: &mut Vec<Entry>) -> Result<(), String> {
+pub(super) fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usize, sink: &mut Vec<Entry>) -> Result<(), String> {
     if let Some(name) = t.strip_prefix("include").filter(|r| r.starts_with(char::is_whitespace)).map(str::trim) {
         if depth >= MAX_INCLUDE_DEPTH {
             return Err(files.at(file, line, format!("include `{name}`: includes nest more than {MAX_INCLUDE_DEPTH} deep (a loop?)")));
@@ -173,7 +174,7 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
     if !option_shaped(key) {
         return Err(files.at(file, line, not_a_job_file_line(t)));
     }
-    if CMDLINE_OUTPUT.contains(&key) {
+    if own_option(key).is_some() && lookup(key).is_none() {
         return Err(files.at(file, line, format!("`{key}` is an option of fio's command line, not of a job section (fio: \"Bad option\"): remove it from the file")));
     }
     let Some(option) = lookup(key).filter(|o| o.effect != Effect::Unmodelled) else {
@@ -199,7 +200,7 @@ fn option_line(t: &str, file: usize, line: usize, files: &mut Files, depth: usiz
 
 /// Reads a job file into its job sections.
 /// A job file or command line read: its files, its job sections, and every global option in it.
-type Parsed = (Files, Vec<JobSection>, Vec<Entry>);
+pub(super) type Parsed = (Files, Vec<JobSection>, Vec<Entry>);
 
 fn read_job_file(path: &Path) -> Result<Parsed, String> {
     let mut files = Files::default();
@@ -249,142 +250,6 @@ fn read_job_file(path: &Path) -> Result<Parsed, String> {
     }
     if jobs.is_empty() {
         return Err(format!("{}: no job sections: add one, e.g. `[job1]`", path.display()));
-    }
-    Ok((files, jobs, globals))
-}
-
-/// fio's own command-line options (init.c `l_opts`) that only change what fio prints or where:
-/// accepted without effect.
-const CMDLINE_OUTPUT: [&str; 20] = [
-    "output", "output-format", "minimal", "append-terse", "terse-version", "eta", "eta-interval", "eta-newline", "status-interval", "debug",
-    "warnings-fatal", "max-jobs", "alloc-size", "aux-path", "latency-log", "bandwidth-log", "idle-prof", "inflate-log", "readonly", "trigger-timeout",
-];
-
-/// Splits a command line into words as a POSIX shell does: blanks separate, '...' is literal,
-/// "..." keeps blanks and honours \" \\ \$, a backslash escapes the next character (and joins
-/// lines). An unbalanced quote is an error naming where it opened.
-fn shell_words(text: &str) -> Result<Vec<String>, String> {
-    let mut words = vec![];
-    let mut word: Option<String> = None;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                words.extend(word.take());
-            }
-            '\\' => match chars.next() {
-                Some((_, '\n')) => {}
-                Some((_, n)) => word.get_or_insert_with(String::new).push(n),
-                None => return Err("the command line ends with a lone backslash: remove it or escape it as \\\\".into()),
-            },
-            '\'' | '"' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        None => return Err(format!("unbalanced {c} quote opened at character {}: close it with a matching {c}", i + 1)),
-                        Some((_, q)) if q == c => break,
-                        Some((_, '\\')) if c == '"' => match chars.next() {
-                            Some((_, n @ ('"' | '\\' | '$' | '`'))) => w.push(n),
-                            Some((_, '\n')) => {}
-                            Some((_, n)) => {
-                                w.push('\\');
-                                w.push(n);
-                            }
-                            None => return Err(format!("unbalanced {c} quote opened at character {}: close it with a matching {c}", i + 1)),
-                        },
-                        Some((_, q)) => w.push(q),
-                    }
-                }
-            }
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    Ok(words)
-}
-
-/// Reads a fio command line (`fio --name=a --rw=randread ...`) into job sections, as fio's
-/// `parse_cmd_line` does: options before the first `--name` (or under `--name=global`) apply to
-/// every job after them; each `--name` starts a job.
-fn read_cmdline(text: &str) -> Result<Parsed, String> {
-    let mut args = shell_words(text).map_err(|e| format!("cmdline: {e}"))?;
-    // `fio`, `/usr/bin/fio`, and on Windows `fio.exe` or `.\fio.exe` (whose backslash the shell
-    // reading takes as an escape: `.fio.exe`).
-    if args.first().is_some_and(|a| a == "fio" || a.ends_with("/fio") || a.to_ascii_lowercase().ends_with("fio.exe")) {
-        args.remove(0);
-    }
-    // fio reads its arguments with getopt_long_only: a long option may be written with one dash
-    // (`-rw=randread`, `-iodepth 1`, `-thread`), as many published guides do.
-    let args: Vec<String> = args
-        .into_iter()
-        .map(|a| match a.strip_prefix('-') {
-            Some(rest) if rest.len() > 1 && rest.starts_with(|c: char| c.is_ascii_alphabetic()) => format!("--{rest}"),
-            _ => a,
-        })
-        .collect();
-    let mut files = Files(vec![PathBuf::from("cmdline")], Some(args.clone()));
-    let mut globals: Vec<Entry> = vec![];
-    let mut jobs: Vec<JobSection> = vec![];
-    let mut in_job = false;
-    let mut k = 0;
-    let mut failures = vec![];
-    while k < args.len() {
-        let n = k + 1;
-        let arg = args[k].clone();
-        k += 1;
-        let Some(body) = arg.strip_prefix("--") else {
-            let why = if arg.starts_with('-') { "fio's short options do not describe a workload: write long options (--name=..., --rw=...)".to_string() } else { format!("a job file on the command line: read it with kind = \"fio_file\", file = \"{arg}\"") };
-            failures.push((n, why));
-            continue;
-        };
-        let (key, value) = match body.split_once('=') {
-            Some((key, v)) => (key.to_string(), Some(v.to_string())),
-            None => (body.to_string(), None),
-        };
-        if CMDLINE_OUTPUT.contains(&key.as_str()) {
-            // `--output file` takes the next word when it has no `=`.
-            if value.is_none() && !["minimal", "append-terse", "eta-newline", "readonly", "idle-prof"].contains(&key.as_str()) && args.get(k).is_some_and(|a| !a.starts_with("--")) {
-                k += 1;
-            }
-            continue;
-        }
-        if key == "name" {
-            let name = value.clone().or_else(|| args.get(k).cloned()).unwrap_or_default();
-            if value.is_none() {
-                k += 1;
-            }
-            if name.starts_with("global") {
-                in_job = false;
-                continue;
-            }
-            file_name(&name).map_err(|e| format!("cmdline argument {n} `{arg}`: job {e}"))?;
-            jobs.push(JobSection { name: name.clone(), section: name.clone(), file: 0, line: n, entries: globals.clone(), globals: globals.len() });
-            in_job = true;
-            continue;
-        }
-        // `--bs 4k`: a value-taking option without `=` takes the next word (fio's getopt).
-        let value = match value {
-            Some(v) => Some(v),
-            None => match lookup(&key) {
-                Some(o) if !(matches!(o.effect, Effect::Ignored | Effect::Report) || matches!(o.ty, "boolean" | "flag")) && args.get(k).is_some_and(|a| !a.starts_with("--")) => {
-                    k += 1;
-                    Some(args[k - 1].clone())
-                }
-                _ => None,
-            },
-        };
-        let line = match &value {
-            Some(v) => format!("{key}={v}"),
-            None => key.clone(),
-        };
-        let sink = if in_job { &mut jobs.last_mut().expect("a job").entries } else { &mut globals };
-        option_line(&line, 0, n, &mut files, MAX_INCLUDE_DEPTH, sink)?;
-    }
-    if let Some((n, why)) = failures.first() {
-        return Err(files.at(0, *n, why));
-    }
-    if jobs.is_empty() {
-        return Err("cmdline: no job: add --name=..., as fio needs one".into());
     }
     Ok((files, jobs, globals))
 }
@@ -593,39 +458,6 @@ mod tests {
         assert!(read_job_file(&p).unwrap_err().ends_with("b.fio:1: option `rw=read` is outside of a [job] section"));
         let p = write(&d, "c.fio", "[j]\nnumjobs=$ncpus\n");
         assert!(read_job_file(&p).unwrap_err().contains("c.fio:2: `$ncpus` depends on the machine"));
-    }
-
-    #[test]
-    fn command_lines_read_like_job_files() {
-        let words = shell_words("fio --name='a b' --rw=\"rand\\\"x\" \\\n --bs 4k").unwrap();
-        assert_eq!(words, ["fio", "--name=a b", "--rw=rand\"x", "--bs", "4k"]);
-        assert_eq!(shell_words("fio --name='oops").unwrap_err(), "unbalanced ' quote opened at character 12: close it with a matching '");
-        // Options before the first --name apply to every job; `--bs 4k` takes the next word.
-        let (_, jobs, _) = read_cmdline("fio --ioengine=libaio --direct=1 --name=r --rw=randread --bs 8k --time_based --name=w --rw=write --output-format=json").unwrap();
-        assert_eq!(jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["r", "w"]);
-        assert_eq!(jobs[0].entries.iter().map(|e| (e.name, e.value.as_str())).collect::<Vec<_>>(), [("ioengine", "libaio"), ("direct", "1"), ("rw", "randread"), ("bs", "8k"), ("time_based", "1")]);
-        assert_eq!(jobs[1].entries.iter().map(|e| e.name).collect::<Vec<_>>(), ["ioengine", "direct", "rw"]);
-        let set = cmdline_jobs("fio --name=w --ioengine=psync --iodepth=8 --rw=randwrite --bs=512k --filename=/dev/sdb --group_reporting", 1 << 30).unwrap();
-        let job = set.instances().remove(0);
-        assert_eq!(job.plan.pacing, crate::Pacing::Closed { depth: 1 }, "psync: one request at a time");
-        assert_eq!(job.plan.ignored, ["filename"]);
-        let e = |c: &str| cmdline_jobs(c, 1 << 30).err().unwrap();
-        assert_eq!(e("fio --name=x --iodepht=4"), "cmdline argument 2 `--iodepht=4`: unknown fio option `iodepht`; did you mean `iodepth`?");
-        assert_eq!(e("fio jobs.fio"), "cmdline argument 1 `jobs.fio`: a job file on the command line: read it with kind = \"fio_file\", file = \"jobs.fio\"");
-        assert!(e("fio --name=x --ioengine=net").contains("engine `net` does not do block I/O on a disk"));
-        // An engine's own options are named as the engine's: the engine is the reason.
-        assert!(e("fio --name=x --ioengine=spdk_bdev --spdk_json_conf=a.json").starts_with("cmdline argument 3 `--spdk_json_conf=a.json`: `spdk_json_conf` is an option of ioengine=spdk_bdev: unknown engine `spdk_bdev`: expected a sync engine"));
-        assert!(e("fio --name=x --ioengine=external:/opt/x.so --x_opt=1").ends_with("`x_opt` is an option of ioengine=external:/opt/x.so: engine `external:/opt/x.so` does not do block I/O on a disk, and sanlab simulates block I/O: use a block engine such as libaio, io_uring or psync"));
-        assert_eq!(e("fio --rw=read"), "cmdline: no job: add --name=..., as fio needs one");
-        // One dash, as getopt_long_only reads it (and many guides write it), and Windows' fio.exe.
-        for line in ["fio -filename=/dev/sdb -direct=1 -iodepth 32 -thread -rw=randread -ioengine=libaio -bs=4k -size=1G -numjobs=2 -runtime=60 -group_reporting -name=t", ".\\fio.exe -name=t -bs=4k -iodepth=32 -rw=randread", "fio.exe --name=t --bs=4k --iodepth=32 --rw=randread"] {
-            let (_, jobs, _) = read_cmdline(line).unwrap_or_else(|e| panic!("{line}: {e}"));
-            let iodepth = jobs[0].entries.iter().find(|e| e.name == "iodepth").map(|e| e.value.as_str());
-            assert_eq!((jobs.len(), jobs[0].name.as_str(), iodepth), (1, "t", Some("32")), "{line}");
-        }
-        assert!(read_cmdline("fio -name=t -thread -rw=randread").unwrap().1[0].entries.iter().any(|e| e.name == "thread"));
-        assert!(e("fio -name=t -x").contains("short options do not describe a workload"), "a one-letter option stays short");
-        assert!(e("fio --name=\"x").starts_with("cmdline: unbalanced \" quote"));
     }
 
     #[test]

@@ -11,9 +11,10 @@
 //! `options.rs` (every option fio knows) at the bottom; the option groups with their own state
 //! (`block_sizes.rs`, `verify.rs`, `region.rs`, `steer.rs`, `flow.rs`, `sync.rs`, `rates.rs`,
 //! `lfsr.rs`, `random_map.rs`); `job.rs` (the job, built from options, drawing requests); `file.rs`
-//! (job files and command lines); this file, the face.
+//! (job files) and `cmdline.rs` (command lines); this file, the face.
 
 mod block_sizes;
+mod cmdline;
 mod file;
 mod flow;
 mod job;

@@ -1,0 +1,1 @@
+fio --name=fiodatafile --rw=randwrite --direct=1 --ioengine=windowsaio --bs=1M --numjobs=2 --iodepth=16 --filename=data\multijobfile --size=224G --directory=data --time_based=1 --runtime=600 --group_reporting --thread --output=results\rw-1M-iod16-fs56g-nj2.json --output-format=json
