@@ -10,8 +10,8 @@
 //!   Then `stale_after = last_finish + valid paths × (average >> 10)`.
 //! - `hst_compare(p1, p2)`: averages within `threshold_multiplier` of each other compare on in-flight
 //!   count alone. Otherwise, if either path is idle and stale (`stale_after < now`), or both are
-//!   idle, staleness alone decides: the idle path with the earlier `stale_after` (an idle path
-//!   against a loaded one, unless its `stale_after` is 0). Otherwise the lower
+//!   idle, staleness alone decides: the idle path with the earlier `stale_after` (against a loaded
+//!   path the idle one, unless the loaded one has never completed an I/O). Otherwise the lower
 //!   `(1 + in flight) × average` wins, but a stale winner only competes on in-flight count.
 //! - `hst_select_path` folds that comparison over the group's list in order (a path replaces the
 //!   best so far only when strictly better) and moves the pick to the list's tail; a path that comes
@@ -20,7 +20,7 @@
 //! Ours: one simulated clock stands for both of the kernel's (`sched_clock` when choosing,
 //! `ktime_get_ns` on completion); the valid-path count used on a completion is the path's group's
 //! at the latest selection that saw the path in the chosen group (the kernel's is the count at
-//! completion).
+//! completion); multipathd's table reloads, which would restart the averages, are not modelled.
 
 use super::dm_groups::DmGroups;
 use super::{PathSelector, PathState, PspEvent};
@@ -132,7 +132,7 @@ impl Hst {
         }
     }
 
-    fn to_tail(&mut self, path: usize) {
+    fn move_to_tail(&mut self, path: usize) {
         let at = self.order.iter().position(|&i| i == path).expect("every path is in the list");
         self.order.remove(at);
         self.order.push(path);
@@ -152,7 +152,7 @@ impl PathSelector for Hst {
         for (i, p) in paths.iter().enumerate() {
             let usable = p.carries_io();
             if usable && !self.info[i].usable {
-                self.to_tail(i);
+                self.move_to_tail(i);
             }
             self.info[i].usable = usable;
         }
@@ -166,18 +166,17 @@ impl PathSelector for Hst {
             };
         }
         let pick = best?;
-        self.to_tail(pick);
+        self.move_to_tail(pick);
         Some(pick)
     }
 
     fn on_complete(&mut self, now: SimTime, path: usize, latency_ns: u64, _size_bytes: u32) {
-        let weights = self.weights;
-        let p = &mut self.info[path];
-        let start_ns = (now - latency_ns).max(p.last_finish_ns);
-        p.last_finish_ns = now;
+        let start_ns = (now - latency_ns).max(self.info[path].last_finish_ns);
         let sample_ns = now.saturating_sub(start_ns);
-        let bucket = ((sample_ns >> BUCKET_SHIFT) as usize).min(WEIGHT_COUNT - 1);
-        p.average_fixed = fixed_ema(p.average_fixed, sample_ns.wrapping_mul(FIXED_1).min(FIXED_MAX), weights[bucket]);
+        let weight = self.weights[((sample_ns >> BUCKET_SHIFT) as usize).min(WEIGHT_COUNT - 1)];
+        let p = &mut self.info[path];
+        p.last_finish_ns = now;
+        p.average_fixed = fixed_ema(p.average_fixed, sample_ns.wrapping_mul(FIXED_1).min(FIXED_MAX), weight);
         p.stale_after_ns = p.last_finish_ns.wrapping_add(p.valid_count.wrapping_mul(p.average_fixed >> FIXED_SHIFT));
     }
 }
