@@ -16,6 +16,13 @@ const WHEEL: u64 = 1 << 13;
 const WORDS: usize = (WHEEL / 64) as usize;
 const NIL: u32 = u32::MAX;
 
+/// First and last node of a bucket (NIL when empty), side by side: an insert reads both.
+#[derive(Clone, Copy)]
+struct Bucket {
+    head: u32,
+    tail: u32,
+}
+
 #[derive(Clone, Copy)]
 struct Node {
     time: SimTime,
@@ -28,10 +35,10 @@ struct Node {
 pub struct EventQueue {
     nodes: Vec<Node>,
     free: u32,
-    /// First and last node of each bucket (NIL when empty). A bucket holds events whose bucket
-    /// number is in `[cursor, cursor + WHEEL)`, at `bucket % WHEEL`, sorted by (time, seq).
-    heads: Vec<u32>,
-    tails: Vec<u32>,
+    /// A bucket holds events whose bucket number is in `[cursor, cursor + WHEEL)`, at
+    /// `bucket % WHEEL`, sorted by (time, seq). A fixed-size array, so that the index needs no
+    /// bounds check.
+    buckets: Box<[Bucket; WHEEL as usize]>,
     occupied: [u64; WORDS],
     cursor: u64,
     /// Events at bucket `cursor + WHEEL` or later: (time, seq, payload).
@@ -60,8 +67,7 @@ impl EventQueue {
         Self {
             nodes: Vec::with_capacity(1024),
             free: NIL,
-            heads: vec![NIL; WHEEL as usize],
-            tails: vec![NIL; WHEEL as usize],
+            buckets: Box::new([Bucket { head: NIL, tail: NIL }; WHEEL as usize]),
             occupied: [0; WORDS],
             cursor: 0,
             far: BinaryHeap::new(),
@@ -102,29 +108,31 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    // Always inline: called from `schedule_at` and from the far heap's refill, and left out of
+    // line it costs its prologue on most events (0.6 % of the metro study's instructions).
+    #[inline(always)]
     fn insert_near(&mut self, time: SimTime, seq: u64, payload: u64) {
         let slot = (bucket_of(time) % WHEEL) as usize;
         let n = self.alloc(Node { time, seq, payload, next: NIL });
-        let tail = self.tails[slot];
+        let bucket = &mut self.buckets[slot];
+        let tail = bucket.tail;
         if tail == NIL {
-            self.heads[slot] = n;
-            self.tails[slot] = n;
+            *bucket = Bucket { head: n, tail: n };
             self.occupied[slot / 64] |= 1 << (slot % 64);
             return;
         }
         let t = self.nodes[tail as usize];
         if (t.time, t.seq) < (time, seq) {
+            bucket.tail = n;
             self.nodes[tail as usize].next = n;
-            self.tails[slot] = n;
             return;
         }
         // Rare: an earlier event than the bucket's last one. Walk from the head.
-        let head = self.heads[slot];
+        let head = bucket.head;
         let h = self.nodes[head as usize];
         if (time, seq) < (h.time, h.seq) {
+            bucket.head = n;
             self.nodes[n as usize].next = head;
-            self.heads[slot] = n;
             return;
         }
         let mut prev = head;
@@ -221,14 +229,14 @@ impl EventQueue {
             }
         };
         let slot = (bucket % WHEEL) as usize;
-        let head = self.heads[slot];
+        let head = self.buckets[slot].head;
         let node = self.nodes[head as usize];
         if node.time > until {
             return None;
         }
-        self.heads[slot] = node.next;
+        self.buckets[slot].head = node.next;
         if node.next == NIL {
-            self.tails[slot] = NIL;
+            self.buckets[slot].tail = NIL;
             self.occupied[slot / 64] &= !(1 << (slot % 64));
         }
         self.nodes[head as usize].next = self.free;

@@ -64,9 +64,18 @@ impl Counts {
         with_histogram!(self, h => h.record(latency_ns)).expect("a 64-bit histogram grows to any value up to an hour");
     }
 
-    /// Moves to wider counts once the total reaches what the narrow ones hold.
-    #[inline]
+    /// Moves to wider counts once the total reaches what the narrow ones hold: twice in a
+    /// histogram's life, so out of line, behind one comparison per record.
+    #[inline(always)]
     fn widen_at(&mut self, total: u64) {
+        if total == u64::from(u16::MAX) || total == u64::from(u32::MAX) {
+            self.widen(total);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self, total: u64) {
         match self {
             Counts::U16(h) if total == u64::from(u16::MAX) => *self = Counts::U32(widened(h)),
             Counts::U32(h) if total == u64::from(u32::MAX) => *self = Counts::U64(widened(h)),

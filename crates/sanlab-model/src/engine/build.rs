@@ -45,8 +45,8 @@ impl World {
         let end_ns = t.run.duration_ns;
         let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { down: 0, notice: false, down_ns: 0, checking: false, host: 0 }).collect();
         for d in &devices {
-            for p in &d.paths {
-                health[p.link].host = d.host;
+            for &link in &d.path_links {
+                health[link].host = d.host;
             }
         }
         let faults = t.faults.into_iter().enumerate().map(|(k, f)| fault_run(k, f, &t.links, seed)).collect();
@@ -129,10 +129,12 @@ fn device(d: DeviceConfig, series: &mut TimeSeries) -> Result<Device, String> {
     psp.attach(&names).map_err(|e| format!("device `{}`: {e}", d.name))?;
     Ok(Device {
         states: d.paths.iter().map(|p| PathState::new(p.alua)).collect(),
+        path_links: d.paths.iter().map(|p| p.link).collect(),
+        psp_reads_load: psp.reads_controller_load(),
         paths: d
             .paths
             .into_iter()
-            .map(|p| Path { tally: Tally::new(series, &format!("path/{}", p.name), true), name: p.name, link: p.link, array: p.array, adapter: p.adapter, controller: p.controller, port: p.port, retried: 0 })
+            .map(|p| Path { tally: Tally::new(series, &format!("path/{}", p.name), true), name: p.name, array: p.array, adapter: p.adapter, controller: p.controller, port: p.port, retried: 0 })
             .collect(),
         tally: Tally::new(series, &format!("device/{}", d.name), true),
         queue_series: ["dqlen", "actv", "qued"].map(|m| series.series(&format!("device/{}", d.name), m)),

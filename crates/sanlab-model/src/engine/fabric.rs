@@ -31,7 +31,7 @@ impl World {
     #[inline]
     pub(super) fn over_link(&mut self, io: u32, dir: usize, bytes: u64, ev: Ev) {
         let r = self.ios.get(io);
-        let link = self.devices[r.device as usize].paths[r.path as usize].link;
+        let link = self.devices[r.device as usize].path_links[r.path as usize];
         if !self.health[link].up() {
             return self.lost(io, link);
         }

@@ -204,8 +204,8 @@ impl World {
     fn set_alua(&mut self, links: &[usize], alua: Alua) -> Vec<(usize, usize, Alua)> {
         let mut was = vec![];
         for (d, dev) in self.devices.iter().enumerate() {
-            for (p, path) in dev.paths.iter().enumerate() {
-                if links.contains(&path.link) {
+            for (p, link) in dev.path_links.iter().enumerate() {
+                if links.contains(link) {
                     was.push((d, p, dev.states[p].alua));
                 }
             }

@@ -32,7 +32,6 @@ pub(crate) struct Vm {
 
 pub(crate) struct Path {
     pub name: String,
-    pub link: usize,
     pub array: usize,
     pub adapter: String,
     pub controller: u32,
@@ -62,6 +61,11 @@ pub(crate) struct Device {
     pub q: DeviceQueue,
     pub psp: Box<dyn PathSelector>,
     pub states: Vec<PathState>,
+    /// The link of each path, apart from the paths' figures: read for every command and frame,
+    /// so a device's few links share one cache line.
+    pub path_links: Vec<usize>,
+    /// The PSP reads each path's controller load (`PathSelector::reads_controller_load`).
+    pub psp_reads_load: bool,
     pub paths: Vec<Path>,
     pub tally: Tally,
     pub psp_log: Vec<PspEvent>,
@@ -91,7 +95,7 @@ impl Device {
     /// A device-level request of `size_bytes` goes onto path `p` (`on`) or leaves it: the counts
     /// the path selectors read, per path and per link (`link_outstanding`).
     pub fn carry(&mut self, p: usize, size_bytes: u32, link_outstanding: &mut [u32], on: bool) {
-        let (state, link) = (&mut self.states[p], &mut link_outstanding[self.paths[p].link]);
+        let (state, link) = (&mut self.states[p], &mut link_outstanding[self.path_links[p]]);
         if on {
             state.outstanding += 1;
             state.outstanding_bytes += u64::from(size_bytes);
@@ -245,8 +249,10 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let dev = &mut self.devices[r.device as usize];
-        for (state, path) in dev.states.iter_mut().zip(&dev.paths) {
-            state.controller_outstanding = self.link_outstanding[path.link];
+        if dev.psp_reads_load {
+            for (state, &link) in dev.states.iter_mut().zip(&dev.path_links) {
+                state.controller_outstanding = self.link_outstanding[link];
+            }
         }
         let Some(p) = dev.psp.select(now, r.size_bytes, &dev.states, &mut dev.psp_log) else {
             return self.no_path(io);

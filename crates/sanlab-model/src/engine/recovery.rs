@@ -72,8 +72,8 @@ impl World {
         let now = self.q.now();
         let event = if up { "path alive" } else { "path dead" };
         for dev in &mut self.devices {
-            for (p, path) in dev.paths.iter().enumerate() {
-                if path.link == l && dev.states[p].up != up {
+            for (p, &link) in dev.path_links.iter().enumerate() {
+                if link == l && dev.states[p].up != up {
                     dev.states[p].up = up;
                     log_path_event(&mut dev.psp_log, now, event, p);
                 }
@@ -115,7 +115,7 @@ impl World {
         let r = *self.ios.get(io);
         let d = r.device as usize;
         let host = self.devices[d].host;
-        let l = self.devices[d].paths[r.path as usize].link;
+        let l = self.devices[d].path_links[r.path as usize];
         let h = &mut self.health[l];
         if !(h.notice && h.up()) {
             if !h.notice && !h.checking {
@@ -252,7 +252,7 @@ impl World {
         let copy = self.ios.insert(again);
         let d = again.device as usize;
         let host = self.devices[d].host;
-        let l = self.devices[d].paths[again.path as usize].link;
+        let l = self.devices[d].path_links[again.path as usize];
         if !self.health[l].checking {
             self.health[l].checking = true;
             self.q.schedule_at(now + self.hosts[host].failover.path_check_ns, pack(Ev::PathCheck, l as u32));

@@ -297,7 +297,7 @@ impl World {
             .map(|(i, e)| {
                 let f = &self.faults[e.fault];
                 let max_ns = if i == last { self.edge_max_latency_ns } else { e.max_latency_ns };
-                let paths = self.devices.iter().flat_map(|d| d.paths.iter().filter(|p| f.links.contains(&p.link)).map(|p| p.name.clone())).collect();
+                let paths = self.devices.iter().flat_map(|d| d.paths.iter().zip(&d.path_links).filter(|(_, l)| f.links.contains(l)).map(|(p, _)| p.name.clone())).collect();
                 FaultReport { t_s: e.t_ns as f64 / 1e9, kind: f.kind, phase: e.phase, target: f.target.clone(), paths, detail: e.detail.clone(), max_io_latency_ms: max_ns as f64 / 1e6 }
             })
             .collect()

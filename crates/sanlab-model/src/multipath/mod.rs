@@ -119,6 +119,13 @@ pub trait PathSelector {
 
     /// Hears that an I/O completed on `path` after `latency_ns`.
     fn on_complete(&mut self, _now: SimTime, _path: usize, _latency_ns: u64, _size_bytes: u32) {}
+
+    /// Whether `select` reads [`PathState::controller_outstanding`]: the engine refreshes it
+    /// from every path's link before each choice only for a selector that does (a pass over the
+    /// device's paths per I/O).
+    fn reads_controller_load(&self) -> bool {
+        false
+    }
 }
 
 pub static REGISTRY: &[Kind<dyn PathSelector>] = &[

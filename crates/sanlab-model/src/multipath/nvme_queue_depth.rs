@@ -26,6 +26,10 @@ impl PathSelector for NvmeQueueDepth {
         let eligible = Eligible::of(paths, false);
         least(paths.len(), 0, |i| eligible.contains(&paths[i]), |i| f64::from(paths[i].controller_outstanding))
     }
+
+    fn reads_controller_load(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
