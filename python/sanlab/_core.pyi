@@ -9,15 +9,13 @@ class InternalError(Exception):
     """A bug in sanlab (a Rust panic); the message gives the panic's place. Please report it."""
 
 class Progress:
-    """Watches a run from another thread; `cancel()` stops it at its next sample."""
+    """Watches a run from another thread; `cancel()` stops it."""
 
     def __init__(self) -> None: ...
-    @property
-    def sim_s(self) -> float: ...
-    @property
-    def end_s(self) -> float: ...
-    @property
-    def variants_done(self) -> int: ...
+    def variants(self) -> list[tuple[str, float, float, float]]:
+        """Each selected variant in scenario order, once the run has checked the scenario: state
+        (`waiting`, `running`, `done`, `stopped`), simulated seconds reached and to run (0 until its
+        engine starts), wall seconds (so far while it runs)."""
     def cancel(self) -> None: ...
 
 def run(
@@ -27,8 +25,13 @@ def run(
     seed: int | None = ...,
     duration: str | None = ...,
     progress: Progress | None = ...,
+    jobs: int = ...,
 ) -> str:
-    """Runs a scenario's variants (all when `variants` is None) and returns the result document as JSON."""
+    """Runs a scenario's variants (all when `variants` is None), up to `jobs` (default 1) at once,
+    and returns the result document as JSON, the same for any `jobs`."""
+
+def cores() -> int:
+    """The cores this process may run on: `sanlab run`'s default `--jobs`."""
 
 def validate(path: str, sets: list[str] = ..., variants: list[str] | None = ..., cost: bool = ...) -> str:
     """Checks a scenario without running it; returns `{"scenario", "variants"}` as JSON, with

@@ -159,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, help=f"base seed, {SEED_HELP} (default: the scenario's)")
     run.add_argument("--duration", metavar="D", help="simulated time, e.g. 30s (default: the scenario's)")
     run.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help="variants run at once, at least 1; the results are the same (default: one per core, "
+        "as many as fit in the memory available)",
+    )
+    run.add_argument(
         "--out",
         type=Path,
         metavar="DIR",
@@ -274,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
-    """Runs the scenario in a worker thread (the engine releases the GIL) while showing progress.
+    """Runs the scenario in a worker thread (the engine releases the GIL and runs `--jobs`
+    variants at once on threads of its own) while showing progress.
 
     Returns the document and whether Ctrl-C stopped the run; then the document holds the variants
     that finished. A second Ctrl-C while the engine stops gives up at once.
@@ -288,10 +296,12 @@ def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
     # An Event, not Thread.join: a join interrupted by Ctrl-C can report a live thread as finished.
     finished = threading.Event()
 
+    jobs = args.jobs or _core.cores()
+
     def target() -> None:
         try:
             outcome.append(
-                _core.run(args.scenario, args.variants, args.sets, args.seed, args.duration, engine)
+                _core.run(args.scenario, args.variants, args.sets, args.seed, args.duration, engine, jobs)
             )
         except BaseException as exc:  # handed to the main thread below
             errors.append(exc)

@@ -1,9 +1,9 @@
 """Progress on stderr: simulated time of a run, points of a sweep; wall time and ETA.
 
-On terminals (stdout and stderr both) a rich bar, drawn once a run has taken longer than
-`SHOW_AFTER_S`. Elsewhere (a pipe, a file, CI) a run prints plain lines instead: one per variant
-done and one every `LINE_EVERY_S` while a variant runs; a sweep prints nothing. `--quiet` turns
-both off.
+On terminals (stdout and stderr both) rich bars, drawn once a run has taken longer than
+`SHOW_AFTER_S`: one for the whole run over one per variant running (several run at once).
+Elsewhere (a pipe, a file, CI) a run prints plain lines instead: one per variant done and one per
+variant running every `LINE_EVERY_S`; a sweep prints nothing. `--quiet` turns both off.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ Clock = Callable[[], float]
 
 
 class _WallColumn(ProgressColumn):
-    """Wall time since `started` (a `clock` reading), redrawn with every refresh."""
+    """Wall time since `started` (a `clock` reading), or a task's own `wall_s` field, redrawn with
+    every refresh."""
 
     def __init__(self, started: float, clock: Clock) -> None:
         super().__init__()
@@ -52,7 +53,8 @@ class _WallColumn(ProgressColumn):
         self._clock = clock
 
     def render(self, task: Task) -> Text:
-        return Text(f"wall {format_clock(self._clock() - self._started)}")
+        wall_s = task.fields.get("wall_s", self._clock() - self._started)
+        return Text(f"wall {format_clock(wall_s)}")
 
 
 class _BarOwner:
@@ -93,11 +95,12 @@ class _BarOwner:
 
 
 class RunProgress(_BarOwner):
-    """Shows a run's progress from the engine's `Progress`, as a bar (variant i/n, simulated
-    seconds, wall time, ETA) or as lines (`[3/30] silent-fixed done in 2.1 s`).
+    """Shows a run's progress from the engine's `Progress`: as bars, one for the run (variants done
+    of all, wall time, ETA) over one per variant running (`name (i/n)`, simulated seconds, its wall
+    time, ETA), or as lines (`[3/30] silent-fixed done in 2.1 s`).
 
-    The bar's completed fraction is variants done plus the running variant's simulated fraction,
-    so the ETA assumes the remaining variants take as long as the average so far.
+    The run's bar counts variants done plus each running variant's simulated fraction, so its ETA
+    assumes the remaining variants take as long as the average so far.
     """
 
     def __init__(
@@ -112,64 +115,81 @@ class RunProgress(_BarOwner):
         self._engine = engine
         self._variants = [shown_name(name) for name in variants]  # names from the scenario, escaped
         self._mode = mode
-        self._printed = 0
-        """Variants whose line is printed."""
-        self._since = self._started
-        """When the variants after those printed began: the last line's `done` time."""
+        self._printed: set[int] = set()
+        """Variants whose `done` line is printed."""
         self._last_line = self._started
+        self._rows: dict[int, TaskID] = {}
+        """The bar of each variant running."""
 
     def update(self) -> None:
-        """Redraws the bar or prints the lines due; nothing until the run has lasted `SHOW_AFTER_S`."""
+        """Redraws the bars or prints the lines due; nothing until the run has lasted `SHOW_AFTER_S`."""
         now = self._clock()
         if self._mode == "off" or now - self._started < SHOW_AFTER_S:
             return
-        total = max(1, len(self._variants))
-        done = min(int(self._engine.variants_done), total)
-        end_s = self._engine.end_s
-        sim_s = min(self._engine.sim_s, end_s)
+        states = self._engine.variants()
         if self._mode == "lines":
-            self._print_lines(now, done, total, sim_s, end_s)
-            return
-        fraction = sim_s / end_s if end_s > 0 and done < total else 0.0
-        running = f"{self._name(done)} ({done + 1}/{total})"
-        # The bar's description is rich markup ("[bold]{task.description}"): a name is text in it.
-        description = escape(running if done < total else f"{total}/{total} variants")
-        sim = f"{sim_s:,.0f}/{end_s:,.0f} s"
-        if self._bar is None:
-            self._bar = self._new_bar("sim {task.fields[sim]}")
-            self._task = self._bar.add_task(description, total=total, sim=sim)
-            self._bar.start()
-        assert self._task is not None
-        self._bar.update(self._task, description=description, completed=done + fraction, sim=sim)
+            self._print_lines(now, states)
+        else:
+            self._draw(states)
 
     def finish(self, next_step: str) -> None:
         """Shows the run's end: a last bar, or the lines of the last variants and then `next_step`,
         the work left after the engine (the bar has no room for it)."""
         self.update()
         if self._mode == "lines" and self._printed:
-            done = f"[{self._printed}/{self._printed}] all done"
-            self._print(f"{done} in {format_wall_s(self._clock() - self._started)}; {next_step}")
+            count, wall_s = len(self._printed), self._clock() - self._started
+            self._print(f"[{count}/{count}] all done in {format_wall_s(wall_s)}; {next_step}")
+
+    def _total(self, states: Sequence[tuple[str, float, float, float]]) -> int:
+        return max(1, len(self._variants), len(states))
 
     def _name(self, index: int) -> str:
         return self._variants[index] if index < len(self._variants) else ""
+
+    def _label(self, index: int, total: int) -> str:
+        return f"{self._name(index)} ({index + 1}/{total})"
+
+    def _draw(self, states: Sequence[tuple[str, float, float, float]]) -> None:
+        total = self._total(states)
+        done = sum(state == "done" for state, *_ in states)
+        running = {i: row for i, row in enumerate(states) if row[0] == "running"}
+        if self._bar is None:
+            self._bar = self._new_bar("{task.fields[counter]}")
+            self._task = self._bar.add_task("", total=total, counter="")
+            self._bar.start()
+        assert self._task is not None
+        fraction = sum(min(sim_s, end_s) / end_s for _, sim_s, end_s, _ in running.values() if end_s > 0)
+        description = f"{done}/{total} variants" + (f", {len(running)} running" if running else "")
+        self._bar.update(self._task, description=description, completed=done + fraction)
+        for index in [i for i in self._rows if i not in running]:
+            self._bar.remove_task(self._rows.pop(index))
+        for index, (_, sim_s, end_s, wall_s) in running.items():
+            reached_s = min(sim_s, end_s)
+            sim = f"sim {reached_s:,.0f}/{end_s:,.0f} s"
+            # The bar's description is rich markup ("[bold]{task.description}"): a name is text in it.
+            fields = {"counter": sim, "wall_s": wall_s, "completed": reached_s, "total": end_s or None}
+            if index not in self._rows:
+                self._rows[index] = self._bar.add_task(escape(self._label(index, total)), **fields)
+            else:
+                self._bar.update(self._rows[index], **fields)
 
     def _print(self, line: str) -> None:
         print(line, file=self._stream or sys.stderr, flush=True)
         self._last_line = self._clock()
 
-    def _print_lines(self, now: float, done: int, total: int, sim_s: float, end_s: float) -> None:
-        # Variants done since the last poll share its interval: the engine says how many, not when.
-        finished = done - self._printed
-        for index in range(self._printed, done):
-            wall_s = (now - self._since) / finished
-            self._print(f"[{index + 1}/{total}] {self._name(index)} done in {format_wall_s(wall_s)}")
-        if finished:
-            self._printed, self._since = done, now
-        elif done < total and now - self._last_line >= LINE_EVERY_S:
-            self._print(
-                f"[{done + 1}/{total}] {self._name(done)}: {sim_s:,.0f}/{end_s:,.0f} s simulated"
-                f" in {format_wall_s(now - self._since)}"
-            )
+    def _print_lines(self, now: float, states: Sequence[tuple[str, float, float, float]]) -> None:
+        total = self._total(states)
+        finished = [i for i, (state, *_) in enumerate(states) if state == "done" and i not in self._printed]
+        for index in finished:
+            self._printed.add(index)
+            wall_s = states[index][3]
+            self._print(f"[{len(self._printed)}/{total}] {self._name(index)} done in {format_wall_s(wall_s)}")
+        if finished or now - self._last_line < LINE_EVERY_S:
+            return
+        for index, (state, sim_s, end_s, wall_s) in enumerate(states):
+            if state == "running":
+                sim = f"{min(sim_s, end_s):,.0f}/{end_s:,.0f} s simulated"
+                self._print(f"[{index + 1}/{total}] {self._name(index)}: {sim} in {format_wall_s(wall_s)}")
 
 
 class SweepProgress(_BarOwner):

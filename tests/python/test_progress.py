@@ -50,12 +50,13 @@ def test_a_bar_on_a_terminal_lines_elsewhere_nothing_when_quiet(
 
 @dataclass
 class Engine:
-    """The engine's `Progress` as the CLI reads it: the running variant's simulated and end
-    seconds, and the variants done."""
+    """The engine's `Progress` as the CLI reads it: each variant's state, simulated seconds reached
+    and to run, and wall seconds."""
 
-    sim_s: float = 0.0
-    end_s: float = 1500.0
-    variants_done: int = 0
+    states: list[tuple[str, float, float, float]]
+
+    def variants(self) -> list[tuple[str, float, float, float]]:
+        return list(self.states)
 
 
 class Clock:
@@ -68,40 +69,59 @@ class Clock:
         return self.now_s
 
 
+WAITING = ("waiting", 0.0, 0.0, 0.0)
+
+
 def test_the_bar_shows_the_variant_simulated_time_wall_time_and_eta() -> None:
-    engine, clock, shown = Engine(), Clock(), io.StringIO()
+    engine, clock, shown = Engine([("running", 0.0, 1500.0, 0.0), WAITING]), Clock(), io.StringIO()
     with RunProgress(engine, ["rr_iops1", "fixed"], "bar", shown, clock) as bar:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S / 2
         bar.update()
         assert shown.getvalue() == "", "no bar for a run that may end within SHOW_AFTER_S"
         clock.now_s += SHOW_AFTER_S + 1
-        engine.sim_s = 500.0
+        engine.states[0] = ("running", 500.0, 1500.0, 2.0)
         bar.update()
-    bar = r"rr_iops1 \(1/2\).*sim 500/1,500 s wall 0:00:0\d ETA"
+    bar = r"rr_iops1 \(1/2\).*sim 500/1,500 s wall 0:00:02 ETA"
     assert re.search(bar, shown.getvalue()), shown.getvalue()
+    assert re.search(r"0/2 variants, 1 running.*wall 0:00:0\d ETA", shown.getvalue()), shown.getvalue()
 
 
-def test_lines_name_each_variant_done_and_a_long_one_now_and_then() -> None:
-    engine, clock, shown = Engine(), Clock(), io.StringIO()
+def test_the_bars_show_each_variant_running_at_once() -> None:
+    running = [("done", 60.0, 60.0, 5.0), ("running", 30.0, 60.0, 3.0), ("running", 12.0, 60.0, 1.0), WAITING]
+    engine, clock, shown = Engine(running), Clock(), io.StringIO()
+    with RunProgress(engine, ["a", "b", "c", "d"], "bar", shown, clock) as bar:  # type: ignore[arg-type]
+        clock.now_s += SHOW_AFTER_S + 1
+        bar.update()
+        text = shown.getvalue()
+        assert re.search(r"b \(2/4\).*sim 30/60 s wall 0:00:03", text), text
+        assert re.search(r"c \(3/4\).*sim 12/60 s wall 0:00:01", text), text
+        assert re.search(r"1/4 variants, 2 running", text), text
+        assert "a (1/4)" not in text and "d (4/4)" not in text, "only the variants running get a bar"
+
+
+def test_lines_name_each_variant_done_and_those_running_now_and_then() -> None:
+    engine, clock, shown = Engine([("running", 0.0, 1500.0, 0.0), WAITING, WAITING]), Clock(), io.StringIO()
     with RunProgress(engine, ["a", "b", "c"], "lines", shown, clock) as lines:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S / 2
-        engine.variants_done = 1
+        engine.states[0] = ("done", 1500.0, 1500.0, 0.4)
         lines.update()
         assert shown.getvalue() == "", "nothing for a run that may end within SHOW_AFTER_S"
         clock.now_s += 1.5
+        engine.states[1:] = [("running", 0.0, 1500.0, 1.0), ("running", 0.0, 1500.0, 1.0)]
         lines.update()
-        engine.sim_s = 500.0
+        engine.states[1:] = [("running", 500.0, 1500.0, 10.0), ("running", 900.0, 1500.0, 10.0)]
         clock.now_s += LINE_EVERY_S
         lines.update()
         lines.update()
         clock.now_s += 1.0
-        engine.variants_done = 3
+        engine.states[1:] = [("done", 1500.0, 1500.0, 21.0), ("done", 1500.0, 1500.0, 19.5)]
         lines.finish("writing the run folder")
     assert shown.getvalue().splitlines() == [
-        "[1/3] a done in 2.0 s",
-        f"[2/3] b: 500/1,500 s simulated in {LINE_EVERY_S:.1f} s",
-        f"[2/3] b done in {(LINE_EVERY_S + 1) / 2:.1f} s",  # b and c finished within one poll
-        f"[3/3] c done in {(LINE_EVERY_S + 1) / 2:.1f} s",
+        "[1/3] a done in 0.4 s",
+        "[2/3] b: 500/1,500 s simulated in 10.0 s",
+        "[3/3] c: 900/1,500 s simulated in 10.0 s",
+        "[2/3] b done in 21.0 s",  # b and c finished within one poll: in scenario order
+        "[3/3] c done in 19.5 s",
         f"[3/3] all done in {2.0 + LINE_EVERY_S + 1:.1f} s; writing the run folder",
     ]
 
@@ -142,7 +162,8 @@ def test_a_run_on_a_terminal_shows_the_bar_and_quiet_shows_only_the_folder(
     run = ["run", str(METRO_STUDY), *SHORT_RUN]
     code, shown = _on_a_terminal(monkeypatch, [*run, "--out", str(tmp_path / "a")])
     assert code == 0, shown
-    bar = r"(rr_iops1 \(1/1\)|1/1 variants).*sim [\d,]+/5 s wall \d:\d\d:\d\d ETA"
+    # The variant's bar while it runs (it may end within one refresh), the run's at its end.
+    bar = r"(rr_iops1 \(1/1\).*sim [\d,]+/5 s|1/1 variants).*wall \d:\d\d:\d\d ETA"
     assert re.search(bar, shown), shown[-2000:]
     assert "run folder:" in shown
 

@@ -4,11 +4,11 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use sanlab_des::RunControl;
 use sanlab_spec::names;
-use sanlab_scenario::{run_file, Overrides, Scenario, ScenarioError};
+use sanlab_scenario::{run_file_parallel, Overrides, Scenario, ScenarioError, VariantRuns};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 create_exception!(_core, ScenarioError_, PyException, "A scenario or its overrides are invalid; the message says where and why.");
 
@@ -18,59 +18,68 @@ fn to_py(e: ScenarioError) -> PyErr {
     ScenarioError_::new_err(e.0)
 }
 
-thread_local! {
-    /// Where and why the last panic on this thread happened, recorded by the panic hook.
-    static PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+/// Where and why the last panic happened, recorded by the panic hook: on any thread, as a run's
+/// variants run on worker threads (a panic there is resumed on the caller's).
+static PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+fn last_panic() -> std::sync::MutexGuard<'static, Option<String>> {
+    PANIC.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Runs `f`; a panic becomes InternalError with the panic's place and message on one line (the
 /// last line of defence: panics on user input are bugs to fix, and the fuzz tests fail on them).
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        let what = PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic".to_string());
+        let what = last_panic().take().unwrap_or_else(|| "a panic".to_string());
         Err(InternalError::new_err(what.replace('\n', " ")))
     })
 }
 
-/// Watches a run from another thread: simulated time, variants done, and a way to stop it.
+/// Watches a run from another thread: each variant's state, simulated time and wall time, and
+/// a way to stop the run.
 #[pyclass(frozen)]
-struct Progress(Arc<RunControl>);
+struct Progress(Arc<VariantRuns>);
 
 #[pymethods]
 impl Progress {
     #[new]
     fn new() -> Self {
-        Self(Arc::new(RunControl::default()))
+        Self(Arc::new(VariantRuns::default()))
     }
 
-    /// Simulated seconds reached by the variant in progress.
-    #[getter]
-    fn sim_s(&self) -> f64 {
-        self.0.position().0 as f64 / 1e9
+    /// Each selected variant in scenario order, once the run has checked the scenario: its state
+    /// (`waiting`, `running`, `done` or `stopped`), simulated seconds reached and to run (0 until
+    /// its engine starts), and wall seconds (so far while it runs).
+    fn variants(&self) -> Vec<(&'static str, f64, f64, f64)> {
+        let runs = &self.0;
+        runs.variants()
+            .iter()
+            .map(|v| {
+                let (sim_ns, end_ns) = v.control.position();
+                (v.state().name(), sim_ns as f64 / 1e9, end_ns as f64 / 1e9, runs.wall_ns(v) as f64 / 1e9)
+            })
+            .collect()
     }
 
-    /// Simulated seconds the variant in progress will run.
-    #[getter]
-    fn end_s(&self) -> f64 {
-        self.0.position().1 as f64 / 1e9
-    }
-
-    /// Variants finished so far.
-    #[getter]
-    fn variants_done(&self) -> u64 {
-        self.0.runs_done()
-    }
-
-    /// Asks the run to stop at its next sample; the variants already finished are returned.
+    /// Asks the run to stop: the variants running stop at their next sample, no other starts;
+    /// those already finished are returned.
     fn cancel(&self) {
         self.0.cancel();
     }
 }
 
-/// Runs the scenario's selected variants (all when `variants` is None or empty); returns JSON.
-/// With `progress`, the run publishes its position there and can be cancelled through it.
+/// Threads a run may use by default: the cores this process may run on.
 #[pyfunction]
-#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None, progress=None))]
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+/// Runs the scenario's selected variants (all when `variants` is None or empty), up to `jobs` at
+/// once; returns JSON, the same for any `jobs`. With `progress`, the run publishes each
+/// variant's progress there and can be cancelled through it.
+#[pyfunction]
+#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None, progress=None, jobs=1))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     path: PathBuf,
@@ -79,12 +88,14 @@ fn run(
     seed: Option<u64>,
     duration: Option<String>,
     progress: Option<Py<Progress>>,
+    jobs: usize,
 ) -> PyResult<String> {
+    let jobs = NonZeroUsize::new(jobs).ok_or_else(|| ScenarioError_::new_err("jobs: expected at least 1 variant at once, got 0; the nearest is 1"))?;
     let o = Overrides { sets, seed, duration };
     let variants = variants.unwrap_or_default();
     let control = progress.map(|p| Arc::clone(&p.get().0));
     Scenario::load(&path).map_err(to_py)?;
-    let result = py.detach(|| guarded(|| run_file(&path, &variants, &o, control.as_deref()).map_err(to_py)))?;
+    let result = py.detach(|| guarded(|| run_file_parallel(&path, &variants, &o, control.as_deref(), jobs).map_err(to_py)))?;
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
 
@@ -129,12 +140,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(kinds, m)?)?;
     m.add_function(wrap_pyfunction!(file_name, m)?)?;
+    m.add_function(wrap_pyfunction!(cores, m)?)?;
     m.add_class::<Progress>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError_>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     // A panic is reported once, by `guarded`, as InternalError (PyO3 reports the others).
     std::panic::set_hook(Box::new(|info| {
-        let _ = PANIC.try_with(|p| *p.borrow_mut() = Some(info.to_string()));
+        *last_panic() = Some(info.to_string());
     }));
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -4,6 +4,7 @@
 
 mod topology;
 pub mod overrides;
+mod parallel;
 mod pilots;
 mod vdbench_runs;
 mod variant_limits;
@@ -14,6 +15,7 @@ use sanlab_spec::{did_you_mean, SpecError};
 use sanlab_workload::read_text;
 use sanlab_des::RunControl;
 use sanlab_model::topology::Topology;
+use std::num::NonZeroUsize;
 use sanlab_model::World;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -21,6 +23,8 @@ use std::path::Path;
 use toml::{Table, Value};
 
 pub use topology::SCHEMA_VERSION;
+pub use parallel::{VariantControl, VariantRuns, VariantState};
+use parallel::MemoryBound;
 pub use pilots::cost::{MachineMemory, RunCost, VariantCost};
 pub use pilots::injector::{InjectorPoint, InjectorReport};
 
@@ -259,13 +263,21 @@ impl Scenario {
     /// variants: a mistake in a value that every variant overrides would otherwise go unseen.
     /// Returns the selection.
     pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<Vec<Option<&Variant>>, ScenarioError> {
-        let selected = self.select(requested)?;
-        for v in &selected {
-            let table = self.resolve(*v, o)?;
-            self.build_world(&table, *v, false)?;
+        Ok(self.checked(requested, o)?.into_iter().map(|(v, _)| v).collect())
+    }
+
+    /// [`Scenario::validate`]'s selection, each variant with what it may hold in memory.
+    fn checked(&self, requested: &[String], o: &Overrides) -> Result<Vec<(Option<&Variant>, MemoryBound)>, ScenarioError> {
+        let mut checked = vec![];
+        for v in self.select(requested)? {
+            let table = self.resolve(v, o)?;
+            let (topology, _) = self.build_topology(&table, v, false)?;
+            let memory = MemoryBound::of(&topology);
+            self.world(topology, v)?;
+            checked.push((v, memory));
         }
         self.check_as_written()?;
-        Ok(selected)
+        Ok(checked)
     }
 
     /// Builds the scenario as written, without its variants' overrides or the command line's
@@ -369,33 +381,18 @@ pub struct RunResult {
     pub variants: Vec<VariantResult>,
 }
 
-/// Loads and runs a scenario: the selected variants, in order. With a `control`, progress is
-/// published to it and a cancel keeps the variants that finished.
-pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option<&RunControl>) -> Result<RunResult, ScenarioError> {
+/// Loads and runs a scenario: the selected variants, one after the other. With a `control`,
+/// progress is published to it and a cancel keeps the variants that finished.
+pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option<&VariantRuns>) -> Result<RunResult, ScenarioError> {
+    run_file_parallel(path, variants, o, control, NonZeroUsize::MIN)
+}
+
+/// [`run_file`] with up to `jobs` variants at once (see `parallel.rs`): the same document.
+pub fn run_file_parallel(path: &Path, variants: &[String], o: &Overrides, control: Option<&VariantRuns>, jobs: NonZeroUsize) -> Result<RunResult, ScenarioError> {
     let s = Scenario::load(path)?;
     // Everything is checked before any time is spent on a run.
-    let selected = s.validate(variants, o)?;
-    let mut results = vec![];
-    let mut cancelled = false;
-    for v in &selected {
-        // A vdbench stopcurve= ends the runs after it.
-        let Some(with_curve) = vdbench_runs::with_curve_max(&s, *v, o, &results)? else {
-            if let Some(c) = control {
-                c.finish_one();
-            }
-            continue;
-        };
-        match s.run(*v, &with_curve, control)? {
-            Some(r) => results.push(r),
-            None => {
-                cancelled = true;
-                break;
-            }
-        }
-        if let Some(c) = control {
-            c.finish_one();
-        }
-    }
+    let selected = s.checked(variants, o)?;
+    let (results, cancelled) = parallel::run_variants(&s, &selected, o, control, jobs)?;
     Ok(RunResult { scenario: s.name.clone(), file: s.file.clone(), scenario_sha256: s.sha256.clone(), version: env!("CARGO_PKG_VERSION"), cancelled, variants: results })
 }
 

@@ -1,0 +1,401 @@
+//! Variants on every core: a run's variants are independent simulations, each with its own seed,
+//! so several run at once on worker threads and the document lists them in scenario order
+//! whatever finishes first; its figures are those of a run one variant after the other.
+//!
+//! Two things decide when a variant may start, both checked in scenario order (a variant that
+//! may not start yet holds back those after it):
+//! - memory: the variants running, and the results of those done, must fit in the memory the
+//!   machine had available when the run began; a variant alone runs whatever its size;
+//! - vdbench curves: a curve point's rate is a percent of what its max run reached, and a
+//!   `stopcurve=` ends the runs after it, so from the first variant that reads an earlier one's
+//!   results on, each variant starts once every variant before it is done.
+
+use crate::vdbench_runs::with_curve_max;
+use crate::{Overrides, Scenario, ScenarioError, Variant, VariantResult};
+use sanlab_des::RunControl;
+use sanlab_model::fault::{EDGE_ENGINE_BYTES, EDGE_RESULT_BYTES};
+use sanlab_model::topology::{memory, Topology};
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// Where a variant of the run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum VariantState {
+    Waiting,
+    Running,
+    /// Finished, or skipped (a vdbench `stopcurve=` ended its series).
+    Done,
+    /// Cancelled, or stopped by another variant's error.
+    Stopped,
+}
+
+impl VariantState {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Waiting => "waiting",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Stopped => "stopped",
+        }
+    }
+}
+
+/// One variant's progress: its engine's position, its state and its wall time.
+#[derive(Default)]
+pub struct VariantControl {
+    pub control: RunControl,
+    state: AtomicU8,
+    /// Since the run's origin: when the variant started, and how long it took once done.
+    started_ns: AtomicU64,
+    wall_ns: AtomicU64,
+}
+
+const STATES: [VariantState; 4] = [VariantState::Waiting, VariantState::Running, VariantState::Done, VariantState::Stopped];
+
+impl VariantControl {
+    pub fn state(&self) -> VariantState {
+        STATES[usize::from(self.state.load(Ordering::Acquire))]
+    }
+
+    fn set_state(&self, state: VariantState) {
+        self.state.store(state as u8, Ordering::Release);
+    }
+}
+
+/// Watches and steers a run from another thread: each selected variant's progress (in scenario
+/// order, once the run has checked the scenario), and a cancel that stops every variant.
+pub struct VariantRuns {
+    origin: Instant,
+    cancelled: AtomicBool,
+    variants: Mutex<Arc<[VariantControl]>>,
+}
+
+impl Default for VariantRuns {
+    fn default() -> Self {
+        Self { origin: Instant::now(), cancelled: AtomicBool::new(false), variants: Mutex::new(Arc::from(Vec::new())) }
+    }
+}
+
+impl VariantRuns {
+    /// The variants of the run in progress (none before it has checked the scenario).
+    pub fn variants(&self) -> Arc<[VariantControl]> {
+        Arc::clone(&lock(&self.variants))
+    }
+
+    /// A variant's wall time: so far while it runs, in all once done.
+    pub fn wall_ns(&self, v: &VariantControl) -> u64 {
+        match v.state() {
+            VariantState::Waiting => 0,
+            VariantState::Running => (self.origin.elapsed().as_nanos() as u64).saturating_sub(v.started_ns.load(Ordering::Acquire)),
+            VariantState::Done | VariantState::Stopped => v.wall_ns.load(Ordering::Acquire),
+        }
+    }
+
+    /// Stops the run: the variants running stop at their next sample, the others do not start.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        lock(&self.variants).iter().for_each(|v| v.control.cancel());
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Fresh controls for `n` variants, cancelled already if the run was.
+    fn begin(&self, n: usize) -> Arc<[VariantControl]> {
+        let mut variants = lock(&self.variants);
+        *variants = (0..n).map(|_| VariantControl::default()).collect();
+        if self.cancelled() {
+            variants.iter().for_each(|v| v.control.cancel());
+        }
+        Arc::clone(&variants)
+    }
+
+    fn start(&self, v: &VariantControl) {
+        v.started_ns.store(self.origin.elapsed().as_nanos() as u64, Ordering::Release);
+        v.set_state(VariantState::Running);
+    }
+
+    fn end(&self, v: &VariantControl, state: VariantState) {
+        v.wall_ns.store(self.wall_ns(v), Ordering::Release);
+        v.set_state(state);
+    }
+}
+
+/// A mutex's data, also after a panic elsewhere (every panic is caught and reported).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a variant holds in memory at most, as `sanlab validate` bounds it before its pilot
+/// (every entity's series recorded): the engine's state while it runs, and its results, which
+/// the run keeps until it writes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemoryBound {
+    pub engine_bytes: u64,
+    pub results_bytes: u64,
+}
+
+impl MemoryBound {
+    pub fn of(topology: &Topology) -> Self {
+        let cost = topology.cost();
+        let entities = cost.entities + topology.jobs.len() as u64;
+        let edges: u64 = topology.faults.iter().map(|f| f.fault.edges_within(topology.run.duration_ns)).sum();
+        Self {
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes, cost.workload_bytes).saturating_add(edges.saturating_mul(EDGE_ENGINE_BYTES)),
+            results_bytes: memory::results_bytes(cost.samples.saturating_mul(cost.max_series)).saturating_add(edges.saturating_mul(EDGE_RESULT_BYTES)),
+        }
+    }
+
+    fn total(self) -> u64 {
+        self.engine_bytes.saturating_add(self.results_bytes)
+    }
+}
+
+/// The memory the machine has available now: Linux's MemAvailable (kernel 3.14 and later), or
+/// the tests' [`crate::pilots::cost::MEMORY_ENV`]; None elsewhere, and then memory does not
+/// limit how many variants run at once.
+pub fn available_memory_bytes() -> Option<u64> {
+    if let Some(bytes) = std::env::var(crate::pilots::cost::MEMORY_ENV).ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(bytes);
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.split(':').next() == Some("MemAvailable"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok()?.checked_mul(1024)
+}
+
+/// Whether the next variant fits: the memory committed (variants running, and the results of
+/// those done) with the variant's own under the budget, or nothing running.
+#[derive(Debug)]
+pub struct Admission {
+    budget_bytes: Option<u64>,
+    committed_bytes: u64,
+    running: usize,
+}
+
+impl Admission {
+    pub fn new(budget_bytes: Option<u64>) -> Self {
+        Self { budget_bytes, committed_bytes: 0, running: 0 }
+    }
+
+    pub fn admits(&self, m: MemoryBound) -> bool {
+        self.running == 0 || self.budget_bytes.is_none_or(|b| self.committed_bytes.saturating_add(m.total()) <= b)
+    }
+
+    pub fn start(&mut self, m: MemoryBound) {
+        self.running += 1;
+        self.committed_bytes = self.committed_bytes.saturating_add(m.total());
+    }
+
+    /// A variant ended: its engine's state is freed, its results too unless `kept`.
+    pub fn end(&mut self, m: MemoryBound, kept: bool) {
+        self.running -= 1;
+        let freed = if kept { m.engine_bytes } else { m.total() };
+        self.committed_bytes = self.committed_bytes.saturating_sub(freed);
+    }
+}
+
+enum Outcome {
+    Done(Box<VariantResult>),
+    /// A vdbench `stopcurve=` ended its series: not run, as vdbench does not run it.
+    Skipped,
+    Cancelled,
+    Failed(ScenarioError),
+    Panicked(Box<dyn Any + Send>),
+}
+
+/// The run's shared state, under one lock.
+struct Shared {
+    /// The next variant to start: variants start in scenario order.
+    next: usize,
+    admission: Admission,
+    /// The results of the variants done from the first on, in order, up to the first still
+    /// running: what a curve point reads, as a run of one variant after the other has them.
+    ordered: Vec<VariantResult>,
+    ordered_through: usize,
+    /// Outcomes after that first variant still running.
+    later: BTreeMap<usize, Outcome>,
+    /// A variant failed or was cancelled: start no more.
+    stop: bool,
+}
+
+impl Shared {
+    fn record(&mut self, k: usize, outcome: Outcome) {
+        self.later.insert(k, outcome);
+        while let Some(outcome) = self.later.remove(&self.ordered_through) {
+            match outcome {
+                Outcome::Done(r) => self.ordered.push(*r),
+                Outcome::Skipped => {}
+                other => {
+                    self.later.insert(self.ordered_through, other);
+                    return;
+                }
+            }
+            self.ordered_through += 1;
+        }
+    }
+}
+
+/// The variants of `selected` (each with its memory bound), run on up to `jobs` threads. Returns
+/// the results in scenario order and whether the run was cancelled (then the results are those
+/// of the variants that finished); an error is the first variant's in scenario order, as a run of
+/// one variant after the other reports it, and a panic is resumed on this thread.
+pub(crate) fn run_variants(
+    s: &Scenario,
+    selected: &[(Option<&Variant>, MemoryBound)],
+    o: &Overrides,
+    control: Option<&VariantRuns>,
+    jobs: NonZeroUsize,
+) -> Result<(Vec<VariantResult>, bool), ScenarioError> {
+    let own = VariantRuns::default();
+    let runs = control.unwrap_or(&own);
+    let controls = runs.begin(selected.len());
+    // The overrides of the variants before the first that reads an earlier one's results: given
+    // no results, a curve point's lookup fails (its max run is missing).
+    let mut independent: Vec<Overrides> = vec![];
+    for (v, _) in selected {
+        match with_curve_max(s, *v, o, &[]) {
+            Ok(Some(with)) => independent.push(with),
+            _ => break,
+        }
+    }
+    let first_reader = independent.len();
+    let budget = if jobs.get() > 1 { available_memory_bytes() } else { None };
+    let shared = Mutex::new(Shared { next: 0, admission: Admission::new(budget), ordered: vec![], ordered_through: 0, later: BTreeMap::new(), stop: false });
+    let turn = Condvar::new();
+
+    let worker = || loop {
+        let mut sh = lock(&shared);
+        let k = loop {
+            let k = sh.next;
+            if sh.stop || k >= selected.len() || runs.cancelled() {
+                return;
+            }
+            let in_turn = k < first_reader || sh.ordered_through == k;
+            if in_turn && sh.admission.admits(selected[k].1) {
+                break k;
+            }
+            sh = turn.wait(sh).unwrap_or_else(|e| e.into_inner());
+        };
+        let (v, memory) = selected[k];
+        sh.next += 1;
+        sh.admission.start(memory);
+        runs.start(&controls[k]);
+        // A reader of earlier results runs alone, after them: they cannot change meanwhile.
+        let with = match independent.get(k) {
+            Some(with) => Ok(Ok(Some(with.clone()))),
+            None => catch_unwind(AssertUnwindSafe(|| with_curve_max(s, v, o, &sh.ordered))),
+        };
+        drop(sh);
+        let outcome = match with {
+            Ok(Ok(Some(with))) => match catch_unwind(AssertUnwindSafe(|| s.run(v, &with, Some(&controls[k].control)))) {
+                Ok(Ok(Some(r))) => Outcome::Done(Box::new(r)),
+                Ok(Ok(None)) => Outcome::Cancelled,
+                Ok(Err(e)) => Outcome::Failed(e),
+                Err(panic) => Outcome::Panicked(panic),
+            },
+            Ok(Ok(None)) => Outcome::Skipped,
+            Ok(Err(e)) => Outcome::Failed(e),
+            Err(panic) => Outcome::Panicked(panic),
+        };
+        let (kept, state) = match outcome {
+            Outcome::Done(_) => (true, VariantState::Done),
+            Outcome::Skipped => (false, VariantState::Done),
+            _ => (false, VariantState::Stopped),
+        };
+        let mut sh = lock(&shared);
+        if matches!(outcome, Outcome::Failed(_) | Outcome::Panicked(_)) {
+            // The run ends with an error: every variant still running stops. One before this
+            // one may still be building, and then reports its own error (it comes first).
+            sh.stop = true;
+            controls.iter().for_each(|c| c.control.cancel());
+        } else if matches!(outcome, Outcome::Cancelled) {
+            sh.stop = true;
+        }
+        sh.admission.end(memory, kept);
+        sh.record(k, outcome);
+        runs.end(&controls[k], state);
+        drop(sh);
+        turn.notify_all();
+    };
+    let threads = jobs.get().min(selected.len()).max(1);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(worker);
+        }
+    });
+
+    let sh = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let cancelled = sh.ordered_through < selected.len();
+    let mut results = sh.ordered;
+    for (_, outcome) in sh.later {
+        match outcome {
+            Outcome::Done(r) => results.push(*r),
+            Outcome::Failed(e) => return Err(e),
+            Outcome::Panicked(panic) => resume_unwind(panic),
+            Outcome::Skipped | Outcome::Cancelled => {}
+        }
+    }
+    Ok((results, cancelled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GB: u64 = 1_000_000_000;
+
+    fn bound(engine_gb: u64, results_gb: u64) -> MemoryBound {
+        MemoryBound { engine_bytes: engine_gb * GB, results_bytes: results_gb * GB }
+    }
+
+    #[test]
+    fn variants_start_while_their_sum_fits_the_budget() {
+        let mut a = Admission::new(Some(10 * GB));
+        let (first, second, third) = (bound(3, 1), bound(4, 1), bound(1, 1));
+        assert!(a.admits(first));
+        a.start(first);
+        assert!(a.admits(second), "4 + 5 GB fit in 10 GB");
+        a.start(second);
+        assert!(!a.admits(third), "9 + 2 GB do not");
+        a.end(first, true);
+        assert!(a.admits(third), "the first's engine is freed, its results kept: 6 + 2 GB");
+        a.start(third);
+        assert!(a.admits(bound(0, 2)), "8 + 2 GB fit, to the byte");
+        assert!(!a.admits(bound(0, 3)), "8 + 3 GB do not");
+    }
+
+    #[test]
+    fn a_variant_larger_than_the_budget_runs_alone() {
+        let mut a = Admission::new(Some(10 * GB));
+        let huge = bound(20, 5);
+        assert!(a.admits(huge), "nothing running: it runs alone, as one variant after the other would");
+        a.start(huge);
+        assert!(!a.admits(bound(0, 0)), "nothing starts beside it");
+        a.end(huge, false);
+        assert!(a.admits(bound(1, 0)));
+    }
+
+    #[test]
+    fn without_a_budget_memory_does_not_limit() {
+        let mut a = Admission::new(None);
+        for _ in 0..100 {
+            assert!(a.admits(bound(1_000, 1_000)));
+            a.start(bound(1_000, 1_000));
+        }
+    }
+
+    #[test]
+    fn meminfo_gives_the_memory_available() {
+        // This machine's, when it is Linux; elsewhere none.
+        let available = available_memory_bytes();
+        assert_eq!(available.is_some(), std::path::Path::new("/proc/meminfo").exists() || std::env::var(crate::pilots::cost::MEMORY_ENV).is_ok());
+        assert!(available.is_none_or(|b| b > 0));
+    }
+}
