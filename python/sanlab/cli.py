@@ -28,6 +28,7 @@ from rich.table import Table
 
 import sanlab
 from sanlab import _core
+from sanlab.advise import add_parser as add_advise
 from sanlab.document import Document
 from sanlab.export.runfolder import (
     RunFolderError,
@@ -277,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_calibrate(commands, _seed, _positive)
     commands.choices["calibrate"].set_defaults(handler=_cmd_calibrate)
     add_import(commands)
+    add_advise(commands)
     return parser
 
 

@@ -173,13 +173,43 @@ class RunOutcome:
     error: str | None
 
 
+def fault_iops_min(variant: Mapping[str, Any]) -> dict[str, float]:
+    """`fault_iops_min` of a run with faults: the lowest total VM IOPS in a sample interval that
+    overlaps a fault (from a fault's start to its end, or the run's end); nothing without faults."""
+    faults = variant.get("faults") or []
+    if not faults:
+        return {}
+    windows: list[tuple[float, float]] = []
+    for edge in faults:
+        if edge["phase"] == "start":
+            windows.append((edge["t_s"], variant["sim_time_s"]))
+        elif edge["phase"] == "end" and windows:
+            windows[-1] = (windows[-1][0], edge["t_s"])
+    series = variant.get("timeseries") or {}
+    totals: dict[float, float] = {}
+    for t_s, entity, metric, value in zip(
+        series.get("t_s", []), series.get("entity", []), series.get("metric", []), series.get("value", []),
+        strict=True,
+    ):
+        if metric == "iops" and entity.startswith("vm/"):
+            totals[t_s] = totals.get(t_s, 0.0) + value
+    interval_s = min((b - a for a, b in itertools.pairwise(sorted(totals))), default=0.0)
+    hit = [
+        total
+        for t_s, total in totals.items()
+        if any(start < t_s and t_s - interval_s < end for start, end in windows)
+    ]
+    return {"fault_iops_min": min(hit)} if hit else {}
+
+
 def entity_table(doc: Document, point: int, seed: int) -> pa.Table:
     """One row per variant and entity (`run`, VMs, hosts, paths, devices, arrays), numeric fields as
     columns."""
     rows: list[dict[str, Any]] = []
     for variant in doc["variants"]:
         base = {"point": point, "seed": seed, "variant": variant["name"]}
-        rows.append({**base, "entity_kind": "run", "entity": "run", **{m: variant[m] for m in RUN_METRICS}})
+        run_metrics = {m: variant[m] for m in RUN_METRICS}
+        rows.append({**base, "entity_kind": "run", "entity": "run", **run_metrics, **fault_iops_min(variant)})
         for key, kind in ENTITY_KINDS:
             for item in entities(variant, key):
                 metrics = {
@@ -469,8 +499,12 @@ def run_sweep(
     workers: int | None = None,
     on_start: Callable[[int], None] = lambda runs: None,
     on_progress: Callable[[int, int], None] = lambda finished, failed: None,
+    client: Any = None,
 ) -> SweepResult:
     """Runs the runs of `spec` not yet in `out_dir`, then writes results, summary and failures.
+
+    `client`: a Dask client to reuse (a caller running many small sweeps, as `sanlab advise`
+    does, starts its cluster once); it stays open. Without it the sweep starts and closes its own.
 
     `on_start(runs)` is called with the number of runs to do, `on_progress(finished, failed)` as
     they come back. On KeyboardInterrupt the runs
@@ -485,7 +519,9 @@ def run_sweep(
     if tasks:
         from distributed import as_completed
 
-        client = _client(scheduler, workers)
+        own = client is None
+        if own:
+            client = _client(scheduler, workers)
         futures = client.map(run_task, tasks, pure=False)
         by_key = {future.key: task for future, task in zip(futures, tasks, strict=True)}
         try:
@@ -505,7 +541,8 @@ def run_sweep(
         finally:
             writer.flush()
             client.cancel(futures)
-            _close(client)
+            if own:
+                _close(client)
     # Into a folder that existed (a resume): new files renamed over the names, never through a link.
     failed = json.dumps([asdict(failure) for failure in failures], indent=2) + "\n"
     replace_text(out_dir / FAILURES_FILE, failed)

@@ -1,0 +1,195 @@
+"""The advice a search gives: as a document (advice.json, --json), as terminal lines and as a small
+self-contained page (advice.html) in the report's style."""
+
+from __future__ import annotations
+
+import html
+import math
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from sanlab.advise.search import (
+    TODAY,
+    Interval,
+    Point,
+    Search,
+    knob_summary,
+    paired_gain,
+    runner_up,
+    set_lines,
+)
+from sanlab.report.page import CSS, PLOT_CONFIG
+
+ADVICE_FILE = "advice.json"
+PAGE_FILE = "advice.html"
+
+
+def _interval(interval: Interval) -> dict[str, Any]:
+    half = None if math.isinf(interval.half) else interval.half
+    return {"mean": interval.mean, "ci95_half": half, "seeds": interval.n}
+
+
+def _candidate(search: Search, point: Point) -> dict[str, Any]:
+    return {"set": set_lines(point, search.knobs), **_interval(search.interval(point))}
+
+
+def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the command prints and writes: header (scenario, variant, objective, duration,
+    seeds), today, the recommendation and its gain, the runner-up, each knob's outcome and every
+    step of the search."""
+    changed = dict(chosen)
+    outcomes = {
+        key: "changed" if key in changed else outcome for key, outcome in knob_summary(search).items()
+    }
+    second = runner_up(search, chosen)
+    unsettled = [f"{step.knob} (pass {step.pass_number}): {step.note}" for step in search.steps if not step.settled]
+    gain = paired_gain(search, chosen)
+    today = search.interval(TODAY)
+    return {
+        **header,
+        "today": _interval(today),
+        "recommended": {
+            **_candidate(search, chosen),
+            "gain": _interval(gain),
+            "gain_percent": 100 * gain.mean / today.mean if today.mean else None,
+        },
+        "runner_up": None
+        if second is None
+        else {
+            **_candidate(search, second),
+            "overlaps_recommended": search.interval(second).overlaps(search.interval(chosen)),
+        },
+        "settled": not unsettled and not search.stopped,
+        "why_not_settled": [*unsettled, *([search.stopped] if search.stopped else [])],
+        "did_not_matter": [key for key, outcome in outcomes.items() if outcome == "no difference"],
+        "today_is_best": [key for key, outcome in outcomes.items() if outcome == "kept"],
+        "knobs": [
+            {
+                "key": knob.key,
+                "what": knob.what,
+                "values": list(knob.values),
+                "today": knob.today,
+                "outcome": outcomes.get(knob.key, "not visited"),
+            }
+            for knob in search.knobs
+        ],
+        "steps": [
+            {
+                "knob": step.knob,
+                "pass": step.pass_number,
+                "chosen": step.chosen,
+                "outcome": step.outcome,
+                "settled": step.settled,
+                "note": step.note,
+                "values": {value: _interval(interval) for value, interval in step.values.items()},
+                "refused": step.infeasible,
+                "failed": step.failed,
+            }
+            for step in search.steps
+        ],
+        "runs": search.runs,
+    }
+
+
+def _figure(value: Mapping[str, Any], unit: str) -> str:
+    digits = 0 if unit == "IOPS" else 3
+    half = value["ci95_half"]
+    text = f"{value['mean']:,.{digits}f}"
+    return f"{text} ± {half:,.{digits}f} {unit}" if half is not None else f"{text} {unit} (one seed)"
+
+
+def text_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The advice for the terminal: `--set` lines to paste into `sanlab run`, then the evidence."""
+    unit = doc["objective"]["unit"]
+    rec = doc["recommended"]
+    lines = [
+        f"advise {doc['scenario']} (variant {doc['variant']}): {doc['objective']['text']}",
+        f"{doc['duration_s']:g} s simulated per run, seeds {doc['seeds']['first']}.. "
+        f"({doc['seeds']['initial']} each, up to {doc['seeds']['cap']}), {doc['runs']} runs",
+        f"today:       {_figure(doc['today'], unit)}",
+    ]
+    if rec["set"]:
+        pct = f" ({rec['gain_percent']:+.1f} %)" if rec["gain_percent"] is not None else ""
+        lines += [
+            f"recommended: {_figure(rec, unit)}, change {_figure(rec['gain'], unit)}{pct}",
+            *(f"  --set {shlex.quote(line)}" for line in rec["set"]),
+        ]
+    else:
+        lines.append("recommended: keep today's settings: no setting tried did better")
+    second = doc["runner_up"]
+    if second is not None:
+        sets = " ".join(f"--set {shlex.quote(line)}" for line in second["set"]) or "(today's settings)"
+        tie = " (its interval overlaps the recommendation's)" if second["overlaps_recommended"] else ""
+        lines.append(f"runner-up:   {_figure(second, unit)}{tie}  {sets}")
+    if doc["did_not_matter"]:
+        lines.append(
+            f"did not matter (every value's interval overlaps today's): {', '.join(doc['did_not_matter'])}"
+        )
+    if doc["today_is_best"]:
+        lines.append(f"today's value beats the others: {', '.join(doc['today_is_best'])}")
+    for note in doc["notes"]:
+        lines.append(f"note: {note}")
+    if doc["settled"]:
+        lines.append("settled: each step's best value parted from the others (or tied with them exactly)")
+    else:
+        lines += [f"not settled: {why}" for why in doc["why_not_settled"]]
+    return lines
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value))
+
+
+def page(doc: Mapping[str, Any]) -> str:
+    """advice.html: the lines above, a chart of every value tried at each step with its interval,
+    and the steps' table. Self-contained (plotly.js inlined), as the run report."""
+    unit = doc["objective"]["unit"]
+    labels, means, halves = [], [], []
+    for number, step in enumerate(doc["steps"], 1):
+        for value, figure in step["values"].items():
+            labels.append(f"{number}. {step['knob']}={value}")
+            means.append(figure["mean"])
+            halves.append(figure["ci95_half"] or 0.0)
+    chart = go.Figure(go.Bar(x=means, y=labels, orientation="h", error_x={"type": "data", "array": halves}))
+    chart.update_layout(
+        height=max(300, 22 * len(labels) + 80),
+        margin={"l": 20, "r": 20, "t": 30, "b": 40},
+        xaxis_title=f"{doc['objective']['figure']} ({unit}), mean ± 95 % CI",
+        yaxis={"autorange": "reversed"},
+    )
+    plot = pio.to_html(chart, full_html=False, include_plotlyjs=False, config=dict(PLOT_CONFIG))
+    rows = "".join(
+        f"<tr><td>{step['pass']}</td><td><code>{_esc(step['knob'])}</code></td><td><code>{_esc(step['chosen'])}"
+        f"</code></td><td>{_esc(step['outcome'])}</td><td>{_esc(step['note'])}</td></tr>"
+        for step in doc["steps"]
+    )
+    text = "\n".join(text_lines(doc))
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="generator" content="sanlab {_esc(doc["version"])}">
+<title>{_esc(doc["scenario"])}: sanlab advise</title>
+<style>{CSS}</style>
+<script type="text/javascript">{get_plotlyjs()}</script>
+</head>
+<body>
+<header><h1>{_esc(doc["scenario"])}</h1>
+<p class="subtitle">sanlab advise · {_esc(doc["objective"]["text"])}</p></header>
+<main>
+<section><h2>Advice</h2><pre>{_esc(text)}</pre></section>
+<section><h2>Every value tried</h2><figure class="plot">{plot}<figcaption>Each step varies one
+setting from where the search stood; bars are the objective's mean over the seeds, whiskers its
+95 % interval.</figcaption></figure></section>
+<section><h2>Steps</h2><table><thead><tr><th>pass</th><th>setting</th><th>value kept</th>
+<th>outcome</th><th>note</th></tr></thead><tbody>{rows}</tbody></table></section>
+</main>
+<footer>Written by sanlab {_esc(doc["version"])}; the figures are in {ADVICE_FILE} beside this page.</footer>
+</body>
+</html>
+"""

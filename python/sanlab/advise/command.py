@@ -1,0 +1,205 @@
+"""`sanlab advise SCENARIO`: the settings a user can change, searched for an objective."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sanlab import _core
+from sanlab.advise.advice import ADVICE_FILE, PAGE_FILE, advice_document, page, text_lines
+from sanlab.advise.knobs import knobs_of
+from sanlab.advise.objective import ObjectiveError, parse_objective
+from sanlab.advise.search import Search
+from sanlab.export.files import replace_text
+from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
+from sanlab.sweep import SweepError, _client, _close
+
+DEFAULT_SEEDS = 3
+SEED_CAP_FACTOR = 4
+"""Seeds grow, while the best value's interval overlaps another's, up to this many times --seeds."""
+DEFAULT_MAX_RUNS = 500
+SHORT_RUN_S = 10.0
+"""Without --duration, runs last the scenario's warm-up plus this (or the scenario's duration, if
+shorter); a scenario with [[event]] faults runs its own duration, so every fault happens."""
+
+
+class AdviseError(SweepError):
+    """Bad input to `sanlab advise`: one line naming what and the valid choices."""
+
+
+def _at_least(least: int):  # type: ignore[no-untyped-def]
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(
+                f"expected at least {least}, got {value}; the nearest is {least}"
+            )
+        return value
+
+    return parse
+
+
+def add_parser(commands: Any) -> None:
+    """Registers `advise` among the command's subcommands."""
+    parser = commands.add_parser(
+        "advise",
+        help="search the settings a user can change (path selection, queue depths, ...) for an objective",
+    )
+    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    parser.add_argument(
+        "--variant", metavar="NAME", help="start from this variant (default: the scenario as written, base)"
+    )
+    parser.add_argument(
+        "--objective",
+        default="iops",
+        metavar="OBJ",
+        help="iops (default: most total VM IOPS, no VM's p99 over today's + 10 %%), p99:VMNAME or worst-case",
+    )
+    parser.add_argument(
+        "--keep", action="append", default=[], metavar="KEY", help="a setting never varied (repeatable)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a fixed override for every run (repeatable)",
+    )
+    parser.add_argument(
+        "--duration",
+        metavar="D",
+        help="simulated time of each run (default: warm-up + 10s, at most the scenario's)",
+    )
+    parser.add_argument("--seed", type=_at_least(0), metavar="N", help="first seed (default: the scenario's)")
+    parser.add_argument(
+        "--seeds",
+        type=_at_least(2),
+        default=DEFAULT_SEEDS,
+        metavar="N",
+        help=f"seeds per candidate to start with (default {DEFAULT_SEEDS}; "
+        f"up to {SEED_CAP_FACTOR}x while undecided)",
+    )
+    parser.add_argument(
+        "--max-runs",
+        type=_at_least(1),
+        default=DEFAULT_MAX_RUNS,
+        metavar="N",
+        help=f"runs in the whole search at most (default {DEFAULT_MAX_RUNS})",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=_at_least(1), metavar="N", help="worker processes of the local cluster"
+    )
+    where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler")
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="folder for advice.json, advice.html and the sweeps"
+    )
+    parser.add_argument("--json", action="store_true", help="print the advice as one JSON document")
+    parser.set_defaults(handler=lambda args, argv: run(args))
+
+
+def _search_duration(variant: dict[str, Any], given: str | None) -> str | None:
+    if given is not None or variant.get("faults") or variant["resolved"].get("event"):
+        return given
+    warmup_s = variant["sim_time_s"] - variant["measured_s"]
+    short_s = warmup_s + SHORT_RUN_S
+    return f"{short_s:g}s" if short_s < variant["sim_time_s"] else None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs the search and prints the advice; returns the exit code."""
+    variant_name = args.variant or "base"
+    # Today as given, once, in this process: the scenario's settings, devices and faults.
+    probe = json.loads(_core.run(args.scenario, [variant_name], args.sets, args.seed, args.duration))
+    today = probe["variants"][0]
+    resolved = today["resolved"]
+    vms = [vm["name"] for vm in today["vms"]]
+    where = f"{args.scenario} (variant {variant_name})"
+    try:
+        objective = parse_objective(args.objective, vms, bool(resolved.get("event")), where)
+    except ObjectiveError as exc:
+        raise AdviseError(str(exc)) from None
+    lun_depths = {device["host"]: device["queue_depth"] for device in today["devices"]}
+    knobs, notes = knobs_of(resolved, lun_depths)
+    keys = [knob.key for knob in knobs]
+    for key in args.keep:
+        if key not in keys:
+            near = difflib.get_close_matches(key, keys, n=1)
+            hint = f"; did you mean `{near[0]}`?" if near else ""
+            raise AdviseError(
+                f"--keep {key}: not a setting advise varies in {where}: expected one of "
+                f"{', '.join(keys) or 'none (nothing to vary)'}{hint}"
+            )
+    knobs = [knob for knob in knobs if knob.key not in args.keep]
+    if not knobs:
+        raise AdviseError(f"{where}: no setting left to vary (--keep pins every one advise found)")
+    duration = _search_duration(today, args.duration)
+    out_dir = args.out or new_default_out_dir(Path("runs"), f"{probe['scenario']}-advise", datetime.now(UTC))
+    prepare_out_dir(out_dir)
+    base_seed = args.seed if args.seed is not None else today["seed"]
+    client = _client(args.scheduler, args.workers)
+    search = Search(
+        scenario=Path(args.scenario),
+        variant=variant_name,
+        sets=tuple(args.sets),
+        duration=duration,
+        base_seed=base_seed,
+        seeds=args.seeds,
+        max_seeds=args.seeds * SEED_CAP_FACTOR,
+        max_runs=args.max_runs,
+        objective=objective,
+        knobs=knobs,
+        out_dir=out_dir,
+        client=client,
+    )
+    try:
+        chosen = search.run()
+    finally:
+        _close(client)
+    header = {
+        "scenario": args.scenario,
+        "variant": variant_name,
+        "version": _core.__version__,
+        "objective": {
+            "name": objective.name,
+            "text": _objective_text(objective),
+            "figure": objective.figure,
+            "unit": objective.unit,
+            "higher_is_better": objective.higher_is_better,
+        },
+        "duration_s": _duration_s(today, duration),
+        "seeds": {"first": base_seed, "initial": args.seeds, "cap": args.seeds * SEED_CAP_FACTOR},
+        "kept": list(args.keep),
+        "sets": list(args.sets),
+        "notes": notes,
+    }
+    doc = advice_document(search, chosen, header)
+    replace_text(out_dir / ADVICE_FILE, json.dumps(doc, indent=2) + "\n")
+    replace_text(out_dir / PAGE_FILE, page(doc))
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print("\n".join([*text_lines(doc), f"advice folder: {out_dir}"]))
+    return 0
+
+
+def _objective_text(objective: Any) -> str:
+    if objective.name == "iops":
+        return "most total VM IOPS, no VM's p99 more than 10 % over today's"
+    if objective.name == "worst-case":
+        return "most IOPS at the worst moment of the faults (lowest total VM IOPS while a fault lasts)"
+    return f"lowest p99 latency of VM {objective.vm}"
+
+
+def _duration_s(today: dict[str, Any], duration: str | None) -> float:
+    from sanlab.analysis.health import duration_s
+
+    return duration_s(duration) if duration else float(today["sim_time_s"])

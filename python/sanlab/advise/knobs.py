@@ -1,0 +1,248 @@
+"""The settings `sanlab advise` may change, read from the resolved scenario: each one key a user
+sets (as `--set` addresses it) and the values it may take there. docs/advise.md says why each
+value list is what it is; the sources are in docs/references.md."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sanlab.toml_text import toml_value
+
+PLATFORM_PSPS: dict[str, tuple[dict[str, Any], ...]] = {
+    # ESXi's Native Multipathing Plugin: its three VMW_PSPs, round robin switching every I/O, at
+    # its default 1,000 I/Os and at its default 10 MiB, and round robin's latency type.
+    "ESXi NMP": (
+        {"kind": "fixed"},
+        {"kind": "mru"},
+        {"kind": "rr", "iops": 1},
+        {"kind": "rr", "iops": 1000},
+        {"kind": "rr", "type": "bytes"},
+        {"kind": "rr_latency"},
+    ),
+    "Linux dm-multipath": (
+        {"kind": "dm_round_robin"},
+        {"kind": "dm_queue_length"},
+        {"kind": "dm_service_time"},
+        {"kind": "dm_historical_service_time"},
+    ),
+    "Linux NVMe": ({"kind": "nvme_numa"}, {"kind": "nvme_round_robin"}, {"kind": "nvme_queue_depth"}),
+    # Weighted Paths is left out: its weights are the administrator's knowledge, not a default.
+    "Windows MPIO": (
+        {"kind": "mpio_failover_only"},
+        {"kind": "mpio_round_robin"},
+        {"kind": "mpio_round_robin_subset"},
+        {"kind": "mpio_least_queue_depth"},
+        {"kind": "mpio_least_blocks"},
+    ),
+}
+"""The selectors each platform's multipathing offers, among sanlab's kinds."""
+
+PLATFORM_OF_PSP: dict[str, str] = {
+    **{kind: "ESXi NMP" for kind in ("fixed", "mru", "rr", "rr_latency")},
+    # HPP's other schemes (fixed, LB-RR, LB-IOPS, LB-Bytes) are not modelled: nothing to offer.
+    "hpp_lb_latency": "ESXi HPP",
+    "significant_latency": "sanlab's own",
+    **{psp["kind"]: platform for platform, psps in PLATFORM_PSPS.items() for psp in psps},
+    "mpio_weighted_paths": "Windows MPIO",
+}
+"""A host's platform, told by the selector its scenario gives it (a host has no other platform key)."""
+
+DEFAULT_PSP = {"kind": "fixed"}
+"""What a host without `multipath.psp` runs (the engine's default)."""
+
+QUEUE_DEPTHS = (16, 32, 64, 128, 256)
+"""LUN queue depth and DSNRO: powers of two up to 256, ESXi's largest DSNRO (per device, `esxcli
+storage core device set -O`); a LUN depth above the DSNRO a shared device is clamped to gains
+nothing, so both go to 256 at most (Denneman, 2010: set them alike)."""
+
+DEFAULT_DSNRO = 32
+"""Disk.SchedNumReqOutstanding's default (VMware vSphere blog, 2013)."""
+
+SIOC_THRESHOLDS_MS = (10, 20, 30, 50, 100)
+"""SIOC's manual congestion threshold takes 5-100 ms (30 ms by default): a spread across it."""
+
+SHARES = ("low", "normal", "high")
+"""A VM's disk shares: ESXi's three named levels."""
+
+QOS_FACTORS = (0.5, 2.0)
+"""A volume's QoS max and burst halved or doubled (its min, a guarantee, is kept)."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting: its key, the values it may take (TOML text, as `--set` reads them) and which of
+    them the scenario has today."""
+
+    key: str
+    what: str
+    values: tuple[str, ...]
+    today: str
+
+    def set_line(self, value: str) -> str:
+        return f"{self.key}={value}"
+
+
+def _canonical(value: Any) -> Any:
+    """Tables with `kind` first and their other keys sorted: one text per value, however written."""
+    if not isinstance(value, dict):
+        return value
+    keys = sorted(value, key=lambda key: (key != "kind", key))
+    return {key: _canonical(value[key]) for key in keys}
+
+
+def _knob(key: str, what: str, today: Any, values: Sequence[Any]) -> Knob | None:
+    """A knob with today's value first, or None when no value differs from today's."""
+    today_text = toml_value(_canonical(today))
+    texts = [today_text, *(toml_value(_canonical(value)) for value in values)]
+    unique = tuple(dict.fromkeys(texts))
+    return Knob(key, what, unique, today_text) if len(unique) > 1 else None
+
+
+def _hosts_of_volumes(scenario: Mapping[str, Any]) -> dict[str, set[str]]:
+    hosts: dict[str, set[str]] = {}
+    for vm in scenario.get("vm", []):
+        hosts.setdefault(vm.get("volume", ""), set()).add(vm.get("host", ""))
+    return hosts
+
+
+def psp_knobs(scenario: Mapping[str, Any]) -> tuple[list[Knob], list[str]]:
+    """A selector knob per host whose devices use the host's selector, and per volume that sets its
+    own; with notes on those whose platform offers no other modelled selector."""
+    knobs: list[Knob] = []
+    notes: list[str] = []
+    volumes = scenario.get("volume", [])
+    own_psp = {volume["name"] for volume in volumes if "psp" in volume}
+    hosts_of = _hosts_of_volumes(scenario)
+    places = [
+        (
+            f"host[{index}].multipath.psp",
+            f"host {host['name']}'s path selection",
+            host.get("multipath", {}).get("psp", DEFAULT_PSP),
+        )
+        for index, host in enumerate(scenario.get("host", []))
+        if any(host["name"] in hosts_of.get(v["name"], ()) and v["name"] not in own_psp for v in volumes)
+    ] + [
+        (f"volume[{index}].psp", f"volume {volume['name']}'s path selection", volume["psp"])
+        for index, volume in enumerate(volumes)
+        if "psp" in volume
+    ]
+    for key, what, today in places:
+        platform = PLATFORM_OF_PSP.get(today.get("kind", ""), "")
+        offered = PLATFORM_PSPS.get(platform, ())
+        knob = _knob(key, f"{what} ({platform})", today, offered)
+        if knob is None:
+            notes.append(f"{key}: {platform} offers no other selector sanlab models; not varied")
+        else:
+            knobs.append(knob)
+    return knobs, notes
+
+
+def queue_knobs(scenario: Mapping[str, Any], lun_depths: Mapping[str, int]) -> list[Knob]:
+    """Per host: its LUN queue depth (today's as its devices ran: `lun_depths` by host, the adapter's
+    default when the scenario sets none), and its DSNRO when two VMs or more may share a device."""
+    knobs: list[Knob | None] = []
+    vms = scenario.get("vm", [])
+    for index, host in enumerate(scenario.get("host", [])):
+        name = host["name"]
+        if host.get("adapter", {}).get("kind") == "ideal" or name not in lun_depths:
+            continue  # an ideal adapter has no queue limit; a host without devices has nothing to tune
+        key = f"host[{index}]"
+        knobs.append(
+            _knob(
+                f"{key}.adapter.lun_queue_depth",
+                f"host {name}'s LUN queue depth",
+                lun_depths[name],
+                QUEUE_DEPTHS,
+            )
+        )
+        if sum(vm.get("host") == name for vm in vms) > 1:  # DSNRO acts only between competing VMs
+            today = host.get("scheduler", {}).get("dsnro", DEFAULT_DSNRO)
+            knobs.append(_knob(f"{key}.scheduler.dsnro", f"host {name}'s DSNRO", today, QUEUE_DEPTHS))
+    return [knob for knob in knobs if knob]
+
+
+def preference_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
+    """Per array of an active-active pair: its preferred hosts (the ALUA preference it advertises),
+    today's list with one host added or removed."""
+    paired = {name for pair in scenario.get("replication", []) for name in pair.get("arrays", [])}
+    hosts = [host["name"] for host in scenario.get("host", [])]
+    knobs: list[Knob | None] = []
+    for index, array in enumerate(scenario.get("array", [])):
+        if array["name"] not in paired:
+            continue  # a lone array's paths are all optimized: no preference to advertise
+        today = list(array.get("preferred_hosts", []))
+        steps = [[*today, host] if host not in today else [h for h in today if h != host] for host in hosts]
+        knobs.append(
+            _knob(f"array[{index}].preferred_hosts", f"array {array['name']}'s preferred hosts", today, steps)
+        )
+    return [knob for knob in knobs if knob]
+
+
+def volume_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
+    """Per volume: a SIOC manual threshold or a PARDA latency threshold, and its QoS max and burst."""
+    knobs: list[Knob | None] = []
+    for index, volume in enumerate(scenario.get("volume", [])):
+        key, name = f"volume[{index}]", volume["name"]
+        control = volume.get("flow_control", {})
+        if control.get("kind") == "sioc" and control.get("threshold_mode", "manual") == "manual":
+            today = control.get("congestion_threshold", "30ms")
+            knobs.append(
+                _knob(
+                    f"{key}.flow_control.congestion_threshold",
+                    f"volume {name}'s SIOC threshold",
+                    today,
+                    [f"{ms}ms" for ms in SIOC_THRESHOLDS_MS],
+                )
+            )
+        elif control.get("kind") == "parda":
+            today = control.get("latency_threshold", "30ms")
+            knobs.append(
+                _knob(
+                    f"{key}.flow_control.latency_threshold",
+                    f"volume {name}'s PARDA threshold",
+                    today,
+                    [f"{ms}ms" for ms in SIOC_THRESHOLDS_MS],
+                )
+            )
+        qos = volume.get("qos")
+        if qos and "max" in qos:
+            scaled = [
+                {**qos, **{part: round(qos[part] * factor) for part in ("max", "burst") if part in qos}}
+                for factor in QOS_FACTORS
+            ]
+            knobs.append(
+                _knob(
+                    f"{key}.qos",
+                    f"volume {name}'s QoS max and burst",
+                    qos,
+                    [q for q in scaled if q["max"] >= q.get("min", 0)],
+                )
+            )
+    return [knob for knob in knobs if knob]
+
+
+def share_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
+    """Per VM whose volume has flow control (SIOC, PARDA): its shares."""
+    controlled = {volume["name"] for volume in scenario.get("volume", []) if "flow_control" in volume}
+    knobs = [
+        _knob(f"vm[{index}].shares", f"VM {vm['name']}'s shares", vm.get("shares", "normal"), SHARES)
+        for index, vm in enumerate(scenario.get("vm", []))
+        if vm.get("volume") in controlled
+    ]
+    return [knob for knob in knobs if knob]
+
+
+def knobs_of(scenario: Mapping[str, Any], lun_depths: Mapping[str, int]) -> tuple[list[Knob], list[str]]:
+    """Every knob, in the order the search visits them: the array side first (a preference every
+    host sees), then each host's selector, its queues, then flow control, QoS and shares."""
+    psps, notes = psp_knobs(scenario)
+    knobs = [
+        *preference_knobs(scenario),
+        *psps,
+        *queue_knobs(scenario, lun_depths),
+        *volume_knobs(scenario),
+        *share_knobs(scenario),
+    ]
+    return knobs, notes

@@ -1,0 +1,305 @@
+"""The search of `sanlab advise`: coordinate descent over the knobs, each step a small sweep
+(`sanlab.sweep`) of one knob's values with the same seeds for every value (common random numbers),
+seeds added while the best value's 95 % interval overlaps another's (docs/advise.md)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sanlab.advise.knobs import Knob
+from sanlab.advise.objective import Objective, RunFigures
+from sanlab.sweep import SweepError, SweepSpec, load, run_sweep, t_quantile_975
+
+MAX_PASSES = 3
+"""Passes over the knobs at most: a pass that moves no knob ends the search before."""
+
+SEED_GROWTH = 2
+"""Seeds double while the leaders overlap, up to the cap."""
+
+Point = frozenset[tuple[str, str]]
+"""A candidate: the (key, value) of each knob whose value differs from today's."""
+
+TODAY: Point = frozenset()
+
+
+def set_lines(point: Point, knobs: Sequence[Knob]) -> list[str]:
+    """The point as `--set` arguments, in the knobs' order."""
+    values = dict(point)
+    return [knob.set_line(values[knob.key]) for knob in knobs if knob.key in values]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An objective's mean over seeds and its 95 % interval (Student's t)."""
+
+    mean: float
+    half: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Interval:
+        mean = statistics.fmean(values)
+        if len(values) < 2:
+            return cls(mean, math.inf, len(values))
+        half = t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+        return cls(mean, half, len(values))
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half
+
+    def overlaps(self, other: Interval) -> bool:
+        return max(self.low, other.low) <= min(self.high, other.high)
+
+
+@dataclass
+class Step:
+    """One knob visited at one point: what each value gave and what the search did."""
+
+    settled: bool
+    knob: str
+    pass_number: int
+    values: dict[str, Interval]
+    infeasible: dict[str, list[str]]
+    failed: dict[str, str]
+    chosen: str
+    outcome: str  # "moved", "kept", "no difference"
+    note: str = ""
+
+
+@dataclass
+class Search:
+    """Runs candidates through sweeps, remembers every run's figures and does the descent."""
+
+    scenario: Path
+    variant: str
+    sets: tuple[str, ...]
+    duration: str | None
+    base_seed: int
+    seeds: int
+    max_seeds: int
+    max_runs: int
+    objective: Objective
+    knobs: list[Knob]
+    out_dir: Path
+    client: Any
+    on_runs: Callable[[int], None] = lambda runs: None
+    runs: int = 0
+    sweeps: int = 0
+    figures: dict[Point, dict[int, RunFigures]] = field(default_factory=dict)
+    errors: dict[Point, str] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    stopped: str = ""
+
+    def _sweep(self, base: Point, knob: Knob, values: Sequence[str], first_seed: int, count: int) -> None:
+        """Runs `values` of `knob` at `base` for `count` seeds from `first_seed`, as one sweep."""
+        rest = frozenset(item for item in base if item[0] != knob.key)
+        self.sweeps += 1
+        folder = self.out_dir / "sweeps" / f"{self.sweeps:04d}"
+        spec = SweepSpec.create(
+            self.scenario,
+            [f"{knob.key}={','.join(values)}"],
+            seeds=count,
+            base_seed=first_seed,
+            sets=[*self.sets, *set_lines(rest, self.knobs)],
+            variants=[self.variant],
+            duration=self.duration,
+        )
+        result = run_sweep(spec, folder, client=self.client)
+        self.runs += len(spec.tasks())
+        self.on_runs(self.runs)
+        points = spec.points()
+        for failure in result.failures:
+            self.errors[self._point(base, knob, points[failure.point][0])] = failure.error
+        if len(result.failures) == len(spec.tasks()):
+            return
+        results, _ = load(folder)
+        for (index, seed), rows in results.groupby(["point", "seed"]):
+            point = self._point(base, knob, points[int(index)][0])
+            if point not in self.errors:
+                self.figures.setdefault(point, {})[int(seed)] = _figures(rows)
+
+    def _point(self, base: Point, knob: Knob, value: str) -> Point:
+        rest = frozenset(item for item in base if item[0] != knob.key)
+        return rest if value == knob.today else rest | {(knob.key, value)}
+
+    def ensure(self, base: Point, knob: Knob, values: Sequence[str], count: int) -> None:
+        """Every value run with the first `count` seeds (those it has are kept)."""
+        missing: dict[int, list[str]] = {}
+        for value in values:
+            point = self._point(base, knob, value)
+            if point in self.errors:
+                continue
+            have = len(self.figures.get(point, {}))
+            if have < count:
+                missing.setdefault(have, []).append(value)
+        for have, group in sorted(missing.items()):
+            needed = len(group) * (count - have)
+            if self.runs + needed > self.max_runs:
+                self.stopped = f"the run budget (--max-runs {self.max_runs}) was reached"
+                raise _Budget
+            self._sweep(base, knob, group, self.base_seed + have, count - have)
+
+    def runs_of(self, point: Point) -> list[RunFigures]:
+        runs = self.figures.get(point, {})
+        return [runs[seed] for seed in sorted(runs)]
+
+    def interval(self, point: Point) -> Interval:
+        return Interval.of([self.objective.score(run) for run in self.runs_of(point)])
+
+    def _identical(self, a: Point, b: Point) -> bool:
+        """Both gave exactly the same figure for every seed they share: more seeds cannot part them."""
+        runs_a, runs_b = self.figures.get(a, {}), self.figures.get(b, {})
+        common = sorted(set(runs_a) & set(runs_b))
+        return (
+            bool(common)
+            and all(self.objective.score(runs_a[s]) == self.objective.score(runs_b[s]) for s in common)
+            and self.interval(a).half == 0
+            and self.interval(b).half == 0
+        )
+
+    def step(self, current: Point, knob: Knob, pass_number: int) -> Point:
+        """Visits `knob` at `current`: evaluates its values, adds seeds while the best overlaps another,
+        and returns the point the search moves to (`current` when no value beats it)."""
+        today_runs = self.runs_of(TODAY)
+        here = dict(current).get(knob.key, knob.today)
+        count = self.seeds
+        values = list(knob.values)
+        while True:
+            self.ensure(current, knob, values, count)
+            points = {v: self._point(current, knob, v) for v in knob.values}
+            ok = {v: p for v, p in points.items() if p not in self.errors}
+            infeasible = {v: self.objective.breaches(self.runs_of(p), today_runs) for v, p in ok.items()}
+            feasible = {v: p for v, p in ok.items() if not infeasible[v] and not _nan(self.interval(p))}
+            intervals = {v: self.interval(p) for v, p in ok.items()}
+            if here not in feasible:
+                feasible[here] = points[here]  # where the search stands is never refused
+            best = max(feasible, key=lambda v: _key(intervals[v], self.objective))
+            leaders = [v for v in feasible if intervals[v].overlaps(intervals[best])]
+            contested = [v for v in leaders if v != best and not self._identical(points[v], points[best])]
+            if not contested or count >= self.max_seeds:
+                break
+            count = min(count * SEED_GROWTH, self.max_seeds)
+            values = list(dict.fromkeys([*leaders, here]))
+        note = ""
+        if contested:
+            note = (
+                f"{best} and {', '.join(contested)} overlap after {count} seeds (the cap); "
+                "more seeds (--seeds) or a longer --duration may part them"
+            )
+        if here in leaders:
+            outcome = (
+                "no difference" if all(intervals[v].overlaps(intervals[here]) for v in feasible) else "kept"
+            )
+            chosen = here
+        else:
+            outcome = "moved"
+            tied = [v for v in leaders if v == best or self._identical(points[v], points[best])]
+            chosen = min(tied, key=lambda v: _distance(v, here, knob.values))
+            if len(tied) > 1:
+                others = ", ".join(v for v in tied if v != chosen)
+                note = note or f"{others} gave exactly the same figures; the smallest change is kept"
+        self.steps.append(
+            Step(
+                not contested,
+                knob.key,
+                pass_number,
+                {v: intervals[v] for v in ok},
+                {v: r for v, r in infeasible.items() if r},
+                {v: self.errors[p] for v, p in points.items() if p in self.errors},
+                chosen,
+                outcome,
+                note,
+            )
+        )
+        return points[chosen]
+
+    def run(self) -> Point:
+        """Today's baseline, then passes over the knobs until one moves none; the point reached."""
+        current = TODAY
+        try:
+            # Today is the first knob at today's value: the same run as the scenario as given.
+            self.ensure(TODAY, self.knobs[0], [self.knobs[0].today], self.seeds)
+            if TODAY in self.errors:
+                raise SweepError(f"today's scenario does not run: {self.errors[TODAY]}")
+            for pass_number in range(1, MAX_PASSES + 1):
+                start = current
+                for knob in self.knobs:
+                    current = self.step(current, knob, pass_number)
+                if current == start:
+                    break
+            else:
+                self.stopped = f"{MAX_PASSES} passes moved a knob each; the last point is shown"
+        except _Budget:
+            pass
+        return current
+
+
+class _Budget(Exception):
+    """The next sweep would pass --max-runs."""
+
+
+def _nan(interval: Interval) -> bool:
+    return math.isnan(interval.mean)
+
+
+def _key(interval: Interval, objective: Objective) -> float:
+    return interval.mean if objective.higher_is_better else -interval.mean
+
+
+def _distance(value: str, here: str, order: Sequence[str]) -> float:
+    """How far a value is from where the search stands: by ratio for numbers, else by list order."""
+    try:
+        return abs(math.log(float(value) / float(here)))
+    except (ValueError, ZeroDivisionError):
+        return abs(order.index(value) - order.index(here))
+
+
+def _figures(rows: pd.DataFrame) -> RunFigures:
+    vms = rows[rows["entity_kind"] == "vm"]
+    names = [entity.removeprefix("vm/") for entity in vms["entity"]]
+    run = rows[rows["entity_kind"] == "run"]
+    fault = None
+    if "fault_iops_min" in run and not run["fault_iops_min"].isna().all():
+        fault = float(run["fault_iops_min"].iloc[0])
+    return RunFigures(
+        dict(zip(names, map(float, vms["iops"]), strict=True)),
+        dict(zip(names, map(float, vms["lat_ms_p99"]), strict=True)),
+        fault,
+    )
+
+
+def paired_gain(search: Search, point: Point) -> Interval:
+    """The objective's change from today to `point`, seed by seed (common random numbers)."""
+    a, b = search.figures.get(TODAY, {}), search.figures.get(point, {})
+    common = sorted(set(a) & set(b))
+    return Interval.of([search.objective.score(b[s]) - search.objective.score(a[s]) for s in common])
+
+
+def runner_up(search: Search, chosen: Point) -> Point | None:
+    """The best other candidate the search ran that keeps the objective's limit."""
+    today = search.runs_of(TODAY)
+    others = [
+        p
+        for p in search.figures
+        if p != chosen
+        and not search.objective.breaches(search.runs_of(p), today)
+        and not _nan(search.interval(p))
+    ]
+    return max(others, key=lambda p: _key(search.interval(p), search.objective), default=None)
+
+
+def knob_summary(search: Search) -> Mapping[str, str]:
+    """Each knob's last outcome: moved, kept (today's value is the best) or no difference."""
+    return {step.knob: step.outcome for step in search.steps}
