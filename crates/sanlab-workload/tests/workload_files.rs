@@ -635,7 +635,7 @@ fn binary_blktrace_cpu_files_merge_by_time() {
 #[test]
 fn trace_volume_bounds_timing_and_replay_controls() {
     let e = error("kind = \"trace\"\nfile = \"traces/bad/beyond_volume.csv\"\ndevice_size = \"100GiB\"");
-    assert!(e.ends_with("beyond_volume.csv:2: offset 107374182400 + 4096 bytes ends beyond the volume's 107374182400 bytes (device_size): set device_size to the traced disk's size, or offset_wrap = true"), "{e}");
+    assert!(e.ends_with("beyond_volume.csv:2: offset 107374182400 + 4096 bytes ends beyond the volume's 107374182400 bytes (device_size): set device_size to the traced disk's size or leave it unset (the volume then covers the trace), or offset_wrap = true"), "{e}");
     let wrapped = replayed("bad/beyond_volume.csv", "offset_wrap = true");
     assert_eq!(wrapped[1].3, 0, "100 GiB wraps to 0");
     assert!(error("kind = \"trace\"\nfile = \"traces/msr.csv\"\ndevice_size = \"1GiB\"").contains("msr.csv:1: offset 7014609920 + 24576 bytes ends beyond"));

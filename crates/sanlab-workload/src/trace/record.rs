@@ -79,7 +79,7 @@ impl Select {
         if req.offset_bytes.saturating_add(size) > self.device_bytes {
             if !self.offset_wrap || size > self.device_bytes {
                 return Err(format!(
-                    "offset {} + {size} bytes ends beyond the volume's {} bytes (device_size): set device_size to the traced disk's size, or offset_wrap = true",
+                    "offset {} + {size} bytes ends beyond the volume's {} bytes (device_size): set device_size to the traced disk's size or leave it unset (the volume then covers the trace), or offset_wrap = true",
                     req.offset_bytes, self.device_bytes
                 ));
             }
