@@ -27,6 +27,9 @@ from sanlab.report.page import CSS, PLOT_CONFIG
 
 ADVICE_FILE = "advice.json"
 PAGE_FILE = "advice.html"
+KEPT_COLOR = "#1f77b4"
+"""The value each step kept; the others are grey."""
+OTHER_COLOR = "#b8c2cc"
 
 
 def _interval(interval: Interval) -> dict[str, Any]:
@@ -47,7 +50,9 @@ def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) ->
         key: "changed" if key in changed else outcome for key, outcome in knob_summary(search).items()
     }
     second = runner_up(search, chosen)
-    unsettled = [f"{step.knob} (pass {step.pass_number}): {step.note}" for step in search.steps if not step.settled]
+    unsettled = [
+        f"{step.knob} (pass {step.pass_number}): {step.note}" for step in search.steps if not step.settled
+    ]
     gain = paired_gain(search, chosen)
     today = search.interval(TODAY)
     return {
@@ -103,39 +108,43 @@ def _figure(value: Mapping[str, Any], unit: str) -> str:
     return f"{text} ± {half:,.{digits}f} {unit}" if half is not None else f"{text} {unit} (one seed)"
 
 
+def _sets(lines: list[str]) -> list[str]:
+    return [f"  --set {shlex.quote(line)}" for line in lines] or ["  (today's settings)"]
+
+
 def text_lines(doc: Mapping[str, Any]) -> list[str]:
     """The advice for the terminal: `--set` lines to paste into `sanlab run`, then the evidence."""
     unit = doc["objective"]["unit"]
     rec = doc["recommended"]
+    seeds = doc["seeds"]
     lines = [
         f"advise {doc['scenario']} (variant {doc['variant']}): {doc['objective']['text']}",
-        f"{doc['duration_s']:g} s simulated per run, seeds {doc['seeds']['first']}.. "
-        f"({doc['seeds']['initial']} each, up to {doc['seeds']['cap']}), {doc['runs']} runs",
+        f"{doc['duration_s']:g} s simulated per run, {seeds['initial']} seeds from {seeds['first']} per "
+        f"candidate (up to {seeds['cap']} while undecided), {doc['runs']} runs",
         f"today:       {_figure(doc['today'], unit)}",
     ]
     if rec["set"]:
         pct = f" ({rec['gain_percent']:+.1f} %)" if rec["gain_percent"] is not None else ""
         lines += [
             f"recommended: {_figure(rec, unit)}, change {_figure(rec['gain'], unit)}{pct}",
-            *(f"  --set {shlex.quote(line)}" for line in rec["set"]),
+            *_sets(rec["set"]),
         ]
     else:
-        lines.append("recommended: keep today's settings: no setting tried did better")
+        lines.append("recommended: keep today's settings: no value tried did better")
     second = doc["runner_up"]
     if second is not None:
-        sets = " ".join(f"--set {shlex.quote(line)}" for line in second["set"]) or "(today's settings)"
-        tie = " (its interval overlaps the recommendation's)" if second["overlaps_recommended"] else ""
-        lines.append(f"runner-up:   {_figure(second, unit)}{tie}  {sets}")
+        tie = ", its interval overlapping the recommendation's" if second["overlaps_recommended"] else ""
+        lines += [f"runner-up:   {_figure(second, unit)}{tie}", *_sets(second["set"])]
     if doc["did_not_matter"]:
         lines.append(
-            f"did not matter (every value's interval overlaps today's): {', '.join(doc['did_not_matter'])}"
+            "did not matter (every value's interval overlaps the one kept): "
+            + ", ".join(doc["did_not_matter"])
         )
     if doc["today_is_best"]:
-        lines.append(f"today's value beats the others: {', '.join(doc['today_is_best'])}")
-    for note in doc["notes"]:
-        lines.append(f"note: {note}")
+        lines.append(f"today's value is among the best, others worse: {', '.join(doc['today_is_best'])}")
+    lines += [f"note: {note}" for note in doc["notes"]]
     if doc["settled"]:
-        lines.append("settled: each step's best value parted from the others (or tied with them exactly)")
+        lines.append("settled: each step's best value parted from the others, or tied with them exactly")
     else:
         lines += [f"not settled: {why}" for why in doc["why_not_settled"]]
     return lines
@@ -149,17 +158,21 @@ def page(doc: Mapping[str, Any]) -> str:
     """advice.html: the lines above, a chart of every value tried at each step with its interval,
     and the steps' table. Self-contained (plotly.js inlined), as the run report."""
     unit = doc["objective"]["unit"]
-    labels, means, halves = [], [], []
+    labels, means, halves, colors = [], [], [], []
     for number, step in enumerate(doc["steps"], 1):
         for value, figure in step["values"].items():
             labels.append(f"{number}. {step['knob']}={value}")
             means.append(figure["mean"])
             halves.append(figure["ci95_half"] or 0.0)
-    chart = go.Figure(go.Bar(x=means, y=labels, orientation="h", error_x={"type": "data", "array": halves}))
+            colors.append(KEPT_COLOR if value == step["chosen"] else OTHER_COLOR)
+    bars = go.Bar(
+        x=means, y=labels, orientation="h", marker_color=colors, error_x={"type": "data", "array": halves}
+    )
+    chart = go.Figure(bars)
     chart.update_layout(
         height=max(300, 22 * len(labels) + 80),
         margin={"l": 20, "r": 20, "t": 30, "b": 40},
-        xaxis_title=f"{doc['objective']['figure']} ({unit}), mean ± 95 % CI",
+        xaxis_title=f"{doc['objective']['figure']}, {unit}: mean ± 95 % CI",
         yaxis={"autorange": "reversed"},
     )
     plot = pio.to_html(chart, full_html=False, include_plotlyjs=False, config=dict(PLOT_CONFIG))
@@ -184,8 +197,8 @@ def page(doc: Mapping[str, Any]) -> str:
 <main>
 <section><h2>Advice</h2><pre>{_esc(text)}</pre></section>
 <section><h2>Every value tried</h2><figure class="plot">{plot}<figcaption>Each step varies one
-setting from where the search stood; bars are the objective's mean over the seeds, whiskers its
-95 % interval.</figcaption></figure></section>
+setting from where the search stood; bars are the objective's mean over the seeds (blue: the
+value kept), whiskers its 95 % interval.</figcaption></figure></section>
 <section><h2>Steps</h2><table><thead><tr><th>pass</th><th>setting</th><th>value kept</th>
 <th>outcome</th><th>note</th></tr></thead><tbody>{rows}</tbody></table></section>
 </main>

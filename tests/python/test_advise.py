@@ -1,0 +1,138 @@
+"""`sanlab advise`: the settings it offers per platform, the search on the two studies whose answers
+are known (the metro cluster's preferred-array round robin, the noisy neighbour's queue depth),
+--keep, faults, and one-line errors for bad input. Short runs, two seeds, two workers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sanlab import _core
+from sanlab.advise.knobs import PLATFORM_PSPS, knobs_of
+from sanlab.sweep import fault_iops_min
+
+ROOT = Path(__file__).resolve().parents[2]
+METRO = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
+NOISY = ROOT / "scenarios" / "studies" / "noisy_neighbor.toml"
+FAILOVER = ROOT / "scenarios" / "studies" / "failover.toml"
+TIMEOUT_S = 600
+FAST = ["--workers", "2", "--seeds", "2"]
+
+
+def _advise(*args: str, out: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "sanlab.cli", "advise", *args, "--out", str(out), "--json"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+
+
+def _advice(*args: str, out: Path) -> dict[str, Any]:
+    done = _advise(*args, out=out)
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    assert doc == json.loads((out / "advice.json").read_text(encoding="utf-8"))
+    assert "plotly" in (out / "advice.html").read_text(encoding="utf-8")
+    return doc
+
+
+def _vm(scenario: Path, variant: str, duration: str, seed: int, vm: str) -> dict[str, Any]:
+    doc = json.loads(_core.run(str(scenario), [variant], [], seed, duration))
+    return next(item for item in doc["variants"][0]["vms"] if item["name"] == vm)
+
+
+def test_metro_cluster_advice_is_round_robin_over_the_preferred_array(tmp_path: Path) -> None:
+    doc = _advice(str(METRO), *FAST, out=tmp_path / "advice")
+    # Today's selector (rr iops=1) is kept; the local array advertises itself as preferred.
+    assert doc["recommended"]["set"] == ['array[0].preferred_hosts=["esx1"]']
+    assert doc["settled"]
+    # The study's alua_rr variant is that setting: the same figures, run for run.
+    alua_rr = _vm(METRO, "alua_rr", f"{doc['duration_s']:g}s", doc["seeds"]["first"], "vm1")
+    assert doc["recommended"]["mean"] == pytest.approx(alua_rr["iops"], rel=1e-9)
+    rr_iops1 = _vm(METRO, "rr_iops1", f"{doc['duration_s']:g}s", doc["seeds"]["first"], "vm1")
+    assert doc["today"]["mean"] == pytest.approx(rr_iops1["iops"], rel=1e-9)
+    assert doc["recommended"]["gain"]["mean"] > 0.5 * doc["today"]["mean"]
+
+
+def test_noisy_neighbour_advice_is_a_device_queue_the_bad_vm_cannot_fill(tmp_path: Path) -> None:
+    doc = _advice(str(NOISY), *FAST, "--objective", "p99:good", out=tmp_path / "advice")
+    sets = dict(line.split("=", 1) for line in doc["recommended"]["set"])
+    # The bad VM keeps numjobs x iodepth writes outstanding; the good VM's request needs one more slot
+    # on the shared device, whose depth is DSNRO when two VMs compete (the study's queues_256).
+    scenario = json.loads(_core.run(str(NOISY), ["base"], [], 1, "11s"))["variants"][0]["resolved"]
+    job = scenario["vm"][0]["job"][0]
+    assert int(sets["host[0].scheduler.dsnro"]) > job["numjobs"] * job["iodepth"]
+    fixed = _vm(NOISY, "queues_256", f"{doc['duration_s']:g}s", doc["seeds"]["first"], "good")
+    assert doc["recommended"]["mean"] == pytest.approx(fixed["lat_ms"]["p99"], rel=0.05)
+    assert doc["today"]["mean"] > 100 * doc["recommended"]["mean"]
+
+
+def test_a_kept_setting_is_never_varied(tmp_path: Path) -> None:
+    kept = "host[0].scheduler.dsnro"
+    doc = _advice(str(NOISY), *FAST, "--objective", "p99:good", "--keep", kept, out=tmp_path / "advice")
+    assert kept not in [knob["key"] for knob in doc["knobs"]]
+    assert all(step["knob"] != kept for step in doc["steps"])
+    assert not any(line.startswith(kept) for line in doc["recommended"]["set"])
+
+
+def test_worst_case_objective_reads_the_faults(tmp_path: Path) -> None:
+    keep = ["--keep", "array[1].preferred_hosts", "--keep", "host[0].adapter.lun_queue_depth"]
+    doc = _advice(str(FAILOVER), "--variant", "notice-rr_iops1", *FAST, "--objective", "worst-case", *keep,
+                  out=tmp_path / "advice")  # fmt: skip
+    assert doc["recommended"]["mean"] >= doc["today"]["mean"]
+    run = json.loads(_core.run(str(FAILOVER), ["notice-rr_iops1"], [], doc["seeds"]["first"], None))
+    assert doc["today"]["mean"] == fault_iops_min(run["variants"][0])["fault_iops_min"]
+
+
+def _scenario(kind: str | None) -> dict[str, Any]:
+    host: dict[str, Any] = {"name": "h1", "adapter": {"kind": "fc"}}
+    if kind is not None:
+        host["multipath"] = {"psp": {"kind": kind}}
+    return {"host": [host], "volume": [{"name": "v1", "arrays": ["a1"]}],
+            "vm": [{"name": "vm1", "host": "h1", "volume": "v1"}], "array": [{"name": "a1"}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "platform"),
+    [(None, "ESXi NMP"), ("rr", "ESXi NMP"), ("dm_service_time", "Linux dm-multipath"),
+     ("nvme_numa", "Linux NVMe"), ("mpio_round_robin", "Windows MPIO")],
+)  # fmt: skip
+def test_selectors_offered_are_the_hosts_platforms(kind: str | None, platform: str) -> None:
+    knobs, _ = knobs_of(_scenario(kind), {"h1": 64})
+    psp = next(knob for knob in knobs if knob.key == "host[0].multipath.psp")
+    offered = {tomllib.loads(f"psp = {value}")["psp"]["kind"] for value in psp.values}
+    assert offered == {entry["kind"] for entry in PLATFORM_PSPS[platform]}
+
+
+def test_a_platform_without_another_selector_gets_a_note_not_a_knob() -> None:
+    knobs, notes = knobs_of(_scenario("hpp_lb_latency"), {"h1": 64})
+    assert all(knob.key != "host[0].multipath.psp" for knob in knobs)
+    assert any("ESXi HPP" in note for note in notes)
+
+
+def test_every_offered_selector_is_a_kind_sanlab_has() -> None:
+    kinds = {entry["kind"] for entry in json.loads(_core.kinds()) if entry["extension_point"] == "psp"}
+    assert {psp["kind"] for psps in PLATFORM_PSPS.values() for psp in psps} <= kinds
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--objective", "p99:goood"],
+            "no VM named `goood`: expected one of bad, good; did you mean `good`?",
+        ),
+        (["--keep", "host[0].scheduler.dsnr"], "did you mean `host[0].scheduler.dsnro`?"),
+        (["--objective", "worst-case"], "has no [[event]] faults"),
+        (["--seeds", "1"], "expected at least 2, got 1"),
+    ],
+)
+def test_bad_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    done = _advise(str(NOISY), *args, out=tmp_path / "advice")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
+    assert message in done.stderr
+    assert not (tmp_path / "advice").exists()
