@@ -45,6 +45,8 @@ from sanlab.formatting import few_names, format_bytes, format_count, format_tent
 from sanlab.hostimport.command import IMPORT_ERRORS
 from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture, measured_sections
 from sanlab.hostimport.command import add_parser as add_import
+from sanlab.lint.command import add_parser as add_lint
+from sanlab.lint.source import LintInputError
 from sanlab.progress import REFRESH_S, Mode, RunProgress, SweepProgress, progress_mode
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
 from sanlab.results import JSON_OMITTED_KEYS, json_summary
@@ -279,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.choices["calibrate"].set_defaults(handler=_cmd_calibrate)
     add_import(commands)
     add_advise(commands)
+    add_lint(commands, _seed)
     return parser
 
 
@@ -636,6 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         SweepError,
         LinkInFolderError,
         *IMPORT_ERRORS,
+        LintInputError,
     ) as exc:
         _error(str(exc))
         return 2

@@ -1,0 +1,101 @@
+"""`sanlab lint JOBFILE [--scenario S]`: findings printed for people, or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from sanlab.formatting import shown_name
+from sanlab.lint import LintResult, lint
+from sanlab.lint.source import KIND_NAMES, read_benchmark
+
+
+def add_parser(commands: argparse._SubParsersAction, seed: Any) -> None:  # type: ignore[type-arg]
+    """Registers `lint` among the command's subcommands; `seed` parses --seed as `run` does."""
+    linting = commands.add_parser(
+        "lint",
+        help="flag what makes a fio or vdbench benchmark measure something else than meant",
+        description="Reads a fio job file, a fio command line (in a file, or with --cmdline) or a vdbench parameter "
+        "file as `sanlab run` reads it, and flags what makes it measure something else than its author meant: "
+        "each finding with its option and line, what it does, its effect and the fix. With --scenario, the "
+        "benchmark runs as the scenario's first VM's workload, and again with each fix, so the effect is shown "
+        "in figures (docs/lint.md). Exit 0 with findings printed; --strict exits 1 when there is any.",
+    )
+    source = linting.add_mutually_exclusive_group(required=True)
+    source.add_argument("jobfile", nargs="?", metavar="JOBFILE", help="fio job file, fio command line in a file, or vdbench parameter file")
+    source.add_argument("--cmdline", metavar="TEXT", help='a fio command line, e.g. "fio --name=t --rw=randread --iodepth=32"')
+    linting.add_argument("--scenario", type=Path, metavar="S", help="scenario to simulate the benchmark on (its VM 0 runs it)")
+    linting.add_argument("--variant", metavar="NAME", help="the scenario's variant to run (default: its first)")
+    linting.add_argument("--rd", metavar="NAME", help="a vdbench file's run to lint (default: its first)")
+    linting.add_argument("--duration", default="5s", metavar="D", help="simulated time of each run with --scenario (default: 5s)")
+    linting.add_argument("--seed", type=seed, help="seed of the simulations (default: the scenario's)")
+    linting.add_argument("--strict", action="store_true", help="exit 1 when anything is found (for benchmark kits' CI)")
+    linting.add_argument("--json", action="store_true", help="print the findings as JSON")
+    linting.set_defaults(handler=_cmd_lint)
+
+
+def result_json(result: LintResult) -> dict[str, Any]:
+    benchmark = result.benchmark
+    return {
+        "benchmark": {"kind": benchmark.kind, "file": str(benchmark.path) if benchmark.path else None, "rd": benchmark.rd},
+        "scenario": str(result.scenario) if result.scenario else None,
+        "variant": result.variant,
+        "findings": [
+            {
+                "rule": f.rule,
+                "option": f.option,
+                "line": f.line,
+                "what": f.what,
+                "effect": f.effect,
+                "fix": f.fix,
+                "simulated_change": None if f.change is None else {"option": f.change[0], "value": f.change[1]},
+                "evidence": f.evidence or None,
+            }
+            for f in result.findings
+        ],
+        "notes": result.notes,
+    }
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _print(result: LintResult, console: Console) -> None:
+    benchmark = result.benchmark
+    where = shown_name(str(benchmark.path)) if benchmark.path else "--cmdline"
+    on = f" on {shown_name(str(result.scenario))} (variant {shown_name(result.variant or '')})" if result.scenario else ""
+    console.print(f"{KIND_NAMES[benchmark.kind]} {where}{on}: {len(result.findings)} finding(s)")
+    for finding in result.findings:
+        at = f"{where}:{finding.line}" if finding.line and benchmark.path else (f"argument {finding.line}" if finding.line else where)
+        console.print(f"\n[bold]{finding.rule}[/bold] — `{finding.option}` ({at})", highlight=False)
+        console.print(f"  what:   {finding.what}", highlight=False)
+        console.print(f"  effect: {finding.effect}", highlight=False)
+        if finding.evidence:
+            change = finding.change
+            assert change is not None
+            fixed = f"{change[0]}={change[1]}" if change[1] is not None else f"without {change[0]}"
+            table = Table("simulated", "as written", fixed, box=None, padding=(0, 2))
+            written, with_fix = finding.evidence["as written"], finding.evidence["with the fix"]
+            for key, value in written.items():
+                table.add_row(key, _figure(value), _figure(with_fix[key]))
+            console.print(table)
+        console.print(f"  fix:    {finding.fix}", highlight=False)
+    for note in result.notes:
+        console.print(f"\n[dim]{note}[/dim]", highlight=False)
+
+
+def _cmd_lint(args: argparse.Namespace, argv: Any) -> int:
+    benchmark = read_benchmark(args.jobfile, args.cmdline, args.rd)
+    result = lint(benchmark, args.scenario, args.variant, args.duration, args.seed)
+    if args.json:
+        print(json.dumps(result_json(result), indent=2))
+    else:
+        _print(result, Console(file=sys.stdout, highlight=False, soft_wrap=True))
+    return 1 if args.strict and result.findings else 0

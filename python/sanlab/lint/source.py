@@ -1,0 +1,191 @@
+"""The benchmark being linted: a fio job file, a fio command line or a vdbench parameter file.
+
+The engine reads it (the same readers `sanlab run` uses, so a file it cannot read gets the same
+error); this module only knows how to name it in a scenario, where an option is written, and
+how to write a copy with one option changed, for the simulation that shows a finding's effect.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sanlab.toml_text import toml_value
+
+KINDS = ("fio_file", "fio", "vdbench")
+
+
+class LintInputError(Exception):
+    """The benchmark cannot be read: the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark as written: `kind` is the sanlab job kind that reads it."""
+
+    kind: str
+    text: str
+    path: Path | None  # None for a command line given on sanlab's own command line
+    rd: str | None = None  # the vdbench run linted, when the file has several
+
+    def runs(self) -> list[str]:
+        """A vdbench file's run names (`rd=` lines other than rd=default), in order."""
+        found = re.findall(r"^\s*rd\s*=\s*([^,\s]+)", self.text, re.MULTILINE | re.IGNORECASE)
+        return [name for name in found if name.lower() != "default"]
+
+    @property
+    def label(self) -> str:
+        return str(self.path) if self.path else "the command line"
+
+    def job_table(self, text: str | None = None, folder: Path | None = None) -> str:
+        """The `[[vm.job]]` value (an inline TOML table) that runs this benchmark, or a copy of it
+        with `text` written to `folder` (same file name, so includes resolve beside it)."""
+        if self.kind == "fio":
+            return toml_value({"name": "lint", "kind": "fio", "cmdline": text or self.text})
+        path = self.path
+        assert path is not None
+        if text is not None and folder is not None:
+            path = folder / path.name
+            path.write_text(text, encoding="utf-8")
+        table = {"name": "lint", "kind": self.kind, "file": str(path.resolve())}
+        if self.rd is not None:
+            table["rd"] = self.rd
+        return toml_value(table)
+
+    def run_lines(self) -> list[tuple[int, str]]:
+        """(line number, text) of the lines that matter to the linted run: every line, except in a
+        vdbench file of several runs, where only the run's rd line, the workloads it names, the
+        storage those name, and the defaults count."""
+        lines = [(n, _without_comment(self.kind, line)) for n, line in enumerate(self.text.splitlines(), start=1)]
+        if self.kind != "vdbench" or self.rd is None:
+            return lines
+
+        def named(key: str, body: str) -> str | None:
+            m = re.match(rf"\s*{key}\s*=\s*([^,\s]+)", body, re.IGNORECASE)
+            return m.group(1) if m else None
+
+        def referenced(key: str, body: str) -> list[str]:
+            m = re.search(rf",\s*{key}\s*=\s*(\([^)]*\)|[^,\s]+)", body, re.IGNORECASE)
+            return re.split(r"[,\s]+", m.group(1).strip("()")) if m else []
+
+        run = [(n, body) for n, body in lines if named("rd", body) == self.rd]
+        wds = [w for _, body in run for w in referenced("wd", body)]
+        wd_lines = [(n, body) for n, body in lines if (name := named("wd", body)) and (name.lower() == "default" or any(fnmatch.fnmatch(name, w) for w in wds))]
+        sds = [sd for _, body in wd_lines for sd in referenced("sd", body)]
+        sd_lines = [(n, body) for n, body in lines if (name := named("sd", body)) and (name.lower() == "default" or any(fnmatch.fnmatch(name, sd) for sd in sds))]
+        return sorted(run + wd_lines + sd_lines)
+
+    def value_of(self, option: str) -> str | None:
+        """The last value the text gives `option` ("1" for a bare flag), for options the engine
+        accepts without effect and so does not report."""
+        if self.kind == "fio":
+            values = [m.group(2) or "1" for w in self.text.split() if (m := re.fullmatch(rf"-{{1,2}}({re.escape(option)})(?:=(.*))?", w))]
+        else:
+            pattern = _option_pattern(self.kind, option)
+            values = [(m.group(1) or "=1").lstrip("=").strip() for _, body in self.run_lines() if (m := pattern.search(body))]
+        return values[-1] if values else None
+
+    def line_of(self, option: str) -> int | None:
+        """The first line (1-based; for a command line, the argument's number) that sets `option`."""
+        if self.kind == "fio":
+            for n, word in enumerate(self.text.split()):
+                if re.fullmatch(rf"-{{1,2}}{re.escape(option)}(=.*)?", word):
+                    return n
+            return None
+        pattern = _option_pattern(self.kind, option)
+        return next((n for n, body in self.run_lines() if pattern.search(body)), None)
+
+    def with_option(self, option: str, value: str | None) -> str:
+        """The text with `option` set to `value` in every job (None: removed everywhere)."""
+        if self.kind == "fio":
+            words = [w for w in self.text.split() if not re.fullmatch(rf"-{{1,2}}{re.escape(option)}(=.*)?", w)]
+            if value is None:
+                return " ".join(words)
+            # An option after a job's --name applies to that job: set it in each.
+            out: list[str] = []
+            for word in words:
+                out.append(word)
+                if re.fullmatch(r"-{1,2}name=.*", word):
+                    out.append(f"--{option}={value}")
+            return " ".join(out)
+        lines = self.text.splitlines()
+        pattern = _option_pattern(self.kind, option)
+        if self.kind == "fio_file":
+            kept = [line for line in lines if not pattern.search(_without_comment(self.kind, line))]
+            if value is None:
+                return "\n".join(kept) + "\n"
+            # Appended to every section, fio reads it over whatever came before.
+            out = []
+            in_section = False
+            for line in kept:
+                if line.strip().startswith("["):
+                    if in_section:
+                        out.append(f"{option}={value}")
+                    in_section = True
+                out.append(line)
+            out.append(f"{option}={value}")
+            return "\n".join(out) + "\n"
+        # vdbench: on each workload definition (wd=) line, replacing or adding the key.
+        out = []
+        for line in lines:
+            body = _without_comment(self.kind, line)
+            if pattern.search(body):
+                line = pattern.sub("" if value is None else f",{option}={value}", body)
+            elif value is not None and re.match(r"\s*wd\s*=", body, re.IGNORECASE) and not re.match(r"\s*wd\s*=\s*default\b", body, re.IGNORECASE):
+                line = body.rstrip() + f",{option}={value}"
+            out.append(line)
+        return "\n".join(out) + "\n"
+
+
+def _option_pattern(kind: str, option: str) -> re.Pattern[str]:
+    if kind == "fio_file":
+        return re.compile(rf"^\s*{re.escape(option)}\s*(=.*)?$")
+    # vdbench: key=value among comma-separated keys; a value may be a parenthesised list.
+    return re.compile(rf",?\s*\b{re.escape(option)}\s*=\s*(\([^)]*\)|[^,\s]*)", re.IGNORECASE)
+
+
+def _without_comment(kind: str, line: str) -> str:
+    if kind == "fio_file":
+        return "" if line.lstrip().startswith((";", "#")) else line
+    return "" if line.lstrip().startswith(("*", "#", "/")) else line
+
+
+def _looks_like_vdbench(text: str) -> bool:
+    keys = {m.group(1).lower() for m in re.finditer(r"^\s*(sd|wd|rd|fsd|fwd)\s*=", text, re.MULTILINE | re.IGNORECASE)}
+    return "wd" in keys or "fwd" in keys
+
+
+def _looks_like_cmdline(text: str) -> bool:
+    first = text.strip().split(maxsplit=2)
+    words = first[1:] if first[:1] == ["sudo"] else first
+    return bool(words) and (words[0] in ("fio", "fio.exe") or words[0].endswith(("/fio", "\\fio.exe")))
+
+
+def read_benchmark(file: str | None, cmdline: str | None, rd: str | None = None) -> Benchmark:
+    """The benchmark from a file (its kind recognised from its content) or a command line."""
+    if cmdline is not None:
+        return Benchmark("fio", cmdline, None)
+    if rd is not None and not _looks_like_vdbench(Path(file).read_text(encoding="utf-8", errors="replace") if file and Path(file).is_file() else ""):
+        raise LintInputError(f"{file}: --rd picks a vdbench run, and this is no vdbench parameter file")
+    assert file is not None
+    path = Path(file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LintInputError(f"{path}: no such file (a fio job file, a fio command line in a file, or a vdbench parameter file)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LintInputError(f"{path}: cannot read it as text: {e}") from None
+    if _looks_like_cmdline(text):
+        return Benchmark("fio", text, path)
+    if _looks_like_vdbench(text):
+        benchmark = Benchmark("vdbench", text, path, rd)
+        runs = benchmark.runs()
+        if rd is None and len(runs) > 1:
+            return Benchmark("vdbench", text, path, runs[0])
+        return benchmark
+    return Benchmark("fio_file", text, path)
+
+
+KIND_NAMES = {"fio_file": "fio job file", "fio": "fio command line", "vdbench": "vdbench parameter file"}

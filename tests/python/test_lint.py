@@ -1,0 +1,114 @@
+"""`sanlab lint`: benchmarks that measure something else than meant are flagged with the option,
+its line and the fix; with a scenario, the effect is simulated (as written against fixed); a clean
+benchmark gets no finding."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HITAREA = ROOT / "scenarios/studies/vdbench_hitarea.toml"
+LINT = ROOT / "tests/data/lint"
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _lint(cli: CliRunner, *args: str) -> tuple[int, dict[str, Any]]:
+    result = cli("lint", *args, "--json")
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def _rules(doc: dict[str, Any]) -> list[str]:
+    return [finding["rule"] for finding in doc["findings"]]
+
+
+def test_the_hit_area_parm_file_is_flagged_with_its_effect_on_one_core(cli: CliRunner) -> None:
+    # "When Testing Tools Attack!": rhpct=75 in vdbench's 1 MiB hit area, on an array that gives
+    # each 1 MiB segment to one of 8 cores.
+    code, doc = _lint(cli, str(ROOT / "scenarios/studies/parm/hitarea.vdb"), "--scenario", str(HITAREA), "--duration", "1s", "--strict")
+    assert code == 1, "--strict exits 1 on a finding"
+    assert doc["benchmark"]["rd"] == "hitarea_1m" and doc["notes"][0].startswith("run hitarea_1m of 3 linted")
+    (finding,) = doc["findings"]
+    assert (finding["rule"], finding["option"], finding["line"]) == ("hit-area", "rhpct", 5)
+    written, fixed = finding["evidence"]["as written"], finding["evidence"]["with the fix"]
+    # One core of eight takes most of the I/Os as written, an eighth without the hits.
+    assert written["busiest core's share of I/Os"] > 0.7
+    assert fixed["busiest core's share of I/Os"] < 0.15
+    assert fixed["VM IOPS"] > 2 * written["VM IOPS"]
+
+
+def test_the_hot_band_run_is_flagged(cli: CliRunner) -> None:
+    _, doc = _lint(cli, str(ROOT / "scenarios/studies/parm/hitarea.vdb"), "--rd", "hotband", "--scenario", str(HITAREA), "--duration", "1s")
+    assert _rules(doc) == ["hotband"]
+    evidence = doc["findings"][0]["evidence"]
+    assert evidence["as written"]["busiest core's share of I/Os"] > 2 * evidence["with the fix"]["busiest core's share of I/Os"]
+
+
+@pytest.mark.parametrize("clean", ["clean.vdb", "clean.fio"])
+def test_a_clean_benchmark_gets_no_finding(cli: CliRunner, clean: str) -> None:
+    code, doc = _lint(cli, str(LINT / clean), "--scenario", str(HITAREA), "--duration", "1s", "--strict")
+    assert (code, doc["findings"], doc["notes"]) == (0, [], [])
+
+
+def test_a_job_file_is_read_without_a_scenario(cli: CliRunner) -> None:
+    code, doc = _lint(cli, str(ROOT / "scenarios/examples/jobs/oltp.fio"))
+    assert code == 0, "without --strict, findings exit 0"
+    found = {f["rule"]: (f["option"], f["line"], f["evidence"]) for f in doc["findings"]}
+    assert found == {"skewed-offsets": ("random_distribution", 19, None), "norandommap": ("norandommap", 11, None)}
+    assert "no --scenario" in doc["notes"][0]
+
+
+def test_a_command_line_with_fios_defaults(cli: CliRunner) -> None:
+    # fio's command-line default engine is psync and direct is 0.
+    _, doc = _lint(cli, "--cmdline", "fio --name=t --rw=randread --iodepth=32")
+    assert _rules(doc) == ["sync-engine-depth", "one-outstanding", "buffered-io"]
+    assert doc["findings"][0]["line"] == 3, "the argument that sets iodepth"
+
+
+def test_a_job_that_ends_before_the_run_is_flagged_with_its_running_time(cli: CliRunner) -> None:
+    _, doc = _lint(cli, str(LINT / "sized.fio"), "--scenario", str(HITAREA), "--duration", "1s")
+    (finding,) = doc["findings"]
+    assert finding["rule"] == "ends-early"
+    running = "benchmark's running time (s)"
+    assert finding["evidence"]["as written"][running] < 0.1
+    assert finding["evidence"]["with the fix"][running] == pytest.approx(1.0)
+
+
+def test_a_depth_the_guest_queue_holds_back(cli: CliRunner) -> None:
+    # 512 outstanding against the VM's 128-deep virtual disk: 128 reach the host; with 128
+    # the IOPS are the same and the latency is the device's.
+    _, doc = _lint(cli, "--cmdline", "fio --name=t --ioengine=libaio --direct=1 --rw=randread --iodepth=512 --time_based", "--scenario", str(HITAREA), "--duration", "1s")
+    (finding,) = doc["findings"]
+    assert finding["rule"] == "depth-beyond-device" and finding["simulated_change"] == {"option": "iodepth", "value": "128"}
+    written, fixed = finding["evidence"]["as written"], finding["evidence"]["with the fix"]
+    assert fixed["VM IOPS"] == pytest.approx(written["VM IOPS"], rel=0.02)
+    assert fixed["VM p99 latency (ms)"] < 0.5 * written["VM p99 latency (ms)"]
+
+
+def test_the_text_output_names_option_line_and_fix(cli: CliRunner) -> None:
+    result = cli("lint", str(ROOT / "scenarios/examples/jobs/oltp.fio"))
+    assert result.returncode == 0, result.stderr
+    assert "skewed-offsets — `random_distribution` (" in result.stdout and "oltp.fio:19)" in result.stdout
+    assert "fix:    random_distribution=random" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["no/such.fio"], "no/such.fio: no such file"),
+        (["--cmdline", "fio --name=t --iodepht=4"], "unknown fio option `iodepht`; did you mean `iodepth`?"),
+        ([str(LINT / "clean.fio"), "--rd", "x"], "--rd picks a vdbench run"),
+        ([str(ROOT / "scenarios/studies/parm/hitarea.vdb"), "--rd", "nope"], "nope"),
+    ],
+)
+def test_bad_input_gets_one_error_line(cli: CliRunner, args: list[str], message: str) -> None:
+    result = cli("lint", *args)
+    assert result.returncode == 2, result.stdout
+    assert message in result.stderr and "Traceback" not in result.stderr
