@@ -112,3 +112,14 @@ def test_bad_input_gets_one_error_line(cli: CliRunner, args: list[str], message:
     result = cli("lint", *args)
     assert result.returncode == 2, result.stdout
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_ramp_shorter_than_the_caches_warm_up(cli: CliRunner) -> None:
+    # 24 GiB of random reads against a 64 GiB cache: the rate climbs for about 1.5 s as the cache
+    # fills; fio without ramp_time counts those seconds.
+    line = "fio --name=t --ioengine=libaio --direct=1 --rw=randread --bs=8k --size=24g --iodepth=64 --time_based"
+    _, doc = _lint(cli, "--cmdline", line, "--scenario", str(HITAREA), "--duration", "6s")
+    (finding,) = doc["findings"]
+    assert finding["rule"] == "ramp-shorter-than-warm-up" and finding["simulated_change"]["option"] == "ramp_time"
+    reported = "IOPS fio reports (after ramp_time)"
+    assert finding["evidence"]["with the fix"][reported] > 1.02 * finding["evidence"]["as written"][reported]

@@ -247,6 +247,50 @@ def one_outstanding(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _vm_iops_series(variant: Doc, vm: str) -> list[tuple[float, float]]:
+    ts = variant["timeseries"]
+    return [(t, v) for t, e, m, v in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True) if e == f"vm/{vm}" and m == "iops"]
+
+
+def _seconds(text: str | None) -> float:
+    """A fio time option's value in seconds (fio's default unit for ramp_time is seconds)."""
+    if not text:
+        return 0.0
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(us|ms|s|m|h)?\s*", text)
+    if not m:
+        return 0.0
+    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2) or "s"]
+
+
+def _fio_reported(variant: Doc) -> dict[str, float]:
+    jobs = [job for job in variant["jobs"] if job["entry"] == "lint"]
+    return {"IOPS fio reports (after ramp_time)": sum(job[d]["iops"] for job in jobs for d in ("read", "write"))}
+
+
+def ramp_shorter_than_warm_up(ctx: Context) -> Iterator[Finding]:
+    if ctx.variant is None or not _is_fio(ctx) or not ctx.jobs or _ended_early(ctx):
+        return
+    series = _vm_iops_series(ctx.variant, ctx.jobs[0]["vm"])
+    if len(series) < 6:
+        return
+    steady = sum(v for _, v in series[len(series) // 2 :]) / (len(series) - len(series) // 2)
+    # The warm-up ends with the last sample more than 5 % from the steady rate of the run's second half.
+    outside = [t for t, v in series[: len(series) // 2] if abs(v - steady) > 0.05 * steady]
+    if not outside:
+        return
+    warm_up_s = max(outside)
+    ramp_s = _seconds(ctx.option("ramp_time"))
+    if ramp_s < warm_up_s:
+        first = series[0][1]
+        yield Finding(
+            "ramp-shorter-than-warm-up", "ramp_time", ctx.benchmark.line_of("ramp_time"),
+            f"ramp_time={ctx.option('ramp_time') or '0 (unset)'}: fio counts from {ramp_s:g} s",
+            f"the array warms up for about {warm_up_s:g} s (the first sample runs at {first:,.0f} IOPS against {steady:,.0f} later: caches filling, queues settling); those seconds count in the figures",
+            f"ramp_time={max(1, round(warm_up_s + 0.5))} (or longer: a real array's cache can take minutes)",
+            change=("ramp_time", str(max(1, round(warm_up_s + 0.5)))), metrics=_fio_reported,
+        )
+
+
 def hit_area(ctx: Context) -> Iterator[Finding]:
     if ctx.benchmark.kind != "vdbench":
         return
@@ -282,6 +326,7 @@ RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     buffered,
     reducible_buffers,
     ends_before_the_run,
+    ramp_shorter_than_warm_up,
     group_hides_a_slow_job,
     hit_area,
 )
