@@ -136,6 +136,18 @@ def buffered(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def reads_only(ctx: Context) -> Iterator[Finding]:
+    if not _is_fio(ctx) or not ctx.jobs:
+        return
+    if all(job["options"].get("rw", "read") in ("read", "randread") for job in ctx.jobs):
+        yield Finding(
+            "reads-unwritten", "rw", ctx.benchmark.line_of("rw"),
+            "every job only reads: nothing in the benchmark writes the region first",
+            "on a thin-provisioned volume (or a new one), blocks never written are answered from the array's metadata (zeros) without touching the media: read figures run high. (sanlab does not model unallocated blocks, so this is not simulated.)",
+            "write the region first: a sequential write job over the same region with stonewall before the reads, or precondition the volume",
+        )
+
+
 def reducible_buffers(ctx: Context) -> Iterator[Finding]:
     if not _is_fio(ctx):
         return
@@ -324,6 +336,7 @@ RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     skewed_offsets,
     no_random_map,
     buffered,
+    reads_only,
     reducible_buffers,
     ends_before_the_run,
     ramp_shorter_than_warm_up,
