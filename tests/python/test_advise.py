@@ -8,13 +8,16 @@ import json
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sanlab import _core
-from sanlab.advise.knobs import PLATFORM_PSPS, knobs_of
+from sanlab.advise.knobs import PLATFORM_PSPS, Knob, knobs_of
+from sanlab.advise.objective import RunFigures, parse_objective
+from sanlab.advise.search import Point, Search
 from sanlab.sweep import fault_iops_min
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +139,59 @@ def test_bad_input_is_one_line(args: list[str], message: str, tmp_path: Path) ->
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
     assert message in done.stderr
     assert not (tmp_path / "advice").exists()
+
+
+class _Synthetic(Search):
+    """The search with each run's figures from `iops(value, seed)` instead of a sweep."""
+
+    def __init__(self, iops: Callable[[str, int], float], **fields: Any) -> None:
+        knob = Knob("host[0].adapter.lun_queue_depth", "queue", ("64", "32", "128"), "64")
+        objective = parse_objective("iops", ["vm1"], False, "synthetic")
+        super().__init__(Path("x.toml"), "base", (), None, 1, 2, 8, 1000, objective, [knob], Path("."), None)
+        self.iops = iops
+        self.seen_seeds: list[int] = []
+
+    def _sweep(self, base: Point, knob: Knob, values: Sequence[str], first_seed: int, count: int) -> None:
+        seeds = range(first_seed, first_seed + count)
+        self.seen_seeds.append(first_seed + count - 1)
+        self.runs += len(values) * count
+        for value in values:
+            point = self._point(base, knob, value)
+            for seed in seeds:
+                figures = RunFigures({"vm1": self.iops(value, seed)}, {"vm1": 1.0})
+                self.figures.setdefault(point, {})[seed] = figures
+
+
+def _noise(seed: int) -> float:
+    return float((seed * 7919) % 13) - 6.0  # the same for every value of a seed: common random numbers
+
+
+def test_seeds_grow_until_the_best_parts_from_the_others() -> None:
+    # 128 is better by 3 IOPS; each seed's own noise (up to ±6) is shared, but a small independent
+    # part per value hides the difference at 2 seeds.
+    search = _Synthetic(lambda v, s: 100 + 3 * (v == "128") + _noise(s) + ((s * len(v)) % 5) * 0.8)
+    chosen = search.run()
+    assert chosen == frozenset({("host[0].adapter.lun_queue_depth", "128")})
+    assert max(search.seen_seeds) > 2  # seeds were added before it parted
+    assert all(step.settled for step in search.steps)
+
+
+def test_values_tied_seed_for_seed_need_no_more_seeds() -> None:
+    search = _Synthetic(lambda v, s: 100 + _noise(s) + 5 * (v != "32"))
+    assert search.run() == frozenset()  # 64 (today) and 128 tie exactly: today's is kept
+    assert max(search.seen_seeds) == 2
+    assert search.steps[-1].outcome == "kept" and search.steps[-1].settled
+
+
+def test_overlap_at_the_cap_is_not_settled() -> None:
+    search = _Synthetic(lambda v, s: 100 + ((s * 31 + len(v) * s * s) % 17))
+    search.run()
+    assert not search.steps[0].settled
+    assert "not parted after 8 seeds (the cap)" in search.steps[0].note
+
+
+def test_the_run_budget_ends_the_search_and_says_so(tmp_path: Path) -> None:
+    doc = _advice(str(METRO), *FAST, "--max-runs", "3", out=tmp_path / "advice")
+    assert doc["recommended"]["set"] == []
+    assert not doc["settled"]
+    assert doc["why_not_settled"] == ["the run budget (--max-runs 3) was reached"]

@@ -67,7 +67,7 @@ def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) ->
         if second is None
         else {
             **_candidate(search, second),
-            "overlaps_recommended": search.interval(second).overlaps(search.interval(chosen)),
+            "parted_from_recommended": search.parted(second, chosen),
         },
         "settled": not unsettled and not search.stopped,
         "why_not_settled": [*unsettled, *([search.stopped] if search.stopped else [])],
@@ -133,18 +133,17 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append("recommended: keep today's settings: no value tried did better")
     second = doc["runner_up"]
     if second is not None:
-        tie = ", its interval overlapping the recommendation's" if second["overlaps_recommended"] else ""
+        tie = "" if second["parted_from_recommended"] else ", not parted from the recommendation"
         lines += [f"runner-up:   {_figure(second, unit)}{tie}", *_sets(second["set"])]
     if doc["did_not_matter"]:
         lines.append(
-            "did not matter (every value's interval overlaps the one kept): "
-            + ", ".join(doc["did_not_matter"])
+            "did not matter (no value parted from the one kept): " + ", ".join(doc["did_not_matter"])
         )
     if doc["today_is_best"]:
         lines.append(f"today's value is among the best, others worse: {', '.join(doc['today_is_best'])}")
     lines += [f"note: {note}" for note in doc["notes"]]
     if doc["settled"]:
-        lines.append("settled: each step's best value parted from the others, or tied with them exactly")
+        lines.append("settled: at each step the best value parted from the others, or tied with them exactly")
     else:
         lines += [f"not settled: {why}" for why in doc["why_not_settled"]]
     return lines

@@ -20,7 +20,7 @@ from sanlab.sweep import SweepError, _client, _close
 
 DEFAULT_SEEDS = 3
 SEED_CAP_FACTOR = 4
-"""Seeds grow, while the best value's interval overlaps another's, up to this many times --seeds."""
+"""Seeds grow, while the best value is not parted from another, up to this many times --seeds."""
 DEFAULT_MAX_RUNS = 500
 SHORT_RUN_S = 10.0
 """Without --duration, runs last the scenario's warm-up plus this (or the scenario's duration, if

@@ -1,6 +1,7 @@
 """The search of `sanlab advise`: coordinate descent over the knobs, each step a small sweep
 (`sanlab.sweep`) of one knob's values with the same seeds for every value (common random numbers),
-seeds added while the best value's 95 % interval overlaps another's (docs/advise.md)."""
+seeds added while the best value is not parted from another: while the 95 % interval of their
+seed-by-seed difference holds zero (docs/advise.md)."""
 
 from __future__ import annotations
 
@@ -58,9 +59,6 @@ class Interval:
     @property
     def high(self) -> float:
         return self.mean + self.half
-
-    def overlaps(self, other: Interval) -> bool:
-        return max(self.low, other.low) <= min(self.high, other.high)
 
 
 @dataclass
@@ -159,19 +157,32 @@ class Search:
         return Interval.of([self.objective.score(run) for run in self.runs_of(point)])
 
     def _identical(self, a: Point, b: Point) -> bool:
-        """Both gave exactly the same figure for every seed they share: more seeds cannot part them."""
+        """Both gave exactly the same figure with every seed they share (with common random numbers,
+        the same behaviour: two selectors that pick the same path): more seeds cannot part them."""
         runs_a, runs_b = self.figures.get(a, {}), self.figures.get(b, {})
         common = sorted(set(runs_a) & set(runs_b))
-        return (
-            bool(common)
-            and all(self.objective.score(runs_a[s]) == self.objective.score(runs_b[s]) for s in common)
-            and self.interval(a).half == 0
-            and self.interval(b).half == 0
+        return bool(common) and all(
+            self.objective.score(runs_a[s]) == self.objective.score(runs_b[s]) for s in common
         )
 
+    def difference(self, a: Point, b: Point) -> Interval:
+        """`a`'s figure minus `b`'s, seed by seed over the seeds both ran (common random numbers:
+        the noise both share cancels), as a mean and its 95 % interval."""
+        runs_a, runs_b = self.figures.get(a, {}), self.figures.get(b, {})
+        common = sorted(set(runs_a) & set(runs_b))
+        score = self.objective.score
+        return Interval.of([score(runs_a[s]) - score(runs_b[s]) for s in common])
+
+    def parted(self, a: Point, b: Point) -> bool:
+        """The interval of the seed-by-seed difference excludes zero: one is better, not by chance."""
+        if a == b:
+            return False
+        difference = self.difference(a, b)
+        return difference.low > 0 or difference.high < 0
+
     def step(self, current: Point, knob: Knob, pass_number: int) -> Point:
-        """Visits `knob` at `current`: evaluates its values, adds seeds while the best overlaps another,
-        and returns the point the search moves to (`current` when no value beats it)."""
+        """Visits `knob` at `current`: evaluates its values, adds seeds while the best is not parted
+        from another, and returns the point the search moves to (`current` when no value beats it)."""
         today_runs = self.runs_of(TODAY)
         here = dict(current).get(knob.key, knob.today)
         count = self.seeds
@@ -186,7 +197,7 @@ class Search:
             if here not in feasible:
                 feasible[here] = points[here]  # where the search stands is never refused
             best = max(feasible, key=lambda v: _key(intervals[v], self.objective))
-            leaders = [v for v in feasible if intervals[v].overlaps(intervals[best])]
+            leaders = [v for v in feasible if not self.parted(points[v], points[best])]
             contested = [v for v in leaders if v != best and not self._identical(points[v], points[best])]
             if not contested or count >= self.max_seeds:
                 break
@@ -195,13 +206,13 @@ class Search:
         note = ""
         if contested:
             note = (
-                f"{best} and {', '.join(contested)} overlap after {count} seeds (the cap); "
-                "more seeds (--seeds) or a longer --duration may part them"
+                f"{best} and {', '.join(contested)} are not parted after {count} seeds (the cap): the "
+                "interval of their seed-by-seed difference holds zero; more seeds (--seeds) or a "
+                "longer --duration may part them"
             )
         if here in leaders:
-            outcome = (
-                "no difference" if all(intervals[v].overlaps(intervals[here]) for v in feasible) else "kept"
-            )
+            alike = all(not self.parted(points[v], points[here]) for v in feasible)
+            outcome = "no difference" if alike else "kept"
             chosen = here
         else:
             outcome = "moved"
@@ -282,9 +293,7 @@ def _figures(rows: pd.DataFrame) -> RunFigures:
 
 def paired_gain(search: Search, point: Point) -> Interval:
     """The objective's change from today to `point`, seed by seed (common random numbers)."""
-    a, b = search.figures.get(TODAY, {}), search.figures.get(point, {})
-    common = sorted(set(a) & set(b))
-    return Interval.of([search.objective.score(b[s]) - search.objective.score(a[s]) for s in common])
+    return search.difference(point, TODAY)
 
 
 def runner_up(search: Search, chosen: Point) -> Point | None:
