@@ -69,6 +69,7 @@ fuzz: build ## fuzz the parsers for FUZZ_SECONDS (Rust) and FUZZ_EXAMPLES inputs
 	FUZZ_SECONDS=$(FUZZ_SECONDS) cargo test --release -p sanlab-scenario --test all fuzz::fuzz_corpora -- --nocapture
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(VENV)/bin/pytest -q tests/python/test_fuzz.py
 
-bench: build ## speed and memory: the metro study against SimPy, and the topology ladder of 40 to 10,000 VMs (docs/performance.md)
+bench: build ## speed and memory: the metro study against SimPy, the topology ladder of 40 to 10,000 VMs, variants on every core (docs/performance.md)
 	$(PYTHON) benches/metro_bench.py
 	$(PYTHON) benches/scale_bench.py
+	$(PYTHON) benches/variants_bench.py

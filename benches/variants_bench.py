@@ -1,0 +1,103 @@
+"""Variants on every core: the wall time of `sanlab run` on the failover and poor-health studies
+with `--jobs 1` and `--jobs 2` (or more), the speed-up, and what bounds it.
+
+Each run is the command itself (the run folder written), so the wall time is what a user waits
+for. Its progress lines (stderr is a pipe) say when the engine was done ("all done in ... s"): the
+run's engine phase, which the jobs share, apart from what stays on one core (reading the
+scenario, writing the run folder and its report). Each variant's own engine time is `wall_s` in
+results.json: no run of several jobs ends before its longest variant, nor before the engine time
+over the jobs. The figures are recorded in docs/performance.md ("Variants on every core"). Wall
+times depend on the machine's load: run it on a quiet machine and repeat.
+
+Run:  make bench
+      (or .venv/bin/python benches/variants_bench.py [--study FILE] [--duration D] [--repeats N] [--jobs 1 2])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDIES = ("scenarios/studies/failover.toml", "scenarios/studies/poor_health.toml")
+ENGINE_DONE = re.compile(r"all done in ([\d,.]+) s")
+
+
+@dataclass
+class Timing:
+    wall_s: float
+    """The whole command."""
+    engine_phase_s: float
+    """From its start until the engine was done with every variant."""
+    variants_s: list[float]
+    """Each variant's engine time."""
+
+
+def timed_run(study: str, jobs: int, duration: str | None, out: Path) -> Timing:
+    """One `sanlab run` of `study` with `--jobs jobs`."""
+    command = [sys.executable, "-m", "sanlab.cli", "run", str(ROOT / study), "--jobs", str(jobs)]
+    if duration:
+        command += ["--duration", duration]
+    start = time.perf_counter()
+    done = subprocess.run([*command, "--out", str(out)], check=True, capture_output=True, text=True)
+    wall_s = time.perf_counter() - start
+    found = ENGINE_DONE.search(done.stderr)
+    assert found, done.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    variants_s = [variant["wall_s"] for variant in results["variants"]]
+    return Timing(wall_s, float(found.group(1).replace(",", "")), variants_s)
+
+
+def loads() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--study", action="append", help="a scenario to time, repeatable (default: both studies)"
+    )
+    parser.add_argument("--duration", help="simulated time of every variant (default: the studies')")
+    parser.add_argument("--repeats", type=int, default=2, help="runs per study and jobs; the best is kept")
+    parser.add_argument(
+        "--jobs", type=int, nargs="+", default=[1, 2], help="the --jobs to time (default: 1 2)"
+    )
+    args = parser.parse_args()
+    print(f"cores: {os.cpu_count()}; load average (1, 5, 15 min): {loads()}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for study in args.study or STUDIES:
+            best: dict[int, Timing] = {}
+            for jobs in args.jobs:
+                for repeat in range(args.repeats):
+                    timing = timed_run(study, jobs, args.duration, Path(scratch) / f"{jobs}-{repeat}")
+                    print(
+                        f"{Path(study).stem} --jobs {jobs}: {timing.wall_s:.1f} s wall, engine phase"
+                        f" {timing.engine_phase_s:.1f} s; variants' engine {sum(timing.variants_s):.1f} s,"
+                        f" the longest {max(timing.variants_s):.1f} s (load {loads()})",
+                        flush=True,
+                    )
+                    if jobs not in best or timing.wall_s < best[jobs].wall_s:
+                        best[jobs] = timing
+            one = best[args.jobs[0]]
+            rest_s = one.wall_s - one.engine_phase_s
+            for jobs in args.jobs[1:]:
+                bound_s = max(max(one.variants_s), sum(one.variants_s) / jobs)
+                print(
+                    f"  --jobs {jobs} against --jobs {args.jobs[0]} (best runs): wall"
+                    f" {one.wall_s / best[jobs].wall_s:.2f}x, engine phase"
+                    f" {one.engine_phase_s / best[jobs].engine_phase_s:.2f}x; at most"
+                    f" {one.engine_phase_s / bound_s:.2f}x and {one.wall_s / (rest_s + bound_s):.2f}x"
+                    f" (the longest variant or the engine over the jobs; {rest_s:.1f} s outside the engine)"
+                )
+
+
+if __name__ == "__main__":
+    main()
