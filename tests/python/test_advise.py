@@ -195,3 +195,23 @@ def test_the_run_budget_ends_the_search_and_says_so(tmp_path: Path) -> None:
     assert doc["recommended"]["set"] == []
     assert not doc["settled"]
     assert doc["why_not_settled"] == ["the run budget (--max-runs 3) was reached"]
+
+
+def test_flow_control_and_qos_settings_where_the_scenario_has_them() -> None:
+    scenario = _scenario("rr")
+    scenario["volume"][0]["flow_control"] = {"kind": "sioc", "congestion_threshold": "30ms"}
+    scenario["volume"][0]["qos"] = {"min": 50, "max": 1000, "burst": 2000}
+    scenario["volume"].append({"name": "unused", "arrays": ["a1"], "qos": {"min": 5, "max": 50}})
+    knobs = {knob.key: knob for knob in knobs_of(scenario, {"h1": 64})[0]}
+    threshold = knobs["volume[0].flow_control.congestion_threshold"]
+    assert threshold.today == '"30ms"' and '"100ms"' in threshold.values
+    assert knobs["vm[0].shares"].values == ('"normal"', '"low"', '"high"')
+    assert knobs["volume[0].qos"].values[1:] == (
+        "{ burst = 1000, max = 500, min = 50 }",
+        "{ burst = 4000, max = 2000, min = 50 }",
+    )
+    assert "volume[1].qos" not in knobs  # no VM uses it
+    scenario["volume"][0]["flow_control"] = {"kind": "sioc", "threshold_mode": "automatic"}
+    assert "volume[0].flow_control.congestion_threshold" not in {
+        k.key for k in knobs_of(scenario, {"h1": 64})[0]
+    }

@@ -126,9 +126,11 @@ def psp_knobs(scenario: Mapping[str, Any]) -> tuple[list[Knob], list[str]]:
     ] + [
         (f"volume[{index}].psp", f"volume {volume['name']}'s path selection", volume["psp"])
         for index, volume in enumerate(volumes)
-        if "psp" in volume
+        if "psp" in volume and volume["name"] in hosts_of
     ]
-    for key, what, today in places:
+    for key, what, written in places:
+        # A kind's name alone stands for its defaults, as in the scenario file.
+        today = {"kind": written} if isinstance(written, str) else written
         platform = PLATFORM_OF_PSP.get(today.get("kind", ""), "")
         offered = PLATFORM_PSPS.get(platform, ())
         knob = _knob(key, f"{what} ({platform})", today, offered)
@@ -180,46 +182,35 @@ def preference_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
     return [knob for knob in knobs if knob]
 
 
+THRESHOLDS = {"sioc": ("congestion_threshold", "SIOC"), "parda": ("latency_threshold", "PARDA")}
+"""Each flow control's latency threshold key and name; both default to 30 ms."""
+
+
 def volume_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
-    """Per volume: a SIOC manual threshold or a PARDA latency threshold, and its QoS max and burst."""
+    """Per volume some VM uses: its SIOC (manual mode) or PARDA latency threshold, and its QoS max
+    and burst."""
     knobs: list[Knob | None] = []
+    used = _hosts_of_volumes(scenario)
     for index, volume in enumerate(scenario.get("volume", [])):
         key, name = f"volume[{index}]", volume["name"]
+        if name not in used:
+            continue
         control = volume.get("flow_control", {})
-        if control.get("kind") == "sioc" and control.get("threshold_mode", "manual") == "manual":
-            today = control.get("congestion_threshold", "30ms")
-            knobs.append(
-                _knob(
-                    f"{key}.flow_control.congestion_threshold",
-                    f"volume {name}'s SIOC threshold",
-                    today,
-                    [f"{ms}ms" for ms in SIOC_THRESHOLDS_MS],
-                )
-            )
-        elif control.get("kind") == "parda":
-            today = control.get("latency_threshold", "30ms")
-            knobs.append(
-                _knob(
-                    f"{key}.flow_control.latency_threshold",
-                    f"volume {name}'s PARDA threshold",
-                    today,
-                    [f"{ms}ms" for ms in SIOC_THRESHOLDS_MS],
-                )
-            )
+        threshold = THRESHOLDS.get(control.get("kind", ""))
+        if threshold and control.get("threshold_mode", "manual") == "manual":
+            part, flow = threshold
+            thresholds = [f"{ms}ms" for ms in SIOC_THRESHOLDS_MS]
+            today = control.get(part, "30ms")
+            what = f"volume {name}'s {flow} threshold"
+            knobs.append(_knob(f"{key}.flow_control.{part}", what, today, thresholds))
         qos = volume.get("qos")
         if qos and "max" in qos:
             scaled = [
                 {**qos, **{part: round(qos[part] * factor) for part in ("max", "burst") if part in qos}}
                 for factor in QOS_FACTORS
             ]
-            knobs.append(
-                _knob(
-                    f"{key}.qos",
-                    f"volume {name}'s QoS max and burst",
-                    qos,
-                    [q for q in scaled if q["max"] >= q.get("min", 0)],
-                )
-            )
+            kept = [q for q in scaled if q["max"] >= q.get("min", 0)]
+            knobs.append(_knob(f"{key}.qos", f"volume {name}'s QoS max and burst", qos, kept))
     return [knob for knob in knobs if knob]
 
 
