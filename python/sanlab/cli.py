@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import importlib.metadata
 import json
 import os
@@ -41,7 +40,7 @@ from sanlab.export.runfolder import (
     write_run_folder,
 )
 from sanlab.export.files import LinkInFolderError, refuse_links, replace_text
-from sanlab.formatting import few_names, format_bytes, format_count, format_tenths, shown_name
+from sanlab.formatting import did_you_mean, few_names, format_bytes, format_count, format_tenths, shown_name
 from sanlab.hostimport.command import IMPORT_ERRORS
 from sanlab.hostimport.command import add_esxtop_compare, compare_with_capture, measured_sections
 from sanlab.hostimport.command import add_parser as add_import
@@ -599,8 +598,7 @@ def _cmd_kinds(args: argparse.Namespace, argv: Sequence[str]) -> int:
         else:
             kinds = [kind for kind in kinds if wanted in kind["kind"]]
         if not kinds:
-            nearest = difflib.get_close_matches(wanted, sorted(points | names), n=1, cutoff=0.5)
-            hint = f"; did you mean `{nearest[0]}`?" if nearest else ""
+            hint = did_you_mean(wanted, points | names)
             _error(
                 f"kinds {args.filter}: no extension point or kind matches; expected one of the extension "
                 f"points {', '.join(sorted(points))}, a kind, or part of a kind's name{hint}"

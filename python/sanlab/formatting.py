@@ -10,6 +10,7 @@ A floor of the package: it imports nothing from sanlab.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -117,3 +118,9 @@ def few_names(names: Sequence[str], shown: int = 8) -> str:
     line stays short whatever a scenario holds: 4,096 variants are 8 names and "and 4,088 more")."""
     head = ", ".join(shown_name(name) for name in names[:shown])
     return head if len(names) <= shown else f"{head} and {len(names) - shown:,} more"
+
+
+def did_you_mean(wanted: str, choices: Iterable[str]) -> str:
+    """`; did you mean `x`?` for the nearest of `choices`, or nothing when none is near."""
+    nearest = difflib.get_close_matches(wanted, sorted(choices), n=1, cutoff=0.5)
+    return f"; did you mean `{nearest[0]}`?" if nearest else ""

@@ -129,3 +129,13 @@ def test_a_ramp_shorter_than_the_caches_warm_up(cli: CliRunner) -> None:
     assert finding["simulated_change"]["option"] == "ramp_time"
     reported = "IOPS fio reports (after ramp_time)"
     assert finding["evidence"]["with the fix"][reported] > 1.02 * finding["evidence"]["as written"][reported]
+
+
+def test_runs_are_named_as_vdbench_names_them(cli: CliRunner) -> None:
+    # A curve's points and a for loop's runs come from one rd line; lint takes vdbench's names.
+    _, doc = _lint(cli, str(ROOT / "tests/data/vdbench/curve.vdb"))
+    assert doc["benchmark"]["rd"] == "c" and doc["notes"][0].startswith("run c of 3 linted; the others (c_(50%), c_(90%))")
+    _, doc = _lint(cli, str(ROOT / "tests/data/vdbench/curve.vdb"), "--rd", "c_(50%)")
+    assert doc["benchmark"]["rd"] == "c_(50%)"
+    result = cli("lint", str(ROOT / "tests/data/vdbench/common.vdb"))
+    assert result.returncode == 2 and "common.vdb: no run definition" in result.stderr and "reading" not in result.stderr

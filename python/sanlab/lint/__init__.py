@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sanlab import _core
 from sanlab._core import ScenarioError
+from sanlab.formatting import did_you_mean
 from sanlab.lint.rules import RULES, Context, Doc, Finding
 from sanlab.lint.source import Benchmark, LintInputError
 
@@ -60,28 +61,53 @@ def _figures(variant: Doc, vm: str) -> dict[str, float]:
     return {"VM IOPS": vm_doc["iops"], "VM p99 latency (ms)": vm_doc["lat_ms"]["p99"]}
 
 
+def _reading_error(e: ScenarioError, reading: Path) -> LintInputError:
+    """The engine's message about the benchmark, without the reading scenario's own names."""
+    message = str(e)
+    for prefix in (f"{reading}: ", "vm[0].job[0].file: ", "vm[0].job[0].cmdline: ", "vm[0].job[0].rd: "):
+        message = message.removeprefix(prefix)
+    return LintInputError(message)
+
+
+def _pick_run(benchmark: Benchmark, runs: list[str]) -> Benchmark:
+    """The vdbench run to lint: `--rd`, else the first of several (vdbench's own run names)."""
+    if benchmark.rd is not None and benchmark.rd not in runs:
+        raise LintInputError(f"{benchmark.label}: no run `{benchmark.rd}` (runs: {', '.join(runs[:8])}{' ...' if len(runs) > 8 else ''}){did_you_mean(benchmark.rd, runs)}")
+    if benchmark.rd is None and len(runs) > 1:
+        return replace(benchmark, rd=runs[0])
+    return benchmark
+
+
 def lint(benchmark: Benchmark, scenario: Path | None = None, variant: str | None = None, duration: str | None = "5s", seed: int | None = None) -> LintResult:
     """Reads the benchmark with the engine's readers and runs every rule; with a scenario, runs the
     benchmark as VM 0's workload for `duration` and again with each finding's fix."""
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="sanlab-lint-") as tmp:
         folder = Path(tmp)
+        # The benchmark in a scenario of its own, as a file names it: a vdbench file of several
+        # runs then makes one variant per run, named as vdbench names them.
+        reading = folder / "reading.toml"
+        reading.write_text(READING_SCENARIO + f"job = [{replace(benchmark, rd=None).job_table()}]\n", encoding="utf-8")
+        try:
+            runs = json.loads(_core.validate(str(reading), [], None, False))["variants"]
+        except ScenarioError as e:
+            raise _reading_error(e, reading) from None
+        if benchmark.kind == "vdbench":
+            benchmark = _pick_run(benchmark, runs)
+            if len(runs) > 1:
+                others = [name for name in runs if name != benchmark.rd]
+                notes.append(f"run {benchmark.rd} of {len(runs)} linted; the others ({', '.join(others[:8])}{' ...' if len(others) > 8 else ''}) with --rd NAME")
         try:
             if scenario is None:
-                reading = folder / "reading.toml"
-                reading.write_text(READING_SCENARIO, encoding="utf-8")
-                as_written = _run(reading, benchmark.job_table(), None, None, seed)
+                document = json.loads(_core.run(str(reading), [benchmark.rd] if benchmark.rd else None, [], seed, None))
+                as_written = document["variants"][0]
             else:
                 if variant is None:
                     checked = json.loads(_core.validate(str(scenario), [f"vm[0].job=[{benchmark.job_table()}]"], None, False))
                     variant = checked["variants"][0]
                 as_written = _run(scenario, benchmark.job_table(), variant, duration, seed)
         except ScenarioError as e:
-            raise LintInputError(str(e)) from None
-        runs = benchmark.runs() if benchmark.kind == "vdbench" else []
-        if len(runs) > 1:
-            others = [name for name in runs if name != benchmark.rd]
-            notes.append(f"run {benchmark.rd} of {len(runs)} linted; the others ({', '.join(others[:8])}) with --rd NAME")
+            raise _reading_error(e, reading) from None
         jobs = [job for job in as_written["jobs"] if job["entry"] == "lint"]
         ctx = Context(benchmark, jobs, as_written if scenario is not None else None)
         findings = [finding for rule in RULES for finding in rule(ctx)]

@@ -30,11 +30,6 @@ class Benchmark:
     path: Path | None  # None for a command line given on sanlab's own command line
     rd: str | None = None  # the vdbench run linted, when the file has several
 
-    def runs(self) -> list[str]:
-        """A vdbench file's run names (`rd=` lines other than rd=default), in order."""
-        found = re.findall(r"^\s*rd\s*=\s*([^,\s]+)", self.text, re.MULTILINE | re.IGNORECASE)
-        return [name for name in found if name.lower() != "default"]
-
     @property
     def label(self) -> str:
         return str(self.path) if self.path else "the command line"
@@ -70,7 +65,10 @@ class Benchmark:
             m = re.search(rf",\s*{key}\s*=\s*(\([^)]*\)|[^,\s]+)", body, re.IGNORECASE)
             return re.split(r"[,\s]+", m.group(1).strip("()")) if m else []
 
-        run = [(n, body) for n, body in lines if named("rd", body) == self.rd]
+        # A run expanded from one rd (a curve point `c_(50%)`, a for loop's `sweep xfersize=4k`)
+        # keeps that rd's name first.
+        rd = self.rd
+        run = [(n, body) for n, body in lines if (name := named("rd", body)) and (rd == name or rd.startswith((f"{name}_(", f"{name} ")))]
         wds = [w for _, body in run for w in referenced("wd", body)]
         wd_lines = [(n, body) for n, body in lines if (name := named("wd", body)) and (name.lower() == "default" or any(fnmatch.fnmatch(name, w) for w in wds))]
         sds = [sd for _, body in wd_lines for sd in referenced("sd", body)]
@@ -153,8 +151,7 @@ def _without_comment(kind: str, line: str) -> str:
 
 
 def _looks_like_vdbench(text: str) -> bool:
-    keys = {m.group(1).lower() for m in re.finditer(r"^\s*(sd|wd|rd|fsd|fwd)\s*=", text, re.MULTILINE | re.IGNORECASE)}
-    return "wd" in keys or "fwd" in keys
+    return re.search(r"^\s*(sd|wd|rd|fsd|fwd|hd)\s*=", text, re.MULTILINE | re.IGNORECASE) is not None
 
 
 def _looks_like_cmdline(text: str) -> bool:
@@ -180,11 +177,7 @@ def read_benchmark(file: str | None, cmdline: str | None, rd: str | None = None)
     if _looks_like_cmdline(text):
         return Benchmark("fio", text, path)
     if _looks_like_vdbench(text):
-        benchmark = Benchmark("vdbench", text, path, rd)
-        runs = benchmark.runs()
-        if rd is None and len(runs) > 1:
-            return Benchmark("vdbench", text, path, runs[0])
-        return benchmark
+        return Benchmark("vdbench", text, path, rd)
     return Benchmark("fio_file", text, path)
 
 
