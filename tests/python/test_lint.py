@@ -135,7 +135,10 @@ def test_runs_are_named_as_vdbench_names_them(cli: CliRunner) -> None:
     # A curve's points and a for loop's runs come from one rd line; lint takes vdbench's names.
     _, doc = _lint(cli, str(ROOT / "tests/data/vdbench/curve.vdb"))
     assert doc["benchmark"]["rd"] == "c" and doc["notes"][0].startswith("run c of 3 linted; the others (c_(50%), c_(90%))")
-    _, doc = _lint(cli, str(ROOT / "tests/data/vdbench/curve.vdb"), "--rd", "c_(50%)")
-    assert doc["benchmark"]["rd"] == "c_(50%)"
+    _, doc = _lint(cli, str(ROOT / "tests/data/vdbench/for_loops.vdb"), "--rd", "sweep xfersize=8k threads=8 rdpct=50")
+    assert doc["benchmark"]["rd"] == "sweep xfersize=8k threads=8 rdpct=50"
+    # A curve point's rate is a share of its max run's: the engine says so.
+    result = cli("lint", str(ROOT / "tests/data/vdbench/curve.vdb"), "--rd", "c_(50%)")
+    assert result.returncode == 2 and "is a point of a vdbench curve" in result.stderr
     result = cli("lint", str(ROOT / "tests/data/vdbench/common.vdb"))
     assert result.returncode == 2 and "common.vdb: no run definition" in result.stderr and "reading" not in result.stderr
