@@ -17,7 +17,7 @@ import os
 import sys
 
 ADDED = {"glibc.malloc.hugetlb": "1", "glibc.malloc.arena_max": "1"}
-COMMANDS = ("run", "sweep")
+COMMANDS = ("run", "sweep", "advise")
 _RUN = "import sys; from sanlab.cli import main; sys.exit(main())"
 
 

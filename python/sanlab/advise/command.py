@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from sanlab.advise.objective import ObjectiveError, parse_objective
 from sanlab.advise.search import Search
 from sanlab.export.files import replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
+from sanlab.formatting import did_you_mean
 from sanlab.sweep import SweepError, _client, _close
 
 DEFAULT_SEEDS = 3
@@ -132,8 +132,7 @@ def run(args: argparse.Namespace) -> int:
     keys = [knob.key for knob in knobs]
     for key in args.keep:
         if key not in keys:
-            near = difflib.get_close_matches(key, keys, n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else ""
+            hint = did_you_mean(key, keys)
             raise AdviseError(
                 f"--keep {key}: not a setting advise varies in {where}: expected one of "
                 f"{', '.join(keys) or 'none (nothing to vary)'}{hint}"

@@ -3,9 +3,10 @@ objective a limit that a candidate must keep (docs/advise.md defines each exactl
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from sanlab.formatting import did_you_mean
 
 P99_SLACK = 0.10
 """The default objective refuses a candidate under which a VM's mean p99 is more than this fraction
@@ -75,12 +76,10 @@ def parse_objective(text: str, vms: Sequence[str], has_faults: bool, where: str)
     kind, sep, vm = text.partition(":")
     if kind == "p99" and sep:
         if vm not in vms:
-            near = difflib.get_close_matches(vm, vms, n=1)
-            hint = f"; did you mean `{near[0]}`?" if near else ""
+            hint = did_you_mean(vm, vms)
             raise ObjectiveError(
                 f"--objective {text}: {where} has no VM named `{vm}`: expected one of {', '.join(vms)}{hint}"
             )
         return Objective(text, f"p99 latency of {vm}", "ms", False, vm=vm, vms=tuple(vms))
-    near = difflib.get_close_matches(text, ["iops", "worst-case", "p99:"], n=1)
-    hint = f"; did you mean `{near[0]}`?" if near else ""
+    hint = did_you_mean(text, ["iops", "worst-case", "p99:"])
     raise ObjectiveError(f"--objective {text}: expected iops, p99:VMNAME or worst-case{hint}")
