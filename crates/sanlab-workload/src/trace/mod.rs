@@ -802,6 +802,35 @@ mod tests {
     }
 
     #[test]
+    fn binary_cpu_files_without_q_records_replay_their_d_records() {
+        // The CPU files with their Q records (action code 1) dropped, as blktrace -a issue
+        // -a complete writes them: replayed at D, said so, as blkparse's text.
+        let d = folder("unqueued");
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/traces/blktrace");
+        let mut dropped = 0;
+        for cpu in ["sdb.blktrace.0", "sdb.blktrace.1"] {
+            let bytes = std::fs::read(data.join(cpu)).unwrap();
+            let (mut at, mut kept) = (0, vec![]);
+            while at < bytes.len() {
+                let end = at + 48 + usize::from(u16::from_le_bytes([bytes[at + 46], bytes[at + 47]]));
+                if u32::from_le_bytes(bytes[at + 28..at + 32].try_into().unwrap()) & 0xffff != 1 {
+                    kept.extend_from_slice(&bytes[at..end]);
+                } else {
+                    dropped += 1;
+                }
+                at = end;
+            }
+            std::fs::write(d.join(cpu), kept).unwrap();
+        }
+        assert!(dropped > 0);
+        let options = built(&d, "file = \"sdb.blktrace.0\"").unwrap();
+        assert!(option(&options, "action").is_some_and(|a| a.starts_with("D (issued to the driver)")), "{options:?}");
+        let issued = built(Path::new(env!("CARGO_MANIFEST_DIR")), "file = \"../../tests/data/traces/blktrace/sdb.blktrace.0\"\naction = \"D\"").unwrap();
+        assert_eq!(option(&options, "records"), option(&issued, "records"));
+        assert_eq!(option(&issued, "action"), None, "given, the action is kept");
+    }
+
+    #[test]
     fn a_fio_iolog_of_several_files_picks_or_maps_them_as_other_formats_do() {
         // Two files were mixed onto one volume; now as every format of several disks.
         let d = folder("iolog-files");
