@@ -45,6 +45,16 @@ class Context:
         """The first job's value of a fio option, as the engine read it."""
         return next((job["options"][name] for job in self.jobs if name in job["options"]), None)
 
+    def written(self, name: str) -> str | None:
+        """A fio option as the first job was given it, those without effect in sanlab too (its
+        globals, then its own options: the last one written wins, as in fio)."""
+        for job in self.jobs:
+            place = job.get("fio_place")
+            if place:
+                values = [value for key, value in (*place["global_options"], *place["job_options"]) if key == name]
+                return values[-1] if values else None
+        return None
+
     def vdbench_values(self, key: str) -> list[str]:
         """The values the linted run's lines give `key` (read from the text; the engine has read
         the file, and does not report a workload's keys)."""
@@ -124,9 +134,8 @@ def no_random_map(ctx: Context) -> Iterator[Finding]:
 def buffered(ctx: Context) -> Iterator[Finding]:
     if not _is_fio(ctx):
         return
-    # The engine accepts direct and buffered without effect, so it does not report them.
-    direct = ctx.benchmark.value_of("direct") or "0"
-    buffered_opt = ctx.benchmark.value_of("buffered")
+    direct = ctx.written("direct") or "0"
+    buffered_opt = ctx.written("buffered")
     if direct in ("0", "false") and buffered_opt not in ("0", "false"):
         yield Finding(
             "buffered-io", "direct", ctx.benchmark.line_of("direct"),

@@ -75,16 +75,6 @@ class Benchmark:
         sd_lines = [(n, body) for n, body in lines if (name := named("sd", body)) and (name.lower() == "default" or any(fnmatch.fnmatch(name, sd) for sd in sds))]
         return sorted(run + wd_lines + sd_lines)
 
-    def value_of(self, option: str) -> str | None:
-        """The last value the text gives `option` ("1" for a bare flag), for options the engine
-        accepts without effect and so does not report."""
-        if self.kind == "fio":
-            values = [m.group(2) or "1" for w in self.text.split() if (m := re.fullmatch(rf"-{{1,2}}({re.escape(option)})(?:=(.*))?", w))]
-        else:
-            pattern = _option_pattern(self.kind, option)
-            values = [(m.group(1) or "=1").lstrip("=").strip() for _, body in self.run_lines() if (m := pattern.search(body))]
-        return values[-1] if values else None
-
     def line_of(self, option: str) -> int | None:
         """The first line (1-based; for a command line, the argument's number) that sets `option`."""
         if self.kind == "fio":
