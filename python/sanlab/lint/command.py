@@ -29,7 +29,7 @@ def add_parser(commands: argparse._SubParsersAction, seed: Any) -> None:  # type
     )
     source = linting.add_mutually_exclusive_group(required=True)
     source.add_argument("jobfile", nargs="?", metavar="JOBFILE", help="fio job file, fio command line in a file, or vdbench parameter file")
-    source.add_argument("--cmdline", metavar="TEXT", help='a fio command line, e.g. "fio --name=t --rw=randread --iodepth=32"')
+    source.add_argument("--cmdline", metavar="TEXT", help='a fio command line in quotes, as in "fio --name=t --rw=randread --iodepth=32"')
     linting.add_argument("--scenario", type=Path, metavar="S", help="scenario to simulate the benchmark on (its VM 0 runs it)")
     linting.add_argument("--variant", metavar="NAME", help="the scenario's variant to run (default: its first)")
     linting.add_argument("--rd", metavar="NAME", help="a vdbench file's run to lint (default: its first)")
