@@ -118,16 +118,18 @@ fn parse_fio_size(s: &str, kb_base: u64) -> Result<FioSize, String> {
     let (iec, other) = if kb_base == 1000 { (1024u64, 1000u64) } else { (1000, 1024) };
     let (power, base) = match unit.as_str() {
         "" | "b" => (0, 1),
-        "k" | "kb" => (1, other),
-        "m" | "mb" => (2, other),
-        "g" | "gb" => (3, other),
-        "t" | "tb" => (4, other),
-        "p" | "pb" => (5, other),
-        "kib" | "ki" => (1, iec),
-        "mib" | "mi" => (2, iec),
-        "gib" | "gi" => (3, iec),
-        "tib" | "ti" => (4, iec),
-        "pib" | "pi" => (5, iec),
+        // parse.c `__get_mult_bytes`: only a whole "kib" (…"pib") takes the other base; "ki"
+        // starts with "k" and so is kb_base's, as "k" is.
+        "k" | "kb" | "ki" => (1, other),
+        "m" | "mb" | "mi" => (2, other),
+        "g" | "gb" | "gi" => (3, other),
+        "t" | "tb" | "ti" => (4, other),
+        "p" | "pb" | "pi" => (5, other),
+        "kib" => (1, iec),
+        "mib" => (2, iec),
+        "gib" => (3, iec),
+        "tib" => (4, iec),
+        "pib" => (5, iec),
         _ => {
             const UNITS: [&str; 13] = ["b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb", "%"];
             return Err(format!("`{s}` has an unknown size suffix `{unit}`: expected one of {} (e.g. \"4k\"){}", UNITS.join(", "), did_you_mean(&unit, UNITS)));
@@ -242,6 +244,8 @@ mod tests {
         assert_eq!(b("1MiB", 1024), 1_000_000, "fio's compatibility mode: IEC prefixes mean powers of 10");
         assert_eq!(b("1MiB", 1000), 1_048_576);
         assert_eq!(b("1m", 1000), 1_000_000);
+        assert_eq!(b("4ki", 1024), 4096, "only a whole kib takes the other base");
+        assert_eq!(b("1Gi", 1000), 1_000_000_000);
         assert_eq!(b("0x1000", 1024), 4096);
         assert!(parse_fio_size("4kx", 1024).err().unwrap().contains("unknown size suffix `kx`"));
         assert_eq!(parse_duration("10m", 1), Ok(600_000_000_000));
