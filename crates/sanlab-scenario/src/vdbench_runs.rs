@@ -10,7 +10,8 @@
 use crate::variant_limits::{thousands, MAX_VARIANTS};
 use crate::{located, overrides, Overrides, Scenario, ScenarioError, Variant, VariantResult};
 use sanlab_spec::names::claim_file_name;
-use sanlab_workload::{vdbench_runs, VdbenchRun};
+use sanlab_spec::Spec;
+use sanlab_workload::{vdbench_runs_with_vars, vdbench_vars, VdbenchRun};
 use std::path::Path;
 use toml::{Table, Value};
 
@@ -33,8 +34,9 @@ fn vdbench_jobs(file: &str, table: &Table) -> Vec<VdbenchJob> {
     for (i, vm) in vms.iter().enumerate() {
         let jobs = vm.get("job").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         for (j, job) in jobs.iter().enumerate() {
-            let (Some("vdbench"), Some(path)) = (job.get("kind").and_then(Value::as_str), job.get("file").and_then(Value::as_str)) else { continue };
-            let Ok(runs) = vdbench_runs(&base_dir.join(path)) else { continue };
+            let (Some("vdbench"), Some(path), Some(job_table)) = (job.get("kind").and_then(Value::as_str), job.get("file").and_then(Value::as_str), job.as_table()) else { continue };
+            let Ok(vars) = vdbench_vars(&Spec::new(job_table, "")) else { continue };
+            let Ok(runs) = vdbench_runs_with_vars(&base_dir.join(path), &vars) else { continue };
             out.push(VdbenchJob {
                 key: format!("vm[{i}].job[{j}]"),
                 vm: vm.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),

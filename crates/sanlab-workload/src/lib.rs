@@ -19,7 +19,7 @@ pub use findings::{FioFindings, JobError, LatencyFound, SteadyFound};
 pub use input::{open_input, read_text, MAX_TEXT_FILE_BYTES};
 pub use plan::{ExitRule, ExitWhat, FioPlace, JobPlan, Pacing, RateSampling, SyncSchedule};
 pub use trace::volumes::expand as expand_trace_volumes;
-pub use vdbench::{runs as vdbench_runs, VdbenchRun};
+pub use vdbench::{runs as vdbench_runs, runs_with_vars as vdbench_runs_with_vars, vars as vdbench_vars, VdbenchRun};
 
 use sanlab_spec::{Kind, KindDoc};
 

@@ -160,3 +160,46 @@ fn written_variants_alone_are_capped() {
     let e = Scenario::from_text("many.toml", &text).err().expect("an error");
     assert_eq!(e.0, "many.toml: variant: 5,000 [[variant]], each simulated on its own: expected at most 4096");
 }
+
+/// The series example on `tests/data/vdbench/<parm>` with the job's `vars` written as `vars`
+/// (TOML inline table text, or none).
+fn with_vars(parm: &str, vars: Option<&str>) -> std::path::PathBuf {
+    let file = crate::common::repo(&format!("tests/data/vdbench/{parm}"));
+    let job = format!("file = \"{}\"{}", file.display(), vars.map(|v| format!("\nvars = {v}")).unwrap_or_default());
+    write_scenario(&std::fs::read_to_string(crate::common::repo(SERIES)).unwrap().replace("file = \"parm/series.vdb\"", &job))
+}
+
+/// A real file's `$xfer_sz`, `$seq_rnd`, `$rdwr`, `$files_threads` and `$elap_secs`, with the
+/// values its script gives vdbench's command line (at 16 threads, 4 s here).
+const RAW_VARS: &str = "{ files_threads = 16, seq_rnd = \"random\", xfer_sz = \"8k\", elap_secs = 4, rdwr = 100 }";
+
+#[test]
+fn variables_take_the_values_given_as_on_vdbench_s_command_line() {
+    let r = run_file(&with_vars("vars_raw.vdb", Some(RAW_VARS)), &[], &Overrides::default(), None).unwrap();
+    let (job, vm) = (&r.variants[0].report.jobs[0], &r.variants[0].report.vms[0]);
+    assert_eq!((job.options["threads"].as_str(), job.options["elapsed"].as_str()), ("16", "4"));
+    assert!((vm.mbps * 1e6 / vm.iops - 8192.0).abs() < 1.0, "xfer_sz=8k: {} bytes per I/O", vm.mbps * 1e6 / vm.iops);
+    assert_eq!(job.write.total_ios, 0, "rdwr=100: forrdpct=(100)");
+    // A value is text: `rdwr = "100,0"` makes forrdpct=(100,0), two runs, two variants.
+    let s = Scenario::load(&with_vars("vars_raw.vdb", Some(&RAW_VARS.replace("rdwr = 100", "rdwr = \"100,0\"")))).unwrap();
+    let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["rd1 rdpct=100 threads=16", "rd1 rdpct=0 threads=16"]);
+}
+
+#[test]
+fn a_variable_without_a_value_or_a_value_unused_is_an_error() {
+    let error = |vars: Option<&str>| {
+        let path = with_vars("vars_raw.vdb", vars);
+        Scenario::load(&path).and_then(|s| s.validate(&[], &Overrides::default()).map(|_| ())).err().expect("an error").0
+    };
+    let parm = crate::common::repo("tests/data/vdbench/vars_raw.vdb");
+    // The first line that holds one: the file, the line, the variable, the values given.
+    let e = error(None);
+    assert!(e.contains(&format!("vm[0].job[0].file: {}:5: `$xfer_sz` has no value (no vars are given): vdbench takes it from its command line (./vdbench -f file xfer_sz=...); give it in the job's vars, e.g. vars = {{ xfer_sz = \"...\" }}", parm.display())), "{e}");
+    // A typo: the nearest name given.
+    let e = error(Some(&RAW_VARS.replace("elap_secs", "elapse_secs")));
+    assert!(e.contains(&format!("{}:6: `$elap_secs` has no value (vars given: ", parm.display())) && e.ends_with("did you mean `elapse_secs`?"), "{e}");
+    // vdbench stops on a value no line uses.
+    let e = error(Some(&RAW_VARS.replace("{ ", "{ jvms = 4, ")));
+    assert!(e.contains(&format!("vm[0].job[0].vars.jvms: {} has no `$jvms` (nor `!jvms`): vdbench stops on a value it does not use", parm.display())), "{e}");
+}

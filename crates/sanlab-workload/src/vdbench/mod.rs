@@ -21,11 +21,11 @@ mod keywords;
 mod parm;
 mod runs;
 
-pub use runs::{runs, VdbenchRun};
+pub use runs::{runs, runs_with_vars, VdbenchRun};
 
 use entries::{default_rd, default_sd, default_wd, parse_items, Parm};
 use keywords::{At, IoRate};
-use parm::read_items;
+use parm::{read_items, Vars};
 use runs::{assemble, pick, plan};
 use crate::face::{JobSet, JobSource};
 use sanlab_spec::{Kind, Spec, SpecResult};
@@ -50,8 +50,27 @@ const INLINE: [(&str, char, &str, &str, &str); 14] = [
     ("distribution", 'r', "choice", "exponential", "inline: inter-arrival times with a numeric iorate: exponential, uniform, deterministic"),
 ];
 
+/// The job's `vars`: values for its parameter file's `$name` variables, each as text.
+pub fn vars(spec: &Spec) -> SpecResult<Vec<(String, String)>> {
+    let table = spec.table("vars", "values of the parameter file's variables, as vdbench takes name=value from its command line: vars = { threads = 8 } replaces `$threads` (and `!threads`)")?;
+    let mut out = vec![];
+    for (name, _) in table.entries() {
+        let value = table.scalar_text(name, "text", "", "a variable's value, replacing `$name` as text")?.unwrap_or_default();
+        if name.is_empty() {
+            return Err(table.error(name, "a variable needs a name: `$` alone would replace every `$` of the file"));
+        }
+        // vdbench replaces until none is left: a value holding its own variable never ends.
+        if value.contains(&format!("${name}")) || value.contains(&format!("!{name}")) {
+            return Err(table.error(name, format!("`{value}` holds `${name}` itself, which vdbench would replace forever")));
+        }
+        out.push((name.to_string(), value));
+    }
+    Ok(out)
+}
+
 fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let file = spec.path("file", "vdbench parameter file, relative to the scenario file; without it, the keys marked inline describe one sd, wd and rd")?;
+    let vars = vars(spec)?;
     let rd = spec.opt_string("rd", "the run to run: an rd name, or a run of its for loops or curve as results name it (\"rd1 xfersize=4k\", \"rd1_(50%)\"); a scenario runs every run of the file as a variant when this is not given")?;
     let curve_max = spec.float("curve_max_iops", 0.0, 0.0, 1e12, "a curve point's max run rate: sanlab sets it from the max run's result (0: not known yet)")?;
     let device_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "size of an SD without size= (vdbench would read the LUN's size)")?;
@@ -69,7 +88,11 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
             if let Some((key, ..)) = inline.first() {
                 return Err(spec.error(key, format!("`{key}` belongs in the parameter file when `file` is given")));
             }
-            let (files, items) = read_items(&path).map_err(|e| spec.error("file", e))?;
+            let mut vars = Vars::new(&vars);
+            let (files, items) = read_items(&path, &mut vars).map_err(|e| spec.error("file", e))?;
+            if let Some(name) = vars.unused().first() {
+                return Err(spec.error(&format!("vars.{name}"), format!("{} has no `${name}` (nor `!{name}`): vdbench stops on a value it does not use (\"Unused parameter substitution\"); remove it, or write `${name}` where it goes", path.display())));
+            }
             let parm = parse_items(&items, &files).map_err(|e| spec.error("file", e))?;
             let place = |at: At, msg: String| match at {
                 Some((f, l)) => files.at(f, l, msg),
@@ -82,6 +105,9 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
         None => {
             if rd.is_some() {
                 return Err(spec.error("rd", "picks a run of a parameter file: give `file` too, or drop `rd`"));
+            }
+            if let Some((name, _)) = vars.first() {
+                return Err(spec.error(&format!("vars.{name}"), "replaces `$name` in a parameter file: give `file` too, or drop `vars`"));
             }
             let mut parm = Parm { sds: vec![default_sd()], wds: vec![default_wd()], rds: vec![default_rd()], default_wd: default_wd(), ignored: vec![], concatenate: false };
             (parm.sds[0].name, parm.wds[0].name, parm.rds[0].name) = ("sd1".into(), "wd1".into(), "rd1".into());

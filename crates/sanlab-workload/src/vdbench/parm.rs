@@ -3,10 +3,72 @@
 //! ends at its first blank outside quotes (so `* notes` may follow a parameter); a line ending in
 //! a comma continues on the next; `include=file` reads another file (not nested). Each line holds
 //! `keyword=value` items separated by commas, a value may be a list in parentheses, and keywords
-//! are case-insensitive.
+//! are case-insensitive. Variables (`$name`, or `!name`) take the values given with the file
+//! ([`Vars`]).
 
 use crate::input::at_line;
+use sanlab_spec::did_you_mean;
 use std::path::{Path, PathBuf};
+
+/// Values for a parameter file's variables, as vdbench takes `name=value` from its command line
+/// (`./vdbench -f parm threads=8`; Vdb/InsertHosts.java, 5.04.06): each line read has every
+/// `$name` and `!name` replaced by the value, as plain text, before anything else is read from
+/// it. vdbench stops on a line that still holds `=$` or `=!` (a variable without a value;
+/// `$host` and `!host` excepted, which its multi-host replication fills), and on a value given
+/// for a variable no line used.
+#[derive(Default)]
+pub(crate) struct Vars {
+    /// (name, value, used), the longest names first: vdbench replaces in its hash map's order,
+    /// so of `$th` and `$threads` either may go first; the longer first is our choice.
+    list: Vec<(String, String, bool)>,
+}
+
+impl Vars {
+    pub fn new(given: &[(String, String)]) -> Vars {
+        let mut list: Vec<(String, String, bool)> = given.iter().map(|(n, v)| (n.clone(), v.clone(), false)).collect();
+        list.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        Vars { list }
+    }
+
+    /// The line with the variables replaced (InsertHosts.substituteLine).
+    fn substitute(&mut self, line: &str) -> String {
+        let mut out = line.to_string();
+        for (name, value, used) in &mut self.list {
+            for mark in ['$', '!'] {
+                let var = format!("{mark}{name}");
+                if out.contains(&var) {
+                    *used = true;
+                    out = out.replace(&var, value);
+                }
+            }
+        }
+        out
+    }
+
+    /// The error for a variable left without a value in `line` (after substitution): one after
+    /// `=` as vdbench checks it, or a `$name` anywhere in the parameters (vdbench would pass it
+    /// on as text, and fail on it as a number or open a LUN named with a `$`).
+    fn unset(&self, line: &str, params: Option<&str>) -> Option<String> {
+        if line.contains("$host") || line.contains("!host") {
+            return None;
+        }
+        let after = |text: &str, mark: &str| text.find(mark).map(|i| text[i + mark.len()..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>());
+        let (mark, name) = ["=$", "=!"].iter().find_map(|m| after(line, m).map(|n| (&m[1..], n))).or_else(|| params.and_then(|p| after(p, "$").filter(|n| !n.is_empty()).map(|n| ("$", n))))?;
+        let names: Vec<&str> = self.list.iter().map(|v| v.0.as_str()).collect();
+        let given = if names.is_empty() { "no vars are given".to_string() } else { format!("vars given: {}", names.join(", ")) };
+        Some(format!(
+            "`{mark}{name}` has no value ({given}): vdbench takes it from its command line (./vdbench -f file {name}=...); give it in the job's vars, e.g. vars = {{ {name} = \"...\" }}{}",
+            did_you_mean(&name, names.iter().copied())
+        ))
+    }
+
+    /// Variables given that no line used: vdbench stops on them ("Unused parameter substitution").
+    pub fn unused(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.list.iter().filter(|v| !v.2).map(|v| v.0.as_str()).collect();
+        out.sort_unstable();
+        out
+    }
+}
 
 /// One `keyword=value` of a parameter file, with where it was written.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,18 +123,32 @@ fn split_items(text: &str) -> Vec<&str> {
     out.into_iter().filter(|s| !s.is_empty()).collect()
 }
 
-/// Physical lines of one file that carry parameters: (line number, text up to the first blank).
-fn parameter_lines(text: &str, file: usize, files: &Files) -> Result<Vec<(usize, String)>, String> {
+/// Physical lines of one file that carry parameters: (line number, text up to the first blank),
+/// variables replaced. As vdbench reads them (Vdb_scan): every line of the parameter file up to
+/// `eof` is substituted and checked, comments too; an included file's comments are dropped
+/// first.
+fn parameter_lines(text: &str, file: usize, files: &Files, vars: &mut Vars) -> Result<Vec<(usize, String)>, String> {
     let mut out = vec![];
     for (n, raw) in text.lines().enumerate() {
-        let t = raw.trim();
+        let comment = |t: &str| t.is_empty() || t.starts_with(['*', '#', '/']);
+        if file > 0 && comment(raw.trim()) {
+            continue;
+        }
+        let line = vars.substitute(raw);
+        let t = line.trim();
         if t.starts_with("eof") {
             break;
         }
-        if t.is_empty() || t.starts_with(['*', '#', '/']) {
+        if comment(t) {
+            if let Some(e) = vars.unset(t, None) {
+                return Err(files.at(file, n + 1, format!("{e} (vdbench checks comment lines too)")));
+            }
             continue;
         }
         let (params, rest) = cut_at_blank(t);
+        if let Some(e) = vars.unset(t, Some(&params)) {
+            return Err(files.at(file, n + 1, e));
+        }
         // vdbench ignores what follows a blank; a parameter there would be lost without a word.
         if rest.contains('=') && !rest.starts_with(['*', '#', '/']) {
             return Err(files.at(file, n + 1, format!("`{rest}` follows a blank, and vdbench ignores everything after the first blank of a line: remove the blank, or start a comment with `*`")));
@@ -82,12 +158,12 @@ fn parameter_lines(text: &str, file: usize, files: &Files) -> Result<Vec<(usize,
     Ok(out)
 }
 
-/// Reads a parameter file and its includes into items, in order.
-pub(crate) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
+/// Reads a parameter file and its includes into items, in order, with `vars` substituted.
+pub(crate) fn read_items(path: &Path, vars: &mut Vars) -> Result<(Files, Vec<Item>), String> {
     let mut files = Files(vec![path.to_path_buf()]);
     let text = crate::input::read_text(path).map_err(|e| format!("cannot read vdbench parameter file {}: {e}", path.display()))?;
     let mut lines = vec![];
-    for (n, line) in parameter_lines(&text, 0, &files)? {
+    for (n, line) in parameter_lines(&text, 0, &files, vars)? {
         let Some(name) = line.strip_prefix("include=") else {
             lines.push((0, n, line));
             continue;
@@ -97,7 +173,7 @@ pub(crate) fn read_items(path: &Path) -> Result<(Files, Vec<Item>), String> {
         let inc_text = crate::input::read_text(&inc).map_err(|e| files.at(0, n, format!("include={name}: cannot read {}: {e}", inc.display())))?;
         files.0.push(inc);
         let f = files.0.len() - 1;
-        for (m, l) in parameter_lines(&inc_text, f, &files)? {
+        for (m, l) in parameter_lines(&inc_text, f, &files, vars)? {
             if l.starts_with("include=") {
                 return Err(files.at(f, m, "include= inside an included file: vdbench does not allow nested includes"));
             }
@@ -241,7 +317,7 @@ mod tests {
         std::fs::write(d.join("inc.vdb"), "* shared SD\nsd=sd1,lun=/dev/sdb,threads=4\n").unwrap();
         let p = d.join("a.vdb");
         std::fs::write(&p, "include=inc.vdb\nwd=wd1,sd=sd1,\n  xfersize=(4k,50,8k,50),rdpct=70   * trailing note\nRD=run1,wd=wd1,iorate=max\neof\nrd=ignored,wd=wd1\n").unwrap();
-        let (files, items) = read_items(&p).unwrap();
+        let (files, items) = read_items(&p, &mut Vars::default()).unwrap();
         let kv: Vec<(&str, &str, usize, usize)> = items.iter().map(|i| (i.keyword.as_str(), i.value.as_str(), i.file, i.line)).collect();
         assert_eq!(
             kv,
@@ -254,9 +330,9 @@ mod tests {
         assert_eq!(files.0.len(), 2);
         assert_eq!(values("(4k,50,8k,50)"), ["4k", "50", "8k", "50"]);
         std::fs::write(&p, "sd=sd1, threads=4\n").unwrap();
-        assert!(read_items(&p).unwrap_err().ends_with("a.vdb:1: `threads=4` follows a blank, and vdbench ignores everything after the first blank of a line: remove the blank, or start a comment with `*`"));
+        assert!(read_items(&p, &mut Vars::default()).unwrap_err().ends_with("a.vdb:1: `threads=4` follows a blank, and vdbench ignores everything after the first blank of a line: remove the blank, or start a comment with `*`"));
         std::fs::write(&p, "sd=sd1,xfersize=(4k,50\n").unwrap();
-        assert!(read_items(&p).unwrap_err().contains("unmatched parenthesis"));
+        assert!(read_items(&p, &mut Vars::default()).unwrap_err().contains("unmatched parenthesis"));
         std::fs::write(&p, "include=missing.vdb\n").unwrap();
         assert_eq!(names("(sd1-sd3,sd9)").unwrap(), ["sd1", "sd2", "sd3", "sd9"]);
         assert_eq!(names("(sd01-sd03)").unwrap(), ["sd01", "sd2", "sd3"], "vdbench counts in integers");
@@ -267,6 +343,32 @@ mod tests {
         assert_eq!(numbers("(64-16,d)", &num).unwrap(), [64.0, 32.0, 16.0]);
         assert_eq!(numbers("(10-30,10,70)", &num).unwrap(), [10.0, 20.0, 30.0, 70.0]);
         assert!(numbers("(1-64)", &num).unwrap_err().contains("followed by a step or `d`"));
-        assert!(read_items(&p).unwrap_err().contains("a.vdb:1: include=missing.vdb: cannot read"));
+        assert!(read_items(&p, &mut Vars::default()).unwrap_err().contains("a.vdb:1: include=missing.vdb: cannot read"));
+    }
+
+    #[test]
+    fn variables_are_replaced_as_vdbench_replaces_them() {
+        let d = std::env::temp_dir().join(format!("sanlab-vdb-vars-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("v.vdb");
+        let given = |pairs: &[(&str, &str)]| Vars::new(&pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect::<Vec<_>>());
+        let read = |text: &str, vars: &mut Vars| {
+            std::fs::write(&p, text).unwrap();
+            read_items(&p, vars).map(|(_, items)| items.into_iter().map(|i| format!("{}={}", i.keyword, i.value)).collect::<Vec<_>>())
+        };
+        // `!name` as `$name` (for files inside shell scripts); the longer name first; a comment
+        // counts as a use; an included file's comments are not read.
+        std::fs::write(d.join("inc.vdb"), "* $unused_here\nwd=wd1,sd=sd1,xfersize=$xfer\n").unwrap();
+        let mut vars = given(&[("th", "2"), ("threads", "16"), ("xfer", "8k"), ("lun", "/dev/sdb"), ("unused_here", "1")]);
+        let items = read("* threads=$threads for this run\nsd=sd1,lun=!lun,threads=$th\ninclude=inc.vdb\nrd=rd1,wd=wd1,forthreads=($threads,$th)\n", &mut vars).unwrap();
+        assert_eq!(items, ["sd=sd1", "lun=/dev/sdb", "threads=2", "wd=wd1", "sd=sd1", "xfersize=8k", "rd=rd1", "wd=wd1", "forthreads=(16,2)"]);
+        assert_eq!(vars.unused(), ["unused_here"]);
+        // Without a value: after `=` (in a comment too, as vdbench checks), or anywhere in the
+        // parameters; `$host` is left to vdbench's host replication.
+        let e = read("* threads=$threads\n", &mut given(&[])).unwrap_err();
+        assert!(e.ends_with("v.vdb:1: `$threads` has no value (no vars are given): vdbench takes it from its command line (./vdbench -f file threads=...); give it in the job's vars, e.g. vars = { threads = \"...\" } (vdbench checks comment lines too)"), "{e}");
+        let e = read("sd=sd1\nrd=rd1,forthreads=(1,$thread)\n", &mut given(&[("threads", "8")])).unwrap_err();
+        assert!(e.ends_with("v.vdb:2: `$thread` has no value (vars given: threads): vdbench takes it from its command line (./vdbench -f file thread=...); give it in the job's vars, e.g. vars = { thread = \"...\" }; did you mean `threads`?"), "{e}");
+        assert_eq!(read("sd=sd_$host,lun=/dev/sdb\n", &mut given(&[])).unwrap(), ["sd=sd_$host", "lun=/dev/sdb"]);
     }
 }

@@ -5,7 +5,7 @@
 use super::entries::{parse_items, Parm};
 use super::generator::{Context, Generator, Interval, MaxData, SdJob, Shared};
 use super::keywords::{matches, what_size, At, ForKey, IoRate, Rd, Sd, Seek, Wd, Xfer, SEEK_EOF};
-use super::parm::read_items;
+use super::parm::{read_items, Vars};
 use sanlab_spec::number::rate_iops;
 use sanlab_spec::did_you_mean;
 use sanlab_des::NS_PER_S;
@@ -125,9 +125,14 @@ pub(super) fn plan(p: &Parm, place: &dyn Fn(At, String) -> String) -> Result<Vec
     Ok(out)
 }
 
-/// The runs of a parameter file (see `plan` below).
+/// The runs of a parameter file without variables.
 pub fn runs(path: &std::path::Path) -> Result<Vec<VdbenchRun>, String> {
-    let (files, items) = read_items(path)?;
+    runs_with_vars(path, &[])
+}
+
+/// The runs of a parameter file with the values of its variables (see `plan` above).
+pub fn runs_with_vars(path: &std::path::Path, vars: &[(String, String)]) -> Result<Vec<VdbenchRun>, String> {
+    let (files, items) = read_items(path, &mut Vars::new(vars))?;
     let parm = parse_items(&items, &files)?;
     let place = |at: At, msg: String| match at {
         Some((f, l)) => files.at(f, l, msg),
