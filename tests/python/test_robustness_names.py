@@ -115,9 +115,12 @@ def test_compare_prints_hostile_names_escaped(
 
 @dataclass
 class _Engine:
-    sim_s: float = 10.0
-    end_s: float = 100.0
-    variants_done: int = 0
+    """The engine's `Progress`: each variant's state, simulated seconds and wall seconds."""
+
+    states: list[tuple[str, float, float, float]]
+
+    def variants(self) -> list[tuple[str, float, float, float]]:
+        return list(self.states)
 
 
 class _Clock:
@@ -130,12 +133,13 @@ class _Clock:
 
 @pytest.mark.parametrize("mode", ["lines", "bar"])
 def test_progress_shows_hostile_variant_names_escaped(mode: str) -> None:
-    engine, clock, shown = _Engine(), _Clock(), io.StringIO()
+    engine = _Engine([("running", 10.0, 100.0, 1.0), ("waiting", 0.0, 0.0, 0.0)])
+    clock, shown = _Clock(), io.StringIO()
     names = [f"a{HOSTILE}", f"b{HOSTILE}"]
     with RunProgress(engine, names, mode, shown, clock) as progress:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S + 1
         progress.update()
-        engine.variants_done = 1
+        engine.states = [("done", 100.0, 100.0, 2.0), ("running", 10.0, 100.0, 0.5)]
         progress.update()
         progress.finish("writing the run folder")
     text = shown.getvalue()
