@@ -11,19 +11,36 @@
 //! it issues), with the pilot's events per I/O. What the pilot did not reach makes the estimate
 //! off: load that changes later (a cache filling, flow control settling, a fault), a job that ends
 //! before its runtime (a trace's end, fio `size`). Accuracy on the studies: docs/robustness.md.
+//!
+//! Pilots run on every core, variants in order. The variants share [`PILOTS_EVENTS`]: each pilot
+//! is sized to its share by a first pilot of two samples, so many variants get short pilots, each
+//! estimate off by more (a few per cent for a vdbench file's 640 runs, docs/models/vdbench.md),
+//! their total by little.
 
 use crate::{Overrides, Scenario, ScenarioError};
 use sanlab_des::RunControl;
 use sanlab_model::fault::{edges_within, Action, EDGE_ENGINE_BYTES, EDGE_RESULT_BYTES};
 use sanlab_model::report::PilotFigures;
 use sanlab_model::topology::{human_bytes, memory, series_bytes, FaultConfig};
+use sanlab_model::World;
 use serde::Serialize;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Wall time a pilot may take: the engine stops within 65,536 events after that.
 const PILOT_WALL: Duration = Duration::from_secs(1);
+/// Simulator events the pilots of one estimate share: a pilot runs to its share, sized from a
+/// first pilot of [`SIZING_SAMPLES`] samples, or to [`PILOT_WALL`], whichever comes first. A few
+/// variants get more events than a pilot runs in its wall time; hundreds (a vdbench parameter
+/// file's runs) get fewer each, so validating them takes seconds, not minutes, and their
+/// estimates do not depend on the machine's load.
+const PILOTS_EVENTS: u64 = 40_000_000;
+/// The sizing pilot's samples: the events per simulated second it measures (start-up included)
+/// only size the pilot.
+const SIZING_SAMPLES: u64 = 2;
 /// Samples of a whole pilot: it samples at the run's duration over this (at least every
 /// [`PILOT_SAMPLE_MIN_NS`]), so its series stay small.
 const PILOT_SAMPLES: u64 = 4096;
@@ -75,6 +92,10 @@ pub struct MachineMemory {
 #[derive(Serialize, Clone, Debug)]
 pub struct RunCost {
     pub variants: Vec<VariantCost>,
+    /// Each variant's share of [`PILOTS_EVENTS`]: its pilot stops there, or at [`PILOT_WALL`].
+    pub pilot_events: u64,
+    /// Pilots run at once, each on a thread.
+    pub pilot_threads: usize,
     pub ios: Option<u64>,
     pub events: Option<u64>,
     pub engine_s: Option<f64>,
@@ -149,7 +170,10 @@ impl Scenario {
     /// them costs.
     pub fn cost(&self, requested: &[String], o: &Overrides) -> Result<RunCost, ScenarioError> {
         let machine = machine_memory();
-        let variants = self.select(requested)?.into_iter().map(|v| self.variant_cost(v, o, machine)).collect::<Result<Vec<_>, _>>()?;
+        let selected = self.select(requested)?;
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(selected.len()).max(1);
+        let pilot_events = PILOTS_EVENTS / selected.len().max(1) as u64;
+        let variants = self.variant_costs(&selected, o, machine, threads, pilot_events)?;
         self.check_as_written()?;
         let sum = |f: fn(&VariantCost) -> Option<u64>| variants.iter().map(f).sum::<Option<u64>>();
         let engine_max = variants.iter().map(|v| v.engine_bytes).max().unwrap_or(0);
@@ -157,6 +181,8 @@ impl Scenario {
         let peak_memory_bytes = memory::peak_bytes(engine_max, results);
         let warning = machine.and_then(|m| memory_warning(peak_memory_bytes, results, engine_max, m));
         Ok(RunCost {
+            pilot_events,
+            pilot_threads: threads,
             ios: sum(|v| v.ios),
             events: sum(|v| v.events),
             engine_s: variants.iter().map(|v| v.engine_s).sum(),
@@ -167,10 +193,41 @@ impl Scenario {
         })
     }
 
-    fn variant_cost(&self, v: Option<&crate::Variant>, o: &Overrides, machine: Option<MachineMemory>) -> Result<VariantCost, ScenarioError> {
-        let table = self.resolve(v, o)?;
+    /// Each variant's estimate, in order, its pilot run on one of `threads` threads; the error of
+    /// the first variant that has one.
+    fn variant_costs(&self, selected: &[Option<&crate::Variant>], o: &Overrides, machine: Option<MachineMemory>, threads: usize, pilot_events: u64) -> Result<Vec<VariantCost>, ScenarioError> {
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let done: Mutex<Vec<Option<Result<VariantCost, ScenarioError>>>> = Mutex::new(selected.iter().map(|_| None).collect());
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    // Variants are taken in order: once one fails, those before it are all taken.
+                    while !failed.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(v) = selected.get(i) else { break };
+                        let cost = self.variant_cost(*v, o, machine, threads, pilot_events);
+                        failed.fetch_or(cost.is_err(), Ordering::Relaxed);
+                        done.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(cost);
+                    }
+                });
+            }
+        });
+        done.into_inner().unwrap_or_else(PoisonError::into_inner).into_iter().map_while(|c| c).collect()
+    }
+
+    /// The variant's world for a pilot of `duration_ns`, sampled every `interval_ns`, without
+    /// warm-up (the pilot measures every I/O).
+    fn pilot_world(&self, table: &toml::Table, v: Option<&crate::Variant>, duration_ns: u64, interval_ns: u64) -> Result<World, ScenarioError> {
         // With SIOC's automatic threshold measured, as the run does: the pilot runs what the run will.
-        let (mut topology, _) = self.build_topology(&table, v, true)?;
+        let (mut topology, _) = self.build_topology(table, v, true)?;
+        (topology.run.warmup_ns, topology.run.sample_interval_ns, topology.run.duration_ns) = (0, interval_ns, duration_ns);
+        self.world(topology, v)
+    }
+
+    fn variant_cost(&self, v: Option<&crate::Variant>, o: &Overrides, machine: Option<MachineMemory>, threads: usize, pilot_events: u64) -> Result<VariantCost, ScenarioError> {
+        let table = self.resolve(v, o)?;
+        let (topology, _) = self.build_topology(&table, v, true)?;
         let cost = topology.cost();
         let duration_ns = topology.run.duration_ns;
         let windows = topology.job_windows_ns();
@@ -199,30 +256,25 @@ impl Scenario {
         };
         let edge_results = edges.saturating_mul(EDGE_RESULT_BYTES);
         estimate.results_bytes = memory::results_bytes(cost.samples.saturating_mul(estimate.series)).saturating_add(edge_results);
-        // The pilot holds the run's requests and histograms: not when they would not fit.
-        if machine.is_some_and(|m| memory::peak_bytes(estimate.engine_bytes, 0) > m.available_bytes) {
+        // The pilot holds the run's requests and histograms: not when they would not fit, beside
+        // the pilots of the other threads.
+        if machine.is_some_and(|m| memory::peak_bytes(estimate.engine_bytes.saturating_mul(threads as u64), 0) > m.available_bytes) {
             return Ok(estimate);
         }
-        topology.run.warmup_ns = 0;
         let pilot_samples = (PILOT_SERIES_BYTES / series_bytes(1, cost.max_series)).clamp(1, PILOT_SAMPLES);
-        topology.run.sample_interval_ns = (duration_ns / PILOT_SAMPLES).max(PILOT_SAMPLE_MIN_NS);
-        topology.run.duration_ns = duration_ns.min(topology.run.sample_interval_ns.saturating_mul(pilot_samples));
-        let mut world = self.world(topology, v)?;
-
-        let control = RunControl::default();
-        let (finished, stop) = channel::<()>();
-        let start = Instant::now();
-        let control = &control;
-        std::thread::scope(|s| {
-            s.spawn(move || {
-                if stop.recv_timeout(PILOT_WALL) == Err(RecvTimeoutError::Timeout) {
-                    control.cancel();
-                }
-            });
-            world.run(Some(control));
-            drop(finished);
-        });
-        let pilot_wall_s = start.elapsed().as_secs_f64();
+        let interval_ns = (duration_ns / PILOT_SAMPLES).max(PILOT_SAMPLE_MIN_NS);
+        let longest_ns = duration_ns.min(interval_ns.saturating_mul(pilot_samples));
+        drop(topology);
+        let sizing_ns = longest_ns.min(interval_ns * SIZING_SAMPLES);
+        let (mut world, mut pilot_wall_s) = run_pilot(self.pilot_world(&table, v, sizing_ns, interval_ns)?);
+        // Its events per simulated ns size the pilot; one that already took its wall time stays.
+        let events_per_ns = world.events() as f64 / world.now().max(1) as f64;
+        // Whole sample intervals: the rate of a last, partial one would count the I/Os of part
+        // of an interval over all of it.
+        let pilot_ns = ((pilot_events as f64 / events_per_ns.max(f64::MIN_POSITIVE)) as u64).div_ceil(interval_ns).saturating_mul(interval_ns).clamp(sizing_ns, longest_ns);
+        if pilot_ns > world.now() && pilot_wall_s < PILOT_WALL.as_secs_f64() {
+            (world, pilot_wall_s) = run_pilot(self.pilot_world(&table, v, pilot_ns, interval_ns)?);
+        }
         let reached_ns = world.now();
         let report = world.pilot_figures();
         let series = report.timeseries.series_count() as u64;
@@ -252,6 +304,24 @@ impl Scenario {
             ..estimate
         })
     }
+}
+
+/// Runs a pilot for at most [`PILOT_WALL`]: the world where it stopped, and the wall time it took.
+fn run_pilot(mut world: World) -> (World, f64) {
+    let control = RunControl::default();
+    let (finished, stop) = channel::<()>();
+    let start = Instant::now();
+    let control = &control;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            if stop.recv_timeout(PILOT_WALL) == Err(RecvTimeoutError::Timeout) {
+                control.cancel();
+            }
+        });
+        world.run(Some(control));
+        drop(finished);
+    });
+    (world, start.elapsed().as_secs_f64())
 }
 
 /// The machine's memory: [`MEMORY_ENV`] when set (tests), else Linux's /proc/meminfo; None

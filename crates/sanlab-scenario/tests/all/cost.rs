@@ -158,3 +158,32 @@ fn a_flapping_path_counts_its_edges_in_events_and_memory() {
     // Each edge, and the notice of its one link.
     assert!(flapping.events.unwrap() >= 12_000, "{:?}", flapping.events);
 }
+
+/// A real vdbench parameter file of 640 runs of 18 s (tests/data/vdbench/poseidonos_1ms.vdb), each
+/// run a variant: their pilots share the events, so each is short (62,500 events, a few ms), and
+/// the estimates of a sample of the runs (both RDs, every xfersize, rdpct and thread count among
+/// them) hold against the runs within the tolerances above: 2 % each, 1 % summed. Pilots sized in
+/// events, not wall time, give the same estimate whatever the machine's load.
+#[test]
+fn the_runs_of_a_large_vdbench_file_share_the_pilots_and_stay_close() {
+    let parm = repo("tests/data/vdbench/poseidonos_1ms.vdb");
+    let text = std::fs::read_to_string(repo("scenarios/examples/vdbench_series.toml")).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", parm.display())).replace("duration = \"4s\"", "duration = \"18s\"");
+    let path = crate::common::write_scenario(&text);
+    let o = Overrides::default();
+    let cost = Scenario::load(&path).unwrap().cost(&[], &o).unwrap();
+    assert_eq!(cost.variants.len(), 640);
+    // Each pilot near its share of the events, not the second of wall time of a few variants.
+    let pilot_events: u64 = cost.variants.iter().map(|v| v.pilot_events).sum();
+    assert!(pilot_events < 2 * 640 * cost.pilot_events, "{pilot_events} events in the pilots, {} each", cost.pilot_events);
+    let (mut estimated, mut measured) = ((0, 0), (0, 0));
+    for v in cost.variants.iter().step_by(64) {
+        let r = run_file(&path, &[v.name.clone()], &o, None).unwrap();
+        let report = &r.variants[0].report;
+        let (ios, events) = (v.ios.unwrap(), v.events.unwrap());
+        assert_within(ios, report.ios, 0.02, &format!("{}: I/Os", v.name));
+        assert_within(events, report.events, 0.02, &format!("{}: events", v.name));
+        (estimated, measured) = ((estimated.0 + ios, estimated.1 + events), (measured.0 + report.ios, measured.1 + report.events));
+    }
+    assert_within(estimated.0, measured.0, 0.01, "I/Os of the sample");
+    assert_within(estimated.1, measured.1, 0.01, "events of the sample");
+}
