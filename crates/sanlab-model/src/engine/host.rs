@@ -168,10 +168,11 @@ impl World {
     /// and hands each to `next`; a request that fits goes to `next` whole. `wire` marks pieces cut
     /// below the device queue.
     fn cut(&mut self, io: u32, max_bytes: u64, wire: bool, next: fn(&mut Self, u32)) {
-        let r = *self.ios.get(io);
-        if u64::from(r.size_bytes) <= max_bytes {
+        // Most requests fit: copy the request only to cut it.
+        if u64::from(self.ios.get(io).size_bytes) <= max_bytes {
             return next(self, io);
         }
+        let r = *self.ios.get(io);
         let max = max_bytes as u32;
         let pieces = r.size_bytes.div_ceil(max);
         self.ios.get_mut(io).children_left = pieces;
