@@ -159,14 +159,14 @@ fn a_flapping_path_counts_its_edges_in_events_and_memory() {
     assert!(flapping.events.unwrap() >= 12_000, "{:?}", flapping.events);
 }
 
-/// A real vdbench parameter file of 640 runs of 18 s (tests/data/vdbench/poseidonos_1ms.vdb), each
+/// A real vdbench parameter file of 640 runs of 18 s (tests/data/vdbench/poseidonos_test_1ms.vd), each
 /// run a variant: their pilots share the events, so each is short (62,500 events, a few ms), and
 /// the estimates of a sample of the runs (both RDs, every xfersize, rdpct and thread count among
 /// them) hold against the runs within the tolerances above: 2 % each, 1 % summed. Pilots sized in
 /// events, not wall time, give the same estimate whatever the machine's load.
 #[test]
 fn the_runs_of_a_large_vdbench_file_share_the_pilots_and_stay_close() {
-    let parm = repo("tests/data/vdbench/poseidonos_1ms.vdb");
+    let parm = repo("tests/data/vdbench/poseidonos_test_1ms.vd");
     let text = std::fs::read_to_string(repo("scenarios/examples/vdbench_series.toml")).unwrap().replace("file = \"parm/series.vdb\"", &format!("file = \"{}\"", parm.display())).replace("duration = \"4s\"", "duration = \"18s\"");
     let path = crate::common::write_scenario(&text);
     let o = Overrides::default();

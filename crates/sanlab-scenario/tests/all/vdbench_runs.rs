@@ -175,13 +175,13 @@ const RAW_VARS: &str = "{ files_threads = 16, seq_rnd = \"random\", xfer_sz = \"
 
 #[test]
 fn variables_take_the_values_given_as_on_vdbench_s_command_line() {
-    let r = run_file(&with_vars("vars_raw.vdb", Some(RAW_VARS)), &[], &Overrides::default(), None).unwrap();
+    let r = run_file(&with_vars("proj_fio_vdbench_vdb_gen.cfg", Some(RAW_VARS)), &[], &Overrides::default(), None).unwrap();
     let (job, vm) = (&r.variants[0].report.jobs[0], &r.variants[0].report.vms[0]);
     assert_eq!((job.options["threads"].as_str(), job.options["elapsed"].as_str()), ("16", "4"));
     assert!((vm.mbps * 1e6 / vm.iops - 8192.0).abs() < 1.0, "xfer_sz=8k: {} bytes per I/O", vm.mbps * 1e6 / vm.iops);
     assert_eq!(job.write.total_ios, 0, "rdwr=100: forrdpct=(100)");
     // A value is text: `rdwr = "100,0"` makes forrdpct=(100,0), two runs, two variants.
-    let s = Scenario::load(&with_vars("vars_raw.vdb", Some(&RAW_VARS.replace("rdwr = 100", "rdwr = \"100,0\"")))).unwrap();
+    let s = Scenario::load(&with_vars("proj_fio_vdbench_vdb_gen.cfg", Some(&RAW_VARS.replace("rdwr = 100", "rdwr = \"100,0\"")))).unwrap();
     let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["rd1 rdpct=100 threads=16", "rd1 rdpct=0 threads=16"]);
 }
@@ -189,10 +189,10 @@ fn variables_take_the_values_given_as_on_vdbench_s_command_line() {
 #[test]
 fn a_variable_without_a_value_or_a_value_unused_is_an_error() {
     let error = |vars: Option<&str>| {
-        let path = with_vars("vars_raw.vdb", vars);
+        let path = with_vars("proj_fio_vdbench_vdb_gen.cfg", vars);
         Scenario::load(&path).and_then(|s| s.validate(&[], &Overrides::default()).map(|_| ())).err().expect("an error").0
     };
-    let parm = crate::common::repo("tests/data/vdbench/vars_raw.vdb");
+    let parm = crate::common::repo("tests/data/vdbench/proj_fio_vdbench_vdb_gen.cfg");
     // The first line that holds one: the file, the line, the variable, the values given.
     let e = error(None);
     assert!(e.contains(&format!("vm[0].job[0].file: {}:5: `$xfer_sz` has no value (no vars are given): vdbench takes it from its command line (./vdbench -f file xfer_sz=...); give it in the job's vars, e.g. vars = {{ xfer_sz = \"...\" }}", parm.display())), "{e}");
