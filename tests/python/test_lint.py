@@ -75,7 +75,7 @@ def test_a_job_file_is_read_without_a_scenario(cli: CliRunner) -> None:
 def test_a_command_line_with_fios_defaults(cli: CliRunner) -> None:
     # fio's command-line default engine is psync and direct is 0.
     _, doc = _lint(cli, "--cmdline", "fio --name=t --rw=randread --iodepth=32")
-    assert _rules(doc) == ["sync-engine-depth", "one-outstanding", "buffered-io", "reads-unwritten"]
+    assert _rules(doc) == ["sync-engine-depth", "one-outstanding", "random-map-tail", "buffered-io", "reads-unwritten"]
     assert doc["findings"][0]["line"] == 3, "the argument that sets iodepth"
 
 
@@ -142,3 +142,15 @@ def test_runs_are_named_as_vdbench_names_them(cli: CliRunner) -> None:
     assert result.returncode == 2 and "is a point of a vdbench curve" in result.stderr
     result = cli("lint", str(ROOT / "tests/data/vdbench/common.vdb"))
     assert result.returncode == 2 and "common.vdb: no run definition" in result.stderr and "reading" not in result.stderr
+
+
+def test_a_random_pass_and_a_draining_queue(cli: CliRunner) -> None:
+    # A random job without time_based ends with its random map's pass; iodepth_low lets the queue
+    # drain. The pass's fix (lfsr) is simulated; the queue's is not (sanlab keeps iodepth).
+    line = "fio --name=t --ioengine=libaio --direct=1 --rw=randread --iodepth=16 --iodepth_low=4 --size=256m"
+    _, doc = _lint(cli, "--cmdline", line, "--scenario", str(HITAREA), "--duration", "1s")
+    assert _rules(doc) == ["random-map-tail", "batched-depth", "reads-unwritten", "ends-early"]
+    tail = next(f for f in doc["findings"] if f["rule"] == "random-map-tail")
+    assert tail["simulated_change"] == {"option": "random_generator", "value": "lfsr"} and tail["evidence"]["with the fix"]["VM IOPS"] > 0
+    batched = next(f for f in doc["findings"] if f["rule"] == "batched-depth")
+    assert (batched["option"], batched["line"], batched["evidence"]) == ("iodepth_low", 6, None)

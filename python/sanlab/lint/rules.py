@@ -131,6 +131,41 @@ def no_random_map(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def random_map_tail(ctx: Context) -> Iterator[Finding]:
+    if not _is_fio(ctx):
+        return
+    rw = ctx.option("rw") or "read"
+    generator = ctx.option("random_generator") or "tausworthe"
+    if rw.startswith("rand") and ctx.option("norandommap") is None and ctx.option("time_based") is None and generator != "lfsr":
+        yield Finding(
+            "random-map-tail", "rw", ctx.benchmark.line_of("rw"),
+            f"rw={rw} with fio's random map: a drawn block already used moves to the next free one (lib/axmap.c), and the job ends when the map is full",
+            "as the pass fills the map, more draws land on used blocks and move on to the next free one: the last part of the pass runs nearly in ascending order, which read-ahead and sequential detection reward",
+            "random_generator=lfsr (each block once, in a scrambled order, with no search), or time_based with a region larger than the run covers",
+            change=("random_generator", "lfsr"),
+        )
+
+
+def batched_depth(ctx: Context) -> Iterator[Finding]:
+    if not _is_fio(ctx):
+        return
+    depth = int(ctx.option("iodepth") or "1")
+    low = ctx.written("iodepth_low")
+    reap = ctx.written("iodepth_batch_complete_min") or ctx.written("iodepth_batch_complete")
+    if low is not None and low.isdigit() and 0 < int(low) < depth:
+        option, why = "iodepth_low", f"iodepth_low={low}: after filling {depth}, fio lets the queue drain to {low} before it fills it again"
+    elif reap is not None and reap.isdigit() and int(reap) > 1 and depth > 1:
+        option, why = "iodepth_batch_complete_min", f"iodepth_batch_complete_min={reap}: fio waits for {reap} completions before it submits again"
+    else:
+        return
+    yield Finding(
+        "batched-depth", option, ctx.benchmark.line_of(option),
+        why,
+        f"the depth the array sees swings below iodepth={depth}: its average is lower than the job says, and so is the throughput at that 'depth'. (sanlab keeps iodepth outstanding and accepts these options without effect, so this is not simulated.)",
+        f"leave {option} unset to keep the queue full, or report the average depth fio prints (IO depths)",
+    )
+
+
 def buffered(ctx: Context) -> Iterator[Finding]:
     if not _is_fio(ctx):
         return
@@ -344,6 +379,8 @@ RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (
     depth_beyond_the_device,
     skewed_offsets,
     no_random_map,
+    random_map_tail,
+    batched_depth,
     buffered,
     reads_only,
     reducible_buffers,
