@@ -572,6 +572,13 @@ def _cmd_validate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     console = _console()
     for part in fit(_cost_table(cost), console):
         console.print(part)
+    if count > 1:
+        # Many variants share the pilots' events: say how short each pilot was.
+        console.print(
+            f"pilots: {format_count(cost['pilot_events'])} simulator events or 1 s of wall time each, "
+            f"whichever came first, {cost['pilot_threads']} at a time; a pilot that stopped before "
+            "its run's end is extrapolated at the rate of its latter half"
+        )
     machine = cost["machine"]
     here = (
         "this machine's memory cannot be checked here (it is read from Linux's /proc/meminfo)"

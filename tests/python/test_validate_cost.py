@@ -89,3 +89,26 @@ def test_a_file_without_variants_is_validated_as_the_one_variant_run_runs(cli: C
     done = cli("validate", "tests/data/scenarios/one_vm.toml")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "ok: one_vm (1 variant: base)"
+
+
+def test_the_runs_of_a_large_vdbench_file_share_the_pilots(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real parameter file of 640 runs (tests/data/vdbench/SOURCES.md), each a variant: every
+    run gets its estimate and the output says how short each pilot was."""
+    monkeypatch.setenv(MEMORY_ENV, str(10**15))
+    root = Path(__file__).resolve().parents[2]
+    series = (root / "scenarios" / "examples" / "vdbench_series.toml").read_text()
+    parm = root / "tests" / "data" / "vdbench" / "poseidonos_test_1ms.vd"
+    scenario = tmp_path / "test_1ms.toml"
+    scenario.write_text(series.replace('file = "parm/series.vdb"', f'file = "{parm}"'))
+    cost = sanlab.validate(scenario)["cost"]
+    assert len(cost["variants"]) == 640
+    assert all(variant["ios"] for variant in cost["variants"])
+    assert sum(variant["pilot_events"] for variant in cost["variants"]) < 2 * 640 * cost["pilot_events"]
+    result = cli("validate", str(scenario))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("ok: vdbench_series (640 variants: seq_r xfersize=4k rdpct=100 threads=1, ")
+    pilots = next(line for line in lines if line.startswith("pilots: "))
+    assert f"pilots: {cost['pilot_events']:,} simulator events or 1 s of wall time each" in pilots
