@@ -154,3 +154,10 @@ def test_a_random_pass_and_a_draining_queue(cli: CliRunner) -> None:
     assert tail["simulated_change"] == {"option": "random_generator", "value": "lfsr"} and tail["evidence"]["with the fix"]["VM IOPS"] > 0
     batched = next(f for f in doc["findings"] if f["rule"] == "batched-depth")
     assert (batched["option"], batched["line"], batched["evidence"]) == ("iodepth_low", 6, None)
+
+
+def test_group_reporting_over_a_slow_job(cli: CliRunner) -> None:
+    _, doc = _lint(cli, str(LINT / "grouped.fio"), "--scenario", str(HITAREA), "--duration", "1s")
+    finding = _finding(doc, "group-hides-slow-job")
+    assert (finding["option"], finding["line"]) == ("group_reporting", 9)
+    assert "job lint.large's read p99" in finding["effect"]
