@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,16 @@ class Timing:
     """From its start until the engine was done with every variant."""
     variants_s: list[float]
     """Each variant's engine time."""
+    cpu_s: float
+    """CPU time of the whole command, user and system: over `wall_s`, the cores it kept busy."""
+
+    def __str__(self) -> str:
+        engine_s, longest_s = sum(self.variants_s), max(self.variants_s)
+        return (
+            f"{self.wall_s:.1f} s wall, {self.cpu_s:.1f} s CPU ({self.cpu_s / self.wall_s:.2f} cores),"
+            f" engine phase {self.engine_phase_s:.1f} s; variants' engine {engine_s:.1f} s,"
+            f" the longest {longest_s:.1f} s"
+        )
 
 
 def timed_run(study: str, jobs: int, duration: str | None, out: Path) -> Timing:
@@ -46,14 +57,18 @@ def timed_run(study: str, jobs: int, duration: str | None, out: Path) -> Timing:
     command = [sys.executable, "-m", "sanlab.cli", "run", str(ROOT / study), "--jobs", str(jobs)]
     if duration:
         command += ["--duration", duration]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([*command, "--out", str(out)], check=True, capture_output=True, text=True)
+    done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
     wall_s = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     found = ENGINE_DONE.search(done.stderr)
-    assert found, done.stderr[-2000:]
+    if done.returncode != 0 or not found:
+        sys.exit(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
     results = json.loads((out / "results.json").read_text())
     variants_s = [variant["wall_s"] for variant in results["variants"]]
-    return Timing(wall_s, float(found.group(1).replace(",", "")), variants_s)
+    return Timing(wall_s, float(found.group(1).replace(",", "")), variants_s, cpu_s)
 
 
 def loads() -> str:
@@ -75,15 +90,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for study in args.study or STUDIES:
             best: dict[int, Timing] = {}
-            for jobs in args.jobs:
-                for repeat in range(args.repeats):
-                    timing = timed_run(study, jobs, args.duration, Path(scratch) / f"{jobs}-{repeat}")
-                    print(
-                        f"{Path(study).stem} --jobs {jobs}: {timing.wall_s:.1f} s wall, engine phase"
-                        f" {timing.engine_phase_s:.1f} s; variants' engine {sum(timing.variants_s):.1f} s,"
-                        f" the longest {max(timing.variants_s):.1f} s (load {loads()})",
-                        flush=True,
+            # The jobs in turn, repeat after repeat: a change of the machine's load hits them alike.
+            for repeat in range(args.repeats):
+                for jobs in args.jobs:
+                    timing = timed_run(
+                        study, jobs, args.duration, Path(scratch) / f"{Path(study).stem}-{jobs}-{repeat}"
                     )
+                    print(f"{Path(study).stem} --jobs {jobs}: {timing} (load {loads()})", flush=True)
                     if jobs not in best or timing.wall_s < best[jobs].wall_s:
                         best[jobs] = timing
             one = best[args.jobs[0]]
