@@ -161,3 +161,14 @@ def test_group_reporting_over_a_slow_job(cli: CliRunner) -> None:
     finding = _finding(doc, "group-hides-slow-job")
     assert (finding["option"], finding["line"]) == ("group_reporting", 9)
     assert "job lint.large's read p99" in finding["effect"]
+
+
+def test_a_vdbench_files_variables_come_from_var(cli: CliRunner) -> None:
+    # A benchmark script's parameter file (sources in tests/data/vdbench/SOURCES.md): vdbench takes
+    # its $variables from its command line, lint from --var.
+    parm = str(ROOT / "tests/data/vdbench/proj_fio_vdbench_vdb_gen.cfg")
+    result = cli("lint", parm)
+    assert result.returncode == 2 and "`$xfer_sz` has no value" in result.stderr and "--var NAME=VALUE" in result.stderr
+    given = ["--var", "files_threads=32", "--var", "seq_rnd=random", "--var", "xfer_sz=4k", "--var", "elap_secs=60", "--var", "rdwr=100"]
+    code, doc = _lint(cli, parm, *given)
+    assert (code, doc["benchmark"]["kind"], doc["findings"]) == (0, "vdbench", [])

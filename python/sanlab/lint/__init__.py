@@ -66,6 +66,8 @@ def _reading_error(e: ScenarioError, reading: Path) -> LintInputError:
     message = str(e)
     for prefix in (f"{reading}: ", "vm[0].job[0].file: ", "vm[0].job[0].cmdline: ", "vm[0].job[0].rd: "):
         message = message.removeprefix(prefix)
+    if "job's vars" in message:
+        message += " (to sanlab lint: --var NAME=VALUE)"
     return LintInputError(message)
 
 

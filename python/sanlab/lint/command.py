@@ -33,11 +33,19 @@ def add_parser(commands: argparse._SubParsersAction, seed: Any) -> None:  # type
     linting.add_argument("--scenario", type=Path, metavar="S", help="scenario to simulate the benchmark on (its VM 0 runs it)")
     linting.add_argument("--variant", metavar="NAME", help="the scenario's variant to run (default: its first)")
     linting.add_argument("--rd", metavar="NAME", help="a vdbench file's run to lint (default: its first)")
+    linting.add_argument("--var", action="append", default=[], type=_variable, metavar="NAME=VALUE", help="a vdbench file's $NAME, as vdbench takes NAME=VALUE on its command line (repeatable)")
     linting.add_argument("--duration", default="5s", metavar="D", help="simulated time of each run with --scenario (default: 5s)")
     linting.add_argument("--seed", type=seed, help="seed of the simulations (default: the scenario's)")
     linting.add_argument("--strict", action="store_true", help="exit 1 when anything is found (for benchmark kits' CI)")
     linting.add_argument("--json", action="store_true", help="print the findings as JSON")
     linting.set_defaults(handler=_cmd_lint)
+
+
+def _variable(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=VALUE, e.g. threads=8")
+    return name, value
 
 
 def result_json(result: LintResult) -> dict[str, Any]:
@@ -92,7 +100,7 @@ def _print(result: LintResult, console: Console) -> None:
 
 
 def _cmd_lint(args: argparse.Namespace, argv: Any) -> int:
-    benchmark = read_benchmark(args.jobfile, args.cmdline, args.rd)
+    benchmark = read_benchmark(args.jobfile, args.cmdline, args.rd, tuple(args.var))
     result = lint(benchmark, args.scenario, args.variant, args.duration, args.seed)
     if args.json:
         print(json.dumps(result_json(result), indent=2))

@@ -29,6 +29,7 @@ class Benchmark:
     text: str
     path: Path | None  # None for a command line given on sanlab's own command line
     rd: str | None = None  # the vdbench run linted, when the file has several
+    variables: tuple[tuple[str, str], ...] = ()  # a vdbench file's $variables, as vdbench's name=value
 
     @property
     def label(self) -> str:
@@ -44,9 +45,11 @@ class Benchmark:
         if text is not None and folder is not None:
             path = folder / path.name
             path.write_text(text, encoding="utf-8")
-        table = {"name": "lint", "kind": self.kind, "file": str(path.resolve())}
+        table: dict[str, object] = {"name": "lint", "kind": self.kind, "file": str(path.resolve())}
         if self.rd is not None:
             table["rd"] = self.rd
+        if self.variables:
+            table["vars"] = dict(self.variables)
         return toml_value(table)
 
     def run_lines(self) -> list[tuple[int, str]]:
@@ -150,7 +153,7 @@ def _looks_like_cmdline(text: str) -> bool:
     return bool(words) and (words[0] in ("fio", "fio.exe") or words[0].endswith(("/fio", "\\fio.exe")))
 
 
-def read_benchmark(file: str | None, cmdline: str | None, rd: str | None = None) -> Benchmark:
+def read_benchmark(file: str | None, cmdline: str | None, rd: str | None = None, variables: tuple[tuple[str, str], ...] = ()) -> Benchmark:
     """The benchmark from a file (its kind recognised from its content) or a command line."""
     if cmdline is not None:
         return Benchmark("fio", cmdline, None)
@@ -167,7 +170,9 @@ def read_benchmark(file: str | None, cmdline: str | None, rd: str | None = None)
     if _looks_like_cmdline(text):
         return Benchmark("fio", text, path)
     if _looks_like_vdbench(text):
-        return Benchmark("vdbench", text, path, rd)
+        return Benchmark("vdbench", text, path, rd, variables)
+    if variables:
+        raise LintInputError(f"{path}: --var gives a vdbench file's $variables, and this is no vdbench parameter file")
     return Benchmark("fio_file", text, path)
 
 
