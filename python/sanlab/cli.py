@@ -164,8 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=_positive,
         metavar="N",
-        help="variants run at once, at least 1; the results are the same (default: one per core, "
-        "as many as fit in the memory available)",
+        help="variants run at most at once, at least 1 (default: one per core); fewer while more would "
+        "not fit in the memory available; the results are the same for any N",
     )
     run.add_argument(
         "--out",
