@@ -24,7 +24,7 @@ use toml::{Table, Value};
 
 pub use topology::SCHEMA_VERSION;
 pub use parallel::{VariantControl, VariantRuns, VariantState};
-use parallel::MemoryBound;
+use pilots::cost::MemoryBound;
 pub use pilots::cost::{MachineMemory, RunCost, VariantCost};
 pub use pilots::injector::{InjectorPoint, InjectorReport};
 

@@ -10,11 +10,10 @@
 //!   `stopcurve=` ends the runs after it, so from the first variant that reads an earlier one's
 //!   results on, each variant starts once every variant before it is done.
 
+use crate::pilots::cost::{machine_memory, MemoryBound};
 use crate::vdbench_runs::with_curve_max;
 use crate::{Overrides, Scenario, ScenarioError, Variant, VariantResult};
 use sanlab_des::RunControl;
-use sanlab_model::fault::{EDGE_ENGINE_BYTES, EDGE_RESULT_BYTES};
-use sanlab_model::topology::{memory, Topology};
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
@@ -133,41 +132,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// What a variant holds in memory at most, as `sanlab validate` bounds it before its pilot
-/// (every entity's series recorded): the engine's state while it runs, and its results, which
-/// the run keeps until it writes them.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct MemoryBound {
-    pub engine_bytes: u64,
-    pub results_bytes: u64,
-}
-
-impl MemoryBound {
-    pub fn of(topology: &Topology) -> Self {
-        let cost = topology.cost();
-        let entities = cost.entities + topology.jobs.len() as u64;
-        let edges: u64 = topology.faults.iter().map(|f| f.fault.edges_within(topology.run.duration_ns)).sum();
-        Self {
-            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes, cost.workload_bytes).saturating_add(edges.saturating_mul(EDGE_ENGINE_BYTES)),
-            results_bytes: memory::results_bytes(cost.samples.saturating_mul(cost.max_series)).saturating_add(edges.saturating_mul(EDGE_RESULT_BYTES)),
-        }
-    }
-
-    fn total(self) -> u64 {
-        self.engine_bytes.saturating_add(self.results_bytes)
-    }
-}
-
-/// The memory the machine has available now: Linux's MemAvailable (kernel 3.14 and later), or
-/// the tests' [`crate::pilots::cost::MEMORY_ENV`]; None elsewhere, and then memory does not
-/// limit how many variants run at once.
+/// The memory the machine has available now (Linux's MemAvailable, see [`machine_memory`]);
+/// None elsewhere, and then memory does not limit how many variants run at once.
 pub fn available_memory_bytes() -> Option<u64> {
-    if let Some(bytes) = std::env::var(crate::pilots::cost::MEMORY_ENV).ok().and_then(|v| v.trim().parse().ok()) {
-        return Some(bytes);
-    }
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.split(':').next() == Some("MemAvailable"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok()?.checked_mul(1024)
+    machine_memory().map(|m| m.available_bytes)
 }
 
 /// Whether the next variant fits: the memory committed (variants running, and the results of

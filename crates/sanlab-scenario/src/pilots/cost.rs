@@ -21,7 +21,7 @@ use crate::{Overrides, Scenario, ScenarioError};
 use sanlab_des::RunControl;
 use sanlab_model::fault::{edges_within, Action, EDGE_ENGINE_BYTES, EDGE_RESULT_BYTES};
 use sanlab_model::report::PilotFigures;
-use sanlab_model::topology::{human_bytes, memory, series_bytes, FaultConfig};
+use sanlab_model::topology::{human_bytes, memory, series_bytes, FaultConfig, Topology};
 use sanlab_model::World;
 use serde::Serialize;
 use std::ops::Range;
@@ -228,6 +228,7 @@ impl Scenario {
     fn variant_cost(&self, v: Option<&crate::Variant>, o: &Overrides, machine: Option<MachineMemory>, threads: usize, pilot_events: u64) -> Result<VariantCost, ScenarioError> {
         let table = self.resolve(v, o)?;
         let (topology, _) = self.build_topology(&table, v, true)?;
+        let bound = MemoryBound::of(&topology);
         let cost = topology.cost();
         let duration_ns = topology.run.duration_ns;
         let windows = topology.job_windows_ns();
@@ -235,7 +236,7 @@ impl Scenario {
         let faults = edge_times(&topology.faults);
         let (edges, edge_events) = fault_edges(&faults, duration_ns);
         let edge_bytes = edges.saturating_mul(EDGE_ENGINE_BYTES);
-        let mut estimate = VariantCost {
+        let estimate = VariantCost {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             sim_time_s: duration_ns as f64 / 1e9,
             ios: None,
@@ -247,15 +248,14 @@ impl Scenario {
             entities,
             outstanding: cost.outstanding,
             fault_edges: edges,
-            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes, cost.workload_bytes).saturating_add(edge_bytes),
-            results_bytes: 0,
+            engine_bytes: bound.engine_bytes,
+            results_bytes: bound.results_bytes,
             pilot_sim_s: 0.0,
             pilot_wall_s: 0.0,
             pilot_ios: 0,
             pilot_events: 0,
         };
         let edge_results = edges.saturating_mul(EDGE_RESULT_BYTES);
-        estimate.results_bytes = memory::results_bytes(cost.samples.saturating_mul(estimate.series)).saturating_add(edge_results);
         // The pilot holds the run's requests and histograms: not when they would not fit, beside
         // the pilots of the other threads.
         if machine.is_some_and(|m| memory::peak_bytes(estimate.engine_bytes.saturating_mul(threads as u64), 0) > m.available_bytes) {
@@ -324,9 +324,34 @@ fn run_pilot(mut world: World) -> (World, f64) {
     (world, start.elapsed().as_secs_f64())
 }
 
+/// What a variant holds in memory at most before its pilot says how many series it records
+/// (every entity's): the engine's state while it runs, and its results, which the run keeps until
+/// it writes them. `validate` starts from it; `run` decides with it how many variants run at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemoryBound {
+    pub engine_bytes: u64,
+    pub results_bytes: u64,
+}
+
+impl MemoryBound {
+    pub fn of(topology: &Topology) -> Self {
+        let cost = topology.cost();
+        let entities = cost.entities + topology.jobs.len() as u64;
+        let (edges, _) = fault_edges(&edge_times(&topology.faults), topology.run.duration_ns);
+        Self {
+            engine_bytes: memory::engine_bytes(entities, cost.outstanding, cost.series_bytes, cost.workload_bytes).saturating_add(edges.saturating_mul(EDGE_ENGINE_BYTES)),
+            results_bytes: memory::results_bytes(cost.samples.saturating_mul(cost.max_series)).saturating_add(edges.saturating_mul(EDGE_RESULT_BYTES)),
+        }
+    }
+
+    pub fn total(self) -> u64 {
+        self.engine_bytes.saturating_add(self.results_bytes)
+    }
+}
+
 /// The machine's memory: [`MEMORY_ENV`] when set (tests), else Linux's /proc/meminfo; None
 /// elsewhere.
-fn machine_memory() -> Option<MachineMemory> {
+pub fn machine_memory() -> Option<MachineMemory> {
     if let Some(bytes) = std::env::var(MEMORY_ENV).ok().and_then(|v| v.trim().parse().ok()) {
         return Some(MachineMemory { total_bytes: bytes, available_bytes: bytes });
     }

@@ -177,7 +177,7 @@ fn the_runs_of_a_large_vdbench_file_share_the_pilots_and_stay_close() {
     assert!(pilot_events < 2 * 640 * cost.pilot_events, "{pilot_events} events in the pilots, {} each", cost.pilot_events);
     let (mut estimated, mut measured) = ((0, 0), (0, 0));
     for v in cost.variants.iter().step_by(64) {
-        let r = run_file(&path, &[v.name.clone()], &o, None).unwrap();
+        let r = run_file(&path, std::slice::from_ref(&v.name), &o, None).unwrap();
         let report = &r.variants[0].report;
         let (ios, events) = (v.ios.unwrap(), v.events.unwrap());
         assert_within(ios, report.ios, 0.02, &format!("{}: I/Os", v.name));

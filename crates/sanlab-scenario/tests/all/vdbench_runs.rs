@@ -190,7 +190,7 @@ fn variables_take_the_values_given_as_on_vdbench_s_command_line() {
 fn a_variable_without_a_value_or_a_value_unused_is_an_error() {
     let error = |vars: Option<&str>| {
         let path = with_vars("proj_fio_vdbench_vdb_gen.cfg", vars);
-        Scenario::load(&path).and_then(|s| s.validate(&[], &Overrides::default()).map(|_| ())).err().expect("an error").0
+        Scenario::load(&path).and_then(|s| s.validate(&[], &Overrides::default()).map(|_| ())).expect_err("an error").0
     };
     let parm = crate::common::repo("tests/data/vdbench/proj_fio_vdbench_vdb_gen.cfg");
     // The first line that holds one: the file, the line, the variable, the values given.
