@@ -1,18 +1,11 @@
 """Variants in parallel (`sanlab run --jobs N`): the same document whatever N, in scenario order;
-the first error in scenario order; Ctrl-C keeps the variants that finished, whichever they are.
-Nothing here depends on how fast the machine is: the runs are short, and the interrupt waits for
-a line that says a variant is done."""
+the first error in scenario order. (Ctrl-C with several jobs: test_progress.py.) Nothing here
+depends on how fast the machine is: the runs are short."""
 
 from __future__ import annotations
 
 import json
-import os
-import queue
 import re
-import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,8 +16,6 @@ from sanlab.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 METRO_STUDY = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
 VDBENCH_SERIES = ROOT / "scenarios" / "examples" / "vdbench_series.toml"
-SANLAB = [sys.executable, "-m", "sanlab.cli"]
-TIMEOUT_S = 120
 WALL = re.compile(r'"wall_s": ?[-+0-9.eE]+')
 """The engine's own run time: the one field that differs between any two runs."""
 
@@ -96,55 +87,3 @@ def test_an_error_in_a_later_variant_is_reported_as_one_job_reports_it(
         assert not out.exists(), "a failed run leaves no folder"
     assert errors[0] == errors[1]
     assert "variant `curve_(50%) xfersize=8k` is a point of a vdbench curve" in errors[0], errors[0]
-
-
-@pytest.mark.e2e
-def test_ctrl_c_keeps_a_variant_that_finished_after_one_still_running(tmp_path: Path) -> None:
-    text = METRO_STUDY.read_text()
-    scenario = tmp_path / "endless_first.toml"
-    scenario.write_text(
-        text[: text.index("[[variant]]")]
-        + '[[variant]]\nname = "endless"\ndescription = "runs for hours"\n'
-        + 'set = { "run.duration" = "1000000s" }\n\n'
-        + '[[variant]]\nname = "quick"\ndescription = "done in a blink"\nset = { "run.duration" = "3s" }\n'
-    )
-    out = tmp_path / "run"
-    lines: queue.Queue[str] = queue.Queue()
-    command = [*SANLAB, "run", str(scenario), "--jobs", "2", "--out", str(out)]
-
-    # Ctrl-C as a terminal sends it, even when the tests run in a background job (SIGINT ignored).
-    def default_sigint() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-    # Memory as large as it takes: `endless` alone is bounded at more than most machines have,
-    # and would otherwise run alone (sanlab's tests set the machine's memory this way).
-    env = {**os.environ, "SANLAB_TEST_MEMORY_BYTES": str(10**18)}
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint, env=env
-    ) as process:
-        assert process.stdout is not None and process.stderr is not None
-        stderr_pipe = process.stderr
-
-        def read() -> None:
-            for line in stderr_pipe:
-                lines.put(line)
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        # `quick`, second in the file, is done while `endless`, first, runs beside it.
-        seen = [lines.get(timeout=TIMEOUT_S)]
-        while not seen[-1].startswith("[1/2] quick done"):
-            seen.append(lines.get(timeout=TIMEOUT_S))
-        process.send_signal(signal.SIGINT)
-        stdout = process.stdout.read()
-        process.wait(timeout=TIMEOUT_S)
-        reader.join(TIMEOUT_S)
-    stderr = "".join(seen) + "".join(lines.queue)
-    assert process.returncode == 130, stderr
-    assert "Traceback" not in stderr
-    assert "interrupted: kept the variants that finished (quick)" in stderr
-    assert f"run folder: {out}" in stdout
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["cancelled"] is True
-    assert [variant["name"] for variant in manifest["variants"]] == ["quick"]
-    assert not (out / "endless").exists()

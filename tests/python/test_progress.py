@@ -190,25 +190,31 @@ def test_piped_output_gets_progress_lines_without_terminal_codes(
 
 
 @pytest.mark.e2e
-def test_ctrl_c_keeps_the_variants_that_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_keeps_the_variants_that_finished(tmp_path: Path, jobs: str) -> None:
+    # One job: `quick`, first, is done before `endless` starts. Two: `endless`, first, runs beside
+    # `quick`, which finishes after it started.
+    variants = {
+        "quick": '[[variant]]\nname = "quick"\ndescription = "done in a blink"\nset = { "run.duration" = "3s" }\n\n',
+        "endless": '[[variant]]\nname = "endless"\ndescription = "runs for hours"\nset = { "run.duration" = "1000000s" }\n\n',
+    }
+    order = ["quick", "endless"] if jobs == "1" else ["endless", "quick"]
     text = METRO_STUDY.read_text()
     scenario = tmp_path / "two_lengths.toml"
-    scenario.write_text(
-        text[: text.index("[[variant]]")]
-        + '[[variant]]\nname = "quick"\ndescription = "done in a blink"\nset = { "run.duration" = "3s" }\n\n'
-        + '[[variant]]\nname = "endless"\ndescription = "runs for hours"\n'
-        + 'set = { "run.duration" = "1000000s" }\n'
-    )
+    scenario.write_text(text[: text.index("[[variant]]")] + "".join(variants[name] for name in order))
     out = tmp_path / "run"
     lines: queue.Queue[str] = queue.Queue()
-    command = [*SANLAB, "run", str(scenario), "--out", str(out)]
+    command = [*SANLAB, "run", str(scenario), "--jobs", jobs, "--out", str(out)]
+    # Memory as large as it takes: `endless` alone is bounded at more than most machines have,
+    # and would otherwise run alone (sanlab's tests set the machine's memory this way).
+    env = {**os.environ, "SANLAB_TEST_MEMORY_BYTES": str(10**18)}
     # Ctrl-C as a terminal sends it, even when the tests run in a background job, which a
     # shell starts with SIGINT ignored (and Python keeps it so).
     def default_sigint() -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint, env=env
     ) as process:
         assert process.stdout is not None and process.stderr is not None
         stderr_pipe = process.stderr
@@ -219,7 +225,7 @@ def test_ctrl_c_keeps_the_variants_that_finished(tmp_path: Path) -> None:
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        # stderr is a pipe: a line says when `quick` is done; `endless` then runs for hours.
+        # stderr is a pipe: a line says when `quick` is done; `endless` runs for hours.
         seen = [lines.get(timeout=TIMEOUT_S)]
         while not seen[-1].startswith("[1/2] quick done"):
             seen.append(lines.get(timeout=TIMEOUT_S))
