@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from sanlab.document import Document, Variant
 from sanlab.formatting import format_tick
@@ -131,9 +132,14 @@ def latency_axis(title: str, low_ms: float, high_ms: float) -> dict[str, Any]:
     return {"title_text": title, "type": "linear"}
 
 
+# The template object, looked up once: given by name, plotly copies it out of its registry for
+# every figure (about 40 ms each, a tenth of a report's time).
+TEMPLATE = pio.templates["plotly_white"]
+
+
 def layout(fig: go.Figure, title: str, height_px: int) -> None:
     fig.update_layout(
-        template="plotly_white",
+        template=TEMPLATE,
         title={"text": f"<b>{title}</b>", "x": 0.0, "xanchor": "left", "font": {"size": 16}},
         height=height_px,
         font={"family": FONT, "size": 12, "color": "#24292f"},

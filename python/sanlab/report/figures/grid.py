@@ -246,7 +246,8 @@ def time_lines(
     frame = series[(series["kind"] == kind) & (series["metric"].isin(metrics))]
     if frame.empty:
         return None
-    variants = [variant["name"] for variant in doc["variants"] if variant["name"] in set(frame["variant"])]
+    present = set(frame["variant"].unique())
+    variants = [variant["name"] for variant in doc["variants"] if variant["name"] in present]
     names = {name: list(dict.fromkeys(frame[frame["variant"] == name]["name"])) for name in variants}
     # Each drawn entity's rows from one grouping: filtering the frame per entity is quadratic at
     # 10,000 VMs, and splitting out all 10,000 groups when 20 are drawn took a second.
@@ -400,8 +401,10 @@ def _overlap_text(frame: pd.DataFrame, facets: Sequence[Facet]) -> str:
 
 def _overlapping(frame: pd.DataFrame, variants: Sequence[str]) -> list[list[str]]:
     """Groups of variants whose series (all metrics) agree within OVERLAP_TOLERANCE: one hides the others."""
+    # One grouping, not a filter of the whole frame per variant (a second per figure at 30 variants).
+    rows = dict(tuple(frame[frame["variant"].isin(variants)].groupby("variant", sort=False)))
     series = {
-        variant: frame[frame["variant"] == variant].sort_values(["metric", "t_s"])[["metric", "t_s", "value"]]
+        variant: rows.get(variant, frame.iloc[:0]).sort_values(["metric", "t_s"])[["metric", "t_s", "value"]]
         for variant in variants
     }
     groups: list[list[str]] = []
