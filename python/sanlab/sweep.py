@@ -16,6 +16,7 @@ to this process, which alone writes the folder (workers need the scenario, not t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -24,7 +25,7 @@ import math
 import os
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -462,33 +463,36 @@ class _PartWriter:
         self._next += 1
 
 
-def _client(scheduler: str | None, workers: int | None) -> Any:
-    """A Dask client: to the scheduler at `scheduler`, else to a new LocalCluster of `workers` processes."""
+@contextlib.contextmanager
+def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    """A Dask client: to the scheduler at `scheduler`, else to a new LocalCluster of `workers`
+    processes; closed on leaving, with the cluster it started."""
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
         try:
-            return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
-    cluster = LocalCluster(
-        n_workers=workers or os.cpu_count() or 1,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        # No dashboard, but the scheduler still serves HTTP: on a free port, so that clusters
-        # started side by side (two sweeps at once) do not contend for Dask's 8787.
-        scheduler_kwargs={"dashboard_address": ":0"},
-        silence_logs=logging.ERROR,
-    )
-    return Client(cluster)
-
-
-def _close(client: Any) -> None:
-    cluster = client.cluster
-    client.close()
-    if cluster is not None:
-        cluster.close()
+    else:
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # No dashboard, but the scheduler still serves HTTP: on a free port, so that clusters
+            # started side by side (two sweeps at once) do not contend for Dask's 8787.
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        cluster_started = client.cluster
+        client.close()
+        if cluster_started is not None:
+            cluster_started.close()
 
 
 def run_sweep(
@@ -519,30 +523,26 @@ def run_sweep(
     if tasks:
         from distributed import as_completed
 
-        own = client is None
-        if own:
-            client = _client(scheduler, workers)
-        futures = client.map(run_task, tasks, pure=False)
-        by_key = {future.key: task for future, task in zip(futures, tasks, strict=True)}
-        try:
-            for future in as_completed(futures):
-                task = by_key[future.key]
-                try:
-                    outcome: RunOutcome = future.result()
-                except Exception as exc:  # a worker died or could not run the task: recorded, others go on
-                    outcome = RunOutcome(task.point, task.seed, None, f"{type(exc).__name__}: {exc}")
-                if outcome.table is not None:
-                    writer.add(outcome.table)
-                else:
-                    failures.append(
-                        Failure(task.point, task.seed, list(task.sets), outcome.error or "no result")
-                    )
-                on_progress(1, int(outcome.table is None))
-        finally:
-            writer.flush()
-            client.cancel(futures)
-            if own:
-                _close(client)
+        with contextlib.nullcontext(client) if client is not None else dask_client(scheduler, workers) as client:
+            futures = client.map(run_task, tasks, pure=False)
+            by_key = {future.key: task for future, task in zip(futures, tasks, strict=True)}
+            try:
+                for future in as_completed(futures):
+                    task = by_key[future.key]
+                    try:
+                        outcome: RunOutcome = future.result()
+                    except Exception as exc:  # a worker died or could not run the task: recorded, others go on
+                        outcome = RunOutcome(task.point, task.seed, None, f"{type(exc).__name__}: {exc}")
+                    if outcome.table is not None:
+                        writer.add(outcome.table)
+                    else:
+                        failures.append(
+                            Failure(task.point, task.seed, list(task.sets), outcome.error or "no result")
+                        )
+                    on_progress(1, int(outcome.table is None))
+            finally:
+                writer.flush()
+                client.cancel(futures)
     # Into a folder that existed (a resume): new files renamed over the names, never through a link.
     failed = json.dumps([asdict(failure) for failure in failures], indent=2) + "\n"
     replace_text(out_dir / FAILURES_FILE, failed)

@@ -4,6 +4,7 @@ message naming the file, row and column."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
 from collections.abc import Callable, Iterator
@@ -165,8 +166,7 @@ def test_ctrl_c_writes_the_best_so_far_and_exits_130(
         return mapper
 
     monkeypatch.setattr(module, "dask_mapper", interrupting)
-    monkeypatch.setattr(sweep, "_client", lambda scheduler, workers: None)
-    monkeypatch.setattr(sweep, "_close", lambda client: None)
+    monkeypatch.setattr(sweep, "dask_client", lambda scheduler, workers: contextlib.nullcontext())
     out = tmp_path / "calibrated.toml"
     code = cli.main(
         [

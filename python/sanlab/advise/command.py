@@ -16,7 +16,7 @@ from sanlab.advise.search import Search
 from sanlab.export.files import replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
-from sanlab.sweep import SweepError, _client, _close
+from sanlab.sweep import SweepError, dask_client
 
 DEFAULT_SEEDS = 3
 SEED_CAP_FACTOR = 4
@@ -144,25 +144,22 @@ def run(args: argparse.Namespace) -> int:
     out_dir = args.out or new_default_out_dir(Path("runs"), f"{probe['scenario']}-advise", datetime.now(UTC))
     prepare_out_dir(out_dir)
     base_seed = args.seed if args.seed is not None else today["seed"]
-    client = _client(args.scheduler, args.workers)
-    search = Search(
-        scenario=Path(args.scenario),
-        variant=variant_name,
-        sets=tuple(args.sets),
-        duration=duration,
-        base_seed=base_seed,
-        seeds=args.seeds,
-        max_seeds=args.seeds * SEED_CAP_FACTOR,
-        max_runs=args.max_runs,
-        objective=objective,
-        knobs=knobs,
-        out_dir=out_dir,
-        client=client,
-    )
-    try:
+    with dask_client(args.scheduler, args.workers) as client:
+        search = Search(
+            scenario=Path(args.scenario),
+            variant=variant_name,
+            sets=tuple(args.sets),
+            duration=duration,
+            base_seed=base_seed,
+            seeds=args.seeds,
+            max_seeds=args.seeds * SEED_CAP_FACTOR,
+            max_runs=args.max_runs,
+            objective=objective,
+            knobs=knobs,
+            out_dir=out_dir,
+            client=client,
+        )
         chosen = search.run()
-    finally:
-        _close(client)
     header = {
         "scenario": args.scenario,
         "variant": variant_name,

@@ -231,7 +231,7 @@ def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[
 
 def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
     """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o."""
-    from sanlab.sweep import _client, _close
+    from sanlab.sweep import dask_client
 
     given = args.scenario  # as typed, for messages; the runs take the absolute path (Dask workers)
     free = tuple(parse_free(text) for text in args.free)
@@ -256,11 +256,8 @@ def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
     cal = Calibration(scenario, free, points, seed, sets, variant, None, args.generations, args.popsize)
     started = time.perf_counter()
     on_batch = (lambda best, n: None) if args.quiet else progress_line(cal, sys.stderr, started)
-    client = _client(args.scheduler, args.workers)
-    try:
+    with dask_client(args.scheduler, args.workers) as client:
         fit = calibrate(cal, dask_mapper(client), on_batch)
-    finally:
-        _close(client)
     if not args.quiet:
         for table in (points_table(fit), values_table(fit)):
             console.print(table)
