@@ -308,14 +308,10 @@ def _vm_iops_series(variant: Doc, vm: str) -> list[tuple[float, float]]:
     return [(t, v) for t, e, m, v in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True) if e == f"vm/{vm}" and m == "iops"]
 
 
-def _seconds(text: str | None) -> float:
-    """A fio time option's value in seconds (fio's default unit for ramp_time is seconds)."""
-    if not text:
-        return 0.0
-    m = re.fullmatch(r"\s*([0-9.]+)\s*(us|ms|s|m|h)?\s*", text)
-    if not m:
-        return 0.0
-    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}[m.group(2) or "s"]
+def _measured_from_s(job: Doc) -> float:
+    """When fio starts counting a job (its startdelay and ramp_time past), from the engine's
+    figures: the job's end less the time its figures cover."""
+    return (job["end_ms"] - max(job[d]["runtime_ms"] for d in ("read", "write"))) / 1000.0
 
 
 def _fio_reported(variant: Doc) -> dict[str, float]:
@@ -335,7 +331,7 @@ def ramp_shorter_than_warm_up(ctx: Context) -> Iterator[Finding]:
     if not outside:
         return
     warm_up_s = max(outside)
-    ramp_s = _seconds(ctx.option("ramp_time"))
+    ramp_s = min(_measured_from_s(job) for job in ctx.jobs)
     if ramp_s < warm_up_s:
         first = series[0][1]
         yield Finding(

@@ -14,9 +14,6 @@ from pathlib import Path
 
 from sanlab.toml_text import toml_value
 
-KINDS = ("fio_file", "fio", "vdbench")
-
-
 class LintInputError(Exception):
     """The benchmark cannot be read: the message says which file and why."""
 
