@@ -2,105 +2,11 @@
 //! them (init.c): getopt_long_only over fio's own options (`l_opts`) and every job option, so a
 //! long option may take one dash (`-rw=randread`) and fio's own options have a letter (`-o out`).
 
-use super::file::{option_line, Entry, Files, JobSection, Parsed, MAX_INCLUDE_DEPTH};
-use super::options::lookup;
+use super::file::{job_set, option_line, Entry, Files, JobSection, Parsed, MAX_INCLUDE_DEPTH};
+use crate::face::JobSet;
+use super::options::{lookup, own_option, Argument, OwnOption, Use, FLAGS, OWN_OPTIONS};
 use sanlab_spec::names::file_name;
 use std::path::PathBuf;
-
-/// Whether an option of fio's own takes an argument (getopt's `has_arg`).
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Argument {
-    No,
-    /// In the same word (`--output=f`, `-of`) or the next one (`--output f`, `-o f`).
-    Required,
-    /// Only in the same word (`--bandwidth-log=x`, `-bx`).
-    Optional,
-}
-
-/// What an option of fio's own does to what sanlab simulates.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Use {
-    /// It changes what fio prints, where, or how fio runs itself: accepted without effect.
-    NoEffect,
-    /// fio does something else than run the jobs: refused, for this reason.
-    Refused(&'static str),
-}
-
-/// One of fio's own command-line options (init.c `l_opts`, axboe/fio at f5344384).
-pub(super) struct OwnOption {
-    pub(super) long: &'static str,
-    short: char,
-    argument: Argument,
-    effect: Use,
-}
-
-const PRINTS: Use = Use::Refused("fio prints something and exits: it runs no job");
-const REMOTE: Use = Use::Refused("it runs fio as a client or server of other machines: describe each machine's jobs on its own host");
-const SELF_TEST: Use = Use::Refused("a self-test of fio's own code: it does no I/O");
-
-/// Job and engine options fio reads as flags (type FIO_OPT_STR_SET in options.c and engines/*.c,
-/// at f5344384): on the command line only `--flag=value` gives them a value.
-const FLAGS: [&str; 27] = [
-    "bs_unaligned", "blocksize_unaligned", "norandommap", "time_based", "verify_only", "exitall", "exitall_on_error", "stonewall", "wait_for_previous",
-    "new_group", "thread", "group_reporting", "zero_buffers", "refill_buffers", "dummy", "fixedbufs", "hipri", "libblkio_force_enable_completion_eventfd",
-    "libblkio_vectored", "libblkio_write_zeroes_on_trim", "listen", "no_completion_thread", "pingpong", "registerfiles", "sqthread_poll", "userspace_reap", "xnvme_iovec",
-];
-
-const fn own(long: &'static str, short: char, argument: Argument, effect: Use) -> OwnOption {
-    OwnOption { long, short, argument, effect }
-}
-
-pub(super) const OWN_OPTIONS: [OwnOption; 40] = {
-    use Argument::*;
-    use Use::NoEffect;
-    [
-        own("output", 'o', Required, NoEffect),
-        own("latency-log", 'l', Required, NoEffect),
-        own("bandwidth-log", 'b', Optional, NoEffect),
-        own("minimal", 'm', No, NoEffect),
-        own("output-format", 'F', Required, NoEffect),
-        own("append-terse", 'f', Optional, NoEffect),
-        own("version", 'v', No, PRINTS),
-        own("help", 'h', No, PRINTS),
-        own("cmdhelp", 'c', Optional, PRINTS),
-        own("enghelp", 'i', Optional, PRINTS),
-        own("showcmd", 's', No, PRINTS),
-        own("readonly", 'r', No, NoEffect),
-        own("eta", 'e', Required, NoEffect),
-        own("eta-interval", 'O', Required, NoEffect),
-        own("eta-newline", 'E', Required, NoEffect),
-        own("debug", 'd', Required, NoEffect),
-        own("parse-only", 'P', No, Use::Refused("fio parses the jobs and exits: nothing runs")),
-        own("section", 'x', Required, Use::Refused("it picks sections of a job file: read the file with kind = \"fio_file\" and `jobs = [...]`")),
-        own("inflate-log", 'X', Required, PRINTS),
-        own("alloc-size", 'a', Required, NoEffect),
-        own("profile", 'p', Required, Use::Refused("a profile (tiobench, act) makes its own jobs: give sanlab the jobs themselves")),
-        own("warnings-fatal", 'w', No, NoEffect),
-        own("max-jobs", 'j', Required, NoEffect),
-        own("terse-version", 'V', Required, NoEffect),
-        own("server", 'S', Optional, REMOTE),
-        own("server-internal", 'N', Required, REMOTE),
-        own("daemonize", 'D', Required, REMOTE),
-        own("client", 'C', Required, REMOTE),
-        own("remote-config", 'R', Required, REMOTE),
-        own("cpuclock-test", 'T', No, SELF_TEST),
-        own("crctest", 'G', Optional, SELF_TEST),
-        own("memcpytest", 'M', Optional, SELF_TEST),
-        own("idle-prof", 'I', Required, NoEffect),
-        own("status-interval", 'L', Required, NoEffect),
-        own("trigger-file", 'W', Required, NoEffect),
-        own("trigger-timeout", 'B', Required, NoEffect),
-        own("trigger", 'H', Required, NoEffect),
-        own("trigger-remote", 'J', Required, NoEffect),
-        own("aux-path", 'K', Required, NoEffect),
-        own("merge-blktrace-only", 'A', No, Use::Refused("fio merges blktrace files and exits: it runs no job")),
-    ]
-};
-
-/// fio's own option of this long name.
-pub(super) fn own_option(long: &str) -> Option<&'static OwnOption> {
-    OWN_OPTIONS.iter().find(|o| o.long == long)
-}
 
 /// Splits a command line into words as a POSIX shell does: blanks separate, '...' is literal,
 /// "..." keeps blanks and honours \" \\ \$, a backslash escapes the next character (and joins
@@ -192,7 +98,7 @@ fn word(arg: &str) -> Result<Word, String> {
 /// Reads a fio command line into job sections, as fio's `parse_cmd_line` does: options before
 /// the first `--name` (or under `--name=global`) apply to every job after them; each `--name`
 /// starts a job.
-pub(super) fn read_cmdline(text: &str) -> Result<Parsed, String> {
+fn read_cmdline(text: &str) -> Result<Parsed, String> {
     let mut args = shell_words(text).map_err(|e| format!("cmdline: {e}"))?;
     // `sudo fio`, `fio`, `/usr/bin/fio`, and on Windows `fio.exe` or `.\fio.exe` (whose
     // backslash the shell reading takes as an escape: `.fio.exe`).
@@ -279,6 +185,12 @@ pub(super) fn read_cmdline(text: &str) -> Result<Parsed, String> {
     Ok((files, jobs, globals))
 }
 
+/// The jobs of a fio command line (the `fio` kind's `cmdline`), with fio's units and defaults.
+pub(crate) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
+    let (files, sections, globals) = read_cmdline(text)?;
+    job_set(&sections, &globals, &files, &[], device_size_bytes)
+}
+
 /// Takes an own option's argument (the next word when it needs one and has none attached) and
 /// notes what fio would refuse.
 fn own_option_use(o: &OwnOption, value: Option<String>, args: &[String], k: &mut usize, n: usize, failures: &mut Vec<(usize, String)>) {
@@ -296,7 +208,6 @@ fn own_option_use(o: &OwnOption, value: Option<String>, args: &[String], k: &mut
 
 #[cfg(test)]
 mod tests {
-    use super::super::file::cmdline_jobs;
     use crate::face::JobSource;
     use super::*;
 
@@ -357,4 +268,22 @@ mod tests {
         assert_eq!(both, ["profile"]);
     }
 
+    #[test]
+    fn exit_rules_follow_fios_groups_and_its_global_exitall() {
+        use crate::plan::{ExitRule, ExitWhat};
+        let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.plan.exit_rule).collect::<Vec<_>>();
+        assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
+        // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,
+        // numjobs clones share their job's.
+        let r = rules("fio --name=a --exitall --name=b --numjobs=2 --stonewall --exit_what=all --name=c --new_group --name=d");
+        let rule = |group, what| Some(ExitRule { group, on_end: true, on_error: false, what });
+        assert_eq!(r, [rule(0, ExitWhat::Group), rule(1, ExitWhat::All), rule(1, ExitWhat::All), rule(2, ExitWhat::Group), rule(2, ExitWhat::Group)]);
+        // exitall_on_error alone: only that job acts, the others carry their group.
+        let r = rules("fio --name=a --name=b --exitall_on_error --exit_what=stonewall");
+        assert_eq!(r, [Some(ExitRule { group: 0, on_end: false, on_error: false, what: ExitWhat::Group }), Some(ExitRule { group: 0, on_end: false, on_error: true, what: ExitWhat::Stonewall })]);
+        let e = cmdline_jobs("fio --name=a --exitall --exit_what=groups", 1 << 30).err().unwrap();
+        assert_eq!(e, "cmdline argument 3 `--exit_what=groups`: job `a`: option `exit_what`: unknown value `groups`: expected group, stonewall or all; did you mean `group`?");
+        let e = cmdline_jobs("fio --name=a --exitall=maybe", 1 << 30).err().unwrap();
+        assert!(e.contains("`--exitall=maybe`") && e.contains("`maybe` is not a boolean"), "{e}");
+    }
 }

@@ -7,9 +7,8 @@
 //! Each job becomes job instances through the same option reader as the `fio` kind, with fio's
 //! own units and defaults (see `fio.rs`).
 
-use super::cmdline::{own_option, read_cmdline};
 use super::job::FioJob;
-use super::options::{lookup, unknown_option, Effect};
+use super::options::{lookup, own_option, unknown_option, Effect};
 use super::values::{Dialect, OptionValues};
 use crate::face::{JobSet, JobSource};
 use crate::input::at_line;
@@ -254,12 +253,6 @@ fn read_job_file(path: &Path) -> Result<Parsed, String> {
     Ok((files, jobs, globals))
 }
 
-/// The jobs of a fio command line (the `fio` kind's `cmdline`), with fio's units and defaults.
-pub(crate) fn cmdline_jobs(text: &str, device_size_bytes: u64) -> Result<JobSet, String> {
-    let (files, sections, globals) = read_cmdline(text)?;
-    job_set(&sections, &globals, &files, &[], device_size_bytes)
-}
-
 /// The last entry of `name` in a section.
 fn last<'s>(section: &'s JobSection, name: &str) -> Option<&'s Entry> {
     section.entries.iter().rev().find(|e| e.name == name)
@@ -299,7 +292,7 @@ fn ordering(sections: &[JobSection], files: &Files) -> Result<Vec<Vec<usize>>, S
 
 /// Builds the sections picked (all when `picked` is empty) into a job set with fio's order; a
 /// wait for a job that was not picked is dropped, as that job does not run.
-fn job_set(sections: &[JobSection], globals: &[Entry], files: &Files, picked: &[String], device_size_bytes: u64) -> Result<JobSet, String> {
+pub(super) fn job_set(sections: &[JobSection], globals: &[Entry], files: &Files, picked: &[String], device_size_bytes: u64) -> Result<JobSet, String> {
     let after = ordering(sections, files)?;
     let chosen: Vec<usize> = (0..sections.len()).filter(|&i| picked.is_empty() || picked.contains(&sections[i].name)).collect();
     let mut set = JobSet::default();
@@ -458,25 +451,6 @@ mod tests {
         assert!(read_job_file(&p).unwrap_err().ends_with("b.fio:1: option `rw=read` is outside of a [job] section"));
         let p = write(&d, "c.fio", "[j]\nnumjobs=$ncpus\n");
         assert!(read_job_file(&p).unwrap_err().contains("c.fio:2: `$ncpus` depends on the machine"));
-    }
-
-    #[test]
-    fn exit_rules_follow_fios_groups_and_its_global_exitall() {
-        use crate::plan::{ExitRule, ExitWhat};
-        let rules = |c: &str| cmdline_jobs(c, 1 << 30).unwrap().instances().iter().map(|i| i.plan.exit_rule).collect::<Vec<_>>();
-        assert_eq!(rules("fio --name=a --name=b"), [None, None], "no exit options: no rule");
-        // exitall in one job acts at every job's end; a stonewall or new_group job starts a group,
-        // numjobs clones share their job's.
-        let r = rules("fio --name=a --exitall --name=b --numjobs=2 --stonewall --exit_what=all --name=c --new_group --name=d");
-        let rule = |group, what| Some(ExitRule { group, on_end: true, on_error: false, what });
-        assert_eq!(r, [rule(0, ExitWhat::Group), rule(1, ExitWhat::All), rule(1, ExitWhat::All), rule(2, ExitWhat::Group), rule(2, ExitWhat::Group)]);
-        // exitall_on_error alone: only that job acts, the others carry their group.
-        let r = rules("fio --name=a --name=b --exitall_on_error --exit_what=stonewall");
-        assert_eq!(r, [Some(ExitRule { group: 0, on_end: false, on_error: false, what: ExitWhat::Group }), Some(ExitRule { group: 0, on_end: false, on_error: true, what: ExitWhat::Stonewall })]);
-        let e = cmdline_jobs("fio --name=a --exitall --exit_what=groups", 1 << 30).err().unwrap();
-        assert_eq!(e, "cmdline argument 3 `--exit_what=groups`: job `a`: option `exit_what`: unknown value `groups`: expected group, stonewall or all; did you mean `group`?");
-        let e = cmdline_jobs("fio --name=a --exitall=maybe", 1 << 30).err().unwrap();
-        assert!(e.contains("`--exitall=maybe`") && e.contains("`maybe` is not a boolean"), "{e}");
     }
 
     #[test]

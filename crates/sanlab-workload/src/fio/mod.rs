@@ -8,7 +8,7 @@
 //! `time_based`, and whose default engine (psync) keeps one request outstanding whatever `iodepth`.
 //!
 //! Files, from the floor up: `values.rs` (option texts, units, fio's number parsers) and
-//! `options.rs` (every option fio knows) at the bottom; the option groups with their own state
+//! `options.rs` (every option fio knows, its command line's own too) at the bottom; the option groups with their own state
 //! (`block_sizes.rs`, `verify.rs`, `region.rs`, `steer.rs`, `flow.rs`, `sync.rs`, `rates.rs`,
 //! `lfsr.rs`, `random_map.rs`); `job.rs` (the job, built from options, drawing requests); `file.rs`
 //! (job files) and `cmdline.rs` (command lines); this file, the face.
@@ -49,7 +49,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let cmdline = spec.opt_string("cmdline", "a fio command line, e.g. \"fio --name=w --ioengine=libaio --iodepth=8 --rw=randwrite --bs=512k\"; read with fio's units and defaults, instead of the keys below")?;
     if let Some(text) = cmdline {
         let device_size_bytes = spec.size_bytes("device_size", Some((100 << 30, "100GiB")), "with cmdline: disk size for jobs without --size and for sizes in percent")?;
-        return Ok(Box::new(file::cmdline_jobs(&text, device_size_bytes).map_err(|e| spec.error("cmdline", e))?));
+        return Ok(Box::new(cmdline::cmdline_jobs(&text, device_size_bytes).map_err(|e| spec.error("cmdline", e))?));
     }
     let mut values = OptionValues::default();
     for o in OPTIONS.iter().filter(|o| o.scenario) {

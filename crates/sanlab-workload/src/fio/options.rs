@@ -3,6 +3,8 @@
 //! model (and lists it once per run as "ignored: ..."), or stops with why it cannot be modelled.
 //! An option fio does not know is an error naming the nearest one. `sanlab kinds` prints the
 //! table (extension point `fio_option`), and docs/models/fio.md gives its counts.
+//! Below them, fio's own command-line options (`--output`, `-o`, …), which job files may not hold,
+//! and which of the job options its command line reads as flags.
 
 use sanlab_spec::{did_you_mean, KindDoc, ParamDoc, Spec, SpecResult};
 
@@ -549,4 +551,99 @@ pub fn kinds() -> Vec<KindDoc> {
         KindDoc { extension_point: "fio_option", kind: "accepted", summary: "accepted without effect on the model; listed once per run as \"ignored: ...\"", params: by_reason(&[Effect::Report, Effect::Ignored], "accepted") },
         KindDoc { extension_point: "fio_option", kind: "cannot_be_modelled", summary: "fio options sanlab stops at, saying why", params: by_reason(&[Effect::Unmodelled], "error") },
     ]
+}
+
+/// Whether an option of fio's own takes an argument (getopt's `has_arg`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum Argument {
+    No,
+    /// In the same word (`--output=f`, `-of`) or the next one (`--output f`, `-o f`).
+    Required,
+    /// Only in the same word (`--bandwidth-log=x`, `-bx`).
+    Optional,
+}
+
+/// What an option of fio's own does to what sanlab simulates.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum Use {
+    /// It changes what fio prints, where, or how fio runs itself: accepted without effect.
+    NoEffect,
+    /// fio does something else than run the jobs: refused, for this reason.
+    Refused(&'static str),
+}
+
+/// One of fio's own command-line options (init.c `l_opts`, axboe/fio at f5344384).
+pub(super) struct OwnOption {
+    pub(super) long: &'static str,
+    pub(super) short: char,
+    pub(super) argument: Argument,
+    pub(super) effect: Use,
+}
+
+const PRINTS: Use = Use::Refused("fio prints something and exits: it runs no job");
+const REMOTE: Use = Use::Refused("it runs fio as a client or server of other machines: describe each machine's jobs on its own host");
+const SELF_TEST: Use = Use::Refused("a self-test of fio's own code: it does no I/O");
+
+/// Job and engine options fio reads as flags (type FIO_OPT_STR_SET in options.c and engines/*.c,
+/// at f5344384): on the command line only `--flag=value` gives them a value.
+pub(super) const FLAGS: [&str; 27] = [
+    "bs_unaligned", "blocksize_unaligned", "norandommap", "time_based", "verify_only", "exitall", "exitall_on_error", "stonewall", "wait_for_previous",
+    "new_group", "thread", "group_reporting", "zero_buffers", "refill_buffers", "dummy", "fixedbufs", "hipri", "libblkio_force_enable_completion_eventfd",
+    "libblkio_vectored", "libblkio_write_zeroes_on_trim", "listen", "no_completion_thread", "pingpong", "registerfiles", "sqthread_poll", "userspace_reap", "xnvme_iovec",
+];
+
+const fn own(long: &'static str, short: char, argument: Argument, effect: Use) -> OwnOption {
+    OwnOption { long, short, argument, effect }
+}
+
+pub(super) const OWN_OPTIONS: [OwnOption; 40] = {
+    use Argument::*;
+    use Use::NoEffect;
+    [
+        own("output", 'o', Required, NoEffect),
+        own("latency-log", 'l', Required, NoEffect),
+        own("bandwidth-log", 'b', Optional, NoEffect),
+        own("minimal", 'm', No, NoEffect),
+        own("output-format", 'F', Required, NoEffect),
+        own("append-terse", 'f', Optional, NoEffect),
+        own("version", 'v', No, PRINTS),
+        own("help", 'h', No, PRINTS),
+        own("cmdhelp", 'c', Optional, PRINTS),
+        own("enghelp", 'i', Optional, PRINTS),
+        own("showcmd", 's', No, PRINTS),
+        own("readonly", 'r', No, NoEffect),
+        own("eta", 'e', Required, NoEffect),
+        own("eta-interval", 'O', Required, NoEffect),
+        own("eta-newline", 'E', Required, NoEffect),
+        own("debug", 'd', Required, NoEffect),
+        own("parse-only", 'P', No, Use::Refused("fio parses the jobs and exits: nothing runs")),
+        own("section", 'x', Required, Use::Refused("it picks sections of a job file: read the file with kind = \"fio_file\" and `jobs = [...]`")),
+        own("inflate-log", 'X', Required, PRINTS),
+        own("alloc-size", 'a', Required, NoEffect),
+        own("profile", 'p', Required, Use::Refused("a profile (tiobench, act) makes its own jobs: give sanlab the jobs themselves")),
+        own("warnings-fatal", 'w', No, NoEffect),
+        own("max-jobs", 'j', Required, NoEffect),
+        own("terse-version", 'V', Required, NoEffect),
+        own("server", 'S', Optional, REMOTE),
+        own("server-internal", 'N', Required, REMOTE),
+        own("daemonize", 'D', Required, REMOTE),
+        own("client", 'C', Required, REMOTE),
+        own("remote-config", 'R', Required, REMOTE),
+        own("cpuclock-test", 'T', No, SELF_TEST),
+        own("crctest", 'G', Optional, SELF_TEST),
+        own("memcpytest", 'M', Optional, SELF_TEST),
+        own("idle-prof", 'I', Required, NoEffect),
+        own("status-interval", 'L', Required, NoEffect),
+        own("trigger-file", 'W', Required, NoEffect),
+        own("trigger-timeout", 'B', Required, NoEffect),
+        own("trigger", 'H', Required, NoEffect),
+        own("trigger-remote", 'J', Required, NoEffect),
+        own("aux-path", 'K', Required, NoEffect),
+        own("merge-blktrace-only", 'A', No, Use::Refused("fio merges blktrace files and exits: it runs no job")),
+    ]
+};
+
+/// fio's own option of this long name.
+pub(super) fn own_option(long: &str) -> Option<&'static OwnOption> {
+    OWN_OPTIONS.iter().find(|o| o.long == long)
 }
