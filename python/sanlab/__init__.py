@@ -12,13 +12,25 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sanlab import _core
 from sanlab._core import ScenarioError
-from sanlab.results import Results
+
+if TYPE_CHECKING:
+    from sanlab.results import Results
 
 __all__ = ["Results", "ScenarioError", "kinds", "run", "validate"]
+
+
+def __getattr__(name: str) -> Any:
+    # Results (and pandas with it) on first use: the `sanlab` command's launcher imports this
+    # package before it restarts the interpreter, and pandas there cost every run 0.3 s.
+    if name == "Results":
+        from sanlab.results import Results
+
+        return Results
+    raise AttributeError(f"module 'sanlab' has no attribute {name!r}")
 
 Overrides = Mapping[str, object] | Iterable[str] | None
 """Scenario overrides: `{"host[0].multipath.psp": "rr"}` or `["host[0].multipath.psp=rr"]`."""
@@ -68,6 +80,8 @@ def run(
         variants = [variants]
     names = None if variants is None else list(variants)
     document = _core.run(os.fspath(scenario), names, _override_list(set), seed, duration)
+    from sanlab.results import Results
+
     return Results(json.loads(document))
 
 

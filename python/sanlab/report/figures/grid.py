@@ -401,20 +401,25 @@ def _overlap_text(frame: pd.DataFrame, facets: Sequence[Facet]) -> str:
 
 def _overlapping(frame: pd.DataFrame, variants: Sequence[str]) -> list[list[str]]:
     """Groups of variants whose series (all metrics) agree within OVERLAP_TOLERANCE: one hides the others."""
-    # One grouping, not a filter of the whole frame per variant (a second per figure at 30 variants).
-    rows = dict(tuple(frame[frame["variant"].isin(variants)].groupby("variant", sort=False)))
-    series = {
-        variant: rows.get(variant, frame.iloc[:0]).sort_values(["metric", "t_s"])[["metric", "t_s", "value"]]
-        for variant in variants
-    }
+    # One sort of the facet's rows, then a slice per variant: a sort per variant in pandas was a
+    # tenth of the report's time at 30 variants.
+    rows = frame[frame["variant"].isin(variants)].sort_values(["variant", "metric", "t_s"])
+    names = rows["variant"].to_numpy()
+    keys = rows[["metric", "t_s"]].to_numpy()
+    values = rows["value"].to_numpy(dtype=float)
+    starts = np.flatnonzero(np.r_[True, names[1:] != names[:-1]])
+    ends = np.r_[starts[1:], len(names)]
+    spans = {names[start]: (start, end) for start, end in zip(starts, ends)}
+    empty = (0, 0)
     groups: list[list[str]] = []
     for variant in variants:
+        mine = slice(*spans.get(variant, empty))
         for group in groups:
-            mine, theirs = series[variant], series[group[0]]
+            theirs = slice(*spans.get(group[0], empty))
             if (
-                len(mine) == len(theirs)
-                and (mine[["metric", "t_s"]].to_numpy() == theirs[["metric", "t_s"]].to_numpy()).all()
-                and np.allclose(mine["value"], theirs["value"], rtol=OVERLAP_TOLERANCE, atol=0.0)
+                mine.stop - mine.start == theirs.stop - theirs.start
+                and (keys[mine] == keys[theirs]).all()
+                and np.allclose(values[mine], values[theirs], rtol=OVERLAP_TOLERANCE, atol=0.0)
             ):
                 group.append(variant)
                 break

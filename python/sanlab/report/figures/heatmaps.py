@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -28,8 +29,11 @@ class Panel:
 
     variant: str
     rows: list[str]
-    times_s: list[float]
-    z: list[list[float | None]]
+    times_s: np.ndarray
+    z: np.ndarray
+    """Rows × times, NaN where a row has no sample (a gap, as plotly draws a missing cell): plotly
+    takes an array as it is and writes it packed, where nested lists cost it a check and a copy per
+    cell. In `float32`, seven significant digits, more than a colour and its hover label show."""
     events: list[PspEventReport]
     faults: Sequence[FaultReport] = ()
 
@@ -118,13 +122,10 @@ def variant_heatmaps(
     return Figure(key, title, caption, fig)
 
 
-def pivot(
-    frame: pd.DataFrame, order: Sequence[str]
-) -> tuple[list[str], list[float], list[list[float | None]]]:
+def pivot(frame: pd.DataFrame, order: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Rows (in `order`, then any others) × sample times of a one-variant, one-metric series."""
     table = frame.pivot_table(index="name", columns="t_s", values="value", aggfunc="mean")
     names = [name for name in order if name in table.index]
     names += sorted(name for name in table.index if name not in set(order))
     table = table.reindex(names)
-    z = [[None if pd.isna(value) else float(value) for value in row] for row in table.to_numpy()]
-    return names, [float(t) for t in table.columns], z
+    return names, table.columns.to_numpy(dtype=float), table.to_numpy(dtype=np.float32)
