@@ -129,11 +129,12 @@ def grid_figure(
         vertical_spacing=PANEL_GAP_PX / plot_px,
         horizontal_spacing=0.03,
     )
+    # Every panel's axes and titles in one update: plotly checks the layout again on each call
+    # (update_xaxes(row=, col=) also searches every axis), a fifth of a time-line figure.
+    axes: dict[str, dict[str, Any]] = {}
+    title_annotations = []
     used = set()
     first_y = [_axis_id(fig.get_subplot(*grid.cell(0, metric)).yaxis) for metric in range(grid.metrics)]
-    # The panels' axes updated in place and the titles added in one assignment: update_xaxes(row=,
-    # col=) searches every axis and add_annotation revalidates every title already there.
-    title_annotations = []
     for facet, title in enumerate(titles):
         last_in_column = facet + grid.columns >= grid.facets
         for metric, axis_title in enumerate(axis_titles):
@@ -141,23 +142,23 @@ def grid_figure(
             used.add((row, col))
             subplot = fig.get_subplot(row, col)
             bottom = metric == grid.metrics - 1
-            subplot.xaxis.update(
-                matches=None if (row, col) == (1, 1) else "x",
-                showticklabels=bottom,
-                title_text=x_title if bottom and last_in_column else None,
-            )
-            own_y = _axis_id(subplot.yaxis)
-            subplot.yaxis.update(
-                matches=None if own_y == first_y[metric] else first_y[metric],
-                showticklabels=col == 1,
-                title_text=axis_title if col == 1 else None,
-                rangemode="tozero",
-            )
+            own_x, own_y = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
+            axes[subplot.xaxis.plotly_name] = {
+                "matches": None if (row, col) == (1, 1) else "x",
+                "showticklabels": bottom,
+                "title": {"text": x_title if bottom and last_in_column else None},
+            }
+            axes[subplot.yaxis.plotly_name] = {
+                "matches": None if own_y == first_y[metric] else first_y[metric],
+                "showticklabels": col == 1,
+                "title": {"text": axis_title if col == 1 else None},
+                "rangemode": "tozero",
+            }
             if title and metric == 0:
                 title_annotations.append(
                     {
                         "text": title,
-                        "xref": f"{_axis_id(subplot.xaxis)} domain",
+                        "xref": f"{own_x} domain",
                         "yref": f"{own_y} domain",
                         "x": 0.0,
                         "y": 1.0,
@@ -168,13 +169,13 @@ def grid_figure(
                         "font": {"size": 13},
                     }
                 )
-    fig.layout.annotations = fig.layout.annotations + tuple(title_annotations)
     for row in range(1, grid.rows + 1):
         for col in range(1, grid.columns + 1):
             if (row, col) not in used:
                 subplot = fig.get_subplot(row, col)
-                subplot.xaxis.update(visible=False)
-                subplot.yaxis.update(visible=False)
+                axes[subplot.xaxis.plotly_name] = {"visible": False}
+                axes[subplot.yaxis.plotly_name] = {"visible": False}
+    fig.update_layout(axes, annotations=fig.layout.annotations + tuple(title_annotations))
     return fig, 140 + plot_px
 
 
@@ -249,9 +250,11 @@ def time_lines(
     present = set(frame["variant"].unique())
     variants = [variant["name"] for variant in doc["variants"] if variant["name"] in present]
     names = {name: list(dict.fromkeys(frame[frame["variant"] == name]["name"])) for name in variants}
-    # Each drawn entity's rows from one grouping: filtering the frame per entity is quadratic at
-    # 10,000 VMs, and splitting out all 10,000 groups when 20 are drawn took a second.
-    entity_groups = frame.groupby(["variant", "name"], sort=False)
+    # Each line's points by position from one sort and one grouping: filtering the frame per
+    # entity is quadratic at 10,000 VMs, and a filter and sort per line was a third of a figure.
+    ordered = frame.sort_values(["variant", "name", "metric", "t_s"])
+    line_rows = ordered.groupby(["variant", "name", "metric"], sort=False).indices
+    times_s, values = ordered["t_s"].to_numpy(dtype=float), ordered["value"].to_numpy(dtype=float)
     # First-panel means in one pass: a filter per entity took 8 s per figure at 10,000 VMs.
     firsts = frame[frame["metric"] == metrics[0]]
     first_means = firsts.groupby(["variant", "name"], sort=False)["value"].mean()
@@ -272,29 +275,34 @@ def time_lines(
         grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
     )
     shown_in_legend: set[str] = set()
+    lines: list[dict[str, Any]] = []
+    cells: list[tuple[int, int]] = []
+    no_rows = np.empty(0, dtype=np.intp)
     for index, facet in enumerate(facets):
         for line in facet.lines:
-            rows = entity_groups.get_group((line.variant, line.entity))
             for metric_index, (metric, axis_title) in enumerate(panels):
-                row, column = grid.cell(index, metric_index)
-                points = rows[rows["metric"] == metric].sort_values("t_s")
-                fig.add_scatter(
-                    x=points["t_s"],
-                    y=points["value"],
-                    mode="lines+markers" if len(points) <= 40 else "lines",
-                    marker={"size": 5},
-                    line={"color": line.color, "dash": line.dash, "width": 2},
-                    name=line.legend,
-                    legendgroup=line.legend,
-                    showlegend=line.legend not in shown_in_legend,
-                    hovertemplate=(
-                        f"{line.variant} · {line.entity}<br>"
-                        f"%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
-                    ),
-                    row=row,
-                    col=column,
+                points = line_rows.get((line.variant, line.entity, metric), no_rows)
+                lines.append(
+                    {
+                        "type": "scatter",
+                        "x": times_s[points],
+                        "y": values[points],
+                        "mode": "lines+markers" if len(points) <= 40 else "lines",
+                        "marker": {"size": 5},
+                        "line": {"color": line.color, "dash": line.dash, "width": 2},
+                        "name": line.legend,
+                        "legendgroup": line.legend,
+                        "showlegend": line.legend not in shown_in_legend,
+                        "hovertemplate": (
+                            f"{line.variant} · {line.entity}<br>"
+                            f"%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
+                        ),
+                    }
                 )
+                cells.append(grid.cell(index, metric_index))
                 shown_in_legend.add(line.legend)
+    # In one call: plotly checks the figure's traces again on each.
+    fig.add_traces(lines, rows=[row for row, _ in cells], cols=[column for _, column in cells])
     # Marks are gathered and appended in one assignment: plotly's add_shape, add_annotation and
     # add_hline revalidate every mark already there: 50 s for the 1,600 marks of a 19-variant study.
     drawn_shapes: list[dict[str, Any]] = []

@@ -123,9 +123,17 @@ def variant_heatmaps(
 
 
 def pivot(frame: pd.DataFrame, order: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Rows (in `order`, then any others) × sample times of a one-variant, one-metric series."""
-    table = frame.pivot_table(index="name", columns="t_s", values="value", aggfunc="mean")
-    names = [name for name in order if name in table.index]
-    names += sorted(name for name in table.index if name not in set(order))
-    table = table.reindex(names)
-    return names, table.columns.to_numpy(dtype=float), table.to_numpy(dtype=np.float32)
+    """Rows (in `order`, then any others) × sample times of a one-variant, one-metric series, the
+    mean where a row has several values at a time."""
+    present = set(frame["name"].unique())
+    names = [name for name in order if name in present]
+    names += sorted(present.difference(order))
+    # By position with numpy: pandas' pivot_table took a sixth of the report's time at 30 variants.
+    rows = pd.Categorical(frame["name"], categories=names).codes
+    times_s, columns = np.unique(frame["t_s"].to_numpy(dtype=float), return_inverse=True)
+    sums = np.zeros((len(names), len(times_s)))
+    counts = np.zeros_like(sums)
+    np.add.at(sums, (rows, columns), frame["value"].to_numpy(dtype=float))
+    np.add.at(counts, (rows, columns), 1.0)
+    with np.errstate(invalid="ignore"):
+        return names, times_s, (sums / counts).astype(np.float32)
