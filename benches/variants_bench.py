@@ -54,7 +54,9 @@ class Timing:
 
 def timed_run(study: str, jobs: int, duration: str | None, out: Path) -> Timing:
     """One `sanlab run` of `study` with `--jobs jobs`."""
-    command = [sys.executable, "-m", "sanlab.cli", "run", str(ROOT / study), "--jobs", str(jobs)]
+    # The `sanlab` command as a user runs it, its launcher included (it restarts the interpreter
+    # with malloc's huge pages for `run`).
+    command = [str(Path(sys.executable).parent / "sanlab"), "run", str(ROOT / study), "--jobs", str(jobs)]
     if duration:
         command += ["--duration", duration]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -12,10 +12,10 @@ class Progress:
     """Watches a run from another thread; `cancel()` stops it."""
 
     def __init__(self) -> None: ...
-    def variants(self) -> list[tuple[str, float, float, float]]:
-        """Each selected variant in scenario order, once the run has checked the scenario: state
-        (`waiting`, `running`, `done`, `stopped`), simulated seconds reached and to run (0 until its
-        engine starts), wall seconds (so far while it runs)."""
+    def variants(self) -> list[tuple[str, str, float, float, float]]:
+        """Each selected variant in scenario order, once the run has checked the scenario: name,
+        state (`waiting`, `running`, `done`, `stopped`), simulated seconds reached and to run (0
+        until its engine starts), wall seconds (so far while it runs)."""
     def cancel(self) -> None: ...
 
 def run(

@@ -291,9 +291,6 @@ def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
     Returns the document and whether Ctrl-C stopped the run; then the document holds the variants
     that finished. A second Ctrl-C while the engine stops gives up at once.
     """
-    names: list[str] = []
-    if mode != "off":
-        names = args.variants or sanlab.validate(args.scenario, set=args.sets, cost=False)["variants"]
     engine = _core.Progress()
     outcome: list[str] = []
     errors: list[BaseException] = []
@@ -314,7 +311,7 @@ def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
 
     threading.Thread(target=target, name="sanlab-engine", daemon=True).start()
     interrupted = False
-    with RunProgress(engine, names, mode) as progress:
+    with RunProgress(engine, mode) as progress:
         try:
             while not finished.wait(REFRESH_S):
                 progress.update()

@@ -31,6 +31,10 @@ LINE_EVERY_S = 10.0
 
 Mode = Literal["bar", "lines", "off"]
 
+State = tuple[str, str, float, float, float]
+"""A variant of a run as the engine's `Progress.variants` gives it: name, state, simulated seconds
+reached and to run, wall seconds."""
+
 
 def progress_mode(quiet: bool) -> Mode:
     """A bar when stdout and stderr are terminals, lines when either is not, none with --quiet."""
@@ -106,14 +110,12 @@ class RunProgress(_BarOwner):
     def __init__(
         self,
         engine: _core.Progress,
-        variants: Sequence[str],
         mode: Mode,
         stream: TextIO | None = None,
         clock: Clock = time.perf_counter,
     ) -> None:
         super().__init__(mode == "bar", stream, clock)
         self._engine = engine
-        self._variants = [shown_name(name) for name in variants]  # names from the scenario, escaped
         self._mode = mode
         self._printed: set[int] = set()
         """Variants whose `done` line is printed."""
@@ -126,7 +128,13 @@ class RunProgress(_BarOwner):
         now = self._clock()
         if self._mode == "off" or now - self._started < SHOW_AFTER_S:
             return
-        states = self._engine.variants()
+        # Names from the scenario, escaped; none until the engine has checked the scenario.
+        states: list[State] = [
+            (shown_name(name), state, sim_s, end_s, wall_s)
+            for name, state, sim_s, end_s, wall_s in self._engine.variants()
+        ]
+        if not states:
+            return
         if self._mode == "lines":
             self._print_lines(now, states)
         else:
@@ -140,36 +148,27 @@ class RunProgress(_BarOwner):
             count, wall_s = len(self._printed), self._clock() - self._started
             self._print(f"[{count}/{count}] all done in {format_wall_s(wall_s)}; {next_step}")
 
-    def _total(self, states: Sequence[tuple[str, float, float, float]]) -> int:
-        return max(1, len(self._variants), len(states))
-
-    def _name(self, index: int) -> str:
-        return self._variants[index] if index < len(self._variants) else ""
-
-    def _label(self, index: int, total: int) -> str:
-        return f"{self._name(index)} ({index + 1}/{total})"
-
-    def _draw(self, states: Sequence[tuple[str, float, float, float]]) -> None:
-        total = self._total(states)
-        done = sum(state == "done" for state, *_ in states)
-        running = {i: row for i, row in enumerate(states) if row[0] == "running"}
+    def _draw(self, states: Sequence[State]) -> None:
+        total = max(1, len(states))
+        done = sum(state == "done" for _, state, *_ in states)
+        running = {i: row for i, row in enumerate(states) if row[1] == "running"}
         if self._bar is None:
             self._bar = self._new_bar("{task.fields[counter]}")
             self._task = self._bar.add_task("", total=total, counter="")
             self._bar.start()
         assert self._task is not None
-        fraction = sum(min(sim_s, end_s) / end_s for _, sim_s, end_s, _ in running.values() if end_s > 0)
+        fraction = sum(min(sim_s, end_s) / end_s for _, _, sim_s, end_s, _ in running.values() if end_s > 0)
         description = f"{done}/{total} variants" + (f", {len(running)} running" if running else "")
         self._bar.update(self._task, description=description, completed=done + fraction)
         for index in [i for i in self._rows if i not in running]:
             self._bar.remove_task(self._rows.pop(index))
-        for index, (_, sim_s, end_s, wall_s) in running.items():
+        for index, (name, _, sim_s, end_s, wall_s) in running.items():
             reached_s = min(sim_s, end_s)
             sim = f"sim {reached_s:,.0f}/{end_s:,.0f} s"
             # The bar's description is rich markup ("[bold]{task.description}"): a name is text in it.
             fields = {"counter": sim, "wall_s": wall_s, "completed": reached_s, "total": end_s or None}
             if index not in self._rows:
-                self._rows[index] = self._bar.add_task(escape(self._label(index, total)), **fields)
+                self._rows[index] = self._bar.add_task(escape(f"{name} ({index + 1}/{total})"), **fields)
             else:
                 self._bar.update(self._rows[index], **fields)
 
@@ -177,19 +176,19 @@ class RunProgress(_BarOwner):
         print(line, file=self._stream or sys.stderr, flush=True)
         self._last_line = self._clock()
 
-    def _print_lines(self, now: float, states: Sequence[tuple[str, float, float, float]]) -> None:
-        total = self._total(states)
-        finished = [i for i, (state, *_) in enumerate(states) if state == "done" and i not in self._printed]
+    def _print_lines(self, now: float, states: Sequence[State]) -> None:
+        total = max(1, len(states))
+        finished = [i for i, (_, state, *_) in enumerate(states) if state == "done" and i not in self._printed]
         for index in finished:
             self._printed.add(index)
-            wall_s = states[index][3]
-            self._print(f"[{len(self._printed)}/{total}] {self._name(index)} done in {format_wall_s(wall_s)}")
+            name, *_, wall_s = states[index]
+            self._print(f"[{len(self._printed)}/{total}] {name} done in {format_wall_s(wall_s)}")
         if finished or now - self._last_line < LINE_EVERY_S:
             return
-        for index, (state, sim_s, end_s, wall_s) in enumerate(states):
+        for index, (name, state, sim_s, end_s, wall_s) in enumerate(states):
             if state == "running":
                 sim = f"{min(sim_s, end_s):,.0f}/{end_s:,.0f} s simulated"
-                self._print(f"[{index + 1}/{total}] {self._name(index)}: {sim} in {format_wall_s(wall_s)}")
+                self._print(f"[{index + 1}/{total}] {name}: {sim} in {format_wall_s(wall_s)}")
 
 
 class SweepProgress(_BarOwner):

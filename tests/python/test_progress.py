@@ -50,13 +50,14 @@ def test_a_bar_on_a_terminal_lines_elsewhere_nothing_when_quiet(
 
 @dataclass
 class Engine:
-    """The engine's `Progress` as the CLI reads it: each variant's state, simulated seconds reached
-    and to run, and wall seconds."""
+    """The engine's `Progress` as the CLI reads it: each variant's name, and its state, simulated
+    seconds reached and to run, and wall seconds."""
 
     states: list[tuple[str, float, float, float]]
+    names: list[str]
 
-    def variants(self) -> list[tuple[str, float, float, float]]:
-        return list(self.states)
+    def variants(self) -> list[tuple[str, str, float, float, float]]:
+        return [(name, *state) for name, state in zip(self.names, self.states, strict=True)]
 
 
 class Clock:
@@ -73,8 +74,8 @@ WAITING = ("waiting", 0.0, 0.0, 0.0)
 
 
 def test_the_bar_shows_the_variant_simulated_time_wall_time_and_eta() -> None:
-    engine, clock, shown = Engine([("running", 0.0, 1500.0, 0.0), WAITING]), Clock(), io.StringIO()
-    with RunProgress(engine, ["rr_iops1", "fixed"], "bar", shown, clock) as bar:  # type: ignore[arg-type]
+    engine, clock, shown = Engine([("running", 0.0, 1500.0, 0.0), WAITING], ["rr_iops1", "fixed"]), Clock(), io.StringIO()
+    with RunProgress(engine, "bar", shown, clock) as bar:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S / 2
         bar.update()
         assert shown.getvalue() == "", "no bar for a run that may end within SHOW_AFTER_S"
@@ -88,8 +89,8 @@ def test_the_bar_shows_the_variant_simulated_time_wall_time_and_eta() -> None:
 
 def test_the_bars_show_each_variant_running_at_once() -> None:
     running = [("done", 60.0, 60.0, 5.0), ("running", 30.0, 60.0, 3.0), ("running", 12.0, 60.0, 1.0), WAITING]
-    engine, clock, shown = Engine(running), Clock(), io.StringIO()
-    with RunProgress(engine, ["a", "b", "c", "d"], "bar", shown, clock) as bar:  # type: ignore[arg-type]
+    engine, clock, shown = Engine(running, ["a", "b", "c", "d"]), Clock(), io.StringIO()
+    with RunProgress(engine, "bar", shown, clock) as bar:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S + 1
         bar.update()
         text = shown.getvalue()
@@ -100,8 +101,8 @@ def test_the_bars_show_each_variant_running_at_once() -> None:
 
 
 def test_lines_name_each_variant_done_and_those_running_now_and_then() -> None:
-    engine, clock, shown = Engine([("running", 0.0, 1500.0, 0.0), WAITING, WAITING]), Clock(), io.StringIO()
-    with RunProgress(engine, ["a", "b", "c"], "lines", shown, clock) as lines:  # type: ignore[arg-type]
+    engine, clock, shown = Engine([("running", 0.0, 1500.0, 0.0), WAITING, WAITING], ["a", "b", "c"]), Clock(), io.StringIO()
+    with RunProgress(engine, "lines", shown, clock) as lines:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S / 2
         engine.states[0] = ("done", 1500.0, 1500.0, 0.4)
         lines.update()

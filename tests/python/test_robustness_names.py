@@ -115,12 +115,13 @@ def test_compare_prints_hostile_names_escaped(
 
 @dataclass
 class _Engine:
-    """The engine's `Progress`: each variant's state, simulated seconds and wall seconds."""
+    """The engine's `Progress`: each variant's name, and its state, simulated seconds and wall seconds."""
 
     states: list[tuple[str, float, float, float]]
+    names: list[str]
 
-    def variants(self) -> list[tuple[str, float, float, float]]:
-        return list(self.states)
+    def variants(self) -> list[tuple[str, str, float, float, float]]:
+        return [(name, *state) for name, state in zip(self.names, self.states, strict=True)]
 
 
 class _Clock:
@@ -133,10 +134,9 @@ class _Clock:
 
 @pytest.mark.parametrize("mode", ["lines", "bar"])
 def test_progress_shows_hostile_variant_names_escaped(mode: str) -> None:
-    engine = _Engine([("running", 10.0, 100.0, 1.0), ("waiting", 0.0, 0.0, 0.0)])
+    engine = _Engine([("running", 10.0, 100.0, 1.0), ("waiting", 0.0, 0.0, 0.0)], [f"a{HOSTILE}", f"b{HOSTILE}"])
     clock, shown = _Clock(), io.StringIO()
-    names = [f"a{HOSTILE}", f"b{HOSTILE}"]
-    with RunProgress(engine, names, mode, shown, clock) as progress:  # type: ignore[arg-type]
+    with RunProgress(engine, mode, shown, clock) as progress:  # type: ignore[arg-type]
         clock.now_s += SHOW_AFTER_S + 1
         progress.update()
         engine.states = [("done", 100.0, 100.0, 2.0), ("running", 10.0, 100.0, 0.5)]

@@ -47,16 +47,16 @@ impl Progress {
         Self(Arc::new(VariantRuns::default()))
     }
 
-    /// Each selected variant in scenario order, once the run has checked the scenario: its state
-    /// (`waiting`, `running`, `done` or `stopped`), simulated seconds reached and to run (0 until
-    /// its engine starts), and wall seconds (so far while it runs).
-    fn variants(&self) -> Vec<(&'static str, f64, f64, f64)> {
+    /// Each selected variant in scenario order, once the run has checked the scenario: its name,
+    /// its state (`waiting`, `running`, `done` or `stopped`), simulated seconds reached and to run
+    /// (0 until its engine starts), and wall seconds (so far while it runs).
+    fn variants(&self) -> Vec<(String, &'static str, f64, f64, f64)> {
         let runs = &self.0;
         runs.variants()
             .iter()
             .map(|v| {
                 let (sim_ns, end_ns) = v.control.position();
-                (v.state().name(), sim_ns as f64 / 1e9, end_ns as f64 / 1e9, runs.wall_ns(v) as f64 / 1e9)
+                (v.name.clone(), v.state().name(), sim_ns as f64 / 1e9, end_ns as f64 / 1e9, runs.wall_ns(v) as f64 / 1e9)
             })
             .collect()
     }

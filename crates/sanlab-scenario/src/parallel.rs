@@ -45,9 +45,10 @@ impl VariantState {
     }
 }
 
-/// One variant's progress: its engine's position, its state and its wall time.
+/// One variant's progress: its name, its engine's position, its state and its wall time.
 #[derive(Default)]
 pub struct VariantControl {
+    pub name: String,
     pub control: RunControl,
     state: AtomicU8,
     /// Since the run's origin: when the variant started, and how long it took once done.
@@ -106,10 +107,10 @@ impl VariantRuns {
         self.cancelled.load(Ordering::SeqCst)
     }
 
-    /// Fresh controls for `n` variants, cancelled already if the run was.
-    fn begin(&self, n: usize) -> Arc<[VariantControl]> {
+    /// Fresh controls for the variants named, cancelled already if the run was.
+    fn begin<'a>(&self, names: impl Iterator<Item = &'a str>) -> Arc<[VariantControl]> {
         let mut variants = lock(&self.variants);
-        *variants = (0..n).map(|_| VariantControl::default()).collect();
+        *variants = names.map(|name| VariantControl { name: name.to_string(), ..VariantControl::default() }).collect();
         if self.cancelled() {
             variants.iter().for_each(|v| v.control.cancel());
         }
@@ -223,7 +224,7 @@ pub(crate) fn run_variants(
 ) -> Result<(Vec<VariantResult>, bool), ScenarioError> {
     let own = VariantRuns::default();
     let runs = control.unwrap_or(&own);
-    let controls = runs.begin(selected.len());
+    let controls = runs.begin(selected.iter().map(|(v, _)| v.map_or("base", |v| v.name.as_str())));
     // The overrides of the variants before the first that reads an earlier one's results: given
     // no results, a curve point's lookup fails (its max run is missing).
     let mut independent: Vec<Overrides> = vec![];
