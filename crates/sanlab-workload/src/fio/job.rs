@@ -24,60 +24,68 @@ use sanlab_spec::did_you_mean;
 use sanlab_des::RngStream;
 
 /// A fio job: request shapes, pacing and stop conditions, and the state of one clone.
+///
+/// `repr(C)` keeps the fields in the order written: first what every request reads or writes (its
+/// draw, its end checks, whether it steers), in the job's first three cache lines, with the
+/// options few jobs use boxed behind a pointer there; then its directions, a line each; then the
+/// rest. At thousands of jobs each is visited once per thousands of other requests, long after
+/// its lines left the cache, so each line a request touches is a trip to memory
+/// (docs/performance.md, "Speed at scale").
+#[repr(C, align(64))]
 #[derive(Clone, Debug)]
 pub(crate) struct FioJob {
-    dirs: [Direction; 2],
+    issued_bytes: u64,
+    issued_ios: u64,
+    issued_since_think: u64,
     read_pct: f64,
-    random: bool,
-    /// fio `percentage_random` per direction (random modes only): at each new random offset, the
-    /// request goes to a random block with this probability, else continues sequentially.
-    perc_random: [u64; 2],
-    /// Set only with `perc_random` below 100 and without time_based; it then replaces
-    /// `limit_bytes`.
-    passes: Option<Passes>,
+    offset_bytes: u64,
+    size_bytes: u64,
     /// rw suffix of a random mode: requests per random offset.
     rw_nr: u64,
     /// rw suffix of a sequential mode: bytes skipped after each request; negative goes backwards.
     seq_add_bytes: i64,
+    /// Without time_based: stop after this many bytes.
+    limit_bytes: Option<u64>,
+    limit_ios: Option<u64>,
+    /// fio `percentage_random` per direction (random modes only): at each new random offset, the
+    /// request goes to a random block with this probability, else continues sequentially.
+    perc_random: [u64; 2],
+    verify: Option<Box<Verify>>,
+    /// Set only with `perc_random` below 100 and without time_based; it then replaces
+    /// `limit_bytes`.
+    passes: Option<Box<Passes>>,
+    zones: Option<Box<Zones>>,
+    files: Option<Box<JobFiles>>,
+    /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
+    /// the region's blocks, made at the first random offset (from the job's stream).
+    lfsr: Option<Box<(u64, Option<lfsr::BlockCycle>)>>,
+    /// fio's random map (job files and command lines without `norandommap`), one per file.
+    random_map: Option<Box<RandomMaps>>,
+    /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
+    flow: Option<Box<FlowShare>>,
+    /// fio latency_target, steadystate, rate_min and max_latency; None when it uses none of them.
+    steering: Option<Box<Steering>>,
+    think_ns: u64,
+    random: bool,
+    time_based: bool,
+    dirs: [Direction; 2],
     depth: u32,
     numjobs: u32,
     offset_increment_bytes: u64,
     rate_iops: Option<f64>,
     poisson: bool,
+    /// A pause was asked for; the next completion's issue time is when issuing resumed.
+    resuming: bool,
     start_ns: u64,
     ramp_ns: u64,
     runtime_ns: Option<u64>,
-    /// Without time_based: stop after this many bytes.
-    limit_bytes: Option<u64>,
-    limit_ios: Option<u64>,
-    think_ns: u64,
     /// None when only thinktime_iotime paces the pauses (fio skips the blocks check then).
     think_blocks: Option<u64>,
     /// fio `thinktime_iotime`: think after issuing for this long.
     think_iotime_ns: Option<u64>,
     /// When the current stretch of issuing began (the job's start, or the end of its last pause).
     issuing_since_ns: u64,
-    /// A pause was asked for; the next completion's issue time is when issuing resumed.
-    resuming: bool,
-    size_bytes: u64,
-    offset_bytes: u64,
-    issued_bytes: u64,
-    issued_ios: u64,
-    issued_since_think: u64,
-    verify: Option<Verify>,
-    zones: Option<Zones>,
-    files: Option<JobFiles>,
-    /// fio latency_target, steadystate and rate_min.
-    steering: Steering,
-    /// fio `flow`: the job's share of the I/O of the jobs with its flow_id.
-    flow: Option<FlowShare>,
     options: Vec<(String, String)>,
-    /// fio `random_generator=lfsr`: random offsets in units of this many bytes from a cycle over
-    /// the region's blocks, made at the first random offset (from the job's stream).
-    lfsr: Option<(u64, Option<lfsr::BlockCycle>)>,
-    /// fio's random map (job files and command lines without `norandommap`), one per file.
-    random_map: Option<RandomMaps>,
-    time_based: bool,
     /// How fio would sample its bandwidth and IOPS (see [`Workload::rate_sampling`]).
     rates: [RateSampling; 2],
     /// Its own `exitall`, `exitall_on_error` and `exit_what`, and its exit rule once its file is
@@ -137,7 +145,7 @@ impl FioJob {
             // fio: ramp_time is lead-in, so it lengthens a given runtime.
             runtime_ns: (runtime > 0).then_some(start_ns + ramp_ns + runtime),
             limit_bytes: (!time_based && passes.is_none()).then_some(io_bytes.saturating_mul(loops)),
-            passes,
+            passes: passes.map(Box::new),
             limit_ios: (number_ios > 0).then_some(number_ios),
             think_ns,
             think_blocks,
@@ -149,14 +157,14 @@ impl FioJob {
             issued_bytes: 0,
             issued_ios: 0,
             issued_since_think: 0,
-            verify,
-            zones,
-            files,
-            steering,
-            flow,
+            verify: verify.map(Box::new),
+            zones: zones.map(Box::new),
+            files: files.map(Box::new),
+            steering: steering.steers().then(|| Box::new(steering)),
+            flow: flow.map(Box::new),
             options,
-            lfsr,
-            random_map,
+            lfsr: lfsr.map(Box::new),
+            random_map: random_map.map(Box::new),
             time_based,
             rates,
             exitall,
@@ -208,7 +216,7 @@ impl FioJob {
         }
         // Sequential: from where this direction's previous request ended (fio `last_pos[ddir]`,
         // set by random and sequential requests alike).
-        let offset = match self.lfsr.as_mut() {
+        let offset = match self.lfsr.as_deref_mut() {
             Some((unit, cycle)) if random_now => {
                 let cycle = cycle.get_or_insert_with(|| lfsr::BlockCycle::new((size_bytes / *unit).max(1), rng));
                 cycle.next() * *unit / dir.align_bytes * dir.align_bytes
@@ -573,11 +581,11 @@ impl Workload for FioJob {
     }
 
     fn completed(&mut self, c: &Completion) -> Steer {
-        self.steering.completed(c)
+        self.steering.as_mut().map_or(Steer::Keep, |s| s.completed(c))
     }
 
     fn findings(&self) -> Option<FioFindings> {
-        self.steering.findings()
+        self.steering.as_ref().and_then(|s| s.findings())
     }
 
 }
@@ -609,7 +617,7 @@ impl FioJob {
             rate_sampling: self.rates,
             exit_rule: self.exit,
             sync_schedule: self.sync,
-            state_bytes: self.random_map.as_ref().map_or(0, RandomMaps::bytes),
+            state_bytes: self.random_map.as_deref().map_or(0, RandomMaps::bytes),
             fio_place: self.place.clone(),
             ..JobPlan::new(pacing, self.options.clone())
         }

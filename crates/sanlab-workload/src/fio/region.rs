@@ -9,16 +9,19 @@ use super::values::{err, parse_int, per_direction, Dialect, OptionError, Reader}
 use crate::distribution::{Distribution, DistributionSpec};
 use sanlab_spec::did_you_mean;
 
-/// One direction's block sizes, offsets and sequential position.
+/// One direction's block sizes, offsets and sequential position, laid out for
+/// [`super::job::FioJob`]'s: what a request reads of it (the scalars, then a fixed block size or a
+/// uniform draw's block count at the start of `sizes` and `offsets`) in one cache line.
+#[repr(C, align(64))]
 #[derive(Clone, Debug)]
 pub(super) struct Direction {
-    pub(super) sizes: BlockSizes,
+    pub(super) next_seq_bytes: u64,
     /// Offsets align to this: the direction's smallest block size (fio's default `blockalign`).
     pub(super) align_bytes: u64,
-    pub(super) offsets: Distribution,
-    pub(super) next_seq_bytes: u64,
     /// rw=randread:N — requests left before the next random offset.
     pub(super) seq_left: u32,
+    pub(super) sizes: BlockSizes,
+    pub(super) offsets: Distribution,
 }
 
 /// Passes over the region of a job that is not time_based and mixes sequential continuations

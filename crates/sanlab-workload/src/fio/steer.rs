@@ -51,6 +51,11 @@ impl Steering {
         })
     }
 
+    /// Whether the job asked for any part: else a completion changes nothing.
+    pub(crate) fn steers(&self) -> bool {
+        self.latency.is_some() || self.steady.is_some() || self.rate_min.is_some() || self.max_latency_ns != [0; 2]
+    }
+
     /// The depth the job starts at: 1 while fio searches (io_u.c `lat_target_init`).
     pub(crate) fn start_depth(&self, iodepth: u32) -> u32 {
         if self.latency.is_some() {
