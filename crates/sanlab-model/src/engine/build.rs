@@ -214,6 +214,7 @@ fn job(j: JobConfig, waiters: Vec<u32>, seed: u64, end_ns: SimTime, warmup_ns: S
         name: j.name,
         vm: j.vm,
         workload: j.workload,
+        pacing: j.plan.pacing,
         plan: j.plan,
         depth,
         outstanding: 0,

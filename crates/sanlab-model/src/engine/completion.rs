@@ -128,7 +128,7 @@ impl World {
                 Steer::Depth { depth, quiesce } => {
                     deeper = depth > job.depth;
                     job.depth = depth;
-                    if quiesce && matches!(job.plan.pacing, Pacing::Closed { .. }) {
+                    if quiesce && matches!(job.pacing, Pacing::Closed { .. }) {
                         job.pause_ns.get_or_insert(0);
                     }
                 }
@@ -145,7 +145,7 @@ impl World {
             }
         }
         if now < job.stop_ns {
-            match job.plan.pacing {
+            match job.pacing {
                 Pacing::Closed { .. } => {
                     if job.pause_ns.is_none() {
                         job.pause_ns = job.workload.think_ns(r.t_issue, now);

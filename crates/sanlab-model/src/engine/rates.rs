@@ -38,7 +38,8 @@ impl RateStat {
     }
 }
 
-/// Samples of one quantity (bytes or I/Os) per direction.
+/// Samples of one quantity (bytes or I/Os) per direction: the window being counted (its
+/// statistics, `[RateStat; 2]` per direction, are kept apart by [`JobRates`]).
 #[derive(Clone, Debug)]
 struct Sampler {
     how: RateSampling,
@@ -48,7 +49,6 @@ struct Sampler {
     from_ns: u64,
     window_end_ns: u64,
     pending: [u64; 2],
-    stat: [RateStat; 2],
 }
 
 impl Sampler {
@@ -57,7 +57,7 @@ impl Sampler {
             RateSampling::Window { ms } => from_ns + ms * 1_000_000,
             RateSampling::PerIo => u64::MAX,
         };
-        Self { how, kib, from_ns, window_end_ns, pending: [0; 2], stat: [RateStat::default(); 2] }
+        Self { how, kib, from_ns, window_end_ns, pending: [0; 2] }
     }
 
     /// The rate of `count` over a window of `ms`, in whole units per second (KiB/s for bytes).
@@ -72,28 +72,27 @@ impl Sampler {
 
     /// Closes the pending window when it ended before `end_ns` (fio takes no sample of the
     /// window its job ends in).
-    fn close(&mut self, end_ns: u64) {
+    fn close(&mut self, stat: &mut [RateStat; 2], end_ns: u64) {
         let RateSampling::Window { ms } = self.how else { return };
-        for d in 0..2 {
+        for (d, stat) in stat.iter_mut().enumerate() {
             let count = std::mem::take(&mut self.pending[d]);
             if count > 0 && self.window_end_ns < end_ns {
-                let rate = self.rate(count, ms);
-                self.stat[d].add(rate);
+                stat.add(self.rate(count, ms));
             }
         }
     }
 
     /// A measured completion at `now_ns` of `count` (its bytes or 1) that took `latency_ns`;
     /// `end_ns` is when the job stops.
-    fn done(&mut self, now_ns: u64, end_ns: u64, d: usize, count: u64, latency_ns: u64) {
+    fn done(&mut self, stat: &mut [RateStat; 2], now_ns: u64, end_ns: u64, d: usize, count: u64, latency_ns: u64) {
         match self.how {
             // fio's per-I/O bandwidth: bytes x 10^6 / the I/O's completion latency in ns.
-            RateSampling::PerIo if self.kib => self.stat[d].add(if latency_ns == 0 { 0 } else { (count as u128 * 1_000_000 / u128::from(latency_ns)) as u64 }),
-            RateSampling::PerIo => self.stat[d].add(1),
+            RateSampling::PerIo if self.kib => stat[d].add(if latency_ns == 0 { 0 } else { (count as u128 * 1_000_000 / u128::from(latency_ns)) as u64 }),
+            RateSampling::PerIo => stat[d].add(1),
             RateSampling::Window { ms } => {
                 // Most completions fall in the current window: one comparison, no division.
                 if now_ns >= self.window_end_ns {
-                    self.close(end_ns);
+                    self.close(stat, end_ns);
                     let window_ns = ms * 1_000_000;
                     let window = (now_ns - self.from_ns) / window_ns;
                     self.window_end_ns = self.from_ns + (window + 1) * window_ns;
@@ -103,11 +102,11 @@ impl Sampler {
         }
     }
 
-    /// The statistics as they stand when the job ends at `end_ns`.
-    fn finished(&self, end_ns: u64) -> [RateStat; 2] {
-        let mut last = self.clone();
-        last.close(end_ns);
-        last.stat
+    /// Its statistics `stat` as they stand when the job ends at `end_ns`.
+    fn finished(&self, stat: &[RateStat; 2], end_ns: u64) -> [RateStat; 2] {
+        let mut last = *stat;
+        self.clone().close(&mut last, end_ns);
+        last
     }
 }
 
@@ -125,7 +124,10 @@ fn depth_level(depth: u32) -> usize {
     }
 }
 
-/// A job's fio sampling state.
+/// A job's fio sampling state. `repr(C)` keeps what each submission and completion touches (the
+/// samplers' windows, the depth counts) together, ahead of the statistics, which change only as a
+/// window closes (see the engine's `Job` for why).
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub(crate) struct JobRates {
     bw: Sampler,
@@ -133,6 +135,8 @@ pub(crate) struct JobRates {
     /// Measured submissions by the job's depth just after each (itself included), syncs too
     /// as fio counts them.
     pub depth_levels: [u64; 7],
+    /// `[bw, iops]`'s statistics per direction.
+    stats: [[RateStat; 2]; 2],
     /// Measured syncs by kind: fsync, fdatasync, sync_file_range.
     pub syncs: [u64; 3],
 }
@@ -140,7 +144,7 @@ pub(crate) struct JobRates {
 impl JobRates {
     /// Sampling `[bw, iops]` as the job asks, measured from `from_ns`.
     pub fn new(how: [RateSampling; 2], from_ns: u64) -> Self {
-        Self { bw: Sampler::new(how[0], true, from_ns), iops: Sampler::new(how[1], false, from_ns), depth_levels: [0; 7], syncs: [0; 3] }
+        Self { bw: Sampler::new(how[0], true, from_ns), iops: Sampler::new(how[1], false, from_ns), depth_levels: [0; 7], stats: [[RateStat::default(); 2]; 2], syncs: [0; 3] }
     }
 
     /// Starts over from `from_ns` (the job's measured start, or fio's final latency-target cycle).
@@ -164,13 +168,14 @@ impl JobRates {
     #[inline]
     pub fn done(&mut self, now_ns: u64, end_ns: u64, op: Op, bytes: u64, latency_ns: u64) {
         let d = usize::from(op != Op::Read);
-        self.bw.done(now_ns, end_ns, d, bytes, latency_ns);
-        self.iops.done(now_ns, end_ns, d, 1, latency_ns);
+        let [bw, iops] = &mut self.stats;
+        self.bw.done(bw, now_ns, end_ns, d, bytes, latency_ns);
+        self.iops.done(iops, now_ns, end_ns, d, 1, latency_ns);
     }
 
     /// `[bw, iops]` per direction `[read, write]`, as they stand when the job ends at `end_ns`.
     pub fn report(&self, end_ns: u64) -> [[RateReport; 2]; 2] {
-        [self.bw.finished(end_ns).map(|s| s.report()), self.iops.finished(end_ns).map(|s| s.report())]
+        [self.bw.finished(&self.stats[0], end_ns).map(|s| s.report()), self.iops.finished(&self.stats[1], end_ns).map(|s| s.report())]
     }
 }
 

@@ -8,26 +8,37 @@ use sanlab_des::RngStream;
 use sanlab_metrics::IoStats;
 use sanlab_workload::{JobPlan, Workload};
 
+/// A running job. `repr(C)` keeps the fields in the order written: what every arrival, issue and
+/// completion reads or writes first, in the job's first cache lines (its histograms after them),
+/// the rest after; at thousands of jobs each line a request touches is a trip to memory (see
+/// `FioJob`'s layout, and docs/performance.md, "Speed at scale").
+#[repr(C, align(64))]
 pub(crate) struct Job {
-    pub name: String,
-    pub vm: usize,
     pub workload: Box<dyn Workload>,
-    /// Its fixed facts (pacing, start, runtime, what it reports).
-    pub plan: JobPlan,
     pub rng: RngStream,
+    pub stop_ns: SimTime,
+    /// Completions from this time on count in the job's statistics (run warmup, fio ramp_time).
+    pub measured_from_ns: SimTime,
+    /// Its plan's pacing, here beside the rest an arrival reads.
+    pub pacing: Pacing,
+    pub vm: usize,
     pub depth: u32,
     pub outstanding: u32,
     pub issued: u64,
     pub completed: u64,
     /// Open-loop arrivals that found the job at its depth and wait to be issued.
     pub backlog: u64,
-    pub stop_ns: SimTime,
-    /// Completions from this time on count in the job's statistics (run warmup, fio ramp_time).
-    pub measured_from_ns: SimTime,
     /// Closed loop: the pause the job takes once its outstanding requests complete (thinking).
     pub pause_ns: Option<u64>,
+    /// fio `fsync` and its kin: where the job's sync schedule stands (it starts as its plan's).
+    pub sync: Option<sanlab_workload::SyncSchedule>,
+    /// fio's bandwidth and IOPS samples and submission depths.
+    pub rates: super::rates::JobRates,
     pub read: IoStats,
     pub write: IoStats,
+    /// Its fixed facts (pacing, start, runtime, what it reports).
+    pub plan: JobPlan,
+    pub name: String,
     /// Requests that failed (the job stopped at the first).
     pub failed: u64,
     /// Jobs not yet finished that this one waits for (fio `stonewall`, `wait_for`); it starts
@@ -35,10 +46,6 @@ pub(crate) struct Job {
     pub waiting: u32,
     /// Jobs waiting for this one.
     pub waiters: Vec<u32>,
-    /// fio's bandwidth and IOPS samples and submission depths.
-    pub rates: super::rates::JobRates,
-    /// fio `fsync` and its kin: where the job's sync schedule stands (it starts as its plan's).
-    pub sync: Option<sanlab_workload::SyncSchedule>,
     pub set: usize,
     /// The name of its workload entry, which names its fio document.
     pub entry: String,
@@ -72,7 +79,7 @@ impl World {
         if (!self.jobs[j].waiters.is_empty() || self.jobs[j].plan.exit_rule.is_some()) && stop < self.end_ns {
             self.q.schedule_at(stop, pack(Ev::JobArrival, j as u32));
         }
-        match self.jobs[j].plan.pacing {
+        match self.jobs[j].pacing {
             Pacing::Closed { .. } if start == now => self.fill(j),
             Pacing::Closed { .. } | Pacing::Open { .. } => self.q.schedule_at(start, pack(Ev::JobArrival, j as u32)),
             Pacing::Timed { .. } => self.schedule_timed_arrival(j, start),
@@ -158,7 +165,7 @@ impl World {
         if now >= self.jobs[j].stop_ns {
             return self.maybe_finished(j);
         }
-        let pacing = self.jobs[j].plan.pacing;
+        let pacing = self.jobs[j].pacing;
         match pacing {
             Pacing::Open { rate_iops, poisson, .. } => {
                 let mean_ns = 1e9 / rate_iops;
