@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import PARDA_THRESHOLD_MS, with_cores, with_hosts, with_injector
@@ -32,6 +34,7 @@ from sanlab.report.figures import (
     vm_iops_figure,
     winners,
 )
+from sanlab.report.figures.heatmaps import pivot
 from sanlab.report.groups import variant_groups
 
 STARTED = datetime(2026, 11, 21, 20, 9, 5, tzinfo=UTC)
@@ -500,3 +503,38 @@ def test_many_grouped_variants_stack_the_path_maps(doc: dict[str, Any]) -> None:
     assert figure.plot.layout.yaxis.domain[0] > figure.plot.layout.yaxis2.domain[1]
     assert [list(level) for level in share.x] == [[g for g in groups for _ in "ab"], ["rr", "latency"] * 5]
     assert "rr 50 % in every group, the other 5 none." in figure.caption
+
+
+def test_series_frame_splits_entities_and_keeps_every_row_in_order() -> None:
+    doc: Any = {
+        "variants": [
+            {"name": "a", "timeseries": {"t_s": [1.0, 1.0], "entity": ["path/p:v", "host/h"], "metric": ["iops", "iops"], "value": [3.0, 4.0]}},
+            {"name": "b", "timeseries": {"t_s": [], "entity": [], "metric": [], "value": []}},
+            {"name": "c", "timeseries": {"t_s": [2.0], "entity": ["array"], "metric": ["mbps"], "value": [5.0]}},
+        ]
+    }
+    frame = series_frame(doc)
+    assert frame.iloc[:2].to_dict("records") == [
+        {"variant": "a", "t_s": 1.0, "kind": "path", "name": "p:v", "metric": "iops", "value": 3.0},
+        {"variant": "a", "t_s": 1.0, "kind": "host", "name": "h", "metric": "iops", "value": 4.0},
+    ]
+    assert frame.iloc[2][["variant", "t_s", "kind", "metric", "value"]].tolist() == ["c", 2.0, "array", "mbps", 5.0]
+    assert pd.isna(frame["name"].iloc[2]), "an entity without `/` has no name"
+    assert series_frame({"variants": [doc["variants"][1]]}).empty, "no samples: an empty frame"
+
+
+def test_a_heatmap_has_a_cell_per_row_and_time_the_mean_of_its_values_and_a_gap_without_any() -> None:
+    frame = pd.DataFrame(
+        {
+            "name": ["p2", "p1", "p1", "p3", "p1"],
+            "t_s": [1.0, 1.0, 2.0, 2.0, 2.0],
+            "value": [10.0, 20.0, 30.0, 40.0, 50.0],
+        }
+    )
+    names, times_s, z = pivot(frame, ["p1", "p2"])
+    assert names == ["p1", "p2", "p3"], "the order given, then the others sorted"
+    assert times_s.tolist() == [1.0, 2.0]
+    assert z.dtype == np.float32
+    assert z[0].tolist() == [20.0, 40.0], "p1 at 2 s: the mean of 30 and 50"
+    assert z[1, 0] == 10.0 and np.isnan(z[1, 1]), "p2 has no sample at 2 s: a gap"
+    assert np.isnan(z[2, 0]) and z[2, 1] == 40.0
