@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fault_doc import with_faults, with_replication_fault
-from sanlab.analysis.failover import counts, faults, level_before, recovery_s, series
+from sanlab.analysis.failover import counts, every_vm_iops, faults, level_before, recovery_s, series, vm_iops
 
 TIMES_S = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 
@@ -173,3 +173,20 @@ def test_path_changes_by_bisection_agree_with_a_scan_of_every_event() -> None:
                     first.setdefault(p, change["t_s"])
         expected = max(first[p] for p in wanted) - lo if all(p in first for p in wanted) else None
         assert index.seconds_until_all(wanted, lo, hi) == expected
+
+
+def test_every_vm_iops_is_each_vms_own_series_from_one_pass() -> None:
+    variant: Any = {
+        "vms": [{"name": "a"}, {"name": "vm/b"}, {"name": "idle"}],
+        "timeseries": {
+            "t_s": [2.0, 1.0, 1.0, 1.0, 2.0, 1.0, 2.0],
+            "entity": ["vm/a", "vm/a", "vm/vm/b", "path/a", "vm/a", "vm/a", "vm/vm/b"],
+            "metric": ["iops", "iops", "iops", "iops", "lat_ms_mean", "lat_ms_mean", "iops"],
+            "value": [20.0, 10.0, 7.0, 99.0, 0.5, 0.4, 8.0],
+        },
+    }
+    every = every_vm_iops(variant)
+    assert every == {vm["name"]: vm_iops(variant, vm["name"]) for vm in variant["vms"]}
+    assert every["a"] == ([1.0, 2.0], [10.0, 20.0]), "in time order, IOPS only, the VM's own"
+    assert every["vm/b"] == ([1.0, 2.0], [7.0, 8.0])
+    assert every["idle"] == ([], [])

@@ -103,6 +103,20 @@ def vm_iops(variant: Variant, vm: str) -> tuple[list[float], list[float]]:
     return series(variant, f"vm/{vm}", "iops")
 
 
+def every_vm_iops(variant: Variant) -> dict[str, tuple[list[float], list[float]]]:
+    """`vm_iops` of each of the variant's VMs, from one pass over its series: a pass per VM is
+    quadratic in VMs (10,000 VMs times millions of rows)."""
+    columns = variant["timeseries"]
+    points: dict[str, list[tuple[float, float]]] = {vm["name"]: [] for vm in variant["vms"]}
+    for t_s, entity, metric, value in zip(
+        columns["t_s"], columns["entity"], columns["metric"], columns["value"], strict=True
+    ):
+        if metric == "iops" and entity.startswith("vm/") and entity[3:] in points:
+            points[entity[3:]].append((t_s, value))
+    ordered = {vm: sorted(found) for vm, found in points.items()}
+    return {vm: ([t for t, _ in found], [v for _, v in found]) for vm, found in ordered.items()}
+
+
 @dataclass(frozen=True)
 class Fault:
     """One fault of a variant: a single event, or the occurrences of a repeating (flapping) one.
@@ -256,9 +270,7 @@ def faults(variant: Variant) -> list[Fault]:
     warmup_s = end_of_run_s - float(variant["measured_s"])
     marked_dead = _PathChanges(variant["psp_events"], "path dead")
     marked_alive = _PathChanges(variant["psp_events"], "path alive")
-    series = (
-        {vm["name"]: vm_iops(variant, vm["name"]) for vm in variant["vms"]} if "timeseries" in variant else {}
-    )
+    series = every_vm_iops(variant) if "timeseries" in variant else {}
     result = []
     for group in groups:
         first = group[0]
