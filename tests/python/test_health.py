@@ -196,3 +196,22 @@ def test_the_selector_is_read_from_a_table_or_a_kind_name_alone() -> None:
     assert health.selector(table, "esx1") == table["name"]
     short = table | {"resolved_toml": '[[host]]\nname = "esx1"\nmultipath = { psp = "rr" }\n'}
     assert (health.selector(short, "esx1"), health.selector(short, "esx2")) == ("rr", "")
+
+
+def test_every_device_shares_gives_each_device_its_own_paths_from_one_pass() -> None:
+    found = variant(lambda t, link: 10.0 * (PATHS.index(link) + 1), seconds=3)
+    # The same host's second device on two paths of its own, its rows out of time order and one
+    # path without a sample at 1 s.
+    found["devices"].append(dict(found["devices"][0], name="vol2", volume="vol2"))
+    found["paths"] += [{"name": f"q-{i}:vol2", "host": "esx1", "array": "a", "device": "vol2", "ios": 1.0} for i in (0, 1)]
+    series = found["timeseries"]
+    for t_s, name, value in ((2.0, "q-1:vol2", 7.0), (1.0, "q-0:vol2", 5.0), (2.0, "q-0:vol2", 6.0)):
+        for key, item in zip(series, (t_s, f"path/{name}", "iops", value), strict=True):
+            series[key].append(item)
+    every = health.every_device_shares(found)
+    assert set(every) == {("esx1", "vol"), ("esx1", "vol2")}
+    assert every["esx1", "vol"] == health.device_shares(found, found["devices"][0])
+    assert every["esx1", "vol"].iops == {f"{link}:vol": [10.0 * (i + 1)] * 3 for i, link in enumerate(PATHS)}
+    second = every["esx1", "vol2"]
+    assert second.times_s == [1.0, 2.0]
+    assert second.iops == {"q-0:vol2": [5.0, 6.0], "q-1:vol2": [0.0, 7.0]}, "no sample: no I/O in it"

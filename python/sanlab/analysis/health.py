@@ -130,19 +130,30 @@ def link_of(name: str, volume: str) -> str:
 
 def device_shares(variant: Variant, device: DeviceReport) -> Shares:
     """The per-path IOPS series of a device's paths, aligned on the sample times."""
-    names = {
-        p["name"] for p in variant["paths"] if p["device"] == device["name"] and p["host"] == device["host"]
-    }
+    return every_device_shares(variant)[device["host"], device["name"]]
+
+
+def every_device_shares(variant: Variant) -> dict[tuple[str, str], Shares]:
+    """`device_shares` of each of the variant's devices, by host and device name, from one pass
+    over its series: a pass per device is quadratic (1,024 devices times millions of rows)."""
+    paths: dict[tuple[str, str], list[str]] = {}
+    for path in variant["paths"]:
+        paths.setdefault((path["host"], path["device"]), []).append(path["name"])
+    by_path: dict[str, dict[float, float]] = {name: {} for names in paths.values() for name in names}
     series = variant["timeseries"]
-    by_path: dict[str, dict[float, float]] = {name: {} for name in names}
     for t_s, entity, metric, value in zip(
         series["t_s"], series["entity"], series["metric"], series["value"], strict=True
     ):
         if metric == "iops" and entity.startswith("path/") and entity[5:] in by_path:
             by_path[entity[5:]][t_s] = value
-    times = sorted({t for values in by_path.values() for t in values})
-    ordered = [p["name"] for p in variant["paths"] if p["name"] in names]
-    return Shares(times, {name: [by_path[name].get(t, 0.0) for t in times] for name in ordered})
+    found = {}
+    for device in variant["devices"]:
+        ordered = paths.get((device["host"], device["name"]), [])
+        times = sorted({t for name in ordered for t in by_path[name]})
+        found[device["host"], device["name"]] = Shares(
+            times, {name: [by_path[name].get(t, 0.0) for t in times] for name in ordered}
+        )
+    return found
 
 
 def left_below(shares: Shares) -> float:
@@ -255,9 +266,10 @@ def windowed_balance(shares: Shares, paths: Sequence[str], window_s: float) -> l
     return found
 
 
-def device_health(variant: Variant, device: DeviceReport) -> DeviceHealth:
-    """The health figures of one device of one variant."""
-    shares = device_shares(variant, device)
+def device_health(variant: Variant, device: DeviceReport, shares: Shares | None = None) -> DeviceHealth:
+    """The health figures of one device of one variant (its `device_shares` when known)."""
+    if shares is None:
+        shares = device_shares(variant, device)
     links = {link_of(name, device["volume"]): name for name in shares.iops}
     degraded = next((d for d in degradations(variant) if d.link in links), None)
     path = links[degraded.link] if degraded else None
@@ -284,7 +296,13 @@ def device_health(variant: Variant, device: DeviceReport) -> DeviceHealth:
 
 def health(doc: Document) -> list[DeviceHealth]:
     """Every device of every variant, in run order."""
-    return [device_health(variant, device) for variant in doc["variants"] for device in variant["devices"]]
+    found = []
+    for variant in doc["variants"]:
+        shares = every_device_shares(variant)
+        found += [
+            device_health(variant, device, shares[device["host"], device["name"]]) for device in variant["devices"]
+        ]
+    return found
 
 
 def compares_selectors(doc: Document) -> bool:

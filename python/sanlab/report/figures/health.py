@@ -22,8 +22,9 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
         degraded = health.degradations(variant)
         if not degraded:
             continue
+        every_shares = health.every_device_shares(variant)
         for device in variant["devices"]:
-            shares = health.device_shares(variant, device)
+            shares = every_shares[device["host"], device["name"]]
             links = {health.link_of(name, device["volume"]): name for name in shares.iops}
             found = next((d for d in degraded if d.link in links), None)
             if found is None:
