@@ -36,7 +36,7 @@ pub(crate) struct Job {
     pub rates: super::rates::JobRates,
     pub read: IoStats,
     pub write: IoStats,
-    /// Its fixed facts (pacing, start, runtime, what it reports).
+    /// Its fixed facts (start, runtime, what it reports; the engine reads its pacing from `pacing`).
     pub plan: JobPlan,
     pub name: String,
     /// Requests that failed (the job stopped at the first).
