@@ -142,6 +142,17 @@ class SyncCounts(TypedDict):
     sync_file_range: int
 
 
+class JobPacing(TypedDict):
+    """How the engine paced a job, as it ran it (a fio job on a synchronous engine: depth 1)."""
+
+    # "closed", "open", "timed" or "shared".
+    kind: str
+    depth: int
+    # An open loop's: its arrival rate and whether arrivals are Poisson.
+    rate_iops: NotRequired[float]
+    poisson: NotRequired[bool]
+
+
 class JobReport(TypedDict):
     """A simulated job (a fio job, a vdbench SD, a trace replay ...)."""
 
@@ -159,6 +170,7 @@ class JobReport(TypedDict):
     entry: str
     end_ms: float
     fio_place: NotRequired[FioPlace]
+    pacing: JobPacing
 
 
 class FailedByReason(TypedDict):

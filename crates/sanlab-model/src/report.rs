@@ -104,6 +104,24 @@ pub struct JobReport {
     /// Its place in its fio job file or command line (section name, reporting group, options).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio_place: Option<sanlab_workload::FioPlace>,
+    /// How the engine paced it: what it ran, not what the job asked (a fio job on a synchronous
+    /// engine runs at depth 1 whatever its `iodepth`).
+    pub pacing: JobPacing,
+}
+
+/// A job's pacing as the engine runs it (its plan's `Pacing`): `{"kind": "closed", "depth": 1}`;
+/// an open loop adds its rate and whether its arrivals are Poisson.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobPacing {
+    /// `depth` requests kept outstanding, the next issued when one completes.
+    Closed { depth: u32 },
+    /// Arrivals at `rate_iops` (evenly spaced, or Poisson), at most `depth` outstanding.
+    Open { depth: u32, rate_iops: f64, poisson: bool },
+    /// Arrivals when the workload says (a trace's timestamps), at most `depth` outstanding.
+    Timed { depth: u32 },
+    /// Timed arrivals, and the free slots kept busy as in a closed loop (vdbench's `priority=`).
+    Shared { depth: u32 },
 }
 
 /// A job's syncs by kind; each ended in the guest at once (see `sanlab-workload`'s `fio/sync.rs`).

@@ -4,11 +4,12 @@
 use super::World;
 use crate::io::Stage;
 use crate::report::{
-    ArrayReport, Conservation, CoreReport, DeviceReport, DirectionReport, FaultReport, FlowControlReport, HostReport, JobReport, PathReport, PilotFigures, PspEventReport,
+    ArrayReport, Conservation, CoreReport, DeviceReport, DirectionReport, FaultReport, FlowControlReport, HostReport, JobPacing, JobReport, PathReport, PilotFigures, PspEventReport,
     QosReport, RateReport, RunReport, SyncCounts, VmReport, VolumeReport, WindowReport,
 };
 use sanlab_des::SimTime;
 use sanlab_metrics::IoStats;
+use sanlab_workload::Pacing;
 
 impl World {
     /// I/Os the VMs completed.
@@ -152,6 +153,7 @@ impl World {
                     entry: j.entry.clone(),
                     end_ms: j.stop_ns.min(now) as f64 / 1e6,
                     fio_place: j.plan.fio_place.clone(),
+                    pacing: job_pacing(j.plan.pacing),
                     syncs: j.sync.map(|_| {
                         let [fsync, fdatasync, sync_file_range] = j.rates.syncs;
                         SyncCounts { fsync, fdatasync, sync_file_range }
@@ -398,6 +400,16 @@ impl World {
         let total: u64 = ios.iter().sum();
         let share = |n: u64| if total == 0 { 0.0 } else { n as f64 / total as f64 };
         ios.iter().enumerate().map(|(c, &n)| CoreReport { name: format!("ctrl{}", c + 1), share: share(n), util: None, iops: per_s(n) }).collect()
+    }
+}
+
+/// A job's pacing as the report writes it.
+fn job_pacing(pacing: Pacing) -> JobPacing {
+    match pacing {
+        Pacing::Closed { depth } => JobPacing::Closed { depth },
+        Pacing::Open { depth, rate_iops, poisson } => JobPacing::Open { depth, rate_iops, poisson },
+        Pacing::Timed { depth } => JobPacing::Timed { depth },
+        Pacing::Shared { depth } => JobPacing::Shared { depth },
     }
 }
 

@@ -112,6 +112,24 @@ fn fio_stonewall_runs_jobs_one_group_after_another() {
     assert_eq!(names(&r)[1].1, 0);
 }
 
+#[test]
+fn fio_pacing_is_reported_as_the_engine_runs_it() {
+    use sanlab_model::report::JobPacing;
+    // A synchronous engine issues one request at a time whatever its iodepth; an async one keeps
+    // iodepth outstanding.
+    let pacing = |engine: &str| {
+        let job = format!("kind = \"fio\"\nrw = \"randread\"\nioengine = \"{engine}\"\niodepth = 32");
+        run_job(&job, "duration = \"100ms\"").variants[0].report.jobs[0].pacing
+    };
+    assert_eq!(pacing("mmap"), JobPacing::Closed { depth: 1 });
+    assert_eq!(pacing("libaio"), JobPacing::Closed { depth: 32 });
+    // An open loop reports its rate; the document writes the kind as a tag.
+    let r = run_job("kind = \"fio\"\nrw = \"randread\"\nioengine = \"libaio\"\niodepth = 4\nrate_iops = 1000", "duration = \"100ms\"");
+    let open = &r.variants[0].report.jobs[0].pacing;
+    assert_eq!(*open, JobPacing::Open { depth: 4, rate_iops: 1000.0, poisson: false });
+    assert_eq!(serde_json::to_string(open).unwrap(), r#"{"kind":"open","depth":4,"rate_iops":1000.0,"poisson":false}"#);
+}
+
 /// Per job: its I/Os and its runtime in ms, for a fio command line on one flash server (100 us reads).
 fn exit_jobs(args: &str) -> Vec<(u64, f64)> {
     let job = format!("kind = \"fio\"\ncmdline = \"fio --ioengine=libaio --bs=4k --iodepth=1 {args}\"");
