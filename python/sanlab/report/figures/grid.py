@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from sanlab.document import Document
+from sanlab.document import Document, FaultReport
 from sanlab.report.figures.common import (
     MARGINS_PX,
     MAX_LINES,
@@ -247,16 +247,43 @@ def time_lines(
     frame = series[(series["kind"] == kind) & (series["metric"].isin(metrics))]
     if frame.empty:
         return None
+    names, hidden = _drawn_entities(doc, frame, metrics[0])
+    overlay = all(len(listed) == 1 for listed in names.values())
+    groups = doc_groups(doc) if overlay else None
+    facets = _line_facets(doc, list(names), names, colors, groups)
+    grid = Grid(len(facets), len(panels))
+    edges = fault_edges(doc)
+    fig, height_px = grid_figure(
+        grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
+    )
+    _add_lines(fig, grid, facets, panels, frame)
+    _add_marks(fig, grid, facets, metrics, reference_lines or {}, edges)
+    layout(fig, title, height_px)
+    if edges and any(facet.title for facet in facets):
+        # The top row's titles over its fault marks: room for both under the figure's title.
+        fig.update_layout(margin={"t": MARGINS_PX["t"] + FAULT_MARK_PX}, height=height_px + FAULT_MARK_PX)
+    if edges:
+        caption += f" {FAULT_MARKS_TEXT}"
+    if groups is not None:
+        caption += f" {groups_text(groups)}"
+    if overlay:
+        caption += _overlap_text(frame, facets)
+    if hidden:
+        caption += f" {top_of_each(hidden, ENTITY_PLURALS.get(kind, kind + 's'), f'mean {panels[0][1]}')}."
+    return Figure(key, title, caption, fig)
+
+
+def _drawn_entities(
+    doc: Document, frame: pd.DataFrame, first_metric: str
+) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The entities drawn of each variant in `frame`, variants in the document's order, and how many
+    entities each variant with over MAX_LINES has: of those, the MAX_LINES highest in mean
+    `first_metric` are drawn."""
     present = set(frame["variant"].unique())
     variants = [variant["name"] for variant in doc["variants"] if variant["name"] in present]
     names = {name: list(dict.fromkeys(frame[frame["variant"] == name]["name"])) for name in variants}
-    # Each line's points by position from one sort and one grouping: filtering the frame per
-    # entity is quadratic at 10,000 VMs, and a filter and sort per line was a third of a figure.
-    ordered = frame.sort_values(["variant", "name", "metric", "t_s"])
-    line_rows = ordered.groupby(["variant", "name", "metric"], sort=False).indices
-    times_s, values = ordered["t_s"].to_numpy(dtype=float), ordered["value"].to_numpy(dtype=float)
     # First-panel means in one pass: a filter per entity took 8 s per figure at 10,000 VMs.
-    firsts = frame[frame["metric"] == metrics[0]]
+    firsts = frame[frame["metric"] == first_metric]
     first_means = firsts.groupby(["variant", "name"], sort=False)["value"].mean()
     hidden = {}
     for variant, listed in names.items():
@@ -266,14 +293,22 @@ def time_lines(
             ranked = sorted(listed, key=lambda entity: means.get(entity, math.nan), reverse=True)
             names[variant] = ranked[:MAX_LINES]
             hidden[variant] = len(listed)
-    overlay = all(len(names[variant]) == 1 for variant in variants)
-    groups = doc_groups(doc) if overlay else None
-    facets = _line_facets(doc, variants, names, colors, groups)
-    grid = Grid(len(facets), len(panels))
-    edges = fault_edges(doc)
-    fig, height_px = grid_figure(
-        grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
-    )
+    return names, hidden
+
+
+def _add_lines(
+    fig: go.Figure,
+    grid: Grid,
+    facets: Sequence[Facet],
+    panels: Sequence[tuple[str, str]],
+    frame: pd.DataFrame,
+) -> None:
+    """Each facet's lines in each of its panels, every legend entry shown once."""
+    # Each line's points by position from one sort and one grouping: filtering the frame per
+    # entity is quadratic at 10,000 VMs, and a filter and sort per line was a third of a figure.
+    ordered = frame.sort_values(["variant", "name", "metric", "t_s"])
+    line_rows = ordered.groupby(["variant", "name", "metric"], sort=False).indices
+    times_s, values = ordered["t_s"].to_numpy(dtype=float), ordered["value"].to_numpy(dtype=float)
     shown_in_legend: set[str] = set()
     lines: list[dict[str, Any]] = []
     cells: list[tuple[int, int]] = []
@@ -282,45 +317,90 @@ def time_lines(
         for line in facet.lines:
             for metric_index, (metric, axis_title) in enumerate(panels):
                 points = line_rows.get((line.variant, line.entity, metric), no_rows)
+                shown = line.legend in shown_in_legend
                 lines.append(
-                    {
-                        "type": "scatter",
-                        "x": times_s[points],
-                        "y": values[points],
-                        "mode": "lines+markers" if len(points) <= 40 else "lines",
-                        "marker": {"size": 5},
-                        "line": {"color": line.color, "dash": line.dash, "width": 2},
-                        "name": line.legend,
-                        "legendgroup": line.legend,
-                        "showlegend": line.legend not in shown_in_legend,
-                        "hovertemplate": (
-                            f"{line.variant} · {line.entity}<br>"
-                            f"%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
-                        ),
-                    }
+                    _line_trace(line, times_s[points], values[points], axis_title, showlegend=not shown)
                 )
                 cells.append(grid.cell(index, metric_index))
                 shown_in_legend.add(line.legend)
     # In one call: plotly checks the figure's traces again on each.
     fig.add_traces(lines, rows=[row for row, _ in cells], cols=[column for _, column in cells])
-    # Marks are gathered and appended in one assignment: plotly's add_shape, add_annotation and
-    # add_hline revalidate every mark already there: 50 s for the 1,600 marks of a 19-variant study.
-    drawn_shapes: list[dict[str, Any]] = []
-    drawn_annotations: list[dict[str, Any]] = []
+
+
+def _line_trace(
+    line: Line, times_s: np.ndarray, values: np.ndarray, axis_title: str, *, showlegend: bool
+) -> dict[str, Any]:
+    """One line's trace in one panel; markers on the points too when they are few enough to see."""
+    return {
+        "type": "scatter",
+        "x": times_s,
+        "y": values,
+        "mode": "lines+markers" if len(times_s) <= 40 else "lines",
+        "marker": {"size": 5},
+        "line": {"color": line.color, "dash": line.dash, "width": 2},
+        "name": line.legend,
+        "legendgroup": line.legend,
+        "showlegend": showlegend,
+        "hovertemplate": (
+            f"{line.variant} · {line.entity}<br>%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}<extra></extra>"
+        ),
+    }
+
+
+def _add_marks(
+    fig: go.Figure,
+    grid: Grid,
+    facets: Sequence[Facet],
+    metrics: Sequence[str],
+    reference_lines: Mapping[str, Sequence[tuple[str, float, str]]],
+    edges: Sequence[tuple[FaultReport, str]],
+) -> None:
+    """The reference lines and fault marks of every panel, appended in one assignment: plotly's
+    add_shape, add_annotation and add_hline revalidate every mark already there, 50 s for the 1,600
+    marks of a 19-variant study."""
+    shapes, annotations = _reference_marks(fig, grid, facets, metrics, reference_lines)
+    fault_shapes, fault_annotations, traces, overlays = _fault_marks(fig, grid, facets, edges)
+    fig.layout.shapes = fig.layout.shapes + tuple(shapes + fault_shapes)
+    fig.layout.annotations = fig.layout.annotations + tuple(annotations + fault_annotations)
+    if overlays:
+        fig.update_layout(overlays)
+        fig.add_traces(traces)
+
+
+def _reference_marks(
+    fig: go.Figure,
+    grid: Grid,
+    facets: Sequence[Facet],
+    metrics: Sequence[str],
+    reference_lines: Mapping[str, Sequence[tuple[str, float, str]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The shapes and labels of each facet's variants' reference lines, a line the variants of a
+    panel have in common drawn once."""
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
     drawn: set[tuple[int, int, float, str]] = set()
     for index, facet in enumerate(facets):
         for variant in facet.variants:
-            for metric, value, label in (reference_lines or {}).get(variant, ()):
+            for metric, value, label in reference_lines.get(variant, ()):
                 row, column = grid.cell(index, metrics.index(metric))
                 if (row, column, value, label) in drawn:
                     continue
                 drawn.add((row, column, value, label))
                 shape, annotation = _reference_line(fig.get_subplot(row, column), value, label)
-                drawn_shapes.append(shape)
-                drawn_annotations.append(annotation)
-    # Past MAX_MARK_SHAPES a panel's marks are traces on a hidden 0-1 axis over it, numbered after
-    # the grid's own axes.
-    drawn_traces: list[dict[str, Any]] = []
+                shapes.append(shape)
+                annotations.append(annotation)
+    return shapes, annotations
+
+
+def _fault_marks(
+    fig: go.Figure, grid: Grid, facets: Sequence[Facet], edges: Sequence[tuple[FaultReport, str]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each facet's fault marks: their shapes, their annotations, and for a facet with over
+    MAX_MARK_SHAPES marks, traces instead on hidden 0-1 axes over its panels (the axes' layout,
+    numbered after the grid's own)."""
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    traces: list[dict[str, Any]] = []
     overlays: dict[str, dict[str, Any]] = {}
     for index, facet in enumerate(facets):
         members = set(facet.variants)
@@ -328,37 +408,20 @@ def time_lines(
             ((edge, name) for edge, name in edges if name in members),
             name_variants=len(facet.variants) > 1,
         )
-        for metric_index in range(len(panels)):
+        for metric_index in range(grid.metrics):
             subplot = fig.get_subplot(*grid.cell(index, metric_index))
             xref, yref = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
             # The lines on every panel, the ✕ and ✓ once, over the facet's first panel.
             if len(marks) > MAX_MARK_SHAPES:
                 number = grid.rows * grid.columns + len(overlays) + 1
                 overlays[f"yaxis{number}"] = overlay_axis(yref)
-                drawn_traces += mark_traces(marks, xaxis=xref, yaxis=f"y{number}", symbols=metric_index == 0)
+                traces += mark_traces(marks, xaxis=xref, yaxis=f"y{number}", symbols=metric_index == 0)
                 continue
-            shapes, annotations = mark_shapes(marks, xref=xref, yref=f"{yref} domain")
-            drawn_shapes += shapes
+            panel_shapes, panel_annotations = mark_shapes(marks, xref=xref, yref=f"{yref} domain")
+            shapes += panel_shapes
             if metric_index == 0:
-                drawn_annotations += annotations
-    fig.layout.shapes = fig.layout.shapes + tuple(drawn_shapes)
-    fig.layout.annotations = fig.layout.annotations + tuple(drawn_annotations)
-    if overlays:
-        fig.update_layout(overlays)
-        fig.add_traces(drawn_traces)
-    if edges:
-        caption += f" {FAULT_MARKS_TEXT}"
-    layout(fig, title, height_px)
-    if edges and any(facet.title for facet in facets):
-        # The top row's titles over its fault marks: room for both under the figure's title.
-        fig.update_layout(margin={"t": MARGINS_PX["t"] + FAULT_MARK_PX}, height=height_px + FAULT_MARK_PX)
-    if groups is not None:
-        caption += f" {groups_text(groups)}"
-    if overlay:
-        caption += _overlap_text(frame, facets)
-    if hidden:
-        caption += f" {top_of_each(hidden, ENTITY_PLURALS.get(kind, kind + 's'), f'mean {panels[0][1]}')}."
-    return Figure(key, title, caption, fig)
+                annotations += panel_annotations
+    return shapes, annotations, traces, overlays
 
 
 def _reference_line(subplot: Any, value: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:

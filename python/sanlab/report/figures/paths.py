@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
+import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from sanlab.document import Document, PathReport
@@ -47,6 +48,39 @@ def _path_rows(doc: Document) -> tuple[list[str], list[dict[str, PathReport]]]:
     return labels, list(rows.values())
 
 
+class _PathCell(NamedTuple):
+    """A path's cell in a variant's column of the path figure: its share and mean latency with their
+    texts, and the hover data (ALUA state, path state, array, IOPS, p99 latency ms, variant)."""
+
+    share: float | None
+    share_text: str
+    latency: float | None
+    latency_text: str
+    hover: list[Any]
+
+
+def _path_cell(path: PathReport | None, variant: str) -> _PathCell:
+    """The cell of `path` in `variant`'s column, blank where the variant has no such path."""
+    if path is None:
+        return _PathCell(None, "", None, "", ["", "", "", 0.0, 0.0, variant])
+    mark = "*" if path["alua"] == "ANO" else ""
+    busy = path["ios"] > 0
+    return _PathCell(
+        share=100.0 * path["share"],
+        share_text=f"{100.0 * path['share']:.1f}{mark}" if path["ios"] else mark,
+        latency=path["lat_ms"]["mean"] if busy else None,
+        latency_text=format_ms(path["lat_ms"]["mean"]) + mark if busy else "",
+        hover=[
+            path["alua"],
+            path["state"],
+            path["array"],
+            path["iops"],
+            path["lat_ms"]["p99"] if busy else 0.0,
+            variant,
+        ],
+    )
+
+
 def paths_figure(doc: Document) -> Figure | None:
     """Per-path I/O share and mean latency, paths as rows and variants as columns (esxtop's view)."""
     labels, rows = _path_rows(doc)
@@ -56,46 +90,7 @@ def paths_figure(doc: Document) -> Figure | None:
     if len(rows) > MAX_LINES:
         labels, rows, spread = _slowest_paths(labels, rows)
     variants = [variant["name"] for variant in in_group_order(doc)]
-    share: list[list[float | None]] = []
-    latency: list[list[float | None]] = []
-    share_text: list[list[str]] = []
-    latency_text: list[list[str]] = []
-    hover: list[list[list[Any]]] = []
-    for by_variant in rows:
-        share.append([])
-        latency.append([])
-        share_text.append([])
-        latency_text.append([])
-        hover.append([])
-        for name in variants:
-            path = by_variant.get(name)
-            if path is None:
-                share[-1].append(None)
-                latency[-1].append(None)
-                share_text[-1].append("")
-                latency_text[-1].append("")
-                hover[-1].append(["", "", "", 0.0, 0.0, name])
-                continue
-            mark = "*" if path["alua"] == "ANO" else ""
-            share[-1].append(100.0 * path["share"])
-            share_text[-1].append(f"{100.0 * path['share']:.1f}{mark}" if path["ios"] else mark)
-            busy = path["ios"] > 0
-            latency[-1].append(path["lat_ms"]["mean"] if busy else None)
-            latency_text[-1].append(format_ms(path["lat_ms"]["mean"]) + mark if busy else "")
-            hover[-1].append(
-                [
-                    path["alua"],
-                    path["state"],
-                    path["array"],
-                    path["iops"],
-                    path["lat_ms"]["p99"] if busy else 0.0,
-                    name,
-                ]
-            )
-    hovertemplate = (
-        "%{y} in %{customdata[5]}<br>ALUA %{customdata[0]}, %{customdata[1]}, array %{customdata[2]}"
-        "<br>%{customdata[3]:,.0f} IOPS, p99 %{customdata[4]:.3~g} ms<extra></extra>"
-    )
+    cells = [[_path_cell(by_variant.get(name), name) for name in variants] for by_variant in rows]
     # Many variants stack the two maps, each the page's width, so that the cells keep their numbers.
     stacked = len(variants) > PATHS_SIDE_BY_SIDE_MAX
     fig = make_subplots(
@@ -114,6 +109,35 @@ def paths_figure(doc: Document) -> Figure | None:
         if groups is None
         else [[groups.group(name) for name in variants], [groups.suffix(name) for name in variants]]
     )
+    _add_path_maps(fig, cells, x, labels, stacked=stacked)
+    # Stacked, the upper map keeps its column labels: 30 columns are not read from below.
+    fig.update_xaxes(side="bottom", showticklabels=True)
+    fig.update_xaxes(title_text="variant", row=2 if stacked else 1)
+    title = "Per-path I/O share and latency"
+    layout(fig, title, (2 if stacked else 1) * (190 + 24 * len(rows)))
+    fig.update_layout(plot_bgcolor="#f6f8fa")
+    return Figure("paths", title, _paths_caption(doc) + spread, fig)
+
+
+def _add_path_maps(
+    fig: go.Figure,
+    cells: Sequence[Sequence[_PathCell]],
+    x: list[str] | list[list[str]],
+    labels: Sequence[str],
+    *,
+    stacked: bool,
+) -> None:
+    """The share map and the latency map of `cells`, each with its colour bar: side by side, or one
+    over the other when `stacked`."""
+    hovertemplate = (
+        "%{y} in %{customdata[5]}<br>ALUA %{customdata[0]}, %{customdata[1]}, array %{customdata[2]}"
+        "<br>%{customdata[3]:,.0f} IOPS, p99 %{customdata[4]:.3~g} ms<extra></extra>"
+    )
+    share = [[cell.share for cell in row] for row in cells]
+    share_text = [[cell.share_text for cell in row] for row in cells]
+    latency = [[cell.latency for cell in row] for row in cells]
+    latency_text = [[cell.latency_text for cell in row] for row in cells]
+    hover = [[cell.hover for cell in row] for row in cells]
     for index, (z, text, what, colorscale, unit, z_range) in enumerate(
         (
             (share, share_text, " carried %{z:.1f} %", "Blues", "%", (0, 100)),
@@ -144,13 +168,6 @@ def paths_figure(doc: Document) -> Figure | None:
             col=col,
         )
         fig.update_yaxes(autorange="reversed", title_text="path", row=row, col=col)
-    # Stacked, the upper map keeps its column labels: 30 columns are not read from below.
-    fig.update_xaxes(side="bottom", showticklabels=True)
-    fig.update_xaxes(title_text="variant", row=2 if stacked else 1)
-    title = "Per-path I/O share and latency"
-    layout(fig, title, (2 if stacked else 1) * (190 + 24 * len(rows)))
-    fig.update_layout(plot_bgcolor="#f6f8fa")
-    return Figure("paths", title, _paths_caption(doc) + spread, fig)
 
 
 def _slowest_mean_ms(by_variant: Mapping[str, PathReport]) -> float:
