@@ -5,7 +5,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use sanlab_spec::names;
-use sanlab_scenario::{run_file_parallel, Overrides, Scenario, ScenarioError, VariantRuns};
+use sanlab_scenario::{Overrides, Scenario, ScenarioError, VariantRuns};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -94,8 +94,10 @@ fn run(
     let o = Overrides { sets, seed, duration };
     let variants = variants.unwrap_or_default();
     let control = progress.map(|p| Arc::clone(&p.get().0));
-    Scenario::load(&path).map_err(to_py)?;
-    let result = py.detach(|| guarded(|| run_file_parallel(&path, &variants, &o, control.as_deref(), jobs).map_err(to_py)))?;
+    // Read once: a scenario error is raised here, before the GIL is released; the scenario
+    // loaded is the one that runs.
+    let s = Scenario::load(&path).map_err(to_py)?;
+    let result = py.detach(|| guarded(|| s.run_variants(&variants, &o, control.as_deref(), jobs).map_err(to_py)))?;
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
 

@@ -389,11 +389,19 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
 
 /// [`run_file`] with up to `jobs` variants at once (see `parallel.rs`): the same document.
 pub fn run_file_parallel(path: &Path, variants: &[String], o: &Overrides, control: Option<&VariantRuns>, jobs: NonZeroUsize) -> Result<RunResult, ScenarioError> {
-    let s = Scenario::load(path)?;
-    // Everything is checked before any time is spent on a run.
-    let selected = s.checked(variants, o)?;
-    let (results, cancelled) = parallel::run_variants(&s, &selected, o, control, jobs)?;
-    Ok(RunResult { scenario: s.name.clone(), file: s.file.clone(), scenario_sha256: s.sha256.clone(), version: env!("CARGO_PKG_VERSION"), cancelled, variants: results })
+    Scenario::load(path)?.run_variants(variants, o, control, jobs)
+}
+
+impl Scenario {
+    /// Runs the selected variants (all when `variants` is empty), up to `jobs` at once (see
+    /// `parallel.rs`); with a `control`, progress is published to it and a cancel keeps the
+    /// variants that finished. The document is the same for any `jobs`.
+    pub fn run_variants(&self, variants: &[String], o: &Overrides, control: Option<&VariantRuns>, jobs: NonZeroUsize) -> Result<RunResult, ScenarioError> {
+        // Everything is checked before any time is spent on a run.
+        let selected = self.checked(variants, o)?;
+        let (results, cancelled) = parallel::run_variants(self, &selected, o, control, jobs)?;
+        Ok(RunResult { scenario: self.name.clone(), file: self.file.clone(), scenario_sha256: self.sha256.clone(), version: env!("CARGO_PKG_VERSION"), cancelled, variants: results })
+    }
 }
 
 #[cfg(test)]
