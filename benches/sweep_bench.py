@@ -3,7 +3,7 @@
 The study is the metro cluster's `alua_rr` variant with its duration set so that one run takes about
 `--run-s` seconds of wall time; the points vary the LUN queue depth over values above the 32
 outstanding I/Os, so every point costs the same. The reference is the sum of the same runs made one
-after another in this process (`sanlab.sweep.run_task`, no Dask), divided by the number of workers:
+after another in this process (`sanlab.runs.run_task`, no Dask), divided by the number of workers:
 the best a perfect scheduler could do. The sweep's wall time includes starting the LocalCluster and
 writing the folder.
 
@@ -34,7 +34,8 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sanlab.sweep import RESULTS_FILE, SweepSpec, run_sweep, run_task
+from sanlab.runs import run_task
+from sanlab.sweep import RESULTS_FILE, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 METRO_STUDY = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"

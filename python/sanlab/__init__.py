@@ -1,6 +1,7 @@
 """sanlab: a discrete-event simulator of the storage I/O path (VM → host queues → multipath → fabric → array).
 
-The engine is native (`sanlab._core`); this package runs it and returns pandas tables:
+The engine is native (`sanlab._core`, reached through `sanlab.engine`); this package runs it and
+returns pandas tables:
 
     >>> import sanlab
     >>> results = sanlab.run("scenarios/studies/metro_cluster_psp.toml", duration="5s")
@@ -9,13 +10,12 @@ The engine is native (`sanlab._core`); this package runs it and returns pandas t
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sanlab import _core
-from sanlab._core import ScenarioError
+from sanlab import engine
+from sanlab.engine import ScenarioError
 
 if TYPE_CHECKING:
     from sanlab.results import Results
@@ -79,10 +79,10 @@ def run(
     if isinstance(variants, str):
         variants = [variants]
     names = None if variants is None else list(variants)
-    document = _core.run(os.fspath(scenario), names, _override_list(set), seed, duration)
+    document = engine.run(scenario, names, _override_list(set), seed, duration)
     from sanlab.results import Results
 
-    return Results(json.loads(document))
+    return Results(document)
 
 
 def validate(
@@ -107,13 +107,10 @@ def validate(
     if isinstance(variants, str):
         variants = [variants]
     names = None if variants is None else list(variants)
-    checked: dict[str, Any] = json.loads(
-        _core.validate(os.fspath(scenario), _override_list(set), names, cost)
-    )
+    checked: dict[str, Any] = dict(engine.validate(scenario, _override_list(set), names, cost=cost))
     return checked
 
 
 def kinds() -> list[dict[str, Any]]:
     """Lists every component kind: extension point, kind, summary and parameters."""
-    registered: list[dict[str, Any]] = json.loads(_core.kinds())
-    return registered
+    return [dict(kind) for kind in engine.kinds()]

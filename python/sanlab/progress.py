@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from sanlab import _core
+from sanlab import engine as sanlab_engine
 from sanlab.formatting import format_clock, format_wall_s, shown_name
 
 SHOW_AFTER_S = 1.0
@@ -109,7 +109,7 @@ class RunProgress(_BarOwner):
 
     def __init__(
         self,
-        engine: _core.Progress,
+        engine: sanlab_engine.Progress,
         mode: Mode,
         stream: TextIO | None = None,
         clock: Clock = time.perf_counter,

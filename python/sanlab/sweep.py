@@ -8,8 +8,8 @@
       failures.json        runs that failed, with their error
 ```
 
-A run is `_core.run(scenario, variants, sets, seed, duration)`, exactly what `sanlab run --set ...
---seed ...` runs, so a sweep row holds the numbers that command prints. Runs go to a Dask
+A run is `runs.run_task` (the engine's `run`, exactly what `sanlab run --set ... --seed ...` runs), so
+a sweep row holds the numbers that command prints. Runs go to a Dask
 LocalCluster by default, or to an existing cluster given its scheduler address; results come back
 to this process, which alone writes the folder (workers need the scenario, not the folder).
 """
@@ -20,12 +20,10 @@ import contextlib
 import hashlib
 import itertools
 import json
-import logging
 import math
-import os
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,11 +34,11 @@ import pyarrow.parquet as pq
 from rich import box
 from rich.table import Table
 
-from sanlab import _core
-from sanlab.document import ENTITY_KINDS, Document, entities
+from sanlab import engine
+from sanlab.errors import UserError
 from sanlab.export.files import JsonBoundError, loads_bounded, refuse_links, replace_file, replace_text
 from sanlab.formatting import format_count, format_ms, shown_name
-from sanlab.results import flatten
+from sanlab.runs import RunOutcome, RunTask, dask_client, run_task, t_quantile_975
 
 SWEEP_FILE = "sweep.json"
 PARTS_DIR = "parts"
@@ -49,10 +47,6 @@ SUMMARY_FILE = "summary.parquet"
 FAILURES_FILE = "failures.json"
 FLUSH_S = 2.0
 """Finished runs are written to a part file at least this often, so an interrupted sweep keeps them."""
-CONNECT_TIMEOUT_S = 10
-RUN_METRICS = ("wall_s", "events", "ios", "sim_time_s", "measured_s")
-"""Per-variant figures stored as the metrics of the `run` entity."""
-KEY_COLUMNS = ("point", "seed", "variant", "entity_kind", "entity")
 TABLE_ROWS = 40
 """The terminal summary shows at most this many rows; summary.parquet has them all."""
 MAX_RUNS = 100_000
@@ -61,36 +55,9 @@ in sweep.json, and costs 30-55 ms of Dask overhead besides its engine time (docs
 100,000 runs are an hour of overhead alone and, at 1 s a run, 14 hours on 2 workers. More seeds than
 that would be listed in memory before anything runs (100,000,000 seeds ended in a MemoryError)."""
 
-# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
 
-
-class SweepError(Exception):
+class SweepError(UserError):
     """An invalid sweep: arguments, scenario, output folder or scheduler; the message says which."""
-
-
-def t_quantile_975(dof: int) -> float:
-    """Student's t quantile for a two-sided 95 % interval with `dof` degrees of freedom.
-
-    Tabulated up to 30; beyond, the Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5),
-    within 1e-4 of the exact value there.
-    """
-    if dof < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {dof}")
-    if dof <= len(_T975):
-        return _T975[dof - 1]
-    z = 1.959964
-    terms = (
-        (z**3 + z) / 4,
-        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
-        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
-        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
-    )
-    return float(z + sum(term / dof ** (power + 1) for power, term in enumerate(terms)))
 
 
 def split_values(text: str) -> list[str]:
@@ -152,102 +119,6 @@ def _column_values(values: Sequence[str]) -> list[Any]:
 
 
 @dataclass(frozen=True)
-class RunTask:
-    """One run of a sweep, sent to a Dask worker."""
-
-    point: int
-    seed: int
-    scenario: str
-    sets: tuple[str, ...]
-    variants: tuple[str, ...]
-    duration: str | None
-    version: str
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """What a worker sends back: the run's rows, or the error that stopped it."""
-
-    point: int
-    seed: int
-    table: pa.Table | None
-    error: str | None
-
-
-def fault_iops_min(variant: Mapping[str, Any]) -> dict[str, float]:
-    """`fault_iops_min` of a run with faults: the lowest total VM IOPS in a sample interval that
-    overlaps a fault (from a fault's start to its end, or the run's end); nothing without faults."""
-    faults = variant.get("faults") or []
-    if not faults:
-        return {}
-    windows: list[tuple[float, float]] = []
-    for edge in faults:
-        if edge["phase"] == "start":
-            windows.append((edge["t_s"], variant["sim_time_s"]))
-        elif edge["phase"] == "end" and windows:
-            windows[-1] = (windows[-1][0], edge["t_s"])
-    series = variant.get("timeseries") or {}
-    totals: dict[float, float] = {}
-    for t_s, entity, metric, value in zip(
-        series.get("t_s", []), series.get("entity", []), series.get("metric", []), series.get("value", []),
-        strict=True,
-    ):
-        if metric == "iops" and entity.startswith("vm/"):
-            totals[t_s] = totals.get(t_s, 0.0) + value
-    interval_s = min((b - a for a, b in itertools.pairwise(sorted(totals))), default=0.0)
-    hit = [
-        total
-        for t_s, total in totals.items()
-        if any(start < t_s and t_s - interval_s < end for start, end in windows)
-    ]
-    return {"fault_iops_min": min(hit)} if hit else {}
-
-
-def entity_table(doc: Document, point: int, seed: int) -> pa.Table:
-    """One row per variant and entity (`run`, VMs, hosts, paths, devices, arrays), numeric fields as
-    columns."""
-    rows: list[dict[str, Any]] = []
-    for variant in doc["variants"]:
-        base = {"point": point, "seed": seed, "variant": variant["name"]}
-        run_metrics = {m: variant[m] for m in RUN_METRICS}
-        rows.append({**base, "entity_kind": "run", "entity": "run", **run_metrics, **fault_iops_min(variant)})
-        for key, kind in ENTITY_KINDS:
-            for item in entities(variant, key):
-                metrics = {
-                    name: float(value)
-                    for name, value in flatten(item).items()
-                    if isinstance(value, (int, float)) and not isinstance(value, bool)
-                }
-                rows.append({**base, "entity_kind": kind, "entity": f"{kind}/{item['name']}", **metrics})
-    metrics_seen = dict.fromkeys(name for row in rows for name in row if name not in KEY_COLUMNS)
-    schema = pa.schema(
-        [
-            ("point", pa.int64()),
-            ("seed", pa.int64()),
-            ("variant", pa.string()),
-            ("entity_kind", pa.string()),
-            ("entity", pa.string()),
-            *((name, pa.float64()) for name in metrics_seen),
-        ]
-    )
-    return pa.Table.from_pylist(rows, schema=schema)
-
-
-def run_task(task: RunTask) -> RunOutcome:
-    """Runs one point × seed (on a Dask worker); a scenario error comes back as the outcome's error."""
-    if _core.__version__ != task.version:
-        message = f"worker has sanlab {_core.__version__}, the sweep needs {task.version}"
-        return RunOutcome(task.point, task.seed, None, message)
-    try:
-        text = _core.run(
-            task.scenario, list(task.variants) or None, list(task.sets), task.seed, task.duration
-        )
-    except _core.ScenarioError as exc:
-        return RunOutcome(task.point, task.seed, None, str(exc))
-    return RunOutcome(task.point, task.seed, entity_table(json.loads(text), task.point, task.seed), None)
-
-
-@dataclass(frozen=True)
 class SweepSpec:
     """What a sweep runs: the scenario, the grid of axes, seeds, fixed overrides, variants and duration."""
 
@@ -258,7 +129,7 @@ class SweepSpec:
     sets: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
     duration: str | None = None
-    version: str = field(default=_core.__version__)
+    version: str = field(default=engine.VERSION)
 
     @classmethod
     def create(
@@ -293,7 +164,7 @@ class SweepSpec:
                 f"--seeds {seeds} with {format_count(points)} grid point(s) makes {runs} runs: "
                 f"expected at most {most_runs} runs in one sweep (each is a simulation of its own); {advice}"
             )
-        _core.validate(str(scenario), list(sets), list(variants) or None)
+        engine.validate(scenario, sets, variants)
         path = scenario.resolve()
         text = path.read_bytes()
         if base_seed is None:
@@ -461,38 +332,6 @@ class _PartWriter:
         replace_file(path, lambda file: pq.write_table(table, file, compression="zstd"))
         self._buffer = []
         self._next += 1
-
-
-@contextlib.contextmanager
-def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
-    """A Dask client: to the scheduler at `scheduler`, else to a new LocalCluster of `workers`
-    processes; closed on leaving, with the cluster it started."""
-    from distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise SweepError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
-    else:
-        cluster = LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            # No dashboard, but the scheduler still serves HTTP: on a free port, so that clusters
-            # started side by side (two sweeps at once) do not contend for Dask's 8787.
-            scheduler_kwargs={"dashboard_address": ":0"},
-            silence_logs=logging.ERROR,
-        )
-        client = Client(cluster)
-    try:
-        yield client
-    finally:
-        cluster_started = client.cluster
-        client.close()
-        if cluster_started is not None:
-            cluster_started.close()
 
 
 def run_sweep(

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from sanlab import _core
-from sanlab.advise.knobs import PLATFORM_PSPS, Knob, knobs_of
+from sanlab import engine
+from sanlab.advise.knobs import Knob, knobs_of, platform_psps
 from sanlab.advise.objective import RunFigures, parse_objective
 from sanlab.advise.search import Point, Search
-from sanlab.sweep import fault_iops_min
+from sanlab.runs import fault_iops_min
 
 ROOT = Path(__file__).resolve().parents[2]
 METRO = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
@@ -43,7 +43,7 @@ def _advice(*args: str, out: Path) -> dict[str, Any]:
 
 
 def _vm(scenario: Path, variant: str, duration: str, seed: int, vm: str) -> dict[str, Any]:
-    doc = json.loads(_core.run(str(scenario), [variant], [], seed, duration))
+    doc = engine.run(scenario, [variant], [], seed, duration)
     return next(item for item in doc["variants"][0]["vms"] if item["name"] == vm)
 
 
@@ -65,7 +65,7 @@ def test_noisy_neighbour_advice_is_a_device_queue_the_bad_vm_cannot_fill(tmp_pat
     sets = dict(line.split("=", 1) for line in doc["recommended"]["set"])
     # The bad VM keeps numjobs x iodepth writes outstanding; the good VM's request needs one more slot
     # on the shared device, whose depth is DSNRO when two VMs compete (the study's queues_256).
-    scenario = json.loads(_core.run(str(NOISY), ["base"], [], 1, "11s"))["variants"][0]["resolved"]
+    scenario = engine.run(NOISY, ["base"], [], 1, "11s")["variants"][0]["resolved"]
     job = scenario["vm"][0]["job"][0]
     assert int(sets["host[0].scheduler.dsnro"]) > job["numjobs"] * job["iodepth"]
     fixed = _vm(NOISY, "queues_256", f"{doc['duration_s']:g}s", doc["seeds"]["first"], "good")
@@ -86,7 +86,7 @@ def test_worst_case_objective_reads_the_faults(tmp_path: Path) -> None:
     doc = _advice(str(FAILOVER), "--variant", "notice-rr_iops1", *FAST, "--objective", "worst-case", *keep,
                   out=tmp_path / "advice")  # fmt: skip
     assert doc["recommended"]["mean"] >= doc["today"]["mean"]
-    run = json.loads(_core.run(str(FAILOVER), ["notice-rr_iops1"], [], doc["seeds"]["first"], None))
+    run = engine.run(FAILOVER, ["notice-rr_iops1"], [], doc["seeds"]["first"], None)
     assert doc["today"]["mean"] == fault_iops_min(run["variants"][0])["fault_iops_min"]
 
 
@@ -107,7 +107,7 @@ def test_selectors_offered_are_the_hosts_platforms(kind: str | None, platform: s
     knobs, _ = knobs_of(_scenario(kind), {"h1": 64})
     psp = next(knob for knob in knobs if knob.key == "host[0].multipath.psp")
     offered = {tomllib.loads(f"psp = {value}")["psp"]["kind"] for value in psp.values}
-    assert offered == {entry["kind"] for entry in PLATFORM_PSPS[platform]}
+    assert offered == {entry["kind"] for entry in platform_psps()[platform]}
 
 
 def test_a_platform_without_another_selector_gets_a_note_not_a_knob() -> None:
@@ -116,9 +116,17 @@ def test_a_platform_without_another_selector_gets_a_note_not_a_knob() -> None:
     assert any("ESXi HPP" in note for note in notes)
 
 
-def test_every_offered_selector_is_a_kind_sanlab_has() -> None:
-    kinds = {entry["kind"] for entry in json.loads(_core.kinds()) if entry["extension_point"] == "psp"}
-    assert {psp["kind"] for psps in PLATFORM_PSPS.values() for psp in psps} <= kinds
+def test_the_platforms_come_from_the_engines_registry() -> None:
+    """Which selectors a platform offers is the engine's fact (`sanlab kinds psp`), not a copy."""
+    psps = [entry for entry in engine.kinds() if entry["extension_point"] == "psp"]
+    assert all(entry.get("platform") for entry in psps), "every selector names its platform"
+    offered = platform_psps()
+    assert {psp["kind"] for psp in offered["Windows MPIO"]} == {
+        entry["kind"] for entry in psps if entry["platform"] == "Windows MPIO"
+    } - {"mpio_weighted_paths"}
+    assert offered["Linux dm-multipath"] == tuple(
+        {"kind": entry["kind"]} for entry in psps if entry["platform"] == "Linux dm-multipath"
+    )
 
 
 @pytest.mark.parametrize(
@@ -131,6 +139,8 @@ def test_every_offered_selector_is_a_kind_sanlab_has() -> None:
         (["--keep", "host[0].scheduler.dsnr"], "did you mean `host[0].scheduler.dsnro`?"),
         (["--objective", "worst-case"], "has no [[event]] faults"),
         (["--seeds", "1"], "expected at least 2, got 1"),
+        # advise checked its seed apart from every other command, with no upper bound.
+        (["--seed", str(2**63)], f"expected a seed 0 to 2**63-1 ({2**63 - 1}), got {2**63}; the nearest is {2**63 - 1}"),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:

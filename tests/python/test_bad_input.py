@@ -106,7 +106,9 @@ def test_a_rust_panic_is_an_internal_error_exit_3(
     def panics(*_: object) -> int:
         raise _core.InternalError("panicked at crates/x.rs:1:1: boom")
 
-    monkeypatch.setattr(sanlab_cli, "_cmd_validate", panics)
+    import sanlab.commands.validate as validate_command
+
+    monkeypatch.setattr(validate_command, "main", panics)
     assert sanlab_cli.main(["validate", "x.toml"]) == 3
     err = capsys.readouterr().err
     assert err == "error: internal error in sanlab, please report: panicked at crates/x.rs:1:1: boom\n"

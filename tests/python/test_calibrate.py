@@ -130,7 +130,7 @@ def test_ctrl_c_keeps_the_best_candidate_so_far(points: Path) -> None:
     seen: list[tuple[float, float]] = []
     batches = 0
 
-    def mapper(tasks: list[sanlab.sweep.RunTask]) -> list[sanlab.sweep.RunOutcome]:
+    def mapper(tasks: list[sanlab.runs.RunTask]) -> list[sanlab.runs.RunOutcome]:
         nonlocal batches
         batches += 1
         if batches == 3:
@@ -150,13 +150,13 @@ def test_ctrl_c_keeps_the_best_candidate_so_far(points: Path) -> None:
 def test_ctrl_c_writes_the_best_so_far_and_exits_130(
     points: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sanlab.calibration.command as module
-    import sanlab.sweep as sweep
+    import sanlab.commands.calibrate as module
+    import sanlab.runs as runs
 
     calls = 0
 
-    def interrupting(client: object) -> Callable[[list[sweep.RunTask]], list[sweep.RunOutcome]]:
-        def mapper(tasks: list[sweep.RunTask]) -> list[sweep.RunOutcome]:
+    def interrupting(client: object) -> Callable[[list[runs.RunTask]], list[runs.RunOutcome]]:
+        def mapper(tasks: list[runs.RunTask]) -> list[runs.RunOutcome]:
             nonlocal calls
             calls += 1
             if calls == 2:
@@ -166,7 +166,7 @@ def test_ctrl_c_writes_the_best_so_far_and_exits_130(
         return mapper
 
     monkeypatch.setattr(module, "dask_mapper", interrupting)
-    monkeypatch.setattr(sweep, "dask_client", lambda scheduler, workers: contextlib.nullcontext())
+    monkeypatch.setattr(module, "dask_client", lambda scheduler, workers: contextlib.nullcontext())
     out = tmp_path / "calibrated.toml"
     code = cli.main(
         [

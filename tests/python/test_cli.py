@@ -13,8 +13,9 @@ import pytest
 import sanlab
 from conftest import with_hosts
 from sanlab import _core
-from sanlab import cli as sanlab_cli
-from sanlab.cli import JSON_OMITTED_KEYS, json_summary, main
+from sanlab.cli import main
+from sanlab.commands import run as run_command
+from sanlab.results import JSON_OMITTED_KEYS, json_summary
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -68,7 +69,7 @@ def test_run_prints_the_hosts_table_after_the_variants_table(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with_hosts(doc, controlled)
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, show: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, show: (doc, False))
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert out.index("tiny_metro: variants") < out.index("\nhosts") < out.index("paths: I/O share")
@@ -80,7 +81,7 @@ def test_run_prints_no_hosts_table_for_one_uncontrolled_host(
 ) -> None:
     for variant in with_hosts(doc, controlled=())["variants"]:
         del variant["hosts"][1]
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, show: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, show: (doc, False))
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
     assert "\nhosts" not in capsys.readouterr().out
 
@@ -140,7 +141,7 @@ def test_a_run_no_seed_can_change_says_so_once(tmp_path: Path, capsys: pytest.Ca
 def test_the_note_names_the_seedless_variants_when_not_all_are(doc: dict[str, Any]) -> None:
     doc["variants"][0]["seed_matters"] = False
     doc["variants"][1]["seed_matters"] = True
-    note = sanlab_cli.seedless_note(doc)
+    note = run_command.seedless_note(doc)
     assert note is not None and note.startswith(f"note: nothing random shaped the figures in {doc['variants'][0]['name']} (")
     doc["variants"][0]["seed_matters"] = True
-    assert sanlab_cli.seedless_note(doc) is None
+    assert run_command.seedless_note(doc) is None

@@ -8,7 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from sanlab import _core
+from sanlab import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 ESXCLI = ROOT / "tests/data/esxi/esxcli"
@@ -28,7 +28,7 @@ def test_public_listings_become_a_scenario_that_runs(tmp_path: Path) -> None:
     assert doc["volume"][0]["psp"] == {"kind": "fixed", "preferred": "vmhba2:C0:T1"}
     assert [(q["name"], q["alua"]) for q in doc["path"]] == [("vmhba2:C0:T1", "AO"), ("vmhba2:C0:T0", "ANO")]
     assert "nmp-path-list.esx40-clariion.txt:9" in out.read_text(), "each value names its listing and line"
-    _core.validate(str(out))
+    engine.validate(out)
     run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
     assert run.returncode == 0, run.stderr
 
@@ -43,6 +43,20 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     p = _sanlab("import", "esxi", "--esxcli", str(ESXCLI / "nmp-device-list.esx40-clariion.txt"), str(ESXCLI / "nmp-path-list.esx40-clariion.txt"), "--esxtop", str(capture), "-o", str(tmp_path / "y.toml"))
     assert p.returncode == 2, p.stderr
     assert "none of the capture's devices" in p.stderr and "same host" in p.stderr, p.stderr
+
+
+def test_a_duration_is_escaped_and_the_scenario_read_back_before_it_is_written(tmp_path: Path) -> None:
+    """`--duration` went into the TOML unquoted: a `"` in it added keys; now it is escaped, and a
+    scenario the engine refuses is said, not written."""
+    listings = [str(ESXCLI / "nmp-device-list.esx40-clariion.txt"), str(ESXCLI / "nmp-path-list.esx40-clariion.txt")]
+    out = tmp_path / "host.toml"
+    p = _sanlab("import", "esxi", "--esxcli", *listings, "--duration", '5s"\nwarmup = "1s', "-o", str(out))
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("error: the scenario imported does not validate") and p.stderr.count("\n") == 1, p.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == [], "nothing written, no temporary left"
+    p = _sanlab("import", "esxi", "--esxcli", *listings, "--duration", "5s", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert tomllib.loads(out.read_text())["run"] == {"duration": "5s"}
 
 
 def test_compare_with_a_capture_takes_one_run(tmp_path: Path) -> None:

@@ -79,6 +79,17 @@ def test_a_command_line_with_fios_defaults(cli: CliRunner) -> None:
     assert doc["findings"][0]["line"] == 3, "the argument that sets iodepth"
 
 
+@pytest.mark.parametrize("engine", ["mmap", "splice", "sg"])
+def test_every_synchronous_engine_the_engine_knows_is_flagged(cli: CliRunner, engine: str) -> None:
+    """lint takes a job's depth from the engine's pacing, not a list of its own: ioengine=mmap
+    runs at depth 1 (it was counted 32, and lint stayed silent)."""
+    _, doc = _lint(cli, "--cmdline", f"fio --name=t --rw=randread --direct=1 --iodepth=32 --ioengine={engine}")
+    assert "sync-engine-depth" in _rules(doc)
+    assert "one-outstanding" in _rules(doc)
+    _, doc = _lint(cli, "--cmdline", "fio --name=t --rw=randread --direct=1 --iodepth=32 --ioengine=libaio")
+    assert "sync-engine-depth" not in _rules(doc)
+
+
 def test_a_job_that_ends_before_the_run_is_flagged_with_its_running_time(cli: CliRunner) -> None:
     _, doc = _lint(cli, str(LINT / "sized.fio"), "--scenario", str(HITAREA), "--duration", "1s")
     finding = _finding(doc, "ends-early")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sanlab.cli import SEED_LIMIT, build_parser, main
+from sanlab.cli import build_parser, main
+from sanlab.commands.options import SEED_LIMIT
 
 
 @pytest.mark.parametrize(

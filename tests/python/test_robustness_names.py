@@ -17,11 +17,13 @@ import pytest
 
 from conftest import ONE_VM
 from sanlab import _core
-from sanlab import cli as sanlab_cli
+from sanlab.commands import run as run_command
+from sanlab.commands import terminal
 from sanlab.cli import main
 from sanlab.formatting import shown_name
 from sanlab.progress import SHOW_AFTER_S, RunProgress
-from sanlab.sweep import SweepSpec, _PartWriter, entity_table, run_sweep, summary_rich_table
+from sanlab.runs import entity_table
+from sanlab.sweep import SweepSpec, _PartWriter, run_sweep, summary_rich_table
 from sanlab.views.names import shown_document
 
 HOSTILE = "\x1b[2J\x1b]0;owned\x07[/][red]"
@@ -76,8 +78,8 @@ def test_sanlab_run_prints_hostile_names_escaped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     hostile = _hostile(doc)
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (hostile, False))
-    monkeypatch.setattr(sanlab_cli, "fits_a_screen", lambda tables: layout == "tables")
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (hostile, False))
+    monkeypatch.setattr(run_command, "fits_a_screen", lambda tables: layout == "tables")
     # The ESC sequences reached the terminal raw, and `[/]` raised rich's MarkupError.
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
     captured = capsys.readouterr()
@@ -105,7 +107,7 @@ def test_compare_prints_hostile_names_escaped(
     doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hostile = _hostile(doc)
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (hostile, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (hostile, False))
     for name in ("a", "b"):
         assert main(["run", "unused.toml", "--quiet", "--out", str(tmp_path / name)]) == 0
     capsys.readouterr()
@@ -179,7 +181,7 @@ def test_the_sweep_table_shows_hostile_names_escaped(doc: dict[str, Any], tmp_pa
     writer.add(pa.concat_tables(tables))
     writer.flush()
     run_sweep(spec, out)
-    console = sanlab_cli._console()
+    console = terminal.console()
     with console.capture() as captured:
         console.print(summary_rich_table(out))
     _assert_escaped(captured.get())

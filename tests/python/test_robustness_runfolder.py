@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ONE_VM
-from sanlab import cli as sanlab_cli
+from sanlab.commands import run as run_command
 from sanlab.cli import main
 from sanlab.export import runfolder
 from sanlab.export.files import (
@@ -27,7 +27,8 @@ from sanlab.export.files import (
     replace_text,
 )
 from sanlab.export.runfolder import write_run_folder
-from sanlab.sweep import SweepError, SweepSpec, _PartWriter, entity_table, run_sweep
+from sanlab.runs import entity_table
+from sanlab.sweep import SweepError, SweepSpec, _PartWriter, run_sweep
 
 STARTED = datetime(2026, 11, 26, 3, 0, 0, tzinfo=UTC)
 
@@ -217,7 +218,7 @@ def test_a_run_that_fails_while_writing_leaves_no_folder(
 ) -> None:
     # The simulation is done; writing its folder fails after the tables and results are written
     # (the report is written after them): a half-written folder, without report and manifest, was left.
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (doc, False))
     monkeypatch.setattr(runfolder, "render_report", _fail_in_the_report)
     monkeypatch.chdir(tmp_path)
     args = ["run", "unused.toml", "--quiet", *(["--out", "nested/run"] if out == "given" else [])]
@@ -230,7 +231,7 @@ def test_a_run_that_fails_while_writing_leaves_no_folder(
 def test_a_run_folder_appears_whole_under_its_name(
     doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (doc, False))
     (tmp_path / "empty").mkdir()
     assert main(["run", "unused.toml", "--quiet", "--out", str(tmp_path / "empty")]) == 0
     assert (tmp_path / "empty" / "manifest.json").is_file()

@@ -14,7 +14,7 @@ from rich.console import Console
 
 import sanlab
 from fault_doc import with_faults
-from sanlab import cli as sanlab_cli
+from sanlab.commands import run as run_command
 from sanlab.cli import main
 from sanlab.views.summary import (
     SCREEN_LINES,
@@ -84,8 +84,8 @@ def test_the_summary_has_a_row_per_variant_and_the_most_useful_columns_that_fit(
 
 def _run(doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
     """`sanlab run` on `doc` instead of the engine's results, writing no run folder."""
-    monkeypatch.setattr(sanlab_cli, "_run_engine", lambda args, mode: (doc, False))
-    monkeypatch.setattr(sanlab_cli, "write_run_folder", lambda *args, **kwargs: None)
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(run_command, "write_run_folder", lambda *args, **kwargs: None)
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run"), *args]) == 0
 
 

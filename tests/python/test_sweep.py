@@ -18,15 +18,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import with_hosts
+from sanlab.runs import entity_table, run_task, t_quantile_975
 from sanlab.sweep import (
     Axis,
     SweepError,
     SweepSpec,
-    entity_table,
-    run_task,
     split_values,
     summarise,
-    t_quantile_975,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,7 +232,7 @@ def test_every_run_failing_is_invalid_input(tmp_path: Path) -> None:
     [
         (["--vary", "x"], "expected KEY=V1"),
         (["--vary", "a=1", "--vary", "a=2"], "a key is given twice"),
-        (["--vary", f"{DEPTH}=4", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "--workers sets"),
+        (["--vary", f"{DEPTH}=4", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "not allowed with argument --scheduler"),
         (["--vary", f"{DEPTH}=4", "--variant", "nope"], "no variant named `nope`"),
         (["--vary", f"{DEPTH}=4", "--seeds", "0"], "--seeds"),
         # 100,000,000 seeds were listed in memory (a MemoryError traceback); runs are capped.

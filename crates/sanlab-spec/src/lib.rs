@@ -511,6 +511,15 @@ pub struct Kind<T: ?Sized> {
     pub build: fn(&Spec) -> SpecResult<Box<T>>,
 }
 
+// By hand: a derive would ask `T: Copy`, which a trait object is not; the fields are all Copy.
+impl<T: ?Sized> Clone for Kind<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Kind<T> {}
+
 /// Documentation of one kind, for `sanlab kinds`.
 #[derive(Serialize, Debug)]
 pub struct KindDoc {
@@ -518,6 +527,9 @@ pub struct KindDoc {
     pub kind: &'static str,
     pub summary: &'static str,
     pub params: Vec<ParamDoc>,
+    /// The platform whose multipathing offers a path selector (`ESXi NMP`, `Linux dm-multipath` …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<&'static str>,
 }
 
 /// Builds the `kind` named in `spec` from `registry` (two-step: kind first, then its parameters).
@@ -545,7 +557,7 @@ pub fn describe_kinds<T: ?Sized>(extension_point: &'static str, registry: &[Kind
         .map(|k| {
             let spec = Spec::describing();
             let _ = (k.build)(&spec);
-            KindDoc { extension_point, kind: k.name, summary: k.summary, params: spec.into_docs() }
+            KindDoc { extension_point, kind: k.name, summary: k.summary, params: spec.into_docs(), platform: None }
         })
         .collect()
 }

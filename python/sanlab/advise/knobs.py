@@ -4,50 +4,43 @@ value list is what it is; the sources are in docs/references.md."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sanlab import engine
 from sanlab.toml_text import toml_value
 
-PLATFORM_PSPS: dict[str, tuple[dict[str, Any], ...]] = {
-    # ESXi's Native Multipathing Plugin: its three VMW_PSPs, round robin switching every I/O, at
-    # its default 1,000 I/Os and at its default 10 MiB, and round robin's latency type.
-    "ESXi NMP": (
-        {"kind": "fixed"},
-        {"kind": "mru"},
-        {"kind": "rr", "iops": 1},
-        {"kind": "rr", "iops": 1000},
-        {"kind": "rr", "type": "bytes"},
-        {"kind": "rr_latency"},
-    ),
-    "Linux dm-multipath": (
-        {"kind": "dm_round_robin"},
-        {"kind": "dm_queue_length"},
-        {"kind": "dm_service_time"},
-        {"kind": "dm_historical_service_time"},
-    ),
-    "Linux NVMe": ({"kind": "nvme_numa"}, {"kind": "nvme_round_robin"}, {"kind": "nvme_queue_depth"}),
-    # Weighted Paths is left out: its weights are the administrator's knowledge, not a default.
-    "Windows MPIO": (
-        {"kind": "mpio_failover_only"},
-        {"kind": "mpio_round_robin"},
-        {"kind": "mpio_round_robin_subset"},
-        {"kind": "mpio_least_queue_depth"},
-        {"kind": "mpio_least_blocks"},
-    ),
+PSP_SETTINGS: dict[str, tuple[dict[str, Any], ...]] = {
+    # ESXi's round robin switching every I/O, at its default 1,000 I/Os and at its default 10 MiB.
+    "rr": ({"kind": "rr", "iops": 1}, {"kind": "rr", "iops": 1000}, {"kind": "rr", "type": "bytes"}),
 }
-"""The selectors each platform's multipathing offers, among sanlab's kinds."""
+"""The settings advise tries of a selector whose defaults alone are not the question; every other
+selector is tried at its defaults."""
 
-PLATFORM_OF_PSP: dict[str, str] = {
-    **{kind: "ESXi NMP" for kind in ("fixed", "mru", "rr", "rr_latency")},
-    # HPP's other schemes (fixed, LB-RR, LB-IOPS, LB-Bytes) are not modelled: nothing to offer.
-    "hpp_lb_latency": "ESXi HPP",
-    "significant_latency": "sanlab's own",
-    **{psp["kind"]: platform for platform, psps in PLATFORM_PSPS.items() for psp in psps},
-    "mpio_weighted_paths": "Windows MPIO",
-}
-"""A host's platform, told by the selector its scenario gives it (a host has no other platform key)."""
+NOT_OFFERED = frozenset({"mpio_weighted_paths"})
+"""Selectors advise does not try: Weighted Paths' weights are the administrator's knowledge, not a default."""
+
+
+@functools.cache
+def platform_psps() -> dict[str, tuple[dict[str, Any], ...]]:
+    """The selectors each platform's multipathing offers, as the engine's registry groups them
+    (`sanlab kinds psp`), with the settings advise tries of each."""
+    offered: dict[str, tuple[dict[str, Any], ...]] = {}
+    for kind in engine.kinds():
+        if kind["extension_point"] != "psp":
+            continue
+        settings = () if kind["kind"] in NOT_OFFERED else PSP_SETTINGS.get(kind["kind"], ({"kind": kind["kind"]},))
+        offered[kind["platform"]] = (*offered.get(kind["platform"], ()), *settings)
+    return offered
+
+
+@functools.cache
+def platform_of_psp() -> dict[str, str]:
+    """A host's platform, told by the selector its scenario gives it (a host has no other platform key)."""
+    return {kind["kind"]: kind["platform"] for kind in engine.kinds() if kind["extension_point"] == "psp"}
+
 
 DEFAULT_PSP = {"kind": "fixed"}
 """What a host without `multipath.psp` runs (the engine's default)."""
@@ -131,8 +124,8 @@ def psp_knobs(scenario: Mapping[str, Any]) -> tuple[list[Knob], list[str]]:
     for key, what, written in places:
         # A kind's name alone stands for its defaults, as in the scenario file.
         today = {"kind": written} if isinstance(written, str) else written
-        platform = PLATFORM_OF_PSP.get(today.get("kind", ""), "")
-        offered = PLATFORM_PSPS.get(platform, ())
+        platform = platform_of_psp().get(today.get("kind", ""), "")
+        offered = platform_psps().get(platform, ())
         knob = _knob(key, f"{what} ({platform})", today, offered)
         if knob is None:
             notes.append(f"{key}: {platform} offers no other selector sanlab models; not varied")

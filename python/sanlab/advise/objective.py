@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sanlab.errors import UserError
 from sanlab.formatting import did_you_mean
 
 P99_SLACK = 0.10
@@ -13,7 +14,7 @@ P99_SLACK = 0.10
 above today's."""
 
 
-class ObjectiveError(ValueError):
+class ObjectiveError(UserError, ValueError):
     """An objective the scenario cannot have: the message names it and the valid choices."""
 
 

@@ -16,7 +16,8 @@ import pandas as pd
 
 from sanlab.advise.knobs import Knob
 from sanlab.advise.objective import Objective, RunFigures
-from sanlab.sweep import SweepError, SweepSpec, load, run_sweep, t_quantile_975
+from sanlab.runs import t_quantile_975
+from sanlab.sweep import SweepError, SweepSpec, load, run_sweep
 
 MAX_PASSES = 3
 """Passes over the knobs at most: a pass that moves no knob ends the search before."""

@@ -1,7 +1,7 @@
 """The fit of `sanlab calibrate`: free scenario values fitted so that simulated figures match measured ones.
 
 Every candidate (a value per `--free` parameter) is run at every measured point, each run the
-same `_core.run` a sweep makes (`sanlab.sweep.run_task`), on the same Dask machinery, all with
+same run a sweep makes (`sanlab.runs.run_task`), on the same Dask machinery, all with
 one seed (common random numbers: a small change of a value changes the figures smoothly, not by
 a new draw of the noise). The objective is
 
@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from sanlab import _core
+from sanlab import engine
 from sanlab.calibration.inputs import (
     CalibrationError,
     FreeParam,
     Point,
     read_points,
 )
-from sanlab.sweep import RunOutcome, RunTask, run_task
+from sanlab.runs import RunOutcome, RunTask, run_task
 
 __all__ = [
     "Calibration",
@@ -76,7 +76,7 @@ class Calibration:
                 ),
                 variants=(self.variant,) if self.variant else (),
                 duration=self.duration,
-                version=_core.__version__,
+                version=engine.VERSION,
             )
             for values in candidates
             for index, point in enumerate(self.points)

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sanlab import _core
+from sanlab import engine
+from sanlab.errors import UserError
 
 
-class CalibrationError(Exception):
+class CalibrationError(UserError):
     """Invalid calibration input (free parameters, measured points) or a run that failed."""
 
 
@@ -290,8 +291,8 @@ def check(
 
     def fails(extra: Sequence[str]) -> str:
         try:
-            _core.validate(scenario, [*sets, *extra], variants, False)
-        except _core.ScenarioError as exc:
+            engine.validate(scenario, [*sets, *extra], variants)
+        except engine.ScenarioError as exc:
             return str(exc)
         return ""
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from sanlab.errors import UserError
+
 MAX_JSON_DEPTH = 64
 """Arrays and objects nested in one another, at most. sanlab's documents nest 7 deep (results.json:
 variants, a path's latency percentiles); past about 1,000 Python's parser raises RecursionError,
@@ -120,7 +122,7 @@ def loads_bounded(text: str) -> Any:
     return document
 
 
-class LinkInFolderError(Exception):
+class LinkInFolderError(UserError):
     """A file or folder sanlab would write in an existing folder is a symbolic link (or not a
     regular file); the message names it."""
 
@@ -153,16 +155,19 @@ def current_umask() -> int:
     return mask
 
 
-def replace_file(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+def replace_file(path: Path, write: Callable[[IO[bytes]], None], check: Callable[[Path], object] | None = None) -> None:
     """Writes `path` by `write(file)` into a new temporary file beside it, then renames that over
     `path`: the name is replaced, never followed, and a reader never sees half a file. Refuses a
-    `path` that is a link (LinkInFolderError)."""
+    `path` that is a link (LinkInFolderError). `check(temporary)`, when given, reads the file back
+    before the rename (sanlab's own reader of what it wrote): what it raises leaves `path` as it was."""
     refuse_links([path])
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(handle, 0o666 & ~current_umask())  # as open() would create it, not mkstemp's 0600
         with os.fdopen(handle, "wb") as file:
             write(file)
+        if check is not None:
+            check(Path(temporary))
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -170,6 +175,6 @@ def replace_file(path: Path, write: Callable[[IO[bytes]], None]) -> None:
         raise
 
 
-def replace_text(path: Path, text: str) -> None:
-    """`path.write_text(text, encoding="utf-8")` by `replace_file`."""
-    replace_file(path, lambda file: file.write(text.encode("utf-8")))
+def replace_text(path: Path, text: str, check: Callable[[Path], object] | None = None) -> None:
+    """`path.write_text(text, encoding="utf-8")` by `replace_file` (with its `check`)."""
+    replace_file(path, lambda file: file.write(text.encode("utf-8")), check)

@@ -32,8 +32,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sanlab import _core
+from sanlab import engine
 from sanlab.document import Document, JobReport
+from sanlab.errors import UserError
 from sanlab.export.esxtop import write_esxtop_csvs
 from sanlab.export.files import JsonBoundError, current_umask, loads_bounded
 from sanlab.export.fio import VariantDevices, fio_document, fio_logs
@@ -50,7 +51,7 @@ def safe_name(name: str) -> str:
     """A file name for a variant, job or scenario name, by the engine's one rule (runs of other
     characters than letters, digits, `.`, `_`, `-` become `_`); the engine checked at parse time
     that the names of a run give distinct ones."""
-    return _core.file_name(name)
+    return engine.file_name(name)
 
 
 def utc_stamp(started: datetime) -> str:
@@ -222,7 +223,7 @@ def _write_files(
     return files
 
 
-class RunFolderError(Exception):
+class RunFolderError(UserError):
     """A folder that is not a complete run folder, or one written by an older sanlab."""
 
 

@@ -15,13 +15,15 @@ together: a capture's path instances do not say which device a LUN number is.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
-from sanlab.document import Variant
+from sanlab.document import Document, Variant
 from sanlab.hostimport.esxtop import DEVICE, PATH, Capture, CaptureError
 from sanlab.hostimport.workload import device_series, mean, weighted_mean
 
@@ -210,3 +212,13 @@ def report_section(document: dict, variant: Variant) -> tuple[str, str, str]:
         f"each from its own first sample.</figcaption></figure><h3>Devices</h3>{table(document['devices'])}<h3>Links: share of all commands</h3>{table(document['links'])}"
     )
     return "measured", "Measured against simulated", f'<section id="section-measured"><h2>Measured against simulated</h2>{body}</section>'
+
+
+def measured_sections(run_dir: Path, document: Document) -> list[tuple[str, str, str]]:
+    """The report section of a comparison `compare --esxtop` left in the run folder, if any."""
+    path = run_dir / COMPARE_FILE
+    if not path.is_file():
+        return []
+    comparison = json.loads(path.read_text(encoding="utf-8"))
+    variant = next((v for v in document["variants"] if v["name"] == comparison.get("variant")), None)
+    return [report_section(comparison, variant)] if variant is not None and "measured" in comparison else []

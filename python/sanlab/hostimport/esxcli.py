@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from sanlab.errors import UserError
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 
 
-class ListingError(ValueError):
+class ListingError(UserError, ValueError):
     """An esxcli listing that cannot be read; the message says where, what and what was expected."""
 
 

@@ -58,6 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sanlab.errors import UserError
+
 # Counters of the disk groups that sanlab uses (esxtop's names; DAVG/KAVG/GAVG/QAVG are the
 # Driver/Kernel/Guest/Queue latencies).
 DISK_COUNTERS = frozenset(
@@ -107,7 +109,7 @@ _TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M")
 _NOT_A_PATH = "(not a counter path)"
 
 
-class CaptureError(ValueError):
+class CaptureError(UserError, ValueError):
     """A capture that cannot be read: the message names the file, the line (and column) and what
     was expected."""
 
@@ -350,6 +352,8 @@ def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTE
 
     `wanted` maps each group to read to the counters read from it (default `WANTED`)."""
     path = Path(path)
+    if not path.is_file():
+        raise CaptureError(f"{path}: no such file: expected an esxtop batch capture (esxtop -b -a > capture.csv)", str(path))
     csv.field_size_limit(1 << 24)
     with _open(path) as f:
         reader = csv.reader(f)

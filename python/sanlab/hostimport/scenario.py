@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sanlab.errors import UserError
 from sanlab.hostimport.esxtop import ADAPTER_QUEUE, DEVICE, Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
@@ -42,7 +43,7 @@ GROUP_STATES = {"active": "AO", "active unoptimized": "ANO", "standby": "standby
 PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
 
 
-class HostImportError(ValueError):
+class HostImportError(UserError, ValueError):
     """A host the listings cannot make a scenario of; the message says which file and what."""
 
 
@@ -236,7 +237,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         f"name = {toml_value(host + '_imported')}",
         "",
         "[run]",
-        f'duration = "{duration}"',
+        f"duration = {toml_value(duration)}",
         "",
     ]
     loads = device_loads(capture) if capture is not None else {}

@@ -3,14 +3,13 @@ effect simulated on the user's scenario when one is given (docs/lint.md)."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sanlab import _core
-from sanlab._core import ScenarioError
+from sanlab import engine
+from sanlab.engine import ScenarioError
 from sanlab.formatting import did_you_mean
 from sanlab.lint.rules import RULES, Context, Doc, Finding
 from sanlab.lint.source import Benchmark, LintInputError
@@ -52,7 +51,7 @@ class LintResult:
 
 def _run(scenario: Path, job_table: str, variant: str | None, duration: str | None, seed: int | None) -> Doc:
     overrides = [f"vm[0].job=[{job_table}]", "run.warmup=0s"]
-    document = json.loads(_core.run(str(scenario), [variant] if variant else None, overrides, seed, duration))
+    document = engine.run(scenario, [variant] if variant else None, overrides, seed, duration)
     return document["variants"][0]
 
 
@@ -91,7 +90,7 @@ def lint(benchmark: Benchmark, scenario: Path | None = None, variant: str | None
         reading = folder / "reading.toml"
         reading.write_text(READING_SCENARIO + f"job = [{replace(benchmark, rd=None).job_table()}]\n", encoding="utf-8")
         try:
-            runs = json.loads(_core.validate(str(reading), [], None, False))["variants"]
+            runs = engine.validate(reading)["variants"]
         except ScenarioError as e:
             raise _reading_error(e, reading) from None
         if benchmark.kind == "vdbench":
@@ -101,11 +100,11 @@ def lint(benchmark: Benchmark, scenario: Path | None = None, variant: str | None
                 notes.append(f"run {benchmark.rd} of {len(runs)} linted; the others ({', '.join(others[:8])}{' ...' if len(others) > 8 else ''}) with --rd NAME")
         try:
             if scenario is None:
-                document = json.loads(_core.run(str(reading), [benchmark.rd] if benchmark.rd else None, [], seed, None))
+                document = engine.run(reading, [benchmark.rd] if benchmark.rd else None, seed=seed)
                 as_written = document["variants"][0]
             else:
                 if variant is None:
-                    checked = json.loads(_core.validate(str(scenario), [f"vm[0].job=[{benchmark.job_table()}]"], None, False))
+                    checked = engine.validate(scenario, [f"vm[0].job=[{benchmark.job_table()}]"])
                     variant = checked["variants"][0]
                 as_written = _run(scenario, benchmark.job_table(), variant, duration, seed)
         except ScenarioError as e:

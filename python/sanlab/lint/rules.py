@@ -16,9 +16,6 @@ from sanlab.lint.source import Benchmark
 
 Doc = dict[str, Any]
 
-# fio's synchronous engines keep one request outstanding per job whatever iodepth says
-# (HOWTO "iodepth"); psync is a job file's and a command line's default engine.
-SYNC_ENGINES = {"sync", "psync", "vsync", "pvsync", "pvsync2"}
 SKEWED = ("zipf", "pareto", "normal", "gauss", "zoned", "zoned_abs")
 
 
@@ -67,13 +64,13 @@ def _is_fio(ctx: Context) -> bool:
 
 
 def _engine(job: Doc) -> str:
-    return job["options"].get("ioengine", "psync")
+    return job["options"].get("ioengine", "psync")  # psync: a job file's and a command line's default
 
 
 def _depth(job: Doc) -> int:
-    if _engine(job) in SYNC_ENGINES:
-        return 1
-    return int(job["options"].get("iodepth", "1"))
+    """The requests the job keeps outstanding, as the engine runs it (its pacing): fio's
+    synchronous engines keep one whatever iodepth says (HOWTO "iodepth")."""
+    return int(job["pacing"]["depth"])
 
 
 def _busiest_core(variant: Doc) -> dict[str, float]:
@@ -92,7 +89,7 @@ def sync_engine_depth(ctx: Context) -> Iterator[Finding]:
     for job in ctx.jobs:
         depth = int(job["options"].get("iodepth", "1"))
         engine = _engine(job)
-        if engine in SYNC_ENGINES and depth > 1:
+        if _depth(job) == 1 and depth > 1:
             yield Finding(
                 "sync-engine-depth", "iodepth", ctx.benchmark.line_of("iodepth"),
                 f"iodepth={depth} with ioengine={engine}: a synchronous engine waits for each request before the next",

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from sanlab.errors import UserError
 from sanlab.toml_text import toml_value
 
-class LintInputError(Exception):
+class LintInputError(UserError):
     """The benchmark cannot be read: the message says which file and why."""
 
 

@@ -1,5 +1,5 @@
 //! Multipathing: ALUA target-port-group states, path states, and the path selection policies
-//! (PSPs). One file per policy; each registers under its `kind` name in [`REGISTRY`].
+//! (PSPs). One file per policy; each registers under its `kind` name in [`PLATFORMS`], by the platform that offers it.
 //!
 //! A device (one LUN seen by one host) has a list of paths. Before every I/O the device asks its
 //! PSP to pick one of the usable paths; on every completion the PSP hears the path's latency.
@@ -21,6 +21,7 @@ mod rr_latency;
 mod significant_latency;
 
 use sanlab_spec::{Kind, KindDoc};
+use std::sync::LazyLock;
 use sanlab_des::SimTime;
 
 /// ALUA asymmetric access state of the target port group behind a path (SPC-4).
@@ -128,35 +129,39 @@ pub trait PathSelector {
     }
 }
 
-pub static REGISTRY: &[Kind<dyn PathSelector>] = &[
-    // ESXi NMP and HPP
-    fixed::KIND,
-    mru::KIND,
-    rr::KIND,
-    rr_latency::KIND,
-    rr_latency::HPP_KIND,
-    // Linux dm-multipath
-    dm_round_robin::KIND,
-    dm_queue_length::KIND,
-    dm_service_time::KIND,
-    dm_historical_service_time::KIND,
-    // Linux NVMe native multipath
-    nvme_numa::KIND,
-    nvme_round_robin::KIND,
-    nvme_queue_depth::KIND,
-    // Windows MPIO
-    mru::FAILOVER_ONLY_KIND,
-    mpio_round_robin::KIND,
-    mpio_round_robin::SUBSET_KIND,
-    mpio_least::QUEUE_DEPTH_KIND,
-    mpio_least::BLOCKS_KIND,
-    mpio_least::WEIGHTED_KIND,
-    // sanlab's
-    significant_latency::KIND,
+/// Each selector under the multipathing that offers it (`sanlab kinds psp` names it): a host has
+/// no platform key, so the selector its scenario gives says which platform it is, and which other
+/// selectors it could run (`sanlab advise` offers those).
+pub static PLATFORMS: &[(&str, &[Kind<dyn PathSelector>])] = &[
+    ("ESXi NMP", &[fixed::KIND, mru::KIND, rr::KIND, rr_latency::KIND]),
+    ("ESXi HPP", &[rr_latency::HPP_KIND]),
+    ("Linux dm-multipath", &[dm_round_robin::KIND, dm_queue_length::KIND, dm_service_time::KIND, dm_historical_service_time::KIND]),
+    ("Linux NVMe", &[nvme_numa::KIND, nvme_round_robin::KIND, nvme_queue_depth::KIND]),
+    (
+        "Windows MPIO",
+        &[
+            mru::FAILOVER_ONLY_KIND,
+            mpio_round_robin::KIND,
+            mpio_round_robin::SUBSET_KIND,
+            mpio_least::QUEUE_DEPTH_KIND,
+            mpio_least::BLOCKS_KIND,
+            mpio_least::WEIGHTED_KIND,
+        ],
+    ),
+    ("sanlab's own", &[significant_latency::KIND]),
 ];
 
+/// Every selector by `kind` name, in the order of [`PLATFORMS`].
+pub static REGISTRY: LazyLock<Vec<Kind<dyn PathSelector>>> =
+    LazyLock::new(|| PLATFORMS.iter().flat_map(|(_, kinds)| kinds.iter().copied()).collect());
+
 pub fn kinds() -> Vec<KindDoc> {
-    sanlab_spec::describe_kinds("psp", REGISTRY)
+    PLATFORMS
+        .iter()
+        .flat_map(|&(platform, kinds)| {
+            sanlab_spec::describe_kinds("psp", kinds).into_iter().map(move |doc| KindDoc { platform: Some(platform), ..doc })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -169,7 +174,7 @@ pub(crate) mod test_util {
 
     pub fn build(kind: &str, params: &str) -> Box<dyn PathSelector> {
         let t: toml::Table = format!("kind = \"{kind}\"\n{params}").parse().unwrap();
-        sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), REGISTRY, None).unwrap()
+        sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), &REGISTRY, None).unwrap()
     }
 
     /// Paths chosen for `n` I/Os issued one after another, each completing at once.

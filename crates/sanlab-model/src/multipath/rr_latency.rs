@@ -234,11 +234,11 @@ mod tests {
     #[test]
     fn eval_time_range_is_checked() {
         let t: toml::Table = "kind = \"rr_latency\"\nlatency_eval_time = \"10s\"".parse().unwrap();
-        let e = sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), super::super::REGISTRY, None).err().unwrap();
+        let e = sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), &super::super::REGISTRY, None).err().unwrap();
         assert!(e.message.contains("expected 30000..=2147483647 ms (nearest valid: \"30000ms\")"), "{}", e.message);
         assert_eq!(e.location, "psp.latency_eval_time");
         let t: toml::Table = "kind = \"hpp_lb_latency\"\nlatency_eval_time = \"400s\"".parse().unwrap();
-        let e = sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), super::super::REGISTRY, None).err().unwrap();
+        let e = sanlab_spec::build_kind(&sanlab_spec::Spec::new(&t, "psp"), &super::super::REGISTRY, None).err().unwrap();
         assert!(e.message.contains("expected 10000..=300000 ms (nearest valid: \"300000ms\")"), "{}", e.message);
     }
 }

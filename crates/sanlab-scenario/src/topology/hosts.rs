@@ -160,7 +160,7 @@ pub(super) fn finish_tables(host_psp_specs: Vec<Spec>, host_sched_specs: Vec<Spe
     for (h, (mp, sched)) in host_psp_specs.into_iter().zip(host_sched_specs).enumerate() {
         // A host without devices still gets its tables checked.
         if !host_has_device[h] {
-            build_kind(&mp.kind_table("psp", "path selection policy")?, PSPS, Some("fixed"))?;
+            build_kind(&mp.kind_table("psp", "path selection policy")?, &PSPS, Some("fixed"))?;
             build_kind(&sched, SCHEDULERS, Some("esxi"))?;
         }
         mp.finish()?;

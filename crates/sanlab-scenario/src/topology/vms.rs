@@ -32,7 +32,7 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
     let hosts = &hosts.configs;
     // A volume's own policy that no device uses is still checked.
     for psp in volumes.psp.iter().flatten() {
-        build_kind(psp, PSPS, Some("fixed"))?;
+        build_kind(psp, &PSPS, Some("fixed"))?;
     }
     let mut psp_at: Vec<String> = vec![];
     let mut devices: Vec<DeviceConfig> = vec![];
@@ -77,12 +77,12 @@ pub(super) fn vms(top: &Spec, arrays: &Arrays, volumes: &Volumes, hosts: &Hosts,
                 let psp_spec = match &volumes.psp[volume] {
                     Some(own) => {
                         // The host's policy is checked even where every volume has its own.
-                        build_kind(&host_psp, PSPS, Some("fixed"))?;
+                        build_kind(&host_psp, &PSPS, Some("fixed"))?;
                         own
                     }
                     None => &host_psp,
                 };
-                let psp = build_kind(psp_spec, PSPS, Some("fixed"))?;
+                let psp = build_kind(psp_spec, &PSPS, Some("fixed"))?;
                 let paths = device_paths(host, &volume_arrays[volume], link_ends, links, preferred, &host_names[host]);
                 psp_at.push(psp_spec.location().to_string());
                 let discipline = build_kind(&host_sched_specs[host], SCHEDULERS, Some("esxi"))?;

@@ -547,9 +547,9 @@ pub fn kinds() -> Vec<KindDoc> {
     };
     let modelled = OPTIONS.iter().filter(|o| o.effect == Effect::Model).map(|o| ParamDoc { name: names(o), ty: o.ty, default: o.default.to_string(), doc: o.doc }).collect();
     vec![
-        KindDoc { extension_point: "fio_option", kind: "modelled", summary: "fio options that shape the requests, their pacing or the job's phases", params: modelled },
-        KindDoc { extension_point: "fio_option", kind: "accepted", summary: "accepted without effect on the model; listed once per run as \"ignored: ...\"", params: by_reason(&[Effect::Report, Effect::Ignored], "accepted") },
-        KindDoc { extension_point: "fio_option", kind: "cannot_be_modelled", summary: "fio options sanlab stops at, saying why", params: by_reason(&[Effect::Unmodelled], "error") },
+        KindDoc { extension_point: "fio_option", kind: "modelled", summary: "fio options that shape the requests, their pacing or the job's phases", params: modelled, platform: None },
+        KindDoc { extension_point: "fio_option", kind: "accepted", summary: "accepted without effect on the model; listed once per run as \"ignored: ...\"", params: by_reason(&[Effect::Report, Effect::Ignored], "accepted"), platform: None },
+        KindDoc { extension_point: "fio_option", kind: "cannot_be_modelled", summary: "fio options sanlab stops at, saying why", params: by_reason(&[Effect::Unmodelled], "error"), platform: None },
     ]
 }
 

@@ -1,4 +1,4 @@
-"""`sanlab advise SCENARIO`: the settings a user can change, searched for an objective."""
+"""`sanlab advise SCENARIO`: the settings a user can change, searched for an objective (docs/advise.md)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sanlab import _core
+from sanlab import engine
 from sanlab.advise.advice import ADVICE_FILE, PAGE_FILE, advice_document, page, text_lines
 from sanlab.advise.knobs import knobs_of
-from sanlab.advise.objective import ObjectiveError, parse_objective
+from sanlab.advise.objective import parse_objective
 from sanlab.advise.search import Search
+from sanlab.analysis.health import duration_s
+from sanlab.commands import options
+from sanlab.errors import UserError
 from sanlab.export.files import replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
-from sanlab.sweep import SweepError, dask_client
+from sanlab.runs import dask_client
 
 DEFAULT_SEEDS = 3
 SEED_CAP_FACTOR = 4
@@ -27,35 +30,9 @@ SHORT_RUN_S = 10.0
 shorter); a scenario with [[event]] faults runs its own duration, so every fault happens."""
 
 
-class AdviseError(SweepError):
-    """Bad input to `sanlab advise`: one line naming what and the valid choices."""
-
-
-def _at_least(least: int):  # type: ignore[no-untyped-def]
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(
-                f"expected at least {least}, got {value}; the nearest is {least}"
-            )
-        return value
-
-    return parse
-
-
-def add_parser(commands: Any) -> None:
-    """Registers `advise` among the command's subcommands."""
-    parser = commands.add_parser(
-        "advise",
-        help="search the settings a user can change (path selection, queue depths, ...) for an objective",
-    )
-    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    parser.add_argument(
-        "--variant", metavar="NAME", help="start from this variant (default: the scenario as written, base)"
-    )
+def register(parser: argparse.ArgumentParser) -> None:
+    options.add_scenario(parser)
+    options.add_variant(parser, "start from this variant (default: the scenario as written, base)")
     parser.add_argument(
         "--objective",
         default="iops",
@@ -65,23 +42,12 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--keep", action="append", default=[], metavar="KEY", help="a setting never varied (repeatable)"
     )
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a fixed override for every run (repeatable)",
-    )
-    parser.add_argument(
-        "--duration",
-        metavar="D",
-        help="simulated time of each run (default: warm-up + 10s, at most the scenario's)",
-    )
-    parser.add_argument("--seed", type=_at_least(0), metavar="N", help="first seed (default: the scenario's)")
+    options.add_set(parser, "a fixed override for every run (repeatable)")
+    options.add_duration(parser, "warm-up + 10s, at most the scenario's")
+    options.add_seed(parser, "first seed")
     parser.add_argument(
         "--seeds",
-        type=_at_least(2),
+        type=options.whole_number(2),
         default=DEFAULT_SEEDS,
         metavar="N",
         help=f"seeds per candidate to start with (default {DEFAULT_SEEDS}; "
@@ -89,21 +55,14 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument(
         "--max-runs",
-        type=_at_least(1),
+        type=options.positive,
         default=DEFAULT_MAX_RUNS,
         metavar="N",
         help=f"runs in the whole search at most (default {DEFAULT_MAX_RUNS})",
     )
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=_at_least(1), metavar="N", help="worker processes of the local cluster"
-    )
-    where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler")
-    parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="folder for advice.json, advice.html and the sweeps"
-    )
-    parser.add_argument("--json", action="store_true", help="print the advice as one JSON document")
-    parser.set_defaults(handler=lambda args, argv: run(args))
+    options.add_cluster(parser)
+    options.add_out(parser, "folder for advice.json, advice.html and the sweeps")
+    options.add_json(parser, "print the advice as one JSON document")
 
 
 def _search_duration(variant: dict[str, Any], given: str | None) -> str | None:
@@ -114,34 +73,31 @@ def _search_duration(variant: dict[str, Any], given: str | None) -> str | None:
     return f"{short_s:g}s" if short_s < variant["sim_time_s"] else None
 
 
-def run(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     """Runs the search and prints the advice; returns the exit code."""
     variant_name = args.variant or "base"
     # Today as given, once, in this process: the scenario's settings, devices and faults.
-    probe = json.loads(_core.run(args.scenario, [variant_name], args.sets, args.seed, args.duration))
+    probe = engine.run(args.scenario, [variant_name], args.sets, args.seed, args.duration)
     today = probe["variants"][0]
     resolved = today["resolved"]
     vms = [vm["name"] for vm in today["vms"]]
     where = f"{args.scenario} (variant {variant_name})"
-    try:
-        objective = parse_objective(args.objective, vms, bool(resolved.get("event")), where)
-    except ObjectiveError as exc:
-        raise AdviseError(str(exc)) from None
+    objective = parse_objective(args.objective, vms, bool(resolved.get("event")), where)
     lun_depths = {device["host"]: device["queue_depth"] for device in today["devices"]}
     knobs, notes = knobs_of(resolved, lun_depths)
     keys = [knob.key for knob in knobs]
     for key in args.keep:
         if key not in keys:
             hint = did_you_mean(key, keys)
-            raise AdviseError(
+            raise UserError(
                 f"--keep {key}: not a setting advise varies in {where}: expected one of "
                 f"{', '.join(keys) or 'none (nothing to vary)'}{hint}"
             )
     knobs = [knob for knob in knobs if knob.key not in args.keep]
     if not knobs:
-        raise AdviseError(f"{where}: no setting left to vary (--keep pins every one advise found)")
+        raise UserError(f"{where}: no setting left to vary (--keep pins every one advise found)")
     duration = _search_duration(today, args.duration)
-    out_dir = args.out or new_default_out_dir(Path("runs"), f"{probe['scenario']}-advise", datetime.now(UTC))
+    out_dir = args.out or new_default_out_dir(options.DEFAULT_RUNS_DIR, f"{probe['scenario']}-advise", datetime.now(UTC))
     prepare_out_dir(out_dir)
     base_seed = args.seed if args.seed is not None else today["seed"]
     with dask_client(args.scheduler, args.workers) as client:
@@ -163,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     header = {
         "scenario": args.scenario,
         "variant": variant_name,
-        "version": _core.__version__,
+        "version": engine.VERSION,
         "objective": {
             "name": objective.name,
             "text": _objective_text(objective),
@@ -196,6 +152,4 @@ def _objective_text(objective: Any) -> str:
 
 
 def _duration_s(today: dict[str, Any], duration: str | None) -> float:
-    from sanlab.analysis.health import duration_s
-
     return duration_s(duration) if duration else float(today["sim_time_s"])

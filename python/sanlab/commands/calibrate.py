@@ -1,11 +1,11 @@
-"""The `sanlab calibrate` command: checks the input, runs the fit (fit.py) on Dask,
-prints the points and fitted values, writes the calibrated scenario (docs/cli.md)."""
+"""`sanlab calibrate SCENARIO --measured FILE --free KEY=LO..HI -o FILE`: checks the input, runs
+the fit (`sanlab.calibration.fit`) on Dask, prints the points and fitted values, writes the
+calibrated scenario (docs/cli.md)."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import sys
 import time
 import tomllib
@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from rich import box
 from rich.table import Table
 
-from sanlab import _core
+from sanlab import engine
 from sanlab.calibration.fit import (
     Best,
     Calibration,
@@ -37,8 +37,11 @@ from sanlab.calibration.inputs import (
     read_points,
 )
 from sanlab.calibration.toml_out import calibrated_text
+from sanlab.commands import options
+from sanlab.commands.terminal import console
+from sanlab.export.files import replace_text
 from sanlab.formatting import format_count, format_ms, format_wall_s
-from sanlab.sweep import RunOutcome, entity_table
+from sanlab.runs import RunOutcome, dask_client, entity_table
 
 
 def _first_run(
@@ -48,19 +51,16 @@ def _first_run(
     scenario's `[run] seed` after the variant and --set) and the figures a run gives."""
     settings = [*sets, *point.sets, *(p.setting(p.value(0.5)) for p in free)]
     try:
-        text = _core.run(scenario, [variant] if variant else None, settings, None, None)
-    except _core.ScenarioError as exc:
+        doc = engine.run(scenario, [variant] if variant else None, settings)
+    except engine.ScenarioError as exc:
         raise CalibrationError(f"{point.where}: the run failed: {exc}") from None
-    doc = json.loads(text)
     outcome = RunOutcome(0, 0, entity_table(doc, 0, 0), None)
     return int(doc["variants"][0]["seed"]), figures_of(outcome)
 
 
 def _variant(scenario: str, sets: Sequence[str], wanted: str | None) -> str | None:
     """The one variant to run: `wanted`, else the scenario's only one, else none (base)."""
-    names: list[str] = json.loads(_core.validate(scenario, list(sets), [wanted] if wanted else None, False))[
-        "variants"
-    ]
+    names = engine.validate(scenario, sets, [wanted] if wanted else None)["variants"]
     if wanted is None and len(names) > 1:
         raise CalibrationError(
             f"{scenario}: {len(names)} variants ({', '.join(names)}); choose the one to fit with --variant"
@@ -205,11 +205,14 @@ def write_calibrated(fit: Fit, original: Path, out: Path, measured: Path, argv: 
                 header.append(f"variant {cal.variant}'s own {', '.join(overridden)} dropped: fitted here")
     text = calibrated_text(original, out, out.stem, header, fitted, comments, variant)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    try:
-        _core.validate(str(out), [], None, False)
-    except _core.ScenarioError as exc:
-        raise _core.InternalError(f"the calibrated scenario {out} does not validate: {exc}") from None
+
+    def read_back(written: Path) -> None:
+        try:
+            engine.validate(written)
+        except engine.ScenarioError as exc:
+            raise engine.InternalError(f"the calibrated scenario {out} does not validate: {exc}") from None
+
+    replace_text(out, text, check=read_back)
 
 
 def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[[Best, int], None]:
@@ -229,10 +232,8 @@ def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[
     return show
 
 
-def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
+def main(args: argparse.Namespace) -> int:
     """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o."""
-    from sanlab.sweep import dask_client
-
     given = args.scenario  # as typed, for messages; the runs take the absolute path (Dask workers)
     free = tuple(parse_free(text) for text in args.free)
     points = tuple(read_points(args.measured))
@@ -240,15 +241,11 @@ def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
     if args.duration:
         sets = (*sets, f"run.duration={args.duration}")
     try:
-        _core.validate(given, list(sets), None, False)
-    except _core.ScenarioError as exc:
+        engine.validate(given, sets)
+    except engine.ScenarioError as exc:
         raise CalibrationError(str(exc)) from None
     variant = _variant(given, sets, args.variant)
     check(given, free, points, sets, [variant] if variant else None)
-    if args.scheduler is not None and args.workers is not None:
-        raise CalibrationError(
-            "--workers sets the size of the local cluster; with --scheduler the cluster has its own"
-        )
     scenario_seed, figures = _first_run(given, sets, variant, points[0], free)
     _check_vm_figures(figures, points)
     seed = scenario_seed if args.seed is None else args.seed
@@ -259,9 +256,10 @@ def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
     with dask_client(args.scheduler, args.workers) as client:
         fit = calibrate(cal, dask_mapper(client), on_batch)
     if not args.quiet:
+        terminal = console()
         for table in (points_table(fit), values_table(fit)):
-            console.print(table)
-    write_calibrated(fit, Path(args.scenario), Path(args.out), Path(args.measured), argv)
+            terminal.print(table)
+    write_calibrated(fit, Path(args.scenario), Path(args.out), Path(args.measured), args.argv)
     print(f"calibrated scenario: {args.out}", flush=True)
     for warning in not_converged(fit):
         print(f"warning: {warning}", file=sys.stderr, flush=True)
@@ -275,10 +273,9 @@ def command(args: argparse.Namespace, console: Any, argv: Sequence[str]) -> int:
     return 0
 
 
-def add_parser(commands: Any, seed: Callable[[str], int], positive: Callable[[str], int]) -> None:
-    """The `calibrate` subcommand's arguments (no `e.g.` in its help: see test_doc_examples)."""
-    parser = commands.add_parser("calibrate", help="fit scenario values to measured IOPS and latency")
-    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+def register(parser: argparse.ArgumentParser) -> None:
+    """The arguments (no `e.g.` in their help: see test_doc_examples)."""
+    options.add_scenario(parser)
     parser.add_argument(
         "--measured", required=True, metavar="FILE", help="measured points, CSV or Parquet (docs/cli.md)"
     )
@@ -289,48 +286,24 @@ def add_parser(commands: Any, seed: Callable[[str], int], positive: Callable[[st
         metavar="KEY=LO..HI[:int][:log]",
         help="a value to fit and its bounds, such as array[0].media.read_latency=50us..500us (repeatable)",
     )
-    parser.add_argument(
-        "--variant", metavar="NAME", help="the variant to fit (needed when the scenario has several)"
-    )
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="a fixed override for every run (repeatable)",
-    )
-    parser.add_argument(
-        "--duration", metavar="D", help="simulated time of each run (default: the scenario's)"
-    )
-    parser.add_argument(
-        "--seed",
-        type=seed,
-        metavar="N",
-        help="seed of every run and of the optimiser (default: the scenario's)",
-    )
+    options.add_variant(parser, "the variant to fit (needed when the scenario has several)")
+    options.add_set(parser, "a fixed override for every run (repeatable)")
+    options.add_duration(parser)
+    options.add_seed(parser, "seed of every run and of the optimiser")
     parser.add_argument(
         "--generations",
-        type=positive,
+        type=options.positive,
         default=25,
         metavar="N",
         help="differential evolution's generations at most (default: 25)",
     )
     parser.add_argument(
         "--popsize",
-        type=positive,
+        type=options.positive,
         default=10,
         metavar="N",
         help="candidates per generation per free value (default: 10)",
     )
     parser.add_argument("-o", "--out", required=True, metavar="FILE", help="the calibrated scenario to write")
-    parser.add_argument(
-        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler (default: a local cluster)"
-    )
-    parser.add_argument(
-        "--workers",
-        type=positive,
-        metavar="N",
-        help="worker processes of the local cluster (default: one per CPU)",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines and no tables")
+    options.add_cluster(parser)
+    options.add_quiet(parser, "no progress lines and no tables")

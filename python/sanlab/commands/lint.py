@@ -1,4 +1,5 @@
-"""`sanlab lint JOBFILE [--scenario S]`: findings printed for people, or as JSON."""
+"""`sanlab lint JOBFILE [--scenario S]`: what makes a benchmark measure something else than meant;
+findings printed for people, or as JSON (docs/lint.md)."""
 
 from __future__ import annotations
 
@@ -11,34 +12,31 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from sanlab.commands import options
 from sanlab.formatting import shown_name
 from sanlab.lint import LintResult, lint
 from sanlab.lint.source import KIND_NAMES, read_benchmark
 
 
-def add_parser(commands: argparse._SubParsersAction, seed: Any) -> None:  # type: ignore[type-arg]
-    """Registers `lint` among the command's subcommands; `seed` parses --seed as `run` does."""
-    linting = commands.add_parser(
-        "lint",
-        help="flag what makes a fio or vdbench benchmark measure something else than meant",
-        description="Reads a fio job file, a fio command line (in a file, or with --cmdline) or a vdbench parameter "
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Reads a fio job file, a fio command line (in a file, or with --cmdline) or a vdbench parameter "
         "file as `sanlab run` reads it, and flags what makes it measure something else than its author meant: "
         "each finding with its option and line, what it does, its effect and the fix. With --scenario, the "
         "benchmark runs as the scenario's first VM's workload, and again with each fix, so the effect is shown "
-        "in figures (docs/lint.md). Exit 0 with findings printed; --strict exits 1 when there is any.",
+        "in figures (docs/lint.md). Exit 0 with findings printed; --strict exits 1 when there is any."
     )
-    source = linting.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("jobfile", nargs="?", metavar="JOBFILE", help="fio job file, fio command line in a file, or vdbench parameter file")
     source.add_argument("--cmdline", metavar="TEXT", help='a fio command line in quotes, as in "fio --name=t --rw=randread --iodepth=32"')
-    linting.add_argument("--scenario", type=Path, metavar="S", help="scenario to simulate the benchmark on (its VM 0 runs it)")
-    linting.add_argument("--variant", metavar="NAME", help="the scenario's variant to run (default: its first)")
-    linting.add_argument("--rd", metavar="NAME", help="a vdbench file's run to lint (default: its first)")
-    linting.add_argument("--var", action="append", default=[], type=_variable, metavar="NAME=VALUE", help="a vdbench file's $NAME, as vdbench takes NAME=VALUE on its command line (repeatable)")
-    linting.add_argument("--duration", default="5s", metavar="D", help="simulated time of each run with --scenario (default: 5s)")
-    linting.add_argument("--seed", type=seed, help="seed of the simulations (default: the scenario's)")
-    linting.add_argument("--strict", action="store_true", help="exit 1 when anything is found (for benchmark kits' CI)")
-    linting.add_argument("--json", action="store_true", help="print the findings as JSON")
-    linting.set_defaults(handler=_cmd_lint)
+    parser.add_argument("--scenario", type=Path, metavar="S", help="scenario to simulate the benchmark on (its VM 0 runs it)")
+    options.add_variant(parser, "the scenario's variant to run (default: its first)")
+    parser.add_argument("--rd", metavar="NAME", help="a vdbench file's run to lint (default: its first)")
+    parser.add_argument("--var", action="append", default=[], type=_variable, metavar="NAME=VALUE", help="a vdbench file's $NAME, as vdbench takes NAME=VALUE on its command line (repeatable)")
+    options.add_duration(parser, "5s", value="5s")
+    options.add_seed(parser, "seed of the simulations")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when anything is found (for benchmark kits' CI)")
+    options.add_json(parser, "print the findings as JSON")
 
 
 def _variable(text: str) -> tuple[str, str]:
@@ -99,7 +97,7 @@ def _print(result: LintResult, console: Console) -> None:
         console.print(f"\n[dim]{note}[/dim]", highlight=False)
 
 
-def _cmd_lint(args: argparse.Namespace, argv: Any) -> int:
+def main(args: argparse.Namespace) -> int:
     benchmark = read_benchmark(args.jobfile, args.cmdline, args.rd, tuple(args.var))
     result = lint(benchmark, args.scenario, args.variant, args.duration, args.seed)
     if args.json:

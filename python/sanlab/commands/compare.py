@@ -1,0 +1,122 @@
+"""`sanlab compare RUN_DIR RUN_DIR...`: runs side by side in one HTML page; `sanlab compare RUN_DIR
+--esxtop CAPTURE`: one run beside the host's capture it was imported from."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from sanlab.commands import options
+from sanlab.commands.terminal import console
+from sanlab.export.files import replace_text
+from sanlab.export.runfolder import RunFolderError, read_run_folder, render_folders
+from sanlab.formatting import shown_name
+from sanlab.hostimport.compare import (
+    COMPARE_FILE,
+    Comparison,
+    Figure,
+    compare,
+    error_text,
+    report_section,
+    value_text,
+)
+from sanlab.hostimport.esxtop import read_capture
+from sanlab.report import REPORT_FILE, ReportRun, merge_runs
+from sanlab.views.names import shown_document
+from sanlab.views.summary import print_tables
+from sanlab.views.tables import variants_table
+
+DEFAULT_COMPARE_FILE = Path("compare.html")
+"""Where `sanlab compare` writes its page unless told otherwise."""
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more; one with --esxtop)"
+    )
+    parser.add_argument(
+        "--esxtop", type=Path, metavar="CSV",
+        help="a host's esxtop batch capture: compare one run folder's devices and paths with it",
+    )
+    options.add_variant(parser, "with --esxtop: the run's variant to compare (default: its only one)")
+    parser.add_argument(
+        "--json", type=Path, metavar="FILE",
+        help="with --esxtop: where to write the comparison (default: RUN_DIR/esxtop-compare.json)",
+    )
+    options.add_out(parser, "page to write (default: %(default)s)", metavar="FILE", default=DEFAULT_COMPARE_FILE)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.esxtop is not None:
+        return _with_capture(args, console())
+    if len(args.run_dirs) < 2:
+        raise RunFolderError("compare needs two or more run folders; for one, use `sanlab report RUN_DIR`")
+    runs = [
+        ReportRun(label, *read_run_folder(run_dir))
+        for label, run_dir in zip(_labels(args.run_dirs), args.run_dirs, strict=True)
+    ]
+    page = render_folders(runs)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(page, encoding="utf-8")
+    print_tables(console(), [variants_table(shown_document(merge_runs(runs)))])
+    print(f"report: {shown_name(str(args.out))}")
+    return 0
+
+
+def _labels(run_dirs: Sequence[Path]) -> list[str]:
+    """Folder names, or the paths as given when two folders share a name."""
+    names = [run_dir.resolve().name for run_dir in run_dirs]
+    if len(set(names)) == len(names):
+        return names
+    return [str(run_dir) for run_dir in run_dirs]
+
+
+def _table(title: str, figures: list[Figure], terminal: Console) -> None:
+    table = Table(title=title, title_justify="left")
+    for column in ("entity", "figure", "measured", "simulated", "error"):
+        table.add_column(column, justify="left" if column in ("entity", "figure") else "right")
+    for f in figures:
+        # Names from the capture and the run folder, escaped for the terminal.
+        table.add_row(
+            shown_name(f.entity), shown_name(f.figure), value_text(f.measured), value_text(f.simulated), error_text(f)
+        )
+    terminal.print(table)
+
+
+def _with_capture(args: argparse.Namespace, terminal: Console) -> int:
+    if len(args.run_dirs) != 1:
+        raise RunFolderError("compare --esxtop compares one run folder with the capture: give one RUN_DIR")
+    run_dir = args.run_dirs[0]
+    document, _ = read_run_folder(run_dir)
+    variants = document["variants"]
+    names = [v["name"] for v in variants]
+    if args.variant is None and len(variants) > 1:
+        raise RunFolderError(f"{run_dir} has {len(variants)} variants ({', '.join(names)}): name one with --variant")
+    chosen = variants[0] if args.variant is None else next((v for v in variants if v["name"] == args.variant), None)
+    if chosen is None:
+        raise RunFolderError(f"{run_dir} has no variant {args.variant!r}; it has {', '.join(names)}")
+    capture = read_capture(args.esxtop)
+    comparison: Comparison = compare(capture, chosen)
+    _table("devices: the capture's mean against the run", comparison.devices, terminal)
+    _table("links: share of all commands", comparison.links, terminal)
+    for note in comparison.notes:
+        print(f"note: {shown_name(note)}", file=sys.stderr)
+    document = comparison.document(capture, chosen["name"])
+    if args.json is not None:
+        args.json.write_text(json.dumps(document) + "\n", encoding="utf-8")
+        print(f"comparison: {args.json}")
+        return 0
+    # Into the run folder (someone else's, maybe): never through a link there.
+    out = run_dir / COMPARE_FILE
+    replace_text(out, json.dumps(document) + "\n")
+    # The run's report gains the section; `sanlab report RUN_DIR` keeps it while the file is there.
+    report = render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen)])
+    replace_text(run_dir / REPORT_FILE, report)
+    print(f"comparison: {out}; report: {run_dir / REPORT_FILE} (section \"Measured against simulated\")")
+    return 0

@@ -1,0 +1,76 @@
+"""`sanlab import esxi`: a host's esxcli storage listings (and an esxtop capture) in, a scenario
+out (docs/from-your-host.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sanlab import engine
+from sanlab.errors import UserError
+from sanlab.export.files import replace_text
+from sanlab.formatting import shown_name
+from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
+from sanlab.hostimport.esxtop import read_capture
+from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, build
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    platforms = parser.add_subparsers(dest="platform", required=True, metavar="PLATFORM")
+    esxi = platforms.add_parser(
+        "esxi",
+        help="from `esxcli storage` listings (core device list, nmp device list, nmp path list, core path list)",
+        description="Reads the host's esxcli storage listings (text, --formatter=csv or keyvalue, recognised by "
+        "their content) and writes a scenario: its devices, paths and ALUA states, each device's path selection "
+        "policy, the arrays behind the targets, and a workload per device. Every value names the listing and line "
+        "it came from, or says it is sanlab's default. With --esxtop, each device runs the load the capture shows and "
+        "its array answers as fast as the capture's DAVG (docs/from-your-host.md).",
+    )
+    esxi.add_argument("--esxcli", nargs="+", required=True, type=Path, metavar="FILE", help="listing files, or folders of them")
+    esxi.add_argument("--esxtop", type=Path, metavar="CSV", help="an esxtop batch capture (esxtop -b) of the same host: each device then runs the load it carried, its array answers at the DAVG measured")
+    esxi.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each device without a capture (default: {DEFAULT_WORKLOAD!r})")
+    esxi.add_argument("--host", default="esx1", help="the host's name in the scenario (default esx1)")
+    esxi.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
+    esxi.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
+
+
+def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files named, and the listings among a folder's files (sorted, not recursive), with a
+    note naming the folder's other files: a folder such as a support bundle's holds more than
+    listings. A file named on its own must be a listing."""
+    out: list[Path] = []
+    skipped: list[str] = []
+    for p in paths:
+        if not p.is_dir():
+            out.append(p)
+            continue
+        for f in sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")):
+            try:
+                detect_kind(f.read_text(encoding="utf-8", errors="replace"), str(f))
+                out.append(f)
+            except ListingError:
+                skipped.append(f.name)
+    notes = [f"not storage listings, skipped: {', '.join(skipped)}"] if skipped else []
+    return out, notes
+
+
+def _read_back(written: Path) -> None:
+    """The scenario written must be one `sanlab run` reads."""
+    try:
+        engine.validate(written)
+    except engine.ScenarioError as exc:
+        raise UserError(f"the scenario imported does not validate, so it was not written: {exc}") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    files, notes = _files(args.esxcli)
+    if not files:
+        raise UserError(f"no listing files in {', '.join(map(str, args.esxcli))}")
+    capture = read_capture(args.esxtop) if args.esxtop is not None else None
+    imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
+    replace_text(args.output, imported.toml, check=_read_back)
+    for note in [*notes, *imported.notes]:
+        print(f"note: {shown_name(note)}", file=sys.stderr)
+    print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
+    return 0
