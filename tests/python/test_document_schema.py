@@ -35,7 +35,7 @@ def _fio(tmp_path: Path, name: str, options: str) -> Path:
 def _corpus(tmp_path: Path) -> list[tuple[str, document.Document]]:
     """Runs that between them write every key: flow control, disk groups and cores (SIOC against
     PARDA), QoS (the noisy neighbour), faults and path events (failover, its fault moved early),
-    fio's places and findings (latency target, steady state, syncs, an error)."""
+    fio's places and findings (latency target, steady state, syncs, an error), an open loop."""
     short = ["run.warmup=0s"]
     fault = 'event=[{ kind = "path_down", path = "local-0", at = "0.5s", until = "1s" }]'
     return [
@@ -44,7 +44,7 @@ def _corpus(tmp_path: Path) -> list[tuple[str, document.Document]]:
         ("failover", engine.run(STUDIES / "failover.toml", ["notice-rr_iops1"], [*short, fault], duration="2s")),
         ("fio_file", engine.run(ROOT / "scenarios" / "examples" / "fio_file.toml", sets=short, duration="1s")),
         ("latency_target", engine.run(_fio(tmp_path, "lt", "--rw=randrw --iodepth=32 --latency_target=650us --latency_window=100ms --fsync=4"))),
-        ("steadystate", engine.run(_fio(tmp_path, "ss", "--rw=randwrite --iodepth=4 --ss=lat:50% --ss_dur=1 --fdatasync=2 --sync_file_range=write:3"))),
+        ("steadystate", engine.run(_fio(tmp_path, "ss", "--rw=randwrite --iodepth=4 --rate_iops=2000 --rate_process=poisson --ss=lat:50% --ss_dur=1 --fdatasync=2 --sync_file_range=write:3"))),
         ("error", engine.run(_fio(tmp_path, "err", "--rw=randread --iodepth=1 --rate_iops_min=20000"))),
     ]
 
