@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sanlab import _core
+from sanlab import engine
 from sanlab.analysis.health import duration_s
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,12 +45,12 @@ def dump(out: Path, seconds: float, full: bool) -> None:
                 continue  # a base for other files, not a scenario of its own
             key = str(path.relative_to(ROOT))
             try:
-                doc = json.loads(_core.run(str(path), [], [], None, _duration(text, seconds)))
+                doc = engine.run(path, duration=_duration(text, seconds))
             except Exception as error:  # recorded: the other side must fail alike
                 if not full:
                     results[key] = f"error: {error}"
                     continue
-                doc = json.loads(_core.run(str(path), [], [], None, None))
+                doc = engine.run(path)
             for variant in doc["variants"]:
                 variant.pop("wall_s")
             results[key] = doc

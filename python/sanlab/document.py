@@ -1,4 +1,4 @@
-"""The engine's JSON document as Python types: what `sanlab._core.run` returns, parsed.
+"""The engine's JSON document as Python types: what `sanlab.engine.run` returns.
 
 Each TypedDict mirrors a struct serialised by serde, with the Rust struct's name and serde's
 field names and types:

@@ -119,6 +119,7 @@ def test_kinds_tables() -> None:
         {
             "extension_point": "multipath.psp",
             "kind": "rr",
+            "platform": "ESXi NMP",
             "summary": "Round robin.",
             "params": [
                 {"name": "iops", "type": "int", "default": 1000, "doc": "switch after N I/Os"},
@@ -129,6 +130,7 @@ def test_kinds_tables() -> None:
         {
             "extension_point": "multipath.psp",
             "kind": "rr_latency",
+            "platform": "ESXi NMP",
             "summary": "Lowest-latency paths.",
             "params": [],
         },
@@ -141,6 +143,8 @@ def test_kinds_tables() -> None:
     assert "iops: int = 1000" in text
     assert "use_ano: bool = false" in text
     assert "type: choice = iops" in text
+    assert "platform" in text and "ESXi NMP" in text
+    assert "platform" not in "\n".join(_render(tables[1])), "only path selectors have a platform"
 
 
 def test_devices_table_shows_esxtop_figures(doc: dict[str, Any]) -> None:

@@ -34,25 +34,29 @@ class Parser(argparse.ArgumentParser):
         raise CommandLineError(f"{self.prog}: {message}; `{self.prog} --help` lists the arguments")
 
 
-def whole_number(least: int, most: int | None = None, what: str | None = None) -> Callable[[str], int]:
+def whole_number(least: int, most: int | None = None, noun: str | None = None) -> Callable[[str], int]:
     """A parser of whole numbers from `least` to `most` (no bound when None) that names the
-    nearest valid value when one is out of range; `what` names the range in its messages."""
-    what = what or (f"at least {least}" if most is None else f"{least} to {most}")
+    nearest valid value when one is out of range; `noun` (`a seed`) names the range's values."""
+    span = f"at least {least}" if most is None else f"{least} to {most}"
+    if most == SEED_LIMIT - 1:
+        span = SEED_HELP
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+            bounds = f" {span}" if most is not None else ""
+            raise argparse.ArgumentTypeError(f"expected a whole number{bounds}, got {text!r}") from None
         if value < least or (most is not None and value > most):
             nearest = least if value < least else most
-            raise argparse.ArgumentTypeError(f"expected {what}, got {value}; the nearest is {nearest}")
+            expected = f"{noun} {span}" if noun else span
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {value}; the nearest is {nearest}")
         return value
 
     return parse
 
 
-seed = whole_number(0, SEED_LIMIT - 1, f"a seed {SEED_HELP}")
+seed = whole_number(0, SEED_LIMIT - 1, "a seed")
 positive = whole_number(1)
 
 

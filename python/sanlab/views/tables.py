@@ -312,12 +312,17 @@ def kinds_tables(kinds: Sequence[Mapping[str, Any]]) -> list[Table]:
     tables = []
     for point, entries in by_point.items():
         table = titled_table(point)
+        # Path selectors name the platform whose multipathing offers them (the engine's registry).
+        platforms = any("platform" in entry for entry in entries)
         table.add_column("kind", no_wrap=True)
+        if platforms:
+            table.add_column("platform", no_wrap=True)
         table.add_column("summary", ratio=3)
         table.add_column("params", ratio=2)
         for entry in entries:
             params = "\n".join(_param_text(param) for param in entry["params"])
-            table.add_row(entry["kind"], entry["summary"], params)
+            platform = [entry.get("platform", "")] if platforms else []
+            table.add_row(entry["kind"], *platform, entry["summary"], params)
         tables.append(table)
     return tables
 
