@@ -178,3 +178,23 @@ def replace_file(path: Path, write: Callable[[IO[bytes]], None], check: Callable
 def replace_text(path: Path, text: str, check: Callable[[Path], object] | None = None) -> None:
     """`path.write_text(text, encoding="utf-8")` by `replace_file` (with its `check`)."""
     replace_file(path, lambda file: file.write(text.encode("utf-8")), check)
+
+
+class OutputIsInputError(UserError):
+    """An output named as one of the command's inputs."""
+
+
+def refuse_inputs(out: Path, inputs: Iterable[Path], option: str = "-o") -> None:
+    """Refuses an output that is one of the command's inputs: the same file by device and inode
+    (`./a.toml`, `a.toml` and a hard link are one file), or a folder input holding it."""
+    try:
+        target = os.stat(out)
+    except OSError:
+        return  # a new file cannot be an input
+    for given in inputs:
+        try:
+            source = os.stat(given)
+        except OSError:
+            continue
+        if (source.st_dev, source.st_ino) == (target.st_dev, target.st_ino):
+            raise OutputIsInputError(f"{option} {out}: it is an input ({given}); an output never replaces an input: choose another name")
