@@ -1,0 +1,74 @@
+"""The reader of the files users hand sanlab: regular files only, bounded in size, in decompression,
+in line length and in cells, each refusal one line naming the file."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+from sanlab import input_files
+from sanlab.export.files import OutputIsInputError, refuse_inputs
+from sanlab.input_files import InputFileError, csv_rows, open_stream, read_text, regular_file
+
+
+def test_a_fifo_a_device_and_a_folder_are_refused_before_opening(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(InputFileError, match="not a regular file"):
+            read_text(path, "a listing")
+    with pytest.raises(InputFileError, match="no such file: expected a listing"):
+        regular_file(tmp_path / "missing", "a listing")
+
+
+def test_a_file_over_the_limit_is_refused_with_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(input_files, "MAX_TEXT_BYTES", 10)
+    big = tmp_path / "big.txt"
+    big.write_text("x" * 11)
+    with pytest.raises(InputFileError, match="11 bytes, above the limit of 10 bytes for a job file"):
+        input_files.read_bytes(big, "a job file", input_files.MAX_TEXT_BYTES)
+
+
+def test_text_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"ok\n\xff\n")
+    with pytest.raises(InputFileError, match=r"a.txt:2: not utf-8 text"):
+        read_text(path, "a listing")
+
+
+def test_a_gzip_bomb_is_refused_by_its_ratio(tmp_path: Path) -> None:
+    bomb = tmp_path / "capture.csv.gz"
+    with gzip.open(bomb, "wb") as file:
+        for _ in range(40):
+            file.write(b"," * (1 << 20))  # 40 MiB of commas compress about 1,000 times
+    with open_stream(bomb, "a capture") as stream, pytest.raises(InputFileError, match="gzip bomb"):
+        while stream.read(1 << 20):
+            pass
+
+
+def test_a_gzipped_file_reads_back_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "points.csv.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as file:
+        file.write("a,b\n1,2\n")
+    with open_stream(path, "points") as stream:
+        assert list(csv_rows(path, stream)) == [(1, ["a", "b"]), (2, ["1", "2"])]
+
+
+def test_a_row_of_too_many_cells_is_refused_before_it_is_split(tmp_path: Path) -> None:
+    path = tmp_path / "wide.csv"
+    path.write_text("a,b\n" + "," * 100 + "\n")
+    with open_stream(path, "a capture") as stream, pytest.raises(InputFileError, match=r"wide.csv:2: more than 50 cells"):
+        list(csv_rows(path, stream, max_cells=50))
+
+
+def test_an_output_that_is_an_input_is_refused_by_identity(tmp_path: Path) -> None:
+    given = tmp_path / "scenario.toml"
+    given.write_text("x")
+    os.link(given, tmp_path / "hard.toml")
+    for out in (given, tmp_path / "." / "scenario.toml", tmp_path / "hard.toml"):
+        with pytest.raises(OutputIsInputError, match="it is an input"):
+            refuse_inputs(out, [given])
+    refuse_inputs(tmp_path / "new.toml", [given])  # a new file is never an input
