@@ -348,3 +348,72 @@ def test_a_variant_that_sets_a_fitted_key_does_not_override_the_fit_and_a_short_
     assert "NOT CONVERGED: a value 5 % away fits better" in text
     err = capsys.readouterr().err
     assert f"warning: {LATENCY}: 170.713us is not a minimum (the objective is lower 5 % away): raise --generations or --popsize" in err
+
+
+def test_an_output_that_is_an_input_is_refused_and_both_are_kept(
+    tmp_path: Path, points: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "flash4.toml"
+    scenario.write_text(FLASH4.read_text(encoding="utf-8"), encoding="utf-8")
+    measured = tmp_path / "points.csv"
+    measured.write_bytes(points.read_bytes())
+    for out in (scenario, measured, tmp_path / "." / "points.csv"):
+        before = out.read_bytes()
+        argv = ["calibrate", str(scenario), "--measured", str(measured), "--free", f"{LATENCY}=50us..1ms", "-o", str(out)]
+        assert cli.main(argv) == 2
+        assert "it is an input" in capsys.readouterr().err
+        assert out.read_bytes() == before
+
+
+def test_a_fit_too_large_is_refused_before_it_starts_with_its_size(
+    tmp_path: Path, points: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["calibrate", str(FLASH4), "--measured", str(points), "--free", f"{LATENCY}=50us..1ms", "--popsize", "100000000"]
+    assert cli.main([*argv, "-o", str(tmp_path / "x.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "the fit would run up to 10,400,000,000 simulations" in err and err.count("\n") == 1, err
+    many = tmp_path / "many.csv"
+    many.write_text("vm[0].job[0].iodepth,iops\n" + "1,1000\n" * 10_001, encoding="utf-8")
+    with pytest.raises(CalibrationError, match="10,001 points, above the limit of 10,000"):
+        read_points(many)
+
+
+def test_relative_files_are_rebased_to_the_calibrated_files_folder(tmp_path: Path) -> None:
+    from sanlab import engine
+    from sanlab.calibration.toml_out import calibrated_text
+
+    source = tmp_path / "source"
+    (source / "cdf").mkdir(parents=True)
+    (source / "cdf" / "read.csv").write_text("100us,0.5\n200us,1\n", encoding="utf-8")
+    original = source / "scenario.toml"
+    original.write_text(
+        f'schema_version = 1\nname = "files"\nbase = "{FLASH4}"\n[[array]]\nname = "a"\n'
+        'media = { kind = "flash", read_latency = { kind = "empirical", file = "cdf/read.csv" }, write_latency = "20us" }\n',
+        encoding="utf-8",
+    )
+    engine.validate(original)
+    out = tmp_path / "elsewhere" / "calibrated.toml"
+    out.parent.mkdir()
+    out.write_text(calibrated_text(original, out, "cal", [], {"array[0].media.write_latency": "30us"}, {}), encoding="utf-8")
+    assert tomllib.loads(out.read_text())["array"][0]["media"]["read_latency"]["file"] == "../source/cdf/read.csv"
+    engine.validate(out)  # the file copied from the original still names the latency file
+
+
+def test_a_fit_at_its_bound_is_flagged_and_only_the_chosen_variant_is_checked(
+    tmp_path: Path, points: Path, scheduler: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The points were made at 180 us; bounds of 50..100 us cannot hold the answer. The other
+    variant does not build: calibrate used to check every variant, not the one it fits."""
+    scenario = tmp_path / "two.toml"
+    scenario.write_text(
+        f'schema_version = 1\nname = "two"\nbase = "{FLASH4}"\n'
+        '[[variant]]\nname = "ok"\nset = {}\n[[variant]]\nname = "broken"\nset = { "host[0].nosuchkey" = 1 }\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "calibrated.toml"
+    argv = ["calibrate", str(scenario), "--variant", "ok", "--measured", str(points), "--free", f"{LATENCY}=50us..100us"]
+    code = cli.main([*argv, "--generations", "2", "--popsize", "4", "--scheduler", scheduler, "--quiet", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert re.search(rf"warning: {re.escape(LATENCY)}: 9\d\.\d+us is within 5 % of its bound 100us and the objective rises", err), err
+    assert "AT A BOUND" in out.read_text(encoding="utf-8")

@@ -14,6 +14,11 @@ from pathlib import Path
 
 from sanlab import engine
 from sanlab.errors import UserError
+from sanlab.input_files import read_text, regular_file
+
+MAX_POINTS = 10_000
+"""Measured points in one fit."""
+POINTS_WHY = "every candidate of the fit runs every point; measure fewer settings, or fit a sample of them"
 
 
 class CalibrationError(UserError):
@@ -155,7 +160,11 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[str, list[str]]]]:
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
+        regular_file(path, "the measured points, CSV or Parquet")
         try:
+            rows = pq.read_metadata(path).num_rows
+            if rows > MAX_POINTS:
+                raise CalibrationError(f"{path}: {rows:,} points, above the limit of {MAX_POINTS:,}: {POINTS_WHY}")
             table = pq.read_table(path)
         except (OSError, ValueError) as exc:
             raise CalibrationError(f"{path}: cannot read the Parquet file: {exc}") from None
@@ -168,10 +177,7 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[str, list[str]]]]:
                 (f"{path.name} row {index + 1}", ["" if _missing(cell) else str(cell) for cell in cells])
             )
         return header, rows
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationError(f"{path}: cannot read the measured points: {exc}") from None
+    text = read_text(path, "the measured points, CSV or Parquet", encoding="utf-8-sig")
     lines = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), start=1)]
     lines = [
         (n, row)
@@ -243,9 +249,9 @@ def _number(where: str, column: str, cell: str, what: str, zero: bool = False) -
 def read_points(path: str | Path) -> list[Point]:
     """The measured points of a CSV or Parquet file (docs/cli.md has the columns)."""
     path = Path(path)
-    if not path.is_file():
-        raise CalibrationError(f"{path}: no such file (the measured points, CSV or Parquet)")
     header, rows = _rows(path)
+    if len(rows) > MAX_POINTS:
+        raise CalibrationError(f"{path}: {len(rows):,} points, above the limit of {MAX_POINTS:,}: {POINTS_WHY}")
     _check_columns(path, header)
     if not any(column in FIGURES or VM_FIGURE.match(column) for column in header):
         raise CalibrationError(

@@ -124,6 +124,22 @@ def _write_table(
                 _write_table(lines, (*header, name), (*path, name, index), item, comments)
 
 
+def _rebased(value: Any, source_dir: Path, out_dir: Path) -> Any:
+    """`value` with every relative `file =` (job files, traces, vdbench files, empirical latency
+    files: the engine reads them relative to the scenario it loads) made relative to `out_dir`,
+    where the calibrated file is, instead of the original's folder."""
+    if isinstance(value, list):
+        return [_rebased(item, source_dir, out_dir) for item in value]
+    if not isinstance(value, dict):
+        return value
+    return {
+        key: os.path.relpath(source_dir / item, out_dir)
+        if key == "file" and isinstance(item, str) and not os.path.isabs(item)
+        else _rebased(item, source_dir, out_dir)
+        for key, item in value.items()
+    }
+
+
 def calibrated_text(
     original: Path,
     out: Path,
@@ -145,6 +161,7 @@ def calibrated_text(
     body: dict[str, Any] = dict(overlay(original, fitted))
     if variant is not None:
         body["variant"] = [dict(variant)]
+    body = _rebased(body, original.resolve().parent, out.resolve().parent)
     by_path = {key_path(key): comment for key, comment in comments.items()}
     _write_table(lines, (), (), body, by_path)
     return "\n".join(lines) + "\n"

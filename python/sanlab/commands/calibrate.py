@@ -39,7 +39,7 @@ from sanlab.calibration.inputs import (
 from sanlab.calibration.toml_out import calibrated_text
 from sanlab.commands import options
 from sanlab.commands.terminal import console
-from sanlab.export.files import replace_text
+from sanlab.export.files import refuse_inputs, replace_text
 from sanlab.formatting import format_count, format_ms, format_wall_s
 from sanlab.runs import RunOutcome, dask_client, entity_table
 
@@ -144,13 +144,48 @@ def _sources(points: Sequence[Point]) -> str:
     return f"{file} {unit}s {number}-{last.rpartition(' ')[2]}"
 
 
+MAX_FIT_RUNS = 1_000_000
+"""Simulations in one fit: at a tenth of a second each, more than a day on one core."""
+
+
+def _bounded(free: int, points: int, generations: int, popsize: int) -> None:
+    """Refuses a fit larger than MAX_FIT_RUNS before it starts, with its size: differential
+    evolution runs popsize x free candidates per generation, plus the first, each at every point."""
+    runs = (generations + 1) * popsize * free * points
+    if runs > MAX_FIT_RUNS:
+        raise CalibrationError(
+            f"the fit would run up to {format_count(runs)} simulations ((--generations {generations} + 1) x "
+            f"--popsize {popsize} x {free} free value(s) x {points} point(s)), above the limit of "
+            f"{format_count(MAX_FIT_RUNS)}: lower --popsize or --generations, or fit fewer points"
+        )
+
+
+def _at_bound(fit: Fit, param: FreeParam) -> str | None:
+    """The end of its bounds a fitted value presses against, or None: within 5 % of it (its
+    neighbour that way is outside the box) with the objective rising the other way."""
+    low, high = fit.sensitivity[fit.calibration.free.index(param)]
+    if low is None and high is not None and high > fit.objective:
+        return param.format(param.lo)
+    if high is None and low is not None and low > fit.objective:
+        return param.format(param.hi)
+    return None  # inside the box, or not measured (an interrupted fit, a box narrower than 5 %)
+
+
 def not_converged(fit: Fit) -> list[str]:
-    """The fitted values a neighbour 5 % away fits better than: the search stopped short."""
-    return [
-        f"{param.key}: {param.format(value)} is not a minimum (the objective is lower 5 % away): raise --generations or --popsize"
-        for param, value, sides in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True)
-        if any(x is not None and x < fit.objective for x in sides)
-    ]
+    """The fitted values a neighbour 5 % away fits better than (the search stopped short), and
+    those pressing against an end of their box (the data may ask for a value outside it)."""
+    warnings = []
+    for param, value, sides in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True):
+        if any(x is not None and x < fit.objective for x in sides):
+            warnings.append(f"{param.key}: {param.format(value)} is not a minimum (the objective is lower 5 % away): raise --generations or --popsize")
+        end = _at_bound(fit, param)
+        if end is not None:
+            warnings.append(
+                f"{param.key}: {param.format(value)} is within 5 % of its bound {end} and the objective rises away "
+                f"from it (rms error {100 * fit.rms:.1f} %): the points may ask for a value outside "
+                f"{param.format(param.lo)}..{param.format(param.hi)}; widen the bounds to see"
+            )
+    return warnings
 
 
 def _comment(fit: Fit, param: FreeParam) -> str:
@@ -165,6 +200,8 @@ def _comment(fit: Fit, param: FreeParam) -> str:
     low, high = fit.sensitivity[fit.calibration.free.index(param)]
     sides = "/".join("-" if x is None else f"{x:.3g}" for x in (low, high))
     short = " NOT CONVERGED: a value 5 % away fits better" if any(x is not None and x < fit.objective for x in (low, high)) else ""
+    if _at_bound(fit, param) is not None:
+        short += " AT A BOUND: the points may ask for a value outside the bounds"
     return (
         f"fitted on {_sources(points)} ({_count(len(points), 'point')}): rms error {100 * fit.rms:.1f} %, "
         f"largest {100 * largest:.1f} % ({at}); objective {fit.objective:.3g}, {sides} at -5 %/+5 %{short}"
@@ -235,16 +272,14 @@ def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[
 def main(args: argparse.Namespace) -> int:
     """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o."""
     given = args.scenario  # as typed, for messages; the runs take the absolute path (Dask workers)
+    refuse_inputs(Path(args.out), [Path(given), Path(args.measured)])
     free = tuple(parse_free(text) for text in args.free)
     points = tuple(read_points(args.measured))
+    _bounded(len(free), len(points), args.generations, args.popsize)
     sets = tuple(args.sets)
     if args.duration:
         sets = (*sets, f"run.duration={args.duration}")
-    try:
-        engine.validate(given, sets)
-    except engine.ScenarioError as exc:
-        raise CalibrationError(str(exc)) from None
-    variant = _variant(given, sets, args.variant)
+    variant = _variant(given, sets, args.variant)  # checks the chosen variant only
     check(given, free, points, sets, [variant] if variant else None)
     scenario_seed, figures = _first_run(given, sets, variant, points[0], free)
     _check_vm_figures(figures, points)
