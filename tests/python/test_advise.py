@@ -141,6 +141,16 @@ def test_the_platforms_come_from_the_engines_registry() -> None:
         (["--seeds", "1"], "expected at least 2, got 1"),
         # advise checked its seed apart from every other command, with no upper bound.
         (["--seed", str(2**63)], f"expected a seed 0 to 2**63-1 ({2**63 - 1}), got {2**63}; the nearest is {2**63 - 1}"),
+        # A budget below today's runs and one other's was a StatisticsError and an empty folder.
+        (["--max-runs", "5"], "--max-runs 5: the search needs at least 6 runs"),
+        # A setting given with --set is pinned: with the others kept, nothing is left to vary.
+        (
+            [
+                "--set", "host[0].multipath.psp.kind=rr", "--set", "volume[0].qos={ max = 1000 }",
+                "--keep", "host[0].adapter.lun_queue_depth", "--keep", "host[0].scheduler.dsnro", "--keep", "volume[1].qos",
+            ],
+            "no setting left to vary (--keep and --set pin every one advise found)",
+        ),
     ],
 )
 def test_bad_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:

@@ -20,6 +20,11 @@ from sanlab.commands.options import SEED_LIMIT
         (["run"], "required: SCENARIO"),
         (["simulate"], "invalid choice: 'simulate'"),
         ([], "required: COMMAND"),
+        # 2**64 variants at once was an OverflowError in the engine's thread; workers had no bound.
+        (["run", "x.toml", "--jobs", str(2**64)], f"--jobs: expected 1 to 1024, got {2**64}; the nearest is 1024"),
+        (["sweep", "x.toml", "--vary", "a=1", "--workers", "5000"], "--workers: expected 1 to 1024"),
+        (["calibrate", "x.toml", "--measured", "m", "--free", "a=1..2", "-o", "o", "--workers", "0"], "the nearest is 1"),
+        (["advise", "x.toml", "--seed", str(2**63)], "sanlab advise: argument --seed"),
     ],
 )
 def test_an_argument_error_is_one_line(

@@ -16,7 +16,7 @@ from sanlab.advise.search import Search
 from sanlab.analysis.health import duration_s
 from sanlab.commands import options
 from sanlab.errors import UserError
-from sanlab.export.files import replace_text
+from sanlab.export.files import remove_empty, replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
 from sanlab.runs import dask_client
@@ -93,12 +93,42 @@ def main(args: argparse.Namespace) -> int:
                 f"--keep {key}: not a setting advise varies in {where}: expected one of "
                 f"{', '.join(keys) or 'none (nothing to vary)'}{hint}"
             )
-    knobs = [knob for knob in knobs if knob.key not in args.keep]
+    # A setting given with --set is pinned as --keep pins it (docs/advise.md), a part of it too.
+    pinned = {item.partition("=")[0].strip() for item in args.sets}
+    knobs = [
+        knob for knob in knobs
+        if knob.key not in args.keep and not any(key == knob.key or key.startswith(f"{knob.key}.") for key in pinned)
+    ]  # fmt: skip
     if not knobs:
-        raise UserError(f"{where}: no setting left to vary (--keep pins every one advise found)")
+        raise UserError(f"{where}: no setting left to vary (--keep and --set pin every one advise found)")
+    least = 2 * args.seeds
+    if args.max_runs < least:
+        raise UserError(
+            f"--max-runs {args.max_runs}: the search needs at least {least} runs (today's settings and one other, "
+            f"--seeds {args.seeds} each); the nearest is {least}"
+        )
     duration = _search_duration(today, args.duration)
+    made = args.out is None or not args.out.exists()
     out_dir = args.out or new_default_out_dir(options.DEFAULT_RUNS_DIR, f"{probe['scenario']}-advise", datetime.now(UTC))
     prepare_out_dir(out_dir)
+    try:
+        return _search_and_write(args, today, objective, knobs, notes, duration, out_dir)
+    finally:
+        if made:
+            remove_empty([out_dir])
+
+
+def _search_and_write(
+    args: argparse.Namespace,
+    today: dict[str, Any],
+    objective: Any,
+    knobs: list[Any],
+    notes: list[str],
+    duration: str | None,
+    out_dir: Path,
+) -> int:
+    """The search from today's run, then advice.json, advice.html and what is printed."""
+    variant_name = args.variant or "base"
     base_seed = args.seed if args.seed is not None else today["seed"]
     with dask_client(args.scheduler, args.workers) as client:
         search = Search(

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from sanlab import engine
 from sanlab.errors import UserError
-from sanlab.export.files import replace_text
+from sanlab.export.files import refuse_inputs, replace_text
 from sanlab.formatting import shown_name
-from sanlab.hostimport.esxcli import ListingError, detect_kind, read_listings
+from sanlab.hostimport.esxcli import LISTING, ListingError, detect_kind, read_listings
 from sanlab.hostimport.esxtop import read_capture
 from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, build
+from sanlab.input_files import InputFileError, read_text
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -47,29 +49,37 @@ def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
             continue
         for f in sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")):
             try:
-                detect_kind(f.read_text(encoding="utf-8", errors="replace"), str(f))
+                # Bounded: a support bundle's logs can be gigabytes; no listing passes 16 MiB.
+                detect_kind(read_text(f, LISTING, errors="replace"), str(f))
                 out.append(f)
-            except ListingError:
+            except (ListingError, InputFileError):
                 skipped.append(f.name)
     notes = [f"not storage listings, skipped: {', '.join(skipped)}"] if skipped else []
     return out, notes
 
 
-def _read_back(written: Path) -> None:
-    """The scenario written must be one `sanlab run` reads."""
-    try:
-        engine.validate(written)
-    except engine.ScenarioError as exc:
-        raise UserError(f"the scenario imported does not validate, so it was not written: {exc}") from None
+def _read_back(output: Path) -> Callable[[Path], None]:
+    """The scenario written must be one `sanlab run` reads; its error names `output`, not the
+    temporary file it is read from."""
+
+    def check(written: Path) -> None:
+        try:
+            engine.validate(written)
+        except engine.ScenarioError as exc:
+            message = str(exc).replace(str(written), str(output))
+            raise UserError(f"the scenario imported does not validate, so it was not written: {message}") from None
+
+    return check
 
 
 def main(args: argparse.Namespace) -> int:
     files, notes = _files(args.esxcli)
     if not files:
         raise UserError(f"no listing files in {', '.join(map(str, args.esxcli))}")
+    refuse_inputs(args.output, [*files, *([args.esxtop] if args.esxtop is not None else [])])
     capture = read_capture(args.esxtop) if args.esxtop is not None else None
     imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
-    replace_text(args.output, imported.toml, check=_read_back)
+    replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in [*notes, *imported.notes]:
         print(f"note: {shown_name(note)}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")

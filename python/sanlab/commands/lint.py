@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from sanlab.commands import options
+from sanlab.commands.terminal import console
 from sanlab.formatting import shown_name
 from sanlab.lint import LintResult, lint
 from sanlab.lint.source import KIND_NAMES, read_benchmark
@@ -73,28 +74,37 @@ def _figure(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def _print(result: LintResult, console: Console) -> None:
+def _print(result: LintResult, out: Console) -> None:
+    """The findings for people. Names and values from the benchmark (run, job, option values)
+    are in the texts: each line is shown escaped (`shown_name`) as a `Text`, so neither an ESC
+    sequence nor markup (`[/]`, `[red]`) in them acts; styles are the `Text`'s."""
+
+    def line(text: str = "", style: str = "") -> None:
+        out.print(Text(shown_name(text), style=style), soft_wrap=True)
+
     benchmark = result.benchmark
-    where = shown_name(str(benchmark.path)) if benchmark.path else "--cmdline"
-    on = f" on {shown_name(str(result.scenario))} (variant {shown_name(result.variant or '')})" if result.scenario else ""
-    console.print(f"{KIND_NAMES[benchmark.kind]} {where}{on}: {len(result.findings)} finding(s)")
+    where = str(benchmark.path) if benchmark.path else "--cmdline"
+    on = f" on {result.scenario} (variant {result.variant or ''})" if result.scenario else ""
+    line(f"{KIND_NAMES[benchmark.kind]} {where}{on}: {len(result.findings)} finding(s)")
     for finding in result.findings:
         at = f"{where}:{finding.line}" if finding.line and benchmark.path else (f"argument {finding.line}" if finding.line else where)
-        console.print(f"\n[bold]{finding.rule}[/bold] — `{finding.option}` ({at})", highlight=False)
-        console.print(f"  what:   {finding.what}", highlight=False)
-        console.print(f"  effect: {finding.effect}", highlight=False)
+        line()
+        out.print(Text.assemble((finding.rule, "bold"), shown_name(f" — `{finding.option}` ({at})")), soft_wrap=True)
+        line(f"  what:   {finding.what}")
+        line(f"  effect: {finding.effect}")
         if finding.evidence:
             change = finding.change
             assert change is not None
             fixed = f"{change[0]}={change[1]}" if change[1] is not None else f"without {change[0]}"
-            table = Table("simulated", "as written", fixed, box=None, padding=(0, 2))
+            table = Table("simulated", "as written", shown_name(fixed), box=None, padding=(0, 2))
             written, with_fix = finding.evidence["as written"], finding.evidence["with the fix"]
             for key, value in written.items():
                 table.add_row(key, _figure(value), _figure(with_fix[key]))
-            console.print(table)
-        console.print(f"  fix:    {finding.fix}", highlight=False)
+            out.print(table)
+        line(f"  fix:    {finding.fix}")
     for note in result.notes:
-        console.print(f"\n[dim]{note}[/dim]", highlight=False)
+        line()
+        line(note, "dim")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -103,5 +113,5 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result_json(result), indent=2))
     else:
-        _print(result, Console(file=sys.stdout, highlight=False, soft_wrap=True))
+        _print(result, console())
     return 1 if args.strict and result.findings else 0

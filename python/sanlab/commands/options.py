@@ -59,6 +59,11 @@ def whole_number(least: int, most: int | None = None, noun: str | None = None) -
 seed = whole_number(0, SEED_LIMIT - 1, "a seed")
 positive = whole_number(1)
 
+MAX_PARALLEL = 1024
+"""Variants at once (`--jobs`) or worker processes (`--workers`): far past any machine's cores, and
+below what the engine's thread count and the operating system can hold (2**64 overflowed)."""
+parallel = whole_number(1, MAX_PARALLEL)
+
 
 def override(text: str) -> str:
     key, sep, _ = text.partition("=")
@@ -117,7 +122,7 @@ def add_cluster(parser: argparse.ArgumentParser) -> None:
     """`--workers N | --scheduler ADDRESS`: where the runs of a many-runs command go."""
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
-        "--workers", type=positive, metavar="N", help="worker processes of the local cluster (default: one per CPU)"
+        "--workers", type=parallel, metavar="N", help="worker processes of the local cluster (default: one per CPU)"
     )
     where.add_argument(
         "--scheduler",

@@ -4,12 +4,10 @@ the run folder, then prints the tables (or the summary, or JSON)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from sanlab import engine
 from sanlab.commands import options
 from sanlab.commands.terminal import console, error
 from sanlab.document import Document
+from sanlab.export.files import remove_empty
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir, write_run_folder
 from sanlab.formatting import few_names, shown_name
 from sanlab.progress import REFRESH_S, Mode, RunProgress, progress_mode
@@ -34,9 +33,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", metavar="D", help="simulated time, e.g. 30s (default: the scenario's)")
     parser.add_argument(
         "--jobs",
-        type=options.positive,
+        type=options.parallel,
         metavar="N",
-        help="variants run at most at once, at least 1 (default: one per core); fewer while more would "
+        help=f"variants run at most at once, 1 to {options.MAX_PARALLEL} (default: one per core); fewer while more would "
         "not fit in the memory available; the results are the same for any N",
     )
     options.add_out(parser, "run folder, created empty (default: runs/<scenario>-<UTC time>; with --json: none)")
@@ -64,14 +63,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         return _run_and_write(args, made)
     finally:
-        _remove_empty(made)
-
-
-def _remove_empty(folders: Sequence[Path]) -> None:
-    """Removes each of `folders` that is still empty (a run folder written into it is not)."""
-    for folder in folders:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
+        remove_empty(made)
 
 
 def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:

@@ -155,6 +155,14 @@ def current_umask() -> int:
     return mask
 
 
+def remove_empty(folders: Iterable[Path]) -> None:
+    """Removes each of `folders` that is still empty: a command that made its output folder and
+    failed before writing into it leaves nothing behind."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
 def replace_file(path: Path, write: Callable[[IO[bytes]], None], check: Callable[[Path], object] | None = None) -> None:
     """Writes `path` by `write(file)` into a new temporary file beside it, then renames that over
     `path`: the name is replaced, never followed, and a reader never sees half a file. Refuses a
