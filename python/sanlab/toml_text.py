@@ -9,6 +9,9 @@ import re
 from typing import Any
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+# Unicode's control characters (Cc): TOML allows none in a comment but tab, and a line break ends it.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_ESCAPES = {"\t": "\\t", "\r": "\\r", "\n": "\\n"}
 
 
 def toml_key(name: str) -> str:
@@ -39,3 +42,10 @@ def toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
     return str(value.isoformat()) if hasattr(value, "isoformat") else json.dumps(str(value))
+
+
+def toml_comment(text: str) -> str:
+    """`text` (a file name, a listing's config string) as the body of a TOML comment: one line,
+    each control character escaped as `formatting.shown_name` escapes it (`\\n`, `\\u{1b}`), so
+    a line break read from a listing cannot start a table of its own."""
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group()) or f"\\u{{{ord(m.group()):x}}}", text)

@@ -9,6 +9,7 @@ import pytest
 
 from sanlab.hostimport import esxcli
 from sanlab.hostimport.esxcli import ListingError, read_listings
+from sanlab.input_files import InputFileError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "esxi" / "esxcli"
 
@@ -226,7 +227,8 @@ def test_group_state_not_known_names_the_nearest(tmp_path):
 
 
 def test_missing_file_and_two_hosts(tmp_path):
-    assert "no such file" in error_of([tmp_path / "absent.txt"])
+    with pytest.raises(InputFileError, match="absent.txt: no such file: expected an esxcli storage listing"):
+        read_listings([tmp_path / "absent.txt"])
     other = text("nmp-path-list.esx40-clariion.txt").replace("Group State: active\n", "Group State: standby\n")
     message = error_of([DATA / "nmp-path-list.esx40-clariion.txt", write(tmp_path, other)])
     assert "'vmhba2:C0:T1:L1' is also in" in message and "one host" in message

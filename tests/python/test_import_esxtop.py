@@ -273,7 +273,7 @@ def test_non_numeric_value(tmp_path: Path) -> None:
     bad = tmp_path / "nan.csv"
     bad.write_text(NFS_FILE.read_text().replace('"418.35"', '"n/a"'), encoding="utf-8")
     e = _error(bad)
-    assert f"line 4, column 2 (\\\\local\\{NFS}(NFS_Datastore)\\Reads/sec): expected a number, found 'n/a'" in str(e)
+    assert f"line 4, column 2 (\\\\local\\{NFS}(NFS_Datastore)\\Reads/sec): expected a number of at most 2^64 (an empty cell for a missing value), found 'n/a'" in str(e)
     assert (e.line, e.column) == (4, 2)
 
 

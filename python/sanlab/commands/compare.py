@@ -14,8 +14,8 @@ from rich.table import Table
 
 from sanlab.commands import options
 from sanlab.commands.terminal import console
-from sanlab.export.files import replace_text
-from sanlab.export.runfolder import RunFolderError, read_run_folder, render_folders
+from sanlab.export.files import refuse_inputs, replace_text
+from sanlab.export.runfolder import MANIFEST_FILE, RESULTS_FILE, TIMESERIES_FILE, RunFolderError, read_run_folder, render_folders
 from sanlab.formatting import shown_name
 from sanlab.hostimport.compare import (
     COMPARE_FILE,
@@ -23,6 +23,7 @@ from sanlab.hostimport.compare import (
     Figure,
     compare,
     error_text,
+    read_comparison,
     report_section,
     value_text,
 )
@@ -101,22 +102,27 @@ def _with_capture(args: argparse.Namespace, terminal: Console) -> int:
     chosen = variants[0] if args.variant is None else next((v for v in variants if v["name"] == args.variant), None)
     if chosen is None:
         raise RunFolderError(f"{run_dir} has no variant {args.variant!r}; it has {', '.join(names)}")
+    if args.json is not None:
+        refuse_inputs(args.json, [args.esxtop, *(run_dir / name for name in (MANIFEST_FILE, RESULTS_FILE, TIMESERIES_FILE))], "--json")
     capture = read_capture(args.esxtop)
-    comparison: Comparison = compare(capture, chosen)
+    comparison: Comparison = compare(capture, chosen, run_dir / RESULTS_FILE, variants.index(chosen))
     _table("devices: the capture's mean against the run", comparison.devices, terminal)
     _table("links: share of all commands", comparison.links, terminal)
     for note in comparison.notes:
         print(f"note: {shown_name(note)}", file=sys.stderr)
     document = comparison.document(capture, chosen["name"])
+    # allow_nan=False: a figure that is not finite is a bug here, never `NaN` in the file.
+    text = json.dumps(document, allow_nan=False) + "\n"
     if args.json is not None:
-        args.json.write_text(json.dumps(document) + "\n", encoding="utf-8")
+        replace_text(args.json, text, check=read_comparison)
         print(f"comparison: {args.json}")
         return 0
-    # Into the run folder (someone else's, maybe): never through a link there.
+    # Into the run folder (someone else's, maybe): never through a link there; read back as
+    # `sanlab report` will read it.
     out = run_dir / COMPARE_FILE
-    replace_text(out, json.dumps(document) + "\n")
+    replace_text(out, text, check=read_comparison)
     # The run's report gains the section; `sanlab report RUN_DIR` keeps it while the file is there.
-    report = render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen)])
+    report = render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen, run_dir)])
     replace_text(run_dir / REPORT_FILE, report)
     print(f"comparison: {out}; report: {run_dir / REPORT_FILE} (section \"Measured against simulated\")")
     return 0

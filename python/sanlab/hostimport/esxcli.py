@@ -20,7 +20,6 @@ naming the file, the line, what was expected and the nearest valid choice.
 
 from __future__ import annotations
 
-import csv
 import difflib
 import io
 import re
@@ -30,6 +29,7 @@ from typing import Callable, Sequence
 
 from sanlab.errors import UserError
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
+from sanlab.input_files import csv_rows, read_text
 
 
 class ListingError(UserError, ValueError):
@@ -41,6 +41,7 @@ CORE_DEVICE = "esxcli storage core device list"
 NMP_DEVICE = "esxcli storage nmp device list"
 NMP_PATH = "esxcli storage nmp path list"
 CORE_PATH = "esxcli storage core path list"
+LISTING = "an esxcli storage listing as esxcli prints it"
 UNDERSTOOD = (
     f"{CORE_DEVICE}; {NMP_DEVICE} (or esxcli nmp device list); "
     f"{NMP_PATH} (or esxcli nmp path list); {CORE_PATH}"
@@ -117,12 +118,11 @@ def _split_list(value: str) -> list[str]:
 
 
 def _records_csv(text: str, file: str) -> list[_Record]:
-    reader = csv.reader(io.StringIO(text))
     records: list[_Record] = []
     header: list[str] = []
     header_line = 0
-    for row in reader:
-        number = reader.line_num
+    # Rows bounded (cells, line length) before they are split, as a capture's.
+    for number, row in csv_rows(Path(file), io.StringIO(text)):
         if not any(cell.strip() for cell in row):
             continue
         if not header:
@@ -473,15 +473,7 @@ def read_listings(paths: Sequence[Path]) -> Listings:
     seen: dict[tuple[str, str], object] = {}
     for path in paths:
         file = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ListingError(f"{file}:0: no such file; expected an esxcli listing") from None
-        except UnicodeDecodeError as err:
-            raise ListingError(
-                f"{file}:0: not text (byte {err.start} is not UTF-8); expected an esxcli listing as "
-                f"esxcli prints it"
-            ) from None
+        text = read_text(Path(path), LISTING)
         kind = detect_kind(text, file)
         reader, attribute, key_of = _READERS[kind]
         for record in reader(text, file):

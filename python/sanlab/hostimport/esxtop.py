@@ -17,15 +17,21 @@ The layout is Windows perfmon's "PDH-CSV 4.0", as esxtop writes it and as `sanla
   commas or backslashes are kept whole (the csv module undoes the quoting);
 - each row: a time `MM/DD/YYYY HH:MM:SS` (fractions of a second and a time without seconds, as a
   spreadsheet saves it, are accepted), then one value per column, quoted or not; an empty cell is
-  a missing value (NaN).
+  a missing value (NaN). A value read is a finite number of at most `MAX_VALUE` in magnitude:
+  `nan`, `inf` and `1e400` are errors at their cell, so that means and products of the values
+  stay finite.
+
+The file is read through `sanlab.input_files`: a regular file (a FIFO or `/dev/zero` is refused
+before it is opened), gunzipped within its bounds, each line's length and cells counted before the
+line is split.
 
 Only the columns of the storage groups in `wanted` (by default `WANTED`) with a counter it names
 are converted; all others are skipped unread beyond the csv module's split. What the capture has
 and is not used is listed once (`Capture.unused_counters`, `Capture.note()`), never dropped
 silently.
 
-Bad input raises one `CaptureError` naming the file, the line (and column where there is one) and
-what was expected: another tool's CSV (no PDH header), a row with too few or too many cells, a
+Bad input raises one `CaptureError` (or `InputFileError` for the file itself) naming the file,
+the line (and column where there is one) and what was expected: another tool's CSV (no PDH header), a row with too few or too many cells, a
 value that is not a number in a column read, a time that is not esxtop's, a capture without any
 storage group (the message lists the groups it has), one naming more than one host.
 
@@ -43,8 +49,6 @@ reports a conversion error by column only.
 
 from __future__ import annotations
 
-import csv
-import gzip
 import io
 import math
 import operator
@@ -59,6 +63,7 @@ from pathlib import Path
 import numpy as np
 
 from sanlab.errors import UserError
+from sanlab.input_files import csv_rows, open_stream
 
 # Counters of the disk groups that sanlab uses (esxtop's names; DAVG/KAVG/GAVG/QAVG are the
 # Driver/Kernel/Guest/Queue latencies).
@@ -107,6 +112,12 @@ _COLUMN = re.compile(r"^\\\\(?P<host>[^\\]*)\\(?P<object>.+)\\(?P<counter>[^\\]+
 _OBJECT = re.compile(r"^(?P<group>[^()]+?)\((?P<instance>.*)\)$", re.S)
 _TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f", "%m/%d/%Y %H:%M")
 _NOT_A_PATH = "(not a counter path)"
+MAX_VALUE = 2.0**64
+"""A value's largest magnitude: esxtop's counters are 64-bit, and a rate or latency computed from
+them stays below 2^64. Sums over millions of samples and products of two values stay finite."""
+# perfmon's bias in minutes, for the zones there are: UTC+14 (-840) to UTC-12 (720).
+BIAS_MIN = range(-840, 721)
+WHAT = "an esxtop batch capture (esxtop -b -a > capture.csv)"
 
 
 class CaptureError(UserError, ValueError):
@@ -195,7 +206,7 @@ class Capture:
         try:
             return by_counter[ALIASES.get(counter, counter)]
         except KeyError:
-            raise KeyError(f"{self.path}: {group}({instance}) has no counter {counter!r}; it has {sorted(by_counter)}") from None
+            raise CaptureError(f"{self.path}: {group}({instance}) has no counter {counter!r}; it has {', '.join(sorted(by_counter))}: capture every counter (esxtop -b -a)", str(self.path)) from None
 
     def to_frame(self):  # -> pandas.DataFrame
         """A wide DataFrame: one row per sample (index: UTC time), columns (group, instance,
@@ -213,11 +224,6 @@ class Capture:
         if self.unused_counters:
             parts.append(f"{self.path}: {len(self.unused_counters)} counters present and not used: " + ", ".join(self.unused_counters))
         return "\n".join(parts)
-
-
-def _open(path: Path) -> io.TextIOBase:
-    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115
-    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
 
 
 def _ends_with_line_break(path: Path) -> bool:
@@ -244,7 +250,17 @@ def _header_zone(path: Path, first: str) -> tuple[str, int, list[str]]:
         )
     if m.group("zone") is None:
         return "UTC", 0, [f"{path}: the header cell {first!r} names no time zone; times read as UTC"]
-    return m.group("zone").strip(), int(m.group("bias")), []
+    bias = int(m.group("bias"))
+    if bias not in BIAS_MIN:
+        nearest = min(max(bias, BIAS_MIN.start), BIAS_MIN.stop - 1)
+        raise CaptureError(
+            f"{path}: line 1, column 1: time zone bias {m.group('bias')} minutes: expected perfmon's bias of a time zone, "
+            f"{BIAS_MIN.start} (UTC+14) to {BIAS_MIN.stop - 1} (UTC-12) (nearest: {nearest})",
+            str(path),
+            1,
+            1,
+        )
+    return m.group("zone").strip(), bias, []
 
 
 def _select(
@@ -306,7 +322,8 @@ def _parse_time(path: Path, line: int, cell: str, fmt: list[str]) -> datetime:
 
 
 def _values(path: Path, line: int, cells: tuple[str, ...], cols: list[Column]) -> list[float]:
-    """The slow path: empty cells to NaN, anything else not a number an error."""
+    """The slow path: empty cells to NaN, anything else not a finite number within MAX_VALUE an
+    error."""
     out = []
     for cell, col in zip(cells, cols, strict=True):
         s = cell.strip()
@@ -314,11 +331,19 @@ def _values(path: Path, line: int, cells: tuple[str, ...], cols: list[Column]) -
             out.append(math.nan)
             continue
         try:
-            out.append(float(s))
+            value = float(s)
         except ValueError:
+            value = math.nan
+        if not abs(value) <= MAX_VALUE:  # NaN too: an empty cell, not `nan`, is a missing value
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
             raise CaptureError(
-                f"{path}: line {line}, column {col.number} ({col.name}): expected a number, found {cell!r}", str(path), line, col.number
-            ) from None
+                f"{path}: line {line}, column {col.number} ({col.name}): expected a number of at most 2^64 "
+                f"(an empty cell for a missing value), found {shown!r}",
+                str(path),
+                line,
+                col.number,
+            )
+        out.append(value)
     return out
 
 
@@ -326,23 +351,18 @@ def _width_error(path: Path, line: int, width: int, found: int) -> CaptureError:
     return CaptureError(f"{path}: line {line}: expected {width} cells (a time and one per header column), found {found}", str(path), line)
 
 
-def _rows(path: Path, reader: Iterator[list[str]], width: int) -> Iterator[tuple[int, list[str], bool]]:
+def _rows(path: Path, rows: Iterator[tuple[int, list[str]]], width: int) -> Iterator[tuple[int, list[str], bool]]:
     """(line, row, is_last) for every non-blank row; a row of the wrong width that is not the
     last is an error."""
     pending: tuple[int, list[str]] | None = None
-    try:
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            line = reader.line_num  # type: ignore[attr-defined]
-            if pending is not None:
-                if len(pending[1]) != width:
-                    raise _width_error(path, pending[0], width, len(pending[1]))
-                yield pending[0], pending[1], False
-            pending = (line, row)
-    except csv.Error as e:
-        line = reader.line_num  # type: ignore[attr-defined]
-        raise CaptureError(f"{path}: line {line}: not CSV as esxtop writes it ({e})", str(path), line) from None
+    for line, row in rows:
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if pending is not None:
+            if len(pending[1]) != width:
+                raise _width_error(path, pending[0], width, len(pending[1]))
+            yield pending[0], pending[1], False
+        pending = (line, row)
     if pending is not None:
         yield pending[0], pending[1], True
 
@@ -352,18 +372,13 @@ def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTE
 
     `wanted` maps each group to read to the counters read from it (default `WANTED`)."""
     path = Path(path)
-    if not path.is_file():
-        raise CaptureError(f"{path}: no such file: expected an esxtop batch capture (esxtop -b -a > capture.csv)", str(path))
-    csv.field_size_limit(1 << 24)
-    with _open(path) as f:
-        reader = csv.reader(f)
+    with open_stream(path, WHAT) as f:
+        reader = csv_rows(path, f)
         try:
-            header = next(reader)
+            _, header = next(reader)
         except StopIteration:
             raise CaptureError(f"{path}: line 1: expected esxtop's batch header, found an empty file", str(path), 1) from None
-        except csv.Error as e:
-            raise CaptureError(f"{path}: line 1: expected esxtop's batch header, found text that is not CSV ({e})", str(path), 1) from None
-        zone, bias, notes = _header_zone(path, header[0])
+        zone, bias, notes = _header_zone(path, header[0].removeprefix("\ufeff"))  # a byte order mark
         cols, groups, unused, select_notes = _select(path, header, wanted)
         notes += select_notes
         if not cols:
@@ -390,6 +405,9 @@ def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTE
             cells = pick(row)
             try:
                 vals = list(map(float, cells))
+                # One sum in C instead of a test per cell; NaN, infinity or a large value fails it.
+                if not sum(map(abs, vals)) <= MAX_VALUE:
+                    vals = _values(path, line, cells, cols)
             except ValueError:
                 vals = _values(path, line, cells, cols)
             values.extend(vals)

@@ -29,7 +29,7 @@ from sanlab.errors import UserError
 from sanlab.hostimport.esxtop import ADAPTER_QUEUE, DEVICE, Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
-from sanlab.toml_text import toml_value
+from sanlab.toml_text import toml_comment, toml_value
 
 # The workload each device gets when no capture says what it carries: light enough to leave the
 # queues empty, so the paths and policies can be seen at once.
@@ -37,8 +37,13 @@ DEFAULT_WORKLOAD = "--name=probe --rw=randread --bs=4k --iodepth=1"
 # A flash array's read service time when nothing measured says otherwise (sanlab's flash default).
 DEFAULT_READ_LATENCY = "150us"
 
-# Group State of `esxcli storage nmp path list` -> sanlab's ALUA state names.
-GROUP_STATES = {"active": "AO", "active unoptimized": "ANO", "standby": "standby", "unavailable": "unavailable"}
+# Group State of `esxcli storage nmp path list` -> sanlab's ALUA state names. A path listed
+# `transitioning` stays so for the run (no I/O: the listing does not say what state it was going to).
+GROUP_STATES = {"active": "AO", "active unoptimized": "ANO", "standby": "standby", "unavailable": "unavailable", "transitioning": "transitioning"}
+# Group states of a path that carries nothing and has no ALUA state to give: a dead path, and one
+# whose target port group is offline (SPC-4; it leaves the state only when the array brings it
+# back). sanlab takes their link down from the start (`path_down` at 0s).
+DOWN_STATES = ("dead", "offline")
 # Path Selection Policy -> sanlab's kind, for the policies a host's NMP ships with.
 PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
 
@@ -63,7 +68,8 @@ class _Path:
     device: str
     link: str
     alua: str | None
-    dead: bool
+    # "dead" or "offline" when the path is down, else None.
+    down: str | None
     source: Source
     # The target's node (`_target_node`), its port group, the adapter: None where no listing says.
     node: str | None
@@ -81,7 +87,8 @@ class _Link:
     array: str
     controller: int | None
     alua: str | None
-    dead: bool
+    # What the listing says when every path of the link is down ("dead", "offline"), else None.
+    down: str | None
     source: Source
 
 
@@ -161,15 +168,18 @@ def _paths(listings: Listings) -> list[_Path]:
     out = []
     for n in names:
         np_, cp = nmp.get(n), core.get(n)
+        if np_ and cp and np_.device != cp.device:
+            # One runtime name, two devices: listings of two hosts, or taken before and after a rescan.
+            raise HostImportError(f"{np_.source}: path {n} leads to device {np_.device}, but {cp.source} gives path {n} to device {cp.device}: expected the listings of one host, taken at one time")
         group = np_.group_state if np_ else None
         source = np_.source if np_ else cp.source  # type: ignore[union-attr]
         alua = GROUP_STATES.get(group) if group else None
-        if group and group != "dead" and alua is None:
-            raise HostImportError(f"{source}: path {n}: group state `{group}` is not one ESXi prints (expected one of {', '.join([*GROUP_STATES, 'dead'])})")
-        dead = group == "dead" or (cp is not None and cp.state == "dead")
+        if group and group not in DOWN_STATES and alua is None:
+            raise HostImportError(f"{source}: path {n}: group state `{group}` is not one ESXi prints (expected one of {', '.join([*GROUP_STATES, *DOWN_STATES])})")
+        down = group if group in DOWN_STATES else "dead" if cp is not None and cp.state == "dead" else None
         node = _target_node(cp.target) if cp else None
         adapter = cp.adapter if cp else _adapter(n)
-        out.append(_Path(n, np_.device if np_ else cp.device, _link_name(n), alua, dead, source, node, np_.tpg_id if np_ else None, adapter))  # type: ignore[union-attr]
+        out.append(_Path(n, np_.device if np_ else cp.device, _link_name(n), alua, down, source, node, np_.tpg_id if np_ else None, adapter))  # type: ignore[union-attr]
     return out
 
 
@@ -194,10 +204,11 @@ def _links(paths: Sequence[_Path], notes: list[str]) -> list[_Link]:
             notes.append(f"link {link}: its devices report {dict(states)}; sanlab gives a link one ALUA state: used {alua}")
         tpg = tpg_of[link]
         controller = sorted(set(tpgs[nodes[link]])).index(tpg) if tpg is not None else None
-        dead = [p.name for p in ps if p.dead]
-        if dead and len(dead) < len(ps):
-            notes.append(f"link {link}: dead for {', '.join(dead)} only; sanlab's link carries every device of its array: left up")
-        out.append(_Link(link, ps[0].adapter, arrays[nodes[link]], controller, alua, all(p.dead for p in ps), ps[0].source))
+        down = [p for p in ps if p.down]
+        said = " or ".join(sorted({p.down for p in down if p.down}))
+        if down and len(down) < len(ps):
+            notes.append(f"link {link}: {said} for {', '.join(p.name for p in down)} only; sanlab's link carries every device of its array: left up")
+        out.append(_Link(link, ps[0].adapter, arrays[nodes[link]], controller, alua, said if len(down) == len(ps) else None, ps[0].source))
     return out
 
 
@@ -240,7 +251,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         f"duration = {toml_value(duration)}",
         "",
     ]
-    loads = device_loads(capture) if capture is not None else {}
+    loads: dict[str, DeviceLoad] = {}
     if capture is not None:
         captured = capture.instances(DEVICE)
         if not captured:
@@ -248,7 +259,9 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         if not set(captured) & set(devices):
             raise HostImportError(f"{capture.path}: none of the capture's devices ({', '.join(sorted(captured))}) is in the listings ({', '.join(devices)}): are they from the same host?")
         notes.extend(capture.notes)
-        missing = [d for d in devices if d not in loads]
+        loads, reasons = device_loads(capture)
+        notes += [f"{capture.path}: {DEVICE}({d}): {reasons[d]}: it runs the default workload" for d in devices if d in reasons]
+        missing = [d for d in devices if d not in loads and d not in reasons]
         if missing:
             notes.append(f"{capture.path}: no I/O for {', '.join(missing)}: they run the default workload")
         if capture.unused_counters:
@@ -259,7 +272,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     for a in arrays:
         tpgs = [link.controller for link in links if link.array == a and link.controller is not None]
         controllers = f"controllers = {max(tpgs) + 1}  # one per target port group its paths report" if tpgs else "controllers = 2  # sanlab's default: no path listing reports a target port group"
-        lines += ["[[array]]", f'name = "{a}"', controllers, _media(a, device_arrays, loads), "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
+        lines += ["[[array]]", f'name = "{a}"', controllers, _media(a, device_arrays, loads, notes), "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
     path_name = _sanlab_path_names(paths, array_of)
     policy, own = _policies(devices, nmp_devices, path_name)
     lines += _volumes(devices, device_arrays, own, notes)
@@ -268,8 +281,8 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     lines += _path_tables(host, links)
     lines += _vms(host, devices, workload, loads)
     for link in links:
-        if link.dead:
-            lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# dead when listed ({link.source})", ""]
+        if link.down:
+            lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# {link.down} when listed ({toml_comment(str(link.source))})", ""]
     return Imported("\n".join(lines).rstrip() + "\n", notes)
 
 
@@ -291,7 +304,7 @@ def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], o
             pairs.append((on[0], on[1]))
         lines += ["[[volume]]", f"name = {toml_value(d)}", f"arrays = [{', '.join(toml_value(a) for a in on)}]"]
         if d in own_psp:
-            lines.append(f"psp = {own_psp[d][0]}  # {own_psp[d][1]}")
+            lines.append(f"psp = {own_psp[d][0]}  # {toml_comment(own_psp[d][1])}")
         lines.append("")
     for a, b in pairs:
         notes.append(f"arrays {a} and {b} serve the same devices: modelled as an active-active pair with sanlab's default replication link")
@@ -352,11 +365,11 @@ def _host(host: str, devices: Sequence[str], policy: tuple[str, str] | None, nmp
         adapter.append(f"qfull_sample_size = {sample}")
         if threshold:
             adapter.append(f"qfull_threshold = {threshold}")
-    lines = ["[[host]]", f"name = {toml_value(host)}", f"adapter = {{ {', '.join(adapter)} }}  # {'; '.join(comments)}"]
+    lines = ["[[host]]", f"name = {toml_value(host)}", f"adapter = {{ {', '.join(adapter)} }}  # {toml_comment('; '.join(comments))}"]
     if dsnro is not None:
-        lines.append(f'scheduler = {{ kind = "esxi", dsnro = {dsnro} }}  # {dsnro_note}')
+        lines.append(f'scheduler = {{ kind = "esxi", dsnro = {dsnro} }}  # {toml_comment(dsnro_note)}')
     if policy is not None:
-        lines.append(f"multipath = {{ psp = {policy[0]} }}  # {policy[1]}")
+        lines.append(f"multipath = {{ psp = {policy[0]} }}  # {toml_comment(policy[1])}")
     if not nmp:
         lines.append("# multipath: no `esxcli storage nmp device list`: sanlab's default policy (fixed)")
     return [*lines, ""]
@@ -383,21 +396,24 @@ def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:
         if p.controller is not None:
             lines.append(f"controller = {p.controller + 1}  # target port group order on its array")
         if p.alua is not None:
-            lines.append(f'alua = "{p.alua}"  # {p.source}')
+            lines.append(f'alua = "{p.alua}"  # {toml_comment(str(p.source))}')
         lines.append("")
     return lines
 
 
-def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad]) -> str:
+def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad], notes: list[str]) -> str:
     """The array's flash media: as fast as its devices' DAVG in the capture, else sanlab's default."""
     measured = [loads[d] for d in dict.fromkeys(d for d, a in device_arrays if a == array) if d in loads]
-    if not measured:
+    read_ms, write_ms, davg_notes = service_ms(measured)
+    notes += davg_notes
+    if not measured or math.isnan(read_ms):
+        if measured:
+            notes.append(f"{array}: no DAVG of {', '.join(m.device for m in measured)} gives a service time: sanlab's default flash read latency ({DEFAULT_READ_LATENCY})")
         return f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: nothing measured says how fast the array is'
-    read_ms, write_ms = service_ms(measured)
     servers = max(64, 4 * math.ceil(sum(m.outstanding for m in measured)))
     return (
         f'media = {{ kind = "flash", read_latency = "{read_ms * 1000:.1f}us", write_latency = "{write_ms * 1000:.1f}us", servers = {servers} }}'
-        f"  # DAVG per direction at the capture's load, weighted by reads (writes) over {', '.join(m.device for m in measured)}; servers enough not to queue"
+        f"  # DAVG per direction at the capture's load, weighted by reads (writes) over {toml_comment(', '.join(m.device for m in measured))}; servers enough not to queue"
     )
 
 
@@ -405,6 +421,6 @@ def _vms(host: str, devices: Sequence[str], workload: str, loads: dict[str, Devi
     lines: list[str] = []
     for k, d in enumerate(devices):
         load = loads.get(d)
-        job = [f"cmdline = {toml_value(load.fio_cmdline())}", f"# {load.why()}"] if load else [f"cmdline = {toml_value(workload)}  # the default probe: nothing measured for this device" if workload == DEFAULT_WORKLOAD else f"cmdline = {toml_value(workload)}  # --workload"]
-        lines += ["[[vm]]", f'name = "vm{k + 1}"  # the load on {d}', f"host = {toml_value(host)}", f"volume = {toml_value(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
+        job = [f"cmdline = {toml_value(load.fio_cmdline())}", f"# {toml_comment(load.why())}"] if load else [f"cmdline = {toml_value(workload)}  # the default probe: nothing measured for this device" if workload == DEFAULT_WORKLOAD else f"cmdline = {toml_value(workload)}  # --workload"]
+        lines += ["[[vm]]", f'name = "vm{k + 1}"  # the load on {toml_comment(d)}', f"host = {toml_value(host)}", f"volume = {toml_value(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
     return lines

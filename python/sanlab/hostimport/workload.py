@@ -23,6 +23,11 @@ the capture's load does not queue inside it. DAVG also holds the wire's round tr
 queueing in the array at the capture's load, so the estimate is the array as seen at that load
 (Little's law ties it: ACTV = IOPS x DAVG): at a heavier load the simulated array will not slow
 down as a real one would. Our choice, said in the scenario's comments.
+
+What the capture's figures cannot give is said, never written: a device whose counters have no
+value (empty cells), average below zero, or give no read share or less than a sector per command
+gets the reason (`device_loads`), and runs the default workload; a DAVG that is missing or below
+the engine's 1 µs floor for a service time is left out of its array's, with a note (`service_ms`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ WHOLE = 0.05
 STEADY_CV = 0.1
 SECTOR_BYTES = 512
 MIB = 1 << 20
+MIN_SERVICE_MS = 0.001
+"""The engine's floor for an array's service time, 1 µs (docs/robustness.md, "Numbers"). esxtop
+writes latencies with two decimals, so a DAVG of 0.00 ms is a rounded figure, not a service time."""
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,13 @@ class DeviceLoad:
         if self.closed:
             return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={depth}"
         # Open: arrivals at the measured rate; the depth only caps what may be outstanding.
-        return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={max(depth * 4, 64)} --rate_iops={round(self.iops)} --rate_process=poisson"
+        # The rate as measured: rounded to a whole number, 0.3 IOPS would be 0, which is no limit.
+        return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={max(depth * 4, 64)} --rate_iops={self.iops:.6g} --rate_process=poisson"
 
     def why(self) -> str:
         loop = f"closed loop at {self.outstanding:.1f} outstanding (ACTV+QUED a steady whole number)" if self.closed else f"open loop at {self.iops:.0f} IOPS (ACTV+QUED {self.outstanding:.2f}: arrivals, not a held depth)"
-        return f"{self.source}: {self.iops:.0f} IOPS, {100 * self.read_share:.0f} % reads, {self.size_bytes} B per command, {loop}; DAVG {self.davg_ms:.3f} ms"
+        davg = f"DAVG {self.davg_ms:.3f} ms" if math.isfinite(self.davg_ms) else "no DAVG measured"
+        return f"{self.source}: {self.iops:.0f} IOPS, {100 * self.read_share:.0f} % reads, {self.size_bytes} B per command, {loop}; {davg}"
 
 
 # The device counters the import reads; a capture without them (esxtop -b without -a may leave
@@ -104,38 +114,71 @@ def device_series(capture: Capture, device: str) -> dict[str, np.ndarray]:
     return series
 
 
-def device_loads(capture: Capture) -> dict[str, DeviceLoad]:
-    """Each device's load, by device name (esxtop's instance: the naa id)."""
-    out = {}
+# The counters a load is made of: a rate, a size and a queue; none is ever negative.
+_LOAD_COUNTERS = ("Reads/sec", "Writes/sec", "MBytes Read/sec", "MBytes Written/sec", "Active Commands", "Queued Commands")
+
+
+def _load(capture: Capture, device: str) -> DeviceLoad | str | None:
+    """The device's load; None when it issued no command; else why its figures give none."""
+    series = device_series(capture, device)
+    get = series.__getitem__
+    iops = mean(get("Commands/sec"))
+    if iops == 0:
+        return None
+    means = {"Commands/sec": iops, **{c: mean(get(c)) for c in _LOAD_COUNTERS}}
+    empty = [c for c, v in means.items() if math.isnan(v)]
+    if empty:
+        return f"no value in any sample of {', '.join(empty)}"
+    negative = [f"{c} {v:g}" for c, v in means.items() if v < 0]
+    if negative:
+        return f"a mean below zero ({', '.join(negative)}), which no count or rate has"
+    reads, writes = means["Reads/sec"], means["Writes/sec"]
+    if reads + writes == 0:
+        return f"{iops:g} commands/s and no reads or writes (other SCSI commands only): no read share"
+    sectors = round((means["MBytes Read/sec"] + means["MBytes Written/sec"]) * MIB / iops / SECTOR_BYTES)
+    if sectors == 0:
+        return f"less than half a sector per command from MBytes Read/sec and Written/sec at {iops:g} commands/s: no I/O size"
+    outstanding_series = get("Active Commands") + get("Queued Commands")
+    outstanding = mean(outstanding_series)
+    spread = float(np.nanstd(outstanding_series)) / outstanding if outstanding > 0 else math.inf
+    closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
+    column = capture.columns[(DEVICE, device, "Commands/sec")]
+    source = f"{capture.path.name} column {column.number} ({DEVICE}({device})), {capture.samples} samples"
+    davg = weighted_mean(get("Average Driver MilliSec/Command"), get("Commands/sec"))
+    by_direction = [weighted_mean(series[c], get(n)) if c in series else davg for c, n in (("Average Driver MilliSec/Read", "Reads/sec"), ("Average Driver MilliSec/Write", "Writes/sec"))]
+    return DeviceLoad(device, iops, reads / (reads + writes), sectors * SECTOR_BYTES, outstanding, davg, by_direction[0], by_direction[1], reads, writes, closed, source)
+
+
+def device_loads(capture: Capture) -> tuple[dict[str, DeviceLoad], dict[str, str]]:
+    """Each device's load, by device name (esxtop's instance: the naa id), and for each device
+    whose figures give none, why (a device that issued no command is in neither)."""
+    loads: dict[str, DeviceLoad] = {}
+    reasons: dict[str, str] = {}
     for device in capture.instances(DEVICE):
-        series = device_series(capture, device)
-        get = series.__getitem__
-        iops = mean(get("Commands/sec"))
-        if not iops > 0:
-            continue
-        reads, writes = mean(get("Reads/sec")), mean(get("Writes/sec"))
-        mbps = mean(get("MBytes Read/sec")) + mean(get("MBytes Written/sec"))
-        size = max(SECTOR_BYTES, round(mbps * MIB / iops / SECTOR_BYTES) * SECTOR_BYTES)
-        outstanding_series = get("Active Commands") + get("Queued Commands")
-        outstanding = mean(outstanding_series)
-        spread = float(np.nanstd(outstanding_series)) / outstanding if outstanding > 0 else math.inf
-        closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
-        column = capture.columns[(DEVICE, device, "Commands/sec")]
-        source = f"{capture.path.name} column {column.number} ({DEVICE}({device})), {capture.samples} samples"
-        davg = weighted_mean(get("Average Driver MilliSec/Command"), get("Commands/sec"))
-        by_direction = [weighted_mean(series[c], get(n)) if c in series else davg for c, n in (("Average Driver MilliSec/Read", "Reads/sec"), ("Average Driver MilliSec/Write", "Writes/sec"))]
-        share = reads / (reads + writes) if reads + writes > 0 else 1.0
-        out[device] = DeviceLoad(device, iops, share, size, outstanding, davg, by_direction[0], by_direction[1], reads, writes, closed, source)
-    return out
+        load = _load(capture, device)
+        if isinstance(load, DeviceLoad):
+            loads[device] = load
+        elif load is not None:
+            reasons[device] = load
+    return loads, reasons
 
 
-def service_ms(loads: list[DeviceLoad]) -> tuple[float, float]:
+def service_ms(loads: list[DeviceLoad]) -> tuple[float, float, list[str]]:
     """The array's read and write service times: its devices' DAVG per direction, weighted by
-    their reads (writes); a direction without any takes the other's."""
-    def weighted(pairs: list[tuple[float, float]]) -> float:
-        pairs = [(ms, n) for ms, n in pairs if n > 0 and math.isfinite(ms)]
-        total = sum(n for _, n in pairs)
-        return sum(ms * n for ms, n in pairs) / total if total else math.nan
-    read = weighted([(m.davg_read_ms, m.reads_per_s) for m in loads])
-    write = weighted([(m.davg_write_ms, m.writes_per_s) for m in loads])
-    return (read if math.isfinite(read) else write, write if math.isfinite(write) else read)
+    their reads (writes); a direction without any takes the other's; NaN when neither has one.
+    A device's DAVG that is missing or below MIN_SERVICE_MS for a direction it carried is left
+    out, and said (the notes)."""
+    notes: list[str] = []
+
+    def weighted(direction: str, pairs: list[tuple[str, float, float]]) -> float:
+        for device, ms, n in pairs:
+            if n > 0 and not ms >= MIN_SERVICE_MS:
+                found = "no value" if math.isnan(ms) else f"{ms:.4f} ms, below the {MIN_SERVICE_MS * 1000:g} µs an array takes at least"
+                notes.append(f"{device}: the DAVG of its {direction} ({found}) is no service time: left out of its array's")
+        kept = [(ms, n) for _, ms, n in pairs if n > 0 and ms >= MIN_SERVICE_MS]
+        total = sum(n for _, n in kept)
+        return sum(ms * n for ms, n in kept) / total if total else math.nan
+
+    read = weighted("reads", [(m.device, m.davg_read_ms, m.reads_per_s) for m in loads])
+    write = weighted("writes", [(m.device, m.davg_write_ms, m.writes_per_s) for m in loads])
+    return (read if math.isfinite(read) else write, write if math.isfinite(write) else read, notes)
