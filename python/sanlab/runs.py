@@ -12,6 +12,8 @@ import contextlib
 import itertools
 import logging
 import os
+import signal
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -156,6 +158,21 @@ def run_task(task: RunTask) -> RunOutcome:
 
 
 @contextlib.contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Ctrl-C ignored while the local cluster starts its worker processes: they inherit it (Python
+    leaves SIGINT alone when its parent ignored it), so a Ctrl-C reaches only this process, which
+    keeps what finished and closes the cluster, instead of every worker printing a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may change a signal's handler; its workers then hear Ctrl-C
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
 def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     """A Dask client: to the scheduler at `scheduler`, else to a new LocalCluster of `workers`
     processes; closed on leaving, with the cluster it started."""
@@ -167,16 +184,17 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         except (OSError, TimeoutError, ValueError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from None
     else:
-        cluster = LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            # No dashboard, but the scheduler still serves HTTP: on a free port, so that clusters
-            # started side by side (two sweeps at once) do not contend for Dask's 8787.
-            scheduler_kwargs={"dashboard_address": ":0"},
-            silence_logs=logging.ERROR,
-        )
+        with _workers_ignore_ctrl_c():
+            cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                # No dashboard, but the scheduler still serves HTTP: on a free port, so that clusters
+                # started side by side (two sweeps at once) do not contend for Dask's 8787.
+                scheduler_kwargs={"dashboard_address": ":0"},
+                silence_logs=logging.ERROR,
+            )
         client = Client(cluster)
     try:
         yield client

@@ -333,3 +333,16 @@ def test_sweep_on_a_separate_scheduler_and_worker(dask_cluster: str, tmp_path: P
     assert result.returncode == 0, result.stderr
     assert "sweep: 4 runs: 4 finished now, 0 failed" in result.stdout
     _check_against_plain_runs(out)
+
+
+def test_local_workers_ignore_ctrl_c_and_this_process_does_not() -> None:
+    """A Ctrl-C reaches only the command (which keeps what finished and closes the cluster): the
+    workers printed a traceback each."""
+    import signal
+
+    from sanlab.runs import dask_client
+
+    with dask_client(None, 1) as client:
+        dispositions = client.run(lambda: signal.getsignal(signal.SIGINT))
+    assert list(dispositions.values()) == [signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
