@@ -417,3 +417,21 @@ def test_a_fit_at_its_bound_is_flagged_and_only_the_chosen_variant_is_checked(
     assert code == 0, err
     assert re.search(rf"warning: {re.escape(LATENCY)}: 9\d\.\d+us is within 5 % of its bound 100us and the objective rises", err), err
     assert "AT A BOUND" in out.read_text(encoding="utf-8")
+
+
+def test_labels_and_columns_from_the_measured_file_reach_the_terminal_escaped() -> None:
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from sanlab.calibration.inputs import Point
+    from sanlab.commands.calibrate import points_table
+
+    hostile = "\x1b[2J\x1b]0;owned\x07[/]"
+    point = Point("points.csv line 2", ("vm[0].job[0].iodepth=4",), (("iops", 1000.0),), label=hostile)
+    fit = SimpleNamespace(calibration=SimpleNamespace(points=[point]), figures=[{"iops": 1100.0}])
+    console = Console(width=200, markup=False, record=True, force_terminal=False)
+    console.print(points_table(fit))  # type: ignore[arg-type]
+    text = console.export_text()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\u{1b}[2J" in text and "[/]" in text

@@ -40,7 +40,7 @@ from sanlab.calibration.toml_out import calibrated_text
 from sanlab.commands import options
 from sanlab.commands.terminal import console
 from sanlab.export.files import refuse_inputs, replace_text
-from sanlab.formatting import format_count, format_ms, format_wall_s
+from sanlab.formatting import format_count, format_ms, format_wall_s, shown_name
 from sanlab.runs import RunOutcome, dask_client, entity_table
 
 
@@ -106,10 +106,10 @@ def points_table(fit: Fit) -> Table:
         for name, measured in point.figures:
             simulated = figures[name]
             error = f"{100 * (simulated / measured - 1):+.1f} %"
-            table.add_row(
-                point.name,
-                settings,
-                name,
+            table.add_row(  # labels and columns from the measured file, escaped for the terminal
+                shown_name(point.name),
+                shown_name(settings),
+                shown_name(name),
                 _format_figure(name, measured),
                 _format_figure(name, simulated),
                 error,
@@ -130,7 +130,7 @@ def values_table(fit: Fit) -> Table:
     for param, value, (low, high) in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True):
         bounds = f"{param.format(param.lo)}..{param.format(param.hi)}"
         side = ["-" if x is None else f"{x:.4g}" for x in (low, high)]
-        table.add_row(param.key, param.format(value), bounds, *side)
+        table.add_row(shown_name(param.key), param.format(value), bounds, *side)
     return table
 
 
@@ -261,7 +261,7 @@ def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[
             f"[generation {best.batches - 1}/{cal.generations}] {candidates} candidates × "
             f"{_count(len(cal.points), 'point')}: best objective {best.objective:.4g} "
             f"(rms error {100 * rms_error(best.objective, cal.points):.2f} %) "
-            f"at {values}; {format_wall_s(time.perf_counter() - started)}",
+            f"at {shown_name(values)}; {format_wall_s(time.perf_counter() - started)}",
             file=stream,
             flush=True,
         )
@@ -295,9 +295,9 @@ def main(args: argparse.Namespace) -> int:
         for table in (points_table(fit), values_table(fit)):
             terminal.print(table)
     write_calibrated(fit, Path(args.scenario), Path(args.out), Path(args.measured), args.argv)
-    print(f"calibrated scenario: {args.out}", flush=True)
+    print(f"calibrated scenario: {shown_name(str(args.out))}", flush=True)
     for warning in not_converged(fit):
-        print(f"warning: {warning}", file=sys.stderr, flush=True)
+        print(f"warning: {shown_name(warning)}", file=sys.stderr, flush=True)
     if fit.interrupted:
         print(
             f"error: interrupted after {fit.evaluations} candidates: wrote the best so far to {args.out}",
