@@ -107,6 +107,8 @@ def test_a_link_planted_in_a_run_folder_is_never_written_through(run_folder: Pat
 WORDS = [
     "run", "sweep", "validate", "report", "kinds", "calibrate", "--seed", "--seeds", "--duration", "--set", "--variant",
     "--bogus", "--quiet", "--verbose", "-1", "0", "9223372036854775808", "18446744073709551616", "100000000", "x", "\x1b[2J",
+    "advise", "lint", "import", "esxi", "compare", "--jobs", "--workers", "--scheduler", "--max-runs", "--popsize",
+    "--generations", "--measured", "--free", "-o",
 ]  # fmt: skip
 
 
@@ -119,3 +121,27 @@ def test_command_lines_of_stray_words_answer_in_one_line(words: list[str]) -> No
     code, err = _cli(*words)
     _assert_clean(code, err)
     assert "\x1b" not in err, err
+
+
+POINTS = b"# measured on the array\nvm[0].job[0].iodepth,label,weight,iops,lat_ms\n1,qd1,1,8000,0.125\n4,qd4,2,21000,0.19\n"
+
+
+@FUZZ
+@given(changes=edits, gzipped=st.booleans())
+def test_mutated_measured_points_are_read_or_refused_in_one_error(tmp_path: Path, changes: list[tuple[float, int, bytes]], gzipped: bool) -> None:
+    """calibrate's points (huge numbers, control characters, cut lines, a gzipped file read as
+    text): points, or one UserError; never another exception."""
+    import gzip
+
+    from sanlab.calibration.inputs import read_points
+    from sanlab.errors import UserError
+
+    path = tmp_path / "points.csv"
+    data = _mutate(POINTS, changes)
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    try:
+        points = read_points(path)
+    except UserError as exc:
+        assert "\n" not in str(exc).strip(), str(exc)
+    else:
+        assert points and all(point.figures for point in points)
