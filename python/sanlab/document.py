@@ -420,6 +420,8 @@ class Document(TypedDict):
     version: str
     cancelled: bool
     variants: list[Variant]
+    # Written by sanlab, not the engine (results.json, --json): see `sanlab.notes`.
+    notes: NotRequired[list[str]]
 
 
 ENTITY_KINDS: tuple[tuple[str, str], ...] = (

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sanlab.document import ENTITY_KINDS, Document, entities, sorted_percentiles
+from sanlab.notes import figure_notes
 
 
 SUMMARY_SCHEMA = pa.schema(
@@ -37,12 +38,16 @@ TIMESERIES_SCHEMA = pa.schema(
 
 
 def json_summary(doc: Document) -> Document:
-    """The engine's document without the bulky per-variant time series and resolved scenario."""
+    """The engine's document without the bulky per-variant time series and resolved scenario,
+    with `notes` on what changes what a figure means when there are any (`sanlab.notes`)."""
     summary = dict(doc)
     summary["variants"] = [
         {key: value for key, value in variant.items() if key not in JSON_OMITTED_KEYS}
         for variant in doc["variants"]
     ]
+    notes = figure_notes(doc)
+    if notes:
+        summary["notes"] = notes
     return summary
 
 

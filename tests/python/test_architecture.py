@@ -19,8 +19,8 @@ from sanlab import commands
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "sanlab"
 
 FLOORS: list[set[str]] = [
-    {"_core", "errors", "document", "formatting", "toml_text", "input_files"},
-    {"engine"},
+    {"_core", "errors", "document", "formatting", "toml_text"},
+    {"engine", "notes", "input_files"},
     {"resolved", "results"},
     {"analysis"},
     {"views"},

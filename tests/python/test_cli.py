@@ -104,7 +104,7 @@ def test_kinds_takes_an_extension_point_a_kind_or_part_of_a_name(capsys: pytest.
     every = _kinds(capsys)
     psp = _kinds(capsys, "psp")
     assert [row for row in psp if len(row) == 1 and row[0] in points] == [["psp"]], "the psp table alone"
-    assert ["rr", "VMW_PSP_RR:"] in [row[:2] for row in psp]
+    assert ["rr", "ESXi", "NMP", "VMW_PSP_RR:"] in [row[:4] for row in psp], "a selector beside its platform"
     assert len(psp) < len(every) / 4
     rr = _kinds(capsys, "RR")  # a kind, not every kind whose name holds `rr`
     assert [row[0] for row in rr if row and row[0].startswith(("rr", "mpio_round"))] == ["rr"]

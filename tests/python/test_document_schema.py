@@ -131,6 +131,7 @@ def test_every_declared_key_is_written_by_some_run(checked: _Checker) -> None:
         name: sorted(set(get_type_hints(typed)) - checked.seen.get(name, set()))
         for name, typed in _typed_dicts().items()
     }
+    never["Document"].remove("notes")  # sanlab's, not the engine's (results.json, --json)
     never = {name: keys for name, keys in never.items() if keys}
     assert not never, f"declared in document.py, written by no run of the corpus: {never}"
 

@@ -18,6 +18,7 @@ from sanlab.document import Document
 from sanlab.export.files import remove_empty
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir, write_run_folder
 from sanlab.formatting import few_names, shown_name
+from sanlab.notes import figure_notes
 from sanlab.progress import REFRESH_S, Mode, RunProgress, progress_mode
 from sanlab.report import REPORT_FILE
 from sanlab.results import json_summary
@@ -148,6 +149,8 @@ def _run_and_write(args: argparse.Namespace, made: list[Path]) -> int:
     if ignored:
         names = shown_name(", ".join(ignored))
         print(f"ignored: {names} (fio options without effect on the model; `sanlab kinds` says why)", file=sys.stderr)
+    for note in figure_notes(doc):
+        print(f"note: {shown_name(note)}", file=sys.stderr)
     if interrupted:
         kept = few_names([variant["name"] for variant in doc["variants"]])
         error(f"interrupted: kept the variants that finished ({kept}) in {out_dir}")

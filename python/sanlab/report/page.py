@@ -15,6 +15,7 @@ from sanlab.analysis import failover
 from sanlab.analysis.tail import tail_iops
 from sanlab.document import Document, Variant, hosts
 from sanlab.formatting import format_count, format_ms, format_tenths
+from sanlab.notes import figure_notes
 from sanlab.report import figures
 from sanlab.report.figures import Figure
 from sanlab.views.rows import (
@@ -441,6 +442,10 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
         )
     if not doc["variants"]:
         banner += '<div class="warn">No variant finished: there is nothing to plot.</div>'
+    notes = figure_notes(doc)
+    if notes:
+        items = "".join(f"<li>{_esc(note)}</li>" for note in notes)
+        banner += f'<div class="warn" id="notes">What the figures mean here:<ul>{items}</ul></div>'
     regenerate = "sanlab report RUN_DIR" if len(runs) == 1 else "sanlab compare RUN_DIR..."
     return f"""<!DOCTYPE html>
 <html lang="en">
