@@ -3,7 +3,6 @@ effect simulated on the user's scenario when one is given (docs/lint.md)."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,9 @@ from typing import Any
 from sanlab import engine
 from sanlab.engine import ScenarioError
 from sanlab.formatting import did_you_mean
-from sanlab.lint.rules import RULES, Context, Doc, Finding
-from sanlab.lint.source import Benchmark, LintInputError
+from sanlab.lint.rules import RULES, Context, Doc, Finding, job_notes
+from sanlab.lint.source import Benchmark, LintInputError, in_memory
+from sanlab.notes import figure_notes
 
 # Where the benchmark runs when no scenario is given: only to read it as the engine does (the
 # findings then carry no simulated figures).
@@ -60,6 +60,19 @@ def _figures(variant: Doc, vm: str) -> dict[str, float]:
     return {"VM IOPS": vm_doc["iops"], "VM p99 latency (ms)": vm_doc["lat_ms"]["p99"]}
 
 
+def _linted(variant: Doc) -> list[Doc]:
+    """The benchmark's jobs in a variant's document (fio clones one each)."""
+    return [job for job in variant["jobs"] if job["entry"] == "lint"]
+
+
+def _notes(ctx: Context, findings: list[Finding]) -> list[str]:
+    """What the run's job reports change in the figures of the benchmark's jobs (the scenario's
+    other VMs are not linted): `sanlab run`'s notes (`sanlab.notes`), then lint's own."""
+    assert ctx.variant is not None
+    ran = figure_notes({"variants": [{**ctx.variant, "jobs": ctx.jobs}]})
+    return ran + list(job_notes(ctx, findings))
+
+
 def _reading_error(e: ScenarioError, reading: Path) -> LintInputError:
     """The engine's message about the benchmark, without the reading scenario's own names."""
     message = str(e)
@@ -83,12 +96,11 @@ def lint(benchmark: Benchmark, scenario: Path | None = None, variant: str | None
     """Reads the benchmark with the engine's readers and runs every rule; with a scenario, runs the
     benchmark as VM 0's workload for `duration` and again with each finding's fix."""
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="sanlab-lint-") as tmp:
-        folder = Path(tmp)
-        # The benchmark in a scenario of its own, as a file names it: a vdbench file of several
-        # runs then makes one variant per run, named as vdbench names them.
-        reading = folder / "reading.toml"
-        reading.write_text(READING_SCENARIO + f"job = [{replace(benchmark, rd=None).job_table()}]\n", encoding="utf-8")
+    # The benchmark in a scenario of its own, as a file names it: a vdbench file of several runs
+    # then makes one variant per run, named as vdbench names them. Kept in memory, as the fixed
+    # copies are: nothing is left behind when lint is killed.
+    reading_text = READING_SCENARIO + f"job = [{replace(benchmark, rd=None).job_table()}]\n"
+    with in_memory("reading.toml", reading_text) as reading:
         try:
             runs = engine.validate(reading)["variants"]
         except ScenarioError as e:
@@ -109,28 +121,31 @@ def lint(benchmark: Benchmark, scenario: Path | None = None, variant: str | None
                 as_written = _run(scenario, benchmark.job_table(), variant, duration, seed)
         except ScenarioError as e:
             raise _reading_error(e, reading) from None
-        jobs = [job for job in as_written["jobs"] if job["entry"] == "lint"]
-        ctx = Context(benchmark, jobs, as_written if scenario is not None else None)
-        findings = [finding for rule in RULES for finding in rule(ctx)]
-        if scenario is not None and jobs:
-            vm = jobs[0]["vm"]
-            written = _figures(as_written, vm)
-            for finding in findings:
-                if finding.change is None:
-                    continue
-                extra: Any = finding.metrics or (lambda _doc: {})
-                fixed_text = benchmark.with_option(*finding.change)
-                try:
-                    fixed = _run(scenario, benchmark.job_table(fixed_text, folder), variant, duration, seed)
-                except ScenarioError as e:
-                    notes.append(f"{finding.rule}: the fix could not be simulated: {e}")
-                    continue
-                finding.evidence = {
-                    "as written": {**written, **extra(as_written)},
-                    "with the fix": {**_figures(fixed, vm), **extra(fixed)},
-                }
-        elif scenario is None:
-            notes.append("no --scenario: findings are read from the benchmark alone; give a scenario to see their effect simulated on its array")
+    ctx = Context(benchmark, _linted(as_written), as_written if scenario is not None else None)
+    findings = [finding for rule in RULES for finding in rule(ctx)]
+    if scenario is None:
+        notes.append("no --scenario: findings are read from the benchmark alone; give a scenario to see their effect simulated on its array")
+    elif ctx.jobs:
+        written_notes = _notes(ctx, findings)
+        notes += written_notes
+        vm = ctx.jobs[0]["vm"]
+        written = _figures(as_written, vm)
+        for finding in findings:
+            if finding.change is None:
+                continue
+            extra: Any = finding.metrics or (lambda _doc: {})
+            try:
+                with benchmark.fixed_job_table(*finding.change) as table:
+                    fixed = _run(scenario, table, variant, duration, seed)
+            except ScenarioError as e:
+                notes.append(f"{finding.rule}: the fix could not be simulated: {e}")
+                continue
+            finding.evidence = {
+                "as written": {**written, **extra(as_written)},
+                "with the fix": {**_figures(fixed, vm), **extra(fixed)},
+            }
+            fixed_notes = _notes(Context(benchmark, _linted(fixed), fixed), findings)
+            notes += [f"{finding.rule}, with the fix: {note}" for note in fixed_notes if note not in written_notes]
     return LintResult(benchmark, scenario, variant, findings, notes)
 
 

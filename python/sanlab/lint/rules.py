@@ -67,10 +67,18 @@ def _engine(job: Doc) -> str:
     return job["options"].get("ioengine", "psync")  # psync: a job file's and a command line's default
 
 
-def _depth(job: Doc) -> int:
+def _depth(job: Doc) -> int | None:
     """The requests the job keeps outstanding, as the engine runs it (its pacing): fio's
-    synchronous engines keep one whatever iodepth says (HOWTO "iodepth")."""
-    return int(job["pacing"]["depth"])
+    synchronous engines keep one whatever iodepth says (HOWTO "iodepth"). None when fio searches
+    the depth (latency_target): the pacing then gives where the search starts, 1, and the depth
+    found is in the job's notes."""
+    return None if "latency_target" in job["options"] else int(job["pacing"]["depth"])
+
+
+def _outstanding(ctx: Context) -> int | None:
+    """The requests the jobs keep outstanding in all; None when fio searches a job's depth."""
+    depths = [_depth(job) for job in ctx.jobs]
+    return None if None in depths else sum(d for d in depths if d is not None)
 
 
 def _busiest_core(variant: Doc) -> dict[str, float]:
@@ -261,7 +269,9 @@ def depth_beyond_the_device(ctx: Context) -> Iterator[Finding]:
     # The device's averages are over the run: a job that ended early is the finding below.
     if ctx.variant is None or not ctx.jobs or not _is_fio(ctx) or _ended_early(ctx):
         return
-    outstanding = sum(_depth(job) for job in ctx.jobs)
+    outstanding = _outstanding(ctx)
+    if outstanding is None:
+        return
     vm_doc = next(v for v in ctx.variant["vms"] if v["name"] == ctx.jobs[0]["vm"])
     devices = [d for d in ctx.variant["devices"] if d["host"] == vm_doc["host"] and d["ios"]]
     if not devices:
@@ -291,7 +301,7 @@ def depth_beyond_the_device(ctx: Context) -> Iterator[Finding]:
 def one_outstanding(ctx: Context) -> Iterator[Finding]:
     if not _is_fio(ctx) or not ctx.jobs:
         return
-    if sum(_depth(job) for job in ctx.jobs) == 1:
+    if _outstanding(ctx) == 1:
         yield Finding(
             "one-outstanding", "iodepth", ctx.benchmark.line_of("iodepth") or ctx.benchmark.line_of("numjobs"),
             "one request outstanding in all: each starts when the previous ends",
@@ -364,6 +374,33 @@ def hit_area(ctx: Context) -> Iterator[Finding]:
             "remove hotband to measure the device, or size the band to the application's",
             change=("hotband", None), metrics=_busiest_core,
         )
+
+
+def job_notes(ctx: Context, findings: list[Finding]) -> Iterator[str]:
+    """What the engine's report of a benchmark's job says that changes what the simulated figures
+    mean, beyond what `sanlab run` notes (`sanlab.notes`: no I/O in the measured time): a job
+    that ended before the run and why (unless `ends-early` says it), a depth fio searched."""
+    assert ctx.variant is not None
+    run_s = ctx.variant["sim_time_s"]
+    ended_early = {job["name"] for job in _ended_early(ctx)} if all(f.rule != "ends-early" for f in findings) else set()
+    for job in ctx.jobs:
+        name, fio = job["name"], job.get("fio") or {}
+        if name in ended_early:
+            why = []
+            if "error" in fio:
+                why.append(f"fio's error {fio['error']['errno']}: {fio['error']['message']}")
+            elif "latency_target" in fio:
+                why.append("its latency_target search ended, which ends a job without latency_run")
+            if fio.get("steadystate", {}).get("attained"):
+                why.append(f"its steadystate={fio['steadystate']['ss']} held, which ends a job")
+            why += [f"{key}={job['options'][key]}" for key in ("runtime", "maxdata", "elapsed") if key in job["options"]]
+            yield f"job {name} ended at {job['end_ms'] / 1000:.3g} s of the {run_s:.3g} s simulated ({'; '.join(why) or 'its work done'}): its figures cover that time"
+        if "latency_target" in fio:
+            found = fio["latency_target"]
+            yield (
+                f"job {name}: latency_target={found['target_ns'] / 1e6:g} ms makes fio search its depth; it ended at depth {found['depth']}, "
+                f"and its figures are over the depths tried, not iodepth={job['options'].get('iodepth', '1')}"
+            )
 
 
 RULES: tuple[Callable[[Context], Iterator[Finding]], ...] = (

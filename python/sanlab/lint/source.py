@@ -8,12 +8,20 @@ how to write a copy with one option changed, for the simulation that shows a fin
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from sanlab.errors import UserError
+from sanlab.formatting import shown_name
+from sanlab.input_files import read_text
 from sanlab.toml_text import toml_value
+
+WHAT = "a fio job file, a fio command line in a file, or a vdbench parameter file"
+
 
 class LintInputError(UserError):
     """The benchmark cannot be read: the message says which file and why."""
@@ -33,22 +41,53 @@ class Benchmark:
     def label(self) -> str:
         return str(self.path) if self.path else "the command line"
 
-    def job_table(self, text: str | None = None, folder: Path | None = None) -> str:
-        """The `[[vm.job]]` value (an inline TOML table) that runs this benchmark, or a copy of it
-        with `text` written to `folder` (same file name, so includes resolve beside it)."""
+    def job_table(self, fixed: str | None = None) -> str:
+        """The `[[vm.job]]` value (an inline TOML table) that runs this benchmark; `fixed`, the
+        command line or the file to run instead."""
         if self.kind == "fio":
-            return toml_value({"name": "lint", "kind": "fio", "cmdline": text or self.text})
-        path = self.path
-        assert path is not None
-        if text is not None and folder is not None:
-            path = folder / path.name
-            path.write_text(text, encoding="utf-8")
-        table: dict[str, object] = {"name": "lint", "kind": self.kind, "file": str(path.resolve())}
+            return toml_value({"name": "lint", "kind": "fio", "cmdline": fixed or self.text})
+        assert self.path is not None
+        table: dict[str, object] = {"name": "lint", "kind": self.kind, "file": fixed or str(self.path.resolve())}
         if self.rd is not None:
             table["rd"] = self.rd
         if self.variables:
             table["vars"] = dict(self.variables)
         return toml_value(table)
+
+    @contextmanager
+    def fixed_job_table(self, option: str, value: str | None) -> Iterator[str]:
+        """The `[[vm.job]]` value that runs the benchmark with `option` set to `value` (None:
+        removed). A file's fixed text is a copy in memory (`in_memory`) whose includes name the
+        original's folder, so that they read the files the benchmark as written reads."""
+        text = self.with_option(option, value)
+        if self.kind == "fio":
+            yield self.job_table(text)
+            return
+        assert self.path is not None
+        with in_memory(self.path.name, self._includes_from_original(text)) as copy:
+            yield self.job_table(str(copy))
+
+    def _includes_from_original(self, text: str) -> str:
+        """`text` with each relative include of its own lines written under the original's
+        folder: the engine resolves an include beside the file naming it (fio/file.rs,
+        vdbench/parm.rs), and the copy is read from /proc/self/fd. (A /tmp copy read
+        `include ../x.fio` from /tmp, where anyone can plant it.) An include the line cannot
+        name so (a folder with a control character; for vdbench a quote, or a `$` or `!` it
+        would substitute; a name starting with a variable) is left: it resolves under
+        /proc/self/fd, where nothing can be planted, and the fix is not simulated."""
+        assert self.path is not None
+        folder = str(self.path.resolve().parent)
+        if shown_name(folder) != folder or (self.kind == "vdbench" and any(c in folder for c in "\"$!")):
+            return text
+        out = []
+        for line in text.splitlines():
+            if self.kind == "fio_file" and (m := re.fullmatch(r"\s*include\s+(\S.*?)\s*", line)):
+                line = f"include {os.path.join(folder, m.group(1))}"
+            elif self.kind == "vdbench" and (m := re.fullmatch(r"\s*include=(.*)", line)) and not m.group(1).lstrip('"').startswith(("/", "$", "!")):
+                # Quoted, the folder keeps its blanks: vdbench cuts a line at its first blank outside quotes.
+                line = f'include="{folder}/"{m.group(1)}'
+            out.append(line)
+        return "\n".join(out) + "\n"
 
     def run_lines(self) -> list[tuple[int, str]]:
         """(line number, text) of the lines that matter to the linted run: every line, except in a
@@ -151,20 +190,31 @@ def _looks_like_cmdline(text: str) -> bool:
     return bool(words) and (words[0] in ("fio", "fio.exe") or words[0].endswith(("/fio", "\\fio.exe")))
 
 
+@contextmanager
+def in_memory(name: str, text: str) -> Iterator[Path]:
+    """`text` as a file in this process's memory (a memfd, Linux), named by its /proc/self/fd
+    path for the engine, which runs in this process: a killed lint leaves no file behind, and
+    no other user can write beside it."""
+    with open(os.memfd_create(name), "w", encoding="utf-8") as file:
+        file.write(text)
+        file.flush()
+        yield Path(f"/proc/self/fd/{file.fileno()}")
+
+
 def read_benchmark(file: str | None, cmdline: str | None, rd: str | None = None, variables: tuple[tuple[str, str], ...] = ()) -> Benchmark:
     """The benchmark from a file (its kind recognised from its content) or a command line."""
     if cmdline is not None:
         return Benchmark("fio", cmdline, None)
-    if rd is not None and not _looks_like_vdbench(Path(file).read_text(encoding="utf-8", errors="replace") if file and Path(file).is_file() else ""):
-        raise LintInputError(f"{file}: --rd picks a vdbench run, and this is no vdbench parameter file")
     assert file is not None
     path = Path(file)
+    # As the engine reads it: a regular file up to 16 MiB (a FIFO blocked for ever, /dev/zero ran out of memory).
+    text = read_text(path, WHAT)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LintInputError(f"{path}: no such file (a fio job file, a fio command line in a file, or a vdbench parameter file)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise LintInputError(f"{path}: cannot read it as text: {e}") from None
+        str(path.resolve()).encode("utf-8")
+    except UnicodeEncodeError:  # the engine's scenario names it in UTF-8
+        raise LintInputError(f"{path}: its path is not UTF-8 text, which the engine reads file names as: rename it") from None
+    if rd is not None and not _looks_like_vdbench(text):
+        raise LintInputError(f"{path}: --rd picks a vdbench run, and this is no vdbench parameter file")
     if _looks_like_cmdline(text):
         return Benchmark("fio", text, path)
     if _looks_like_vdbench(text):
