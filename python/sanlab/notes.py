@@ -20,8 +20,9 @@ def figure_notes(doc: Document) -> list[str]:
             texts = [f"{where}: {job['options'][key]}" for key in TRACE_NOTES if key in job["options"]]
             if job["read"]["total_ios"] + job["write"]["total_ios"] == 0:
                 texts.append(
-                    f"{where} completed no I/O in the measured time (it starts after the run ends, such as "
-                    "fio's startdelay, or its trace begins later): its figures are zeros, not a measurement"
+                    f"{where} completed no I/O in the measured time (it starts, or starts counting, after the "
+                    "run ends: fio's startdelay or ramp_time, vdbench's first interval, a trace that begins "
+                    "later): its figures are zeros, not a measurement"
                 )
             for text in texts:
                 found.setdefault(text, []).append(variant["name"])

@@ -232,3 +232,16 @@ def test_a_job_report_that_changes_a_figures_meaning_is_noted(options: str, note
     doc = _json("--cmdline", f"{CMDLINE} {options}", "--scenario", str(HITAREA), "--duration", "1s")
     assert [f["rule"] for f in doc["findings"]] == ["reads-unwritten"]
     assert any(n.startswith(note) for n in doc["notes"]), doc["notes"]
+
+
+def test_without_memfd_the_copies_live_in_a_private_folder_removed_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off Linux there is no memfd: the copy is a file in a private temporary folder, gone after."""
+    import os
+
+    from sanlab.lint.source import in_memory
+
+    monkeypatch.delattr(os, "memfd_create")
+    with in_memory("job.fio", "[job]\nrw=read\n") as path:
+        assert path.read_text(encoding="utf-8") == "[job]\nrw=read\n"
+        folder = path.parent
+    assert not folder.exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -195,6 +196,12 @@ def in_memory(name: str, text: str) -> Iterator[Path]:
     """`text` as a file in this process's memory (a memfd, Linux), named by its /proc/self/fd
     path for the engine, which runs in this process: a killed lint leaves no file behind, and
     no other user can write beside it."""
+    if not hasattr(os, "memfd_create"):  # not Linux: a private folder, removed on the way out
+        with tempfile.TemporaryDirectory(prefix="sanlab-lint-") as folder:
+            path = Path(folder) / name
+            path.write_text(text, encoding="utf-8")
+            yield path
+        return
     with open(os.memfd_create(name), "w", encoding="utf-8") as file:
         file.write(text)
         file.flush()
