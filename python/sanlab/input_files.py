@@ -121,7 +121,8 @@ def csv_rows(path: Path, stream: IO[str], max_cells: int = MAX_CELLS) -> Iterato
 
     def lines() -> Iterator[str]:
         nonlocal line_number
-        for line in stream:
+        # readline with a limit: a line is measured before it is held whole in memory.
+        while line := stream.readline(MAX_LINE_BYTES + 1):
             line_number += 1
             if len(line) > MAX_LINE_BYTES:
                 raise InputFileError(f"{path}:{line_number}: a line of more than {MAX_LINE_BYTES:,} characters: expected CSV rows")

@@ -72,3 +72,16 @@ def test_an_output_that_is_an_input_is_refused_by_identity(tmp_path: Path) -> No
         with pytest.raises(OutputIsInputError, match="it is an input"):
             refuse_inputs(out, [given])
     refuse_inputs(tmp_path / "new.toml", [given])  # a new file is never an input
+
+
+def test_a_long_line_is_refused_before_it_is_held_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(input_files, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "long.csv"
+    path.write_text("a,b\n" + "x" * 5000 + "\n")
+    read: list[int] = []
+    with open_stream(path, "a capture") as stream:
+        original = stream.readline
+        monkeypatch.setattr(stream, "readline", lambda limit=-1: read.append(limit) or original(limit))
+        with pytest.raises(InputFileError, match=r"long.csv:2: a line of more than 1,000 characters"):
+            list(csv_rows(path, stream))
+    assert read and all(0 < limit <= 1001 for limit in read), "every read is bounded"
