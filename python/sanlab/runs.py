@@ -1,6 +1,6 @@
 """The many-runs machinery that `sweep`, `calibrate` and `advise` stand on: a run as a task a
 Dask worker can take (`RunTask` -> `run_task` -> `RunOutcome`, the run's figures as one Arrow
-table of entities), the Dask client the runs go to, and the t quantile of an interval across seeds.
+table of entities), and the Dask client the runs go to (intervals across seeds: `sanlab.intervals`).
 
 A run is `engine.run(scenario, variants, sets, seed, duration)`, exactly what `sanlab run --set ...
 --seed ...` runs, so a row here holds the numbers that command prints.
@@ -33,34 +33,6 @@ KEY_COLUMNS = ("point", "seed", "variant", "entity_kind", "entity")
 
 class ClusterError(UserError):
     """The Dask scheduler named cannot be reached."""
-
-
-# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-
-
-def t_quantile_975(dof: int) -> float:
-    """Student's t quantile for a two-sided 95 % interval with `dof` degrees of freedom.
-
-    Tabulated up to 30; beyond, the Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5),
-    within 1e-4 of the exact value there.
-    """
-    if dof < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {dof}")
-    if dof <= len(_T975):
-        return _T975[dof - 1]
-    z = 1.959964
-    terms = (
-        (z**3 + z) / 4,
-        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
-        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
-        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
-    )
-    return float(z + sum(term / dof ** (power + 1) for power, term in enumerate(terms)))
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ from sanlab import engine
 from sanlab.errors import UserError
 from sanlab.export.files import JsonBoundError, loads_bounded, refuse_links, replace_file, replace_text
 from sanlab.formatting import format_count, format_ms, shown_name
-from sanlab.runs import RunOutcome, RunTask, dask_client, run_task, t_quantile_975
+from sanlab.intervals import t_quantile_975
+from sanlab.runs import RunOutcome, RunTask, dask_client, run_task
 
 SWEEP_FILE = "sweep.json"
 PARTS_DIR = "parts"

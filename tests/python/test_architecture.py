@@ -19,7 +19,7 @@ from sanlab import commands
 PACKAGE = Path(__file__).resolve().parents[2] / "python" / "sanlab"
 
 FLOORS: list[set[str]] = [
-    {"_core", "errors", "document", "formatting", "toml_text"},
+    {"_core", "errors", "document", "formatting", "toml_text", "intervals"},
     {"engine", "notes", "input_files"},
     {"resolved", "results"},
     {"analysis"},

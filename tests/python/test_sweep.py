@@ -18,7 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import with_hosts
-from sanlab.runs import entity_table, run_task, t_quantile_975
+from sanlab.intervals import t_quantile_975
+from sanlab.runs import entity_table, run_task
 from sanlab.sweep import (
     Axis,
     SweepError,

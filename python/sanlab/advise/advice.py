@@ -15,7 +15,6 @@ from plotly.offline import get_plotlyjs
 
 from sanlab.advise.search import (
     TODAY,
-    Interval,
     Point,
     Search,
     knob_summary,
@@ -23,6 +22,7 @@ from sanlab.advise.search import (
     runner_up,
     set_lines,
 )
+from sanlab.intervals import Interval
 from sanlab.report.page import CSS, PLOT_CONFIG
 
 ADVICE_FILE = "advice.json"

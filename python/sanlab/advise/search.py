@@ -6,7 +6,6 @@ seed-by-seed difference holds zero (docs/advise.md)."""
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ import pandas as pd
 
 from sanlab.advise.knobs import Knob
 from sanlab.advise.objective import Objective, RunFigures
-from sanlab.runs import t_quantile_975
+from sanlab.intervals import Interval
 from sanlab.sweep import SweepError, SweepSpec, load, run_sweep
 
 MAX_PASSES = 3
@@ -35,31 +34,6 @@ def set_lines(point: Point, knobs: Sequence[Knob]) -> list[str]:
     """The point as `--set` arguments, in the knobs' order."""
     values = dict(point)
     return [knob.set_line(values[knob.key]) for knob in knobs if knob.key in values]
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An objective's mean over seeds and its 95 % interval (Student's t)."""
-
-    mean: float
-    half: float
-    n: int
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> Interval:
-        mean = statistics.fmean(values)
-        if len(values) < 2:
-            return cls(mean, math.inf, len(values))
-        half = t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-        return cls(mean, half, len(values))
-
-    @property
-    def low(self) -> float:
-        return self.mean - self.half
-
-    @property
-    def high(self) -> float:
-        return self.mean + self.half
 
 
 @dataclass
