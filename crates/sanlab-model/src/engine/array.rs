@@ -1,25 +1,24 @@
 //! The array's front end: target queue (QUEUE FULL), volume QoS, transfer-ready for writes,
 //! then its cores and cache; the status goes back once every step it waits for is done.
 
-use super::faults::{Mirror, VolumeRefusal};
+use super::faults::Mirror;
 use super::{pack, token, untoken, Ev, World};
 use crate::fabric::INBOUND;
 use crate::io::{Op, NONE};
 use crate::array::cache::ReadCache;
 use crate::array::cores::Cores;
 use crate::array::qos::QosState;
-use crate::array::Backend;
 use crate::host::flow_control::WindowLaw;
-use sanlab_des::{RngStream, SimTime};
-use sanlab_metrics::{SeriesId, Tally};
+use crate::report::CoreReport;
+use sanlab_des::SimTime;
+use sanlab_metrics::{SeriesId, Tally, TimeSeries};
 
+/// An array's front end: its target queue, controllers, cores and cache (its back end is the
+/// media stage's).
 pub(crate) struct Array {
     pub name: String,
-    pub backend: Backend,
-    pub rng: RngStream,
     /// Host commands accepted (`issued`) and answered.
     pub tally: Tally,
-    pub replicated_ios: u64,
     pub cores: Option<Cores>,
     /// Storage controllers; their front-end ports carry the paths.
     pub controllers: u32,
@@ -43,22 +42,132 @@ pub(crate) struct Volume {
     pub qos: Option<QosState>,
     /// Host-level flow control of the hosts' devices for this volume: its kind and law.
     pub flow: Option<(&'static str, WindowLaw)>,
-    /// Arrays that will not serve it now (a mediator race lost, a PDL).
-    pub refusals: Vec<VolumeRefusal>,
+}
+
+/// The array stage's state: the arrays' front ends and the volumes. Faults fail its controllers
+/// and arrays through it; the media and the host ask it of a volume's replication, QoS or flow
+/// control; the report reads it.
+pub(super) struct ArrayStage {
+    arrays: Vec<Array>,
+    volumes: Vec<Volume>,
+}
+
+impl ArrayStage {
+    pub(super) fn new(arrays: Vec<Array>, volumes: Vec<Volume>) -> Self {
+        Self { arrays, volumes }
+    }
+
+    pub(super) fn arrays(&self) -> &[Array] {
+        &self.arrays
+    }
+
+    pub(super) fn volumes(&self) -> &[Volume] {
+        &self.volumes
+    }
+
+    pub(super) fn volume_count(&self) -> usize {
+        self.volumes.len()
+    }
+
+    /// Volume `v`'s host-level flow control: its kind and law.
+    pub(super) fn flow(&self, v: usize) -> Option<(&'static str, WindowLaw)> {
+        self.volumes[v].flow
+    }
+
+    /// The replication pair volume `v` belongs to, if it is replicated.
+    #[inline]
+    pub(super) fn replication_of(&self, v: usize) -> Option<usize> {
+        self.volumes[v].replication
+    }
+
+    /// Volume `v` runs below its QoS minimum (its requests go first at contended media).
+    #[inline]
+    pub(super) fn qos_below_min(&self, v: usize) -> bool {
+        self.volumes[v].qos.as_ref().is_some_and(QosState::below_min)
+    }
+
+    pub(super) fn volume_name(&self, v: usize) -> &str {
+        &self.volumes[v].name
+    }
+
+    pub(super) fn name(&self, a: usize) -> &str {
+        &self.arrays[a].name
+    }
+
+    pub(super) fn is_dead(&self, a: usize) -> bool {
+        self.arrays[a].dead
+    }
+
+    /// The whole of array `a` fails (`dead`) or comes back.
+    #[cold]
+    pub(super) fn set_dead(&mut self, a: usize, dead: bool) {
+        self.arrays[a].dead = dead;
+    }
+
+    /// Controller `controller` of array `a` fails (`down`) or comes back; a failure holds new
+    /// commands until `hold_until_ns`, while the other controller takes its work over.
+    #[cold]
+    pub(super) fn controller_edge(&mut self, a: usize, controller: usize, down: bool, hold_until_ns: SimTime) {
+        let arr = &mut self.arrays[a];
+        if let Some(cores) = arr.cores.as_mut() {
+            cores.set_down(controller, down);
+        }
+        if down {
+            arr.hold_until_ns = hold_until_ns;
+        }
+    }
+
+    /// Array `a` drops an exchange it can no longer answer (an aborted command, a refused one).
+    #[cold]
+    pub(super) fn drop_exchange(&mut self, a: usize) {
+        self.arrays[a].tally.failed += 1;
+    }
+
+    /// Array `a`'s cores: each one's name, share of the owned requests, utilisation and rate.
+    pub(super) fn core_reports(&mut self, a: usize, now: SimTime) -> Vec<CoreReport> {
+        self.arrays[a].cores.as_mut().map_or(vec![], |c| {
+            let total: u64 = c.owned.iter().sum();
+            (0..c.centres.len())
+                .map(|k| CoreReport {
+                    name: c.name(k),
+                    share: if total == 0 { 0.0 } else { c.owned[k] as f64 / total as f64 },
+                    util: Some(c.centres[k].utilisation(now)),
+                    iops: c.owned[k] as f64 / (now as f64 / 1e9).max(1e-9),
+                })
+                .collect()
+        })
+    }
+
+    /// Every array's and core's figures of the sample interval into `series`; `window` ns long
+    /// (`secs` s).
+    pub(super) fn sample(&mut self, series: &mut TimeSeries, now: SimTime, window: SimTime, secs: f64) {
+        for a in self.arrays.iter_mut() {
+            a.tally.sample(series, secs);
+            if let Some(cores) = a.cores.as_mut() {
+                for (k, centre) in cores.centres.iter_mut().enumerate() {
+                    let busy = centre.busy_ns(now);
+                    let (owned0, busy0) = a.core_last[k];
+                    series.push(a.core_series[k][0], (cores.owned[k] - owned0) as f64 / secs);
+                    series.push(a.core_series[k][1], (busy - busy0) as f64 / window.max(1) as f64);
+                    a.core_last[k] = (cores.owned[k], busy);
+                }
+            }
+        }
+    }
 }
 
 impl World {
     pub(super) fn cmd_at_array(&mut self, io: u32) {
         let now = self.q.now();
         let r = *self.ios.get(io);
-        let a = self.devices[r.device as usize].paths[r.path as usize].array;
-        if self.arrays[a].hold_until_ns > now {
-            return self.hold(io, self.arrays[a].hold_until_ns);
+        let a = self.host.array_of(r.device as usize, r.path as usize);
+        if self.array.arrays[a].hold_until_ns > now {
+            return self.hold(io, self.array.arrays[a].hold_until_ns);
         }
-        if !self.volumes[r.volume as usize].refusals.is_empty() && self.refuse(io, a) {
+        if self.faults.refuses(r.volume as usize) && self.refuse(io, a) {
             return;
         }
-        let arr = &mut self.arrays[a];
+        let arr = &mut self.array.arrays[a];
         if arr.max_outstanding.is_some_and(|m| arr.tally.issued - arr.tally.completed >= u64::from(m)) {
             // Target queue full: the command is refused with QUEUE FULL status.
             arr.qfull_sent += 1;
@@ -69,7 +178,7 @@ impl World {
         rm.array = a as u32;
         rm.t_array = now;
         let v = r.volume as usize;
-        if let Some(qos) = self.volumes[v].qos.as_mut() {
+        if let Some(qos) = self.array.volumes[v].qos.as_mut() {
             if !qos.arrive(now, io, u64::from(r.size_bytes)) {
                 self.arm_qos_timer(v);
                 return;
@@ -81,8 +190,8 @@ impl World {
     /// A QoS-held request may go on.
     pub(super) fn qos_release(&mut self, v: usize) {
         let now = self.q.now();
-        let Self { volumes, ios, .. } = self;
-        let qos = volumes[v].qos.as_mut().expect("QoS timer of a volume with QoS");
+        let Self { array, ios, .. } = self;
+        let qos = array.volumes[v].qos.as_mut().expect("QoS timer of a volume with QoS");
         qos.timer_pending = false;
         if let Some(io) = qos.release(now, |i| u64::from(ios.get(i).size_bytes)) {
             qos.held_ns_sum += u128::from(now - ios.get(io).t_array);
@@ -92,7 +201,7 @@ impl World {
     }
 
     fn arm_qos_timer(&mut self, v: usize) {
-        let qos = self.volumes[v].qos.as_mut().expect("volume with QoS");
+        let qos = self.array.volumes[v].qos.as_mut().expect("volume with QoS");
         if let (false, Some(at)) = (qos.timer_pending, qos.next_release_ns()) {
             qos.timer_pending = true;
             self.q.schedule_at(at, pack(Ev::QosRelease, v as u32));
@@ -120,9 +229,9 @@ impl World {
         let a = r.array as usize;
         let mut pending = 1;
         if let Some((rep, _, dir)) = self.peer(&r) {
-            match self.mirrors[rep].state {
+            match self.faults.mirror(rep) {
                 Mirror::Healthy => {
-                    let at = self.replications[rep].link.dirs[dir].send(now, u64::from(r.size_bytes));
+                    let at = self.media.send_to_peer(rep, dir, now, u64::from(r.size_bytes));
                     self.q.schedule_at(at, pack(Ev::ReplAtPeer, io));
                     pending += 1;
                 }
@@ -142,7 +251,7 @@ impl World {
     /// The receiving array's own work on a request: its cores (when modelled), then the cache or
     /// the media.
     fn array_work(&mut self, a: usize, io: u32) {
-        let Some(cores) = self.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
+        let Some(cores) = self.array.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
         let owner = cores.owner(self.ios.get(io).offset_bytes);
         cores.owned[owner] += 1;
         self.core_arrive(a, owner, io, false);
@@ -151,14 +260,14 @@ impl World {
     /// Core tokens: request index and stage (owner or data).
     fn core_arrive(&mut self, a: usize, core: usize, io: u32, data_stage: bool) {
         let now = self.q.now();
-        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let cores = self.array.arrays[a].cores.as_mut().expect("cores");
         if cores.centres[core].arrive(now, token(io, data_stage), false) {
             self.schedule_core_done(a, io, data_stage);
         }
     }
 
     fn schedule_core_done(&mut self, a: usize, io: u32, data_stage: bool) {
-        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let cores = self.array.arrays[a].cores.as_mut().expect("cores");
         let (time, ev) = if data_stage { (cores.data_time.draw_ns(), Ev::DataCoreDone) } else { (cores.owner_time.draw_ns(), Ev::OwnerCoreDone) };
         self.q.schedule_in(time, pack(ev, io));
     }
@@ -167,7 +276,7 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let a = r.array as usize;
-        let cores = self.arrays[a].cores.as_mut().expect("cores");
+        let cores = self.array.arrays[a].cores.as_mut().expect("cores");
         let core = if data_stage { cores.data_core(r.offset_bytes) } else { cores.owner(r.offset_bytes) };
         let has_data_stage = !cores.data_time.is_zero();
         if let Some(next) = cores.centres[core].depart(now) {
@@ -175,7 +284,7 @@ impl World {
             self.schedule_core_done(a, io, data_stage);
         }
         if !data_stage && has_data_stage {
-            let data_core = self.arrays[a].cores.as_ref().expect("cores").data_core(r.offset_bytes);
+            let data_core = self.array.arrays[a].cores.as_ref().expect("cores").data_core(r.offset_bytes);
             self.core_arrive(a, data_core, io, true);
         } else {
             self.after_cores(a, io);
@@ -185,7 +294,7 @@ impl World {
     /// A read that hits the cache is served from it; everything else goes to the media.
     fn after_cores(&mut self, a: usize, io: u32) {
         let r = *self.ios.get(io);
-        if let Some(cache) = self.arrays[a].cache.as_mut() {
+        if let Some(cache) = self.array.arrays[a].cache.as_mut() {
             let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
             if hit && r.op == Op::Read {
                 let hit_ns = cache.hit.draw_ns();
@@ -206,11 +315,11 @@ impl World {
         }
         let r = *r;
         let a = r.array as usize;
-        if !self.volumes[r.volume as usize].refusals.is_empty() && self.refuse(io, a) {
+        if self.faults.refuses(r.volume as usize) && self.refuse(io, a) {
             return;
         }
         let measured = now >= self.warmup_ns;
-        self.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
+        self.array.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
         self.ios.get_mut(io).array = NONE;
         let bytes = if r.op == Op::Read { u64::from(r.size_bytes) } else { 0 };
         self.over_link(io, INBOUND, bytes, Ev::StatusAtHost);

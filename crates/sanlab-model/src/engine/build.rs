@@ -2,13 +2,14 @@
 //! series are registered here in a fixed order (hosts, arrays, devices and their paths, host flow
 //! control, VMs), which is the order of the run's time series.
 
-use super::array::{Array, Volume};
-use super::fabric::LinkHealth;
-use super::faults::{Change, FaultRun, Mirror, MirrorHealth};
-use super::host::{Device, DeviceFlow, Host, HostFlow, Path, Vm};
-use super::workload::Job;
+use super::array::{Array, ArrayStage, Volume};
+use super::fabric::{FabricStage, LinkHealth};
+use super::faults::{Change, FaultRun, FaultStage, Mirror, MirrorHealth};
+use super::host::{Device, DeviceFlow, Host, HostFlow, HostStage, Path, Vm};
+use super::media::{Media, MediaStage};
+use super::sampling::SamplingStage;
+use super::workload::{Job, WorkloadStage};
 use super::World;
-use crate::array::disk_group::DiskOut;
 use crate::array::qos::QosState;
 use crate::fault::Action;
 use crate::host::flow_control::WindowState;
@@ -26,12 +27,12 @@ impl World {
         let seed = t.run.seed;
         let mut series = TimeSeries::default();
         let mut hosts: Vec<Host> = t.hosts.into_iter().map(|h| host(h, &mut series)).collect();
-        let arrays = t.arrays.into_iter().map(|a| array(a, seed, &mut series)).collect();
+        let (arrays, media): (Vec<Array>, Vec<Media>) = t.arrays.into_iter().map(|a| array(a, seed, &mut series)).unzip();
         let mut devices = t.devices.into_iter().map(|d| device(d, &mut series)).collect::<Result<Vec<_>, _>>()?;
         let volumes: Vec<Volume> = t
             .volumes
             .into_iter()
-            .map(|v| Volume { flow: v.flow_control.map(|f| (f.kind(), *f.law())), name: v.name, replication: v.replication, qos: v.qos.map(QosState::new), refusals: vec![] })
+            .map(|v| Volume { flow: v.flow_control.map(|f| (f.kind(), *f.law())), name: v.name, replication: v.replication, qos: v.qos.map(QosState::new) })
             .collect();
         flow_control(&t.vms, &volumes, &mut devices, &mut hosts, &mut series);
         // A VM whose jobs measure from the run's warm-up, as it does, records exactly the I/Os of
@@ -58,32 +59,21 @@ impl World {
             }
         }
         let jobs = t.jobs.into_iter().zip(waiters).map(|(j, waiters)| job(j, waiters, seed, end_ns, t.run.warmup_ns)).collect();
+        let volume_count = volumes.len();
         Ok(Self {
-            timing_draws: 0,
             q: EventQueue::new(),
             ios: Slab::default(),
-            jobs,
-            vms,
-            hosts,
-            devices,
-            link_outstanding: vec![0; t.links.len()],
-            links: t.links,
-            arrays,
-            volumes,
-            replications: t.replications,
-            series,
-            end_ns,
             warmup_ns: t.run.warmup_ns.min(end_ns),
-            sample_ns: t.run.sample_interval_ns,
-            last_sample_ns: 0,
-            disk_out: DiskOut::default(),
-            faults,
-            health,
-            mirrors,
-            failing: vec![],
-            fault_log: vec![],
-            edge_max_latency_ns: 0,
-            timers: Default::default(),
+            end_ns,
+            timing_draws: 0,
+            workload: WorkloadStage::new(jobs),
+            host: HostStage::new(vms, hosts, devices, t.links.len()),
+            fabric: FabricStage::new(t.links, health),
+            array: ArrayStage::new(arrays, volumes),
+            media: MediaStage::new(media, t.replications),
+            faults: FaultStage::new(faults, mirrors, volume_count),
+            recovery: Default::default(),
+            sampling: SamplingStage::new(series, t.run.sample_interval_ns),
         })
     }
 }
@@ -102,10 +92,12 @@ fn host(h: HostConfig, series: &mut TimeSeries) -> Host {
     }
 }
 
-fn array(a: ArrayConfig, seed: u64, series: &mut TimeSeries) -> Array {
+/// An array's front end, and its back end (the media stage's).
+fn array(a: ArrayConfig, seed: u64, series: &mut TimeSeries) -> (Array, Media) {
     let core_series = a.cores.as_ref().map_or(vec![], |c| (0..c.centres.len()).map(|k| ["iops", "util"].map(|m| series.series(&format!("core/{}/{}", a.name, c.name(k)), m))).collect());
     let core_count = a.cores.as_ref().map_or(0, |c| c.centres.len());
-    Array {
+    let media = Media { backend: *a.backend, rng: RngStream::new(seed, &format!("array/{}", a.name)), replicated_ios: 0 };
+    let front_end = Array {
         core_series,
         core_last: vec![(0, 0); core_count],
         cores: a.cores,
@@ -115,12 +107,10 @@ fn array(a: ArrayConfig, seed: u64, series: &mut TimeSeries) -> Array {
         qfull_sent: 0,
         hold_until_ns: 0,
         dead: false,
-        rng: RngStream::new(seed, &format!("array/{}", a.name)),
         tally: Tally::new(series, &format!("array/{}", a.name), true),
         name: a.name,
-        backend: *a.backend,
-        replicated_ios: 0,
-    }
+    };
+    (front_end, media)
 }
 
 fn device(d: DeviceConfig, series: &mut TimeSeries) -> Result<Device, String> {

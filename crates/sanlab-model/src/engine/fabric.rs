@@ -2,8 +2,72 @@
 //! the request's path.
 
 use super::{pack, Ev, World};
-use crate::fabric::OUTBOUND;
+use crate::fabric::{Link, OUTBOUND};
+use crate::noise::Delay;
 use sanlab_des::SimTime;
+
+/// The fabric stage's state: the links and their health. Faults change a link's latency,
+/// bandwidth or state through it; the host's recovery reads what it knows of a link.
+pub(super) struct FabricStage {
+    links: Vec<Link>,
+    /// Per link.
+    health: Vec<LinkHealth>,
+}
+
+impl FabricStage {
+    pub(super) fn new(links: Vec<Link>, health: Vec<LinkHealth>) -> Self {
+        Self { links, health }
+    }
+
+    /// Link `l`'s health.
+    #[inline]
+    pub(super) fn health(&self, l: usize) -> &LinkHealth {
+        &self.health[l]
+    }
+
+    /// Link `l` goes down (`down`) or comes back, at `now`, reported to the host (`notice`) or
+    /// silently; returns the host of its paths.
+    #[cold]
+    pub(super) fn link_edge(&mut self, l: usize, down: bool, notice: bool, now: SimTime) -> usize {
+        let h = &mut self.health[l];
+        if down {
+            h.down += 1;
+            h.down_ns = now;
+        } else {
+            h.down -= 1;
+        }
+        h.notice = notice;
+        h.host
+    }
+
+    /// The host's path checker starts probing link `l`; false when it already does.
+    #[cold]
+    pub(super) fn start_checking(&mut self, l: usize) -> bool {
+        !std::mem::replace(&mut self.health[l].checking, true)
+    }
+
+    /// The path checker found link `l` up and stops probing it.
+    #[cold]
+    pub(super) fn stop_checking(&mut self, l: usize) {
+        self.health[l].checking = false;
+    }
+
+    /// Swaps link `l`'s latencies (out, in) with `delays`: a latency fault starts or ends.
+    #[cold]
+    pub(super) fn swap_latency(&mut self, l: usize, delays: &mut [Delay; 2]) {
+        for (dir, d) in self.links[l].dirs.iter_mut().zip(delays.iter_mut()) {
+            std::mem::swap(&mut dir.latency, d);
+        }
+    }
+
+    /// Swaps link `l`'s picoseconds per byte (out, in) with `ps`: a bandwidth fault starts or ends.
+    #[cold]
+    pub(super) fn swap_bandwidth(&mut self, l: usize, ps: &mut [u64; 2]) {
+        for (dir, p) in self.links[l].dirs.iter_mut().zip(ps.iter_mut()) {
+            dir.swap_bandwidth(p);
+        }
+    }
+}
 
 /// A link's health, and what the host of its paths knows of it.
 pub(super) struct LinkHealth {
@@ -31,11 +95,11 @@ impl World {
     #[inline]
     pub(super) fn over_link(&mut self, io: u32, dir: usize, bytes: u64, ev: Ev) {
         let r = self.ios.get(io);
-        let link = self.devices[r.device as usize].path_links[r.path as usize];
-        if !self.health[link].up() {
+        let link = self.host.link_of(r.device as usize, r.path as usize);
+        if !self.fabric.health[link].up() {
             return self.lost(io, link);
         }
-        let at = self.links[link].dirs[dir].send(self.q.now(), bytes);
+        let at = self.fabric.links[link].dirs[dir].send(self.q.now(), bytes);
         self.q.schedule_at(at, pack(ev, io));
     }
 

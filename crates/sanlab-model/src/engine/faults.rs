@@ -3,11 +3,81 @@
 //! port groups change ALUA state and volumes are lost. What the host does about it is in
 //! `recovery`.
 
-use super::host::log_path_event;
 use super::{pack, Ev, World};
 use crate::multipath::Alua;
 use crate::noise::Delay;
 use sanlab_des::{RngStream, SimTime};
+
+/// The faults stage's state: the `[[event]]`s as they run, the replication pairs' mirrors, the
+/// arrays' refusals of volumes, and the timeline as it happened. The array and the media read a
+/// mirror's state, the array and the host's recovery a volume's refusals; the completion of every
+/// request tells it its latency; the report reads the timeline.
+pub(super) struct FaultStage {
+    runs: Vec<FaultRun>,
+    /// Per replication pair.
+    mirrors: Vec<MirrorHealth>,
+    /// Per volume: the arrays that will not serve it now (a mediator race lost, a PDL).
+    refusals: Vec<Vec<VolumeRefusal>>,
+    /// The fault timeline as it happened, and the longest I/O latency since its last edge.
+    log: Vec<FaultEdge>,
+    edge_max_latency_ns: u64,
+}
+
+impl FaultStage {
+    pub(super) fn new(runs: Vec<FaultRun>, mirrors: Vec<MirrorHealth>, volumes: usize) -> Self {
+        Self { runs, mirrors, refusals: (0..volumes).map(|_| vec![]).collect(), log: vec![], edge_max_latency_ns: 0 }
+    }
+
+    pub(super) fn runs(&self) -> &[FaultRun] {
+        &self.runs
+    }
+
+    /// The timeline, and the longest I/O latency since its last edge.
+    pub(super) fn edges(&self) -> (&[FaultEdge], u64) {
+        (&self.log, self.edge_max_latency_ns)
+    }
+
+    /// A VM request completed after `latency_ns`: the current edge's longest latency.
+    #[inline]
+    pub(super) fn note_latency(&mut self, latency_ns: u64) {
+        if !self.log.is_empty() {
+            self.edge_max_latency_ns = self.edge_max_latency_ns.max(latency_ns);
+        }
+    }
+
+    /// Pair `rep`'s mirror.
+    #[inline]
+    pub(super) fn mirror(&self, rep: usize) -> Mirror {
+        self.mirrors[rep].state
+    }
+
+    /// Whether some array refuses volume `v` now.
+    #[inline]
+    pub(super) fn refuses(&self, v: usize) -> bool {
+        !self.refusals[v].is_empty()
+    }
+
+    /// Why array `a` refuses volume `v`, if it does.
+    #[cold]
+    pub(super) fn refusal(&self, v: usize, a: usize) -> Option<Refusal> {
+        self.refusals[v].iter().find(|x| x.array == a).map(|x| x.refusal)
+    }
+
+    /// Whether volume `v` is permanently lost on some array.
+    #[cold]
+    pub(super) fn lost_for_good(&self, v: usize) -> bool {
+        self.refusals[v].iter().any(|x| x.refusal == Refusal::Pdl)
+    }
+
+    /// A host marked path `p` of device `d` (then in state `alua`) for array `a`'s refusal of
+    /// volume `v`: restored when the refusal is lifted.
+    #[cold]
+    pub(super) fn mark(&mut self, v: usize, a: usize, d: usize, p: usize, alua: Alua) {
+        if let Some(x) = self.refusals[v].iter_mut().find(|x| x.array == a) {
+            x.marked.push((d, p, alua));
+        }
+    }
+}
 
 /// What a fault does.
 pub(crate) enum Change {
@@ -67,7 +137,7 @@ pub(crate) enum Refusal {
 }
 
 /// An array not serving a volume, and the device paths hosts marked for it (to restore).
-pub(crate) struct VolumeRefusal {
+struct VolumeRefusal {
     pub array: usize,
     pub refusal: Refusal,
     pub marked: Vec<(usize, usize, Alua)>,
@@ -89,7 +159,7 @@ impl World {
     #[cold]
     pub(super) fn fault_edge(&mut self, k: usize, start: bool) {
         let now = self.q.now();
-        let f = &self.faults[k];
+        let f = &self.faults.runs[k];
         if let (false, Some(every), Some(until)) = (start, f.every_ns, f.until_ns) {
             // The next time, unless it would start when the run ends.
             let next_ns = now - (until - f.at_ns) + every;
@@ -98,9 +168,9 @@ impl World {
                 self.q.schedule_at(now + every, pack(Ev::FaultEnd, k as u32));
             }
         }
-        let links = std::mem::take(&mut self.faults[k].links);
+        let links = std::mem::take(&mut self.faults.runs[k].links);
         let mut detail = String::new();
-        match &mut self.faults[k].change {
+        match &mut self.faults.runs[k].change {
             Change::Down { notice } => {
                 let notice = *notice;
                 detail = if notice { "with notice" } else { "silent" }.into();
@@ -108,35 +178,28 @@ impl World {
             }
             Change::Latency(delays) => {
                 for &l in &links {
-                    for (dir, d) in self.links[l].dirs.iter_mut().zip(delays.iter_mut()) {
-                        std::mem::swap(&mut dir.latency, d);
-                    }
+                    self.fabric.swap_latency(l, delays);
                 }
             }
             Change::Bandwidth(ps) => {
                 for &l in &links {
-                    for (dir, p) in self.links[l].dirs.iter_mut().zip(ps.iter_mut()) {
-                        dir.swap_bandwidth(p);
-                    }
+                    self.fabric.swap_bandwidth(l, ps);
                 }
             }
             &mut Change::Controller { controller, takeover_ns } => {
-                let a = self.faults[k].array.expect("a controller's array");
-                if let Some(cores) = self.arrays[a].cores.as_mut() {
-                    cores.set_down(controller, start);
-                }
+                let a = self.faults.runs[k].array.expect("a controller's array");
+                self.array.controller_edge(a, controller, start, now + takeover_ns);
                 if start {
-                    self.arrays[a].hold_until_ns = now + takeover_ns;
                     detail = format!("takeover {} s", takeover_ns as f64 / 1e9);
                 }
                 self.links_down(&links, start, true);
             }
             Change::Array => {
-                let a = self.faults[k].array.expect("an array");
-                self.arrays[a].dead = start;
+                let a = self.faults.runs[k].array.expect("an array");
+                self.array.set_dead(a, start);
                 self.links_down(&links, start, true);
-                for rep in 0..self.replications.len() {
-                    if self.replications[rep].arrays.contains(&a) {
+                for rep in 0..self.media.replication_count() {
+                    if self.media.replication(rep).arrays.contains(&a) {
                         self.mirror_edge(rep, start);
                     }
                 }
@@ -147,36 +210,37 @@ impl World {
                 if start {
                     let first = if transition_ns > 0 { Alua::Transitioning } else { state };
                     let touched = self.set_alua(&links, first);
-                    self.faults[k].touched = touched;
+                    self.faults.runs[k].touched = touched;
                     if transition_ns > 0 {
                         self.q.schedule_at(now + transition_ns, pack(Ev::AluaSettle, k as u32));
                     }
                 } else {
-                    let touched = std::mem::take(&mut self.faults[k].touched);
+                    let touched = std::mem::take(&mut self.faults.runs[k].touched);
                     self.set_paths_alua(touched);
                 }
             }
             &mut Change::DeviceLost { volume } => {
-                let a = self.faults[k].array.expect("an array");
+                let a = self.faults.runs[k].array.expect("an array");
                 if start {
-                    self.volumes[volume].refusals.push(VolumeRefusal { array: a, refusal: Refusal::Pdl, marked: vec![] });
+                    self.faults.refusals[volume].push(VolumeRefusal { array: a, refusal: Refusal::Pdl, marked: vec![] });
                 } else {
                     self.lift_refusal(volume, a);
                 }
             }
         }
-        self.faults[k].links = links;
+        self.faults.runs[k].links = links;
         self.note_edge(k, if start { "start" } else { "end" }, detail);
     }
 
     /// Records an edge of the timeline; the previous edge's window of I/O latency closes.
     #[cold]
-    pub(super) fn note_edge(&mut self, fault: usize, phase: &'static str, detail: String) {
-        if let Some(last) = self.fault_log.last_mut() {
-            last.max_latency_ns = self.edge_max_latency_ns;
+    fn note_edge(&mut self, fault: usize, phase: &'static str, detail: String) {
+        let f = &mut self.faults;
+        if let Some(last) = f.log.last_mut() {
+            last.max_latency_ns = f.edge_max_latency_ns;
         }
-        self.edge_max_latency_ns = 0;
-        self.fault_log.push(FaultEdge { t_ns: self.q.now(), fault, phase, detail, max_latency_ns: 0 });
+        f.edge_max_latency_ns = 0;
+        f.log.push(FaultEdge { t_ns: self.q.now(), fault, phase, detail, max_latency_ns: 0 });
     }
 
     /// Links go down (`down`) or come back; with `notice` the hosts hear of it after their
@@ -185,16 +249,9 @@ impl World {
     fn links_down(&mut self, links: &[usize], down: bool, notice: bool) {
         let now = self.q.now();
         for &l in links {
-            let h = &mut self.health[l];
-            if down {
-                h.down += 1;
-                h.down_ns = now;
-            } else {
-                h.down -= 1;
-            }
-            h.notice = notice;
+            let host = self.fabric.link_edge(l, down, notice, now);
             if notice {
-                self.q.schedule_at(now + self.hosts[h.host].failover.notice_ns, pack(Ev::LinkNotice, l as u32));
+                self.q.schedule_at(now + self.host.failover(host).notice_ns, pack(Ev::LinkNotice, l as u32));
             }
         }
     }
@@ -202,14 +259,7 @@ impl World {
     /// The state `alua` on every device path over `links`; returns what each was.
     #[cold]
     fn set_alua(&mut self, links: &[usize], alua: Alua) -> Vec<(usize, usize, Alua)> {
-        let mut was = vec![];
-        for (d, dev) in self.devices.iter().enumerate() {
-            for (p, link) in dev.path_links.iter().enumerate() {
-                if links.contains(link) {
-                    was.push((d, p, dev.states[p].alua));
-                }
-            }
-        }
+        let was = self.host.paths_over(links);
         self.set_paths_alua(was.iter().map(|&(d, p, _)| (d, p, alua)));
         was
     }
@@ -219,12 +269,7 @@ impl World {
     fn set_paths_alua(&mut self, changes: impl IntoIterator<Item = (usize, usize, Alua)>) {
         let now = self.q.now();
         for (d, p, alua) in changes {
-            let dev = &mut self.devices[d];
-            if dev.states[p].alua == alua {
-                continue;
-            }
-            dev.states[p].alua = alua;
-            log_path_event(&mut dev.psp_log, now, &format!("ALUA {}", alua.name()), p);
+            self.host.set_alua(d, p, alua, now);
         }
     }
 
@@ -236,10 +281,10 @@ impl World {
     /// An `alua_state` event's transition is over: its paths take the new state.
     #[cold]
     pub(super) fn alua_settle(&mut self, k: usize) {
-        let Change::Alua { state, .. } = self.faults[k].change else { unreachable!("only ALUA events settle") };
-        let touched = std::mem::take(&mut self.faults[k].touched);
+        let Change::Alua { state, .. } = self.faults.runs[k].change else { unreachable!("only ALUA events settle") };
+        let touched = std::mem::take(&mut self.faults.runs[k].touched);
         self.set_paths_alua(touched.iter().map(|&(d, p, _)| (d, p, state)));
-        self.faults[k].touched = touched;
+        self.faults.runs[k].touched = touched;
     }
 
 
@@ -247,15 +292,12 @@ impl World {
     /// host's next path check: here at once, as the checker's TUR would find it).
     #[cold]
     fn lift_refusal(&mut self, v: usize, a: usize) {
-        let Some(k) = self.volumes[v].refusals.iter().position(|x| x.array == a) else { return };
-        let lifted = self.volumes[v].refusals.swap_remove(k);
+        let Some(k) = self.faults.refusals[v].iter().position(|x| x.array == a) else { return };
+        let lifted = self.faults.refusals[v].swap_remove(k);
         for (d, p, alua) in lifted.marked {
             match lifted.refusal {
                 Refusal::Unavailable => self.set_path_alua(d, p, alua),
-                Refusal::Pdl => {
-                    self.devices[d].states[p].up = true;
-                    log_path_event(&mut self.devices[d].psp_log, self.q.now(), "path alive", p);
-                }
+                Refusal::Pdl => self.host.set_path_up(d, p, true, self.q.now(), "path alive"),
             }
         }
     }
@@ -271,12 +313,12 @@ impl World {
     /// Replication pair `rep` loses its link (or an array) or gets it back.
     #[cold]
     fn mirror_edge(&mut self, rep: usize, broken: bool) {
-        let m = &mut self.mirrors[rep];
+        let m = &mut self.faults.mirrors[rep];
         if broken {
             m.broken_by += 1;
             if m.state == Mirror::Healthy {
                 m.state = Mirror::Electing;
-                let at = self.q.now() + self.replications[rep].election_ns;
+                let at = self.q.now() + self.media.replication(rep).election_ns;
                 self.q.schedule_at(at, pack(Ev::MirrorDecided, rep as u32));
             }
             return;
@@ -288,13 +330,13 @@ impl World {
         if m.state == Mirror::Electing {
             self.mirror_decided(rep);
         }
-        let m = &mut self.mirrors[rep];
+        let m = &mut self.faults.mirrors[rep];
         // Resynchronised (at once: our simplification): the loser serves the volumes again.
         if let Mirror::Split { winner } = m.state {
             m.state = Mirror::Healthy;
-            let loser = self.replications[rep].peer_of(winner).0;
-            for v in 0..self.volumes.len() {
-                if self.volumes[v].replication == Some(rep) {
+            let loser = self.media.replication(rep).peer_of(winner).0;
+            for v in 0..self.array.volume_count() {
+                if self.array.replication_of(v) == Some(rep) {
                     self.lift_refusal(v, loser);
                 }
             }
@@ -305,32 +347,33 @@ impl World {
     /// surviving one, else a draw; the loser refuses the pair's volumes; stalled writes finish.
     #[cold]
     pub(super) fn mirror_decided(&mut self, rep: usize) {
-        if self.mirrors[rep].state != Mirror::Electing {
+        if self.faults.mirrors[rep].state != Mirror::Electing {
             return;
         }
-        let pair = &self.replications[rep];
+        let pair = self.media.replication(rep);
         let [a, b] = pair.arrays;
-        let winner = match (pair.preferred, self.arrays[a].dead, self.arrays[b].dead) {
-            (Some(p), _, _) if !self.arrays[p].dead => p,
+        let winner = match (pair.preferred, self.array.is_dead(a), self.array.is_dead(b)) {
+            (Some(p), _, _) if !self.array.is_dead(p) => p,
             (_, true, false) => b,
             (_, false, true) => a,
             _ => {
-                if self.mirrors[rep].mediator.uniform() < 0.5 { a } else { b }
+                if self.faults.mirrors[rep].mediator.uniform() < 0.5 { a } else { b }
             }
         };
         let loser = pair.peer_of(winner).0;
-        self.mirrors[rep].state = Mirror::Split { winner };
-        for v in 0..self.volumes.len() {
-            if self.volumes[v].replication == Some(rep) {
-                self.volumes[v].refusals.push(VolumeRefusal { array: loser, refusal: Refusal::Unavailable, marked: vec![] });
+        let faults = &mut self.faults;
+        faults.mirrors[rep].state = Mirror::Split { winner };
+        for v in 0..self.array.volume_count() {
+            if self.array.replication_of(v) == Some(rep) {
+                faults.refusals[v].push(VolumeRefusal { array: loser, refusal: Refusal::Unavailable, marked: vec![] });
             }
         }
-        let k = self.faults.iter().position(|f| matches!(f.change, Change::Replication(r) if r == rep)).or_else(|| self.faults.iter().position(|f| matches!(f.change, Change::Array) && f.array.is_some_and(|x| pair.arrays.contains(&x))));
-        let detail = format!("{} keeps the volumes, {} stops serving them", self.arrays[winner].name, self.arrays[loser].name);
+        let k = faults.runs.iter().position(|f| matches!(f.change, Change::Replication(r) if r == rep)).or_else(|| faults.runs.iter().position(|f| matches!(f.change, Change::Array) && f.array.is_some_and(|x| pair.arrays.contains(&x))));
+        let detail = format!("{} keeps the volumes, {} stops serving them", self.array.name(winner), self.array.name(loser));
         self.note_edge(k.unwrap_or(0), "mediator", detail);
         // The peer step of each stalled write is given up: the winner acknowledges from its own
         // copy, the loser refuses (array_step_done checks).
-        for io in std::mem::take(&mut self.mirrors[rep].stalled) {
+        for io in std::mem::take(&mut self.faults.mirrors[rep].stalled) {
             self.array_step_done(io);
         }
     }
@@ -339,6 +382,16 @@ impl World {
     /// it waits for the race.
     #[cold]
     pub(super) fn stall(&mut self, rep: usize, io: u32) {
-        self.mirrors[rep].stalled.push(io);
+        self.faults.mirrors[rep].stalled.push(io);
+    }
+
+    /// The run starts: each `[[event]]` is armed at its start and its end.
+    pub(super) fn arm_faults(&mut self) {
+        for (k, f) in self.faults.runs.iter().enumerate() {
+            self.q.schedule_at(f.at_ns, pack(Ev::FaultStart, k as u32));
+            if let Some(until) = f.until_ns {
+                self.q.schedule_at(until, pack(Ev::FaultEnd, k as u32));
+            }
+        }
     }
 }

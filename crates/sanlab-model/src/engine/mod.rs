@@ -8,12 +8,17 @@
 //! Events are a kind and a request index packed into a `u64`; the state lives in arenas indexed by
 //! plain integers, so the loop neither allocates (once warm) nor calls back into Python.
 //!
-//! One file per stretch of the path, each with the runtime state it owns and its handlers:
-//! `workload` (jobs: arrivals, issue), `host` (VMs, hosts, devices and their paths: queues, split,
-//! PSP, adapter, flow control), `fabric` (links and their health), `array` (arrays and volumes:
-//! front end, QoS, cores, cache), `media` (back end, replication), `completion` (the way back),
-//! `faults` (the `[[event]]` timeline), `recovery` (abort, retry, fail), `sampling` (time
-//! series), `report` (the finished run's figures); `build` wires them from a topology.
+//! One file per stretch of the path, each with its stage's state (a struct `World` holds as one
+//! field, its fields private to the file) and its handlers: `workload` (`WorkloadStage`: jobs;
+//! arrivals, issue), `host` (`HostStage`: VMs, hosts, devices and their paths; queues, split, PSP,
+//! adapter, flow control), `fabric` (`FabricStage`: links and their health), `array`
+//! (`ArrayStage`: arrays' front ends and volumes; QoS, cores, cache), `media` (`MediaStage`: back
+//! ends, replication pairs), `faults` (`FaultStage`: the `[[event]]` timeline, mirrors, refusals),
+//! `recovery` (`RecoveryStage`: failing requests, command timers; abort, retry, fail), `sampling`
+//! (`SamplingStage`: the time series); `completion` (the way back) and `report` (the finished
+//! run's figures) hold none. A handler reaches another stage's state only through that stage's
+//! narrow methods (`self.host.link_of(d, p)`, `self.faults.mirror(rep)` …), plain calls on plain
+//! struct fields: no indirection on the hot path. `build` wires them from a topology.
 
 mod array;
 mod build;
@@ -29,14 +34,8 @@ mod report;
 mod sampling;
 mod workload;
 
-use array::{Array, Volume};
-use host::{Device, Host, Vm};
-use workload::Job;
-
-use crate::array::disk_group::DiskOut;
 use crate::io::Slab;
 use sanlab_des::{EventQueue, RunControl, SimTime};
-use sanlab_metrics::TimeSeries;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -108,40 +107,25 @@ fn untoken(t: u64) -> (u32, bool) {
     ((t >> 1) as u32, t & 1 == 1)
 }
 
+/// The running model: the clock and the requests in flight, which every stage shares, and each
+/// stage's own state, declared in the stage's file. A handler names the stages it touches
+/// (`self.host`, `self.array` …); a stage's fields are private to its file, and another stage
+/// asks it through a narrow method.
 pub struct World {
-    pub(crate) q: EventQueue,
-    pub(crate) ios: Slab,
-    pub(crate) jobs: Vec<Job>,
-    pub(crate) vms: Vec<Vm>,
-    pub(crate) hosts: Vec<Host>,
-    pub(crate) devices: Vec<Device>,
-    pub(crate) links: Vec<crate::fabric::Link>,
-    /// I/Os in flight per link, over every device's paths on it.
-    pub(crate) link_outstanding: Vec<u32>,
-    pub(crate) arrays: Vec<Array>,
-    pub(crate) volumes: Vec<Volume>,
-    pub(crate) replications: Vec<crate::array::replication::Replication>,
-    pub(crate) series: TimeSeries,
-    pub(crate) end_ns: SimTime,
-    pub(crate) warmup_ns: SimTime,
-    pub(crate) sample_ns: SimTime,
-    pub(crate) last_sample_ns: SimTime,
-    /// Reused buffer for what a disk group asks of the engine.
-    disk_out: DiskOut,
-    pub(crate) faults: Vec<faults::FaultRun>,
-    /// Per link.
-    health: Vec<fabric::LinkHealth>,
-    /// Per replication pair.
-    mirrors: Vec<faults::MirrorHealth>,
-    /// Requests that failed, with why, until their completion is counted (rarely more than a few).
-    failing: Vec<(u32, crate::host::failover::Reason)>,
-    /// The fault timeline as it happened, and the longest I/O latency since its last edge.
-    pub(crate) fault_log: Vec<faults::FaultEdge>,
-    pub(crate) edge_max_latency_ns: u64,
+    q: EventQueue,
+    ios: Slab,
+    end_ns: SimTime,
+    warmup_ns: SimTime,
     /// Random draws the run made that may shape its timing (see `sanlab_des::timing_draws`).
-    pub(crate) timing_draws: u64,
-    /// The hosts' command timers, and the commands given up on that the array may still answer.
-    timers: recovery::CommandTimers,
+    timing_draws: u64,
+    workload: workload::WorkloadStage,
+    host: host::HostStage,
+    fabric: fabric::FabricStage,
+    array: array::ArrayStage,
+    media: media::MediaStage,
+    faults: faults::FaultStage,
+    recovery: recovery::RecoveryStage,
+    sampling: sampling::SamplingStage,
 }
 
 impl World {
@@ -156,25 +140,10 @@ impl World {
     }
 
     fn run_events(&mut self, control: Option<&RunControl>) -> bool {
-        for j in 0..self.jobs.len() {
-            if self.jobs[j].waiting == 0 {
-                self.start_job(j, false);
-            }
-        }
-        if self.sample_ns > 0 {
-            self.q.schedule_at(self.sample_ns.min(self.end_ns), pack(Ev::Sample, 0));
-        }
-        for (v, volume) in self.volumes.iter().enumerate() {
-            if let Some((_, law)) = volume.flow {
-                self.q.schedule_at(law.period_ns, pack(Ev::FlowPeriod, v as u32));
-            }
-        }
-        for (k, f) in self.faults.iter().enumerate() {
-            self.q.schedule_at(f.at_ns, pack(Ev::FaultStart, k as u32));
-            if let Some(until) = f.until_ns {
-                self.q.schedule_at(until, pack(Ev::FaultEnd, k as u32));
-            }
-        }
+        self.start_jobs();
+        self.arm_sampling();
+        self.arm_flow_periods();
+        self.arm_faults();
         while let Some(p) = self.q.pop_until(self.end_ns) {
             let (ev, i) = unpack(p);
             match ev {
@@ -223,13 +192,7 @@ impl World {
                 Ev::AluaSettle => self.alua_settle(i as usize),
                 Ev::MirrorDecided => self.mirror_decided(i as usize),
                 Ev::CommandTimer => self.command_timer(i as usize),
-                Ev::DeviceWake => {
-                    let d = i as usize;
-                    if self.devices[d].wake_armed_ns == Some(self.q.now()) {
-                        self.devices[d].wake_armed_ns = None;
-                    }
-                    self.pump_device(d);
-                }
+                Ev::DeviceWake => self.device_wake(i as usize),
                 Ev::Sample => {
                     self.sample();
                     if let Some(c) = control {

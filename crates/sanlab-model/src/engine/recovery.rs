@@ -8,7 +8,6 @@
 //! host's APD timeout, then fails.
 
 use super::faults::Refusal;
-use super::host::log_path_event;
 use super::{pack, Ev, World};
 use crate::host::failover::Reason;
 use crate::io::NONE;
@@ -26,8 +25,18 @@ const ZOMBIE: u64 = u64::MAX;
 /// this catches the commands still under way. One deadline queue per host, in send order (the
 /// timeout is the host's), with one timer event armed at its head; an entry is stale once its slot
 /// answered or was sent again.
+/// The recovery stage's state: the requests failing, and the hosts' command timers. Only its own
+/// handlers touch it.
 #[derive(Default)]
-pub(super) struct CommandTimers {
+pub(super) struct RecoveryStage {
+    /// Requests that failed, with why, until their completion is counted (rarely more than a few).
+    failing: Vec<(u32, Reason)>,
+    /// The hosts' command timers, and the commands given up on that the array may still answer.
+    timers: CommandTimers,
+}
+
+#[derive(Default)]
+struct CommandTimers {
     /// Per request slot: the send the timer watches (0: none; `ZOMBIE`: given up, its late
     /// answer is dropped).
     sent: Vec<u64>,
@@ -50,17 +59,17 @@ impl World {
     /// The fabric told the host of link `l`'s state (RSCN).
     #[cold]
     pub(super) fn link_notice(&mut self, l: usize) {
-        self.set_paths(l, self.health[l].up());
+        self.set_paths(l, self.fabric.health(l).up());
     }
 
     /// The path checker probes link `l`: its paths come back when it is up, else it probes again.
     #[cold]
     pub(super) fn path_check(&mut self, l: usize) {
-        if self.health[l].up() {
-            self.health[l].checking = false;
+        if self.fabric.health(l).up() {
+            self.fabric.stop_checking(l);
             self.set_paths(l, true);
         } else {
-            let at = self.q.now() + self.hosts[self.health[l].host].failover.path_check_ns;
+            let at = self.q.now() + self.host.failover(self.fabric.health(l).host).path_check_ns;
             self.q.schedule_at(at, pack(Ev::PathCheck, l as u32));
         }
     }
@@ -69,23 +78,14 @@ impl World {
     /// together in one event).
     #[cold]
     fn set_paths(&mut self, l: usize, up: bool) {
-        let now = self.q.now();
-        let event = if up { "path alive" } else { "path dead" };
-        for dev in &mut self.devices {
-            for (p, &link) in dev.path_links.iter().enumerate() {
-                if link == l && dev.states[p].up != up {
-                    dev.states[p].up = up;
-                    log_path_event(&mut dev.psp_log, now, event, p);
-                }
-            }
-        }
+        self.host.set_link_paths(l, up, self.q.now());
     }
 
     /// A frame of `io` went out on down link `l` and is lost: the host will abort the command
     /// (a command it already gave up on is gone).
     #[cold]
     pub(super) fn lost(&mut self, io: u32, l: usize) {
-        match self.timers.sent.get_mut(io as usize) {
+        match self.recovery.timers.sent.get_mut(io as usize) {
             Some(s) if *s == ZOMBIE => return self.drop_zombie(io),
             // Its abort is the one below, not the command timer's.
             Some(s) => *s = 0,
@@ -93,10 +93,10 @@ impl World {
         }
         let now = self.q.now();
         let r = self.ios.get(io);
-        let dev = &self.devices[r.device as usize];
-        let failover = self.hosts[dev.host].failover;
-        let h = &self.health[l];
-        let at = if !dev.states[r.path as usize].up {
+        let (d, p) = (r.device as usize, r.path as usize);
+        let failover = self.host.failover(self.host.host_of(d));
+        let h = self.fabric.health(l);
+        let at = if !self.host.path_state(d, p).up {
             now
         } else if h.notice {
             h.down_ns + failover.notice_ns
@@ -114,22 +114,21 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let d = r.device as usize;
-        let host = self.devices[d].host;
-        let l = self.devices[d].path_links[r.path as usize];
-        let h = &mut self.health[l];
-        if !(h.notice && h.up()) {
-            if !h.notice && !h.checking {
-                h.checking = true;
-                self.q.schedule_at(now + self.hosts[host].failover.path_check_ns, pack(Ev::PathCheck, l as u32));
+        let host = self.host.host_of(d);
+        let l = self.host.link_of(d, r.path as usize);
+        let (notice, up) = (self.fabric.health(l).notice, self.fabric.health(l).up());
+        if !(notice && up) {
+            if !notice && self.fabric.start_checking(l) {
+                self.q.schedule_at(now + self.host.failover(host).path_check_ns, pack(Ev::PathCheck, l as u32));
             }
             self.set_paths(l, false);
         }
-        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+        if let Some(next) = self.host.adapter_leave(d, now) {
             self.send_command(next);
         }
         if r.array != NONE {
             // The array drops the exchange it can no longer answer.
-            self.arrays[r.array as usize].tally.failed += 1;
+            self.array.drop_exchange(r.array as usize);
             self.ios.get_mut(io).array = NONE;
         }
         self.retry(io);
@@ -140,15 +139,15 @@ impl World {
     /// `io` goes on the wire: its host's command timer starts, unless the run ends first.
     #[inline]
     pub(super) fn start_command_timer(&mut self, io: u32) {
-        let host = self.devices[self.ios.get(io).device as usize].host;
-        let deadline = self.q.now().saturating_add(self.hosts[host].failover.command_timeout_ns);
+        let host = self.host.host_of(self.ios.get(io).device as usize);
+        let deadline = self.q.now().saturating_add(self.host.failover(host).command_timeout_ns);
         if deadline < self.end_ns {
             self.watch_command(host, io, deadline);
         }
     }
 
     fn watch_command(&mut self, host: usize, io: u32, deadline: SimTime) {
-        let t = &mut self.timers;
+        let t = &mut self.recovery.timers;
         t.next += 1;
         let i = io as usize;
         if t.sent.len() <= i {
@@ -179,7 +178,7 @@ impl World {
     /// command's timer stops.
     #[inline]
     pub(super) fn answer_at_host(&mut self, io: u32, done: bool) -> bool {
-        match self.timers.sent.get_mut(io as usize) {
+        match self.recovery.timers.sent.get_mut(io as usize) {
             Some(s) if *s == ZOMBIE => {
                 self.drop_zombie(io);
                 false
@@ -194,10 +193,10 @@ impl World {
 
     #[cold]
     fn drop_zombie(&mut self, io: u32) {
-        self.timers.sent[io as usize] = 0;
+        self.recovery.timers.sent[io as usize] = 0;
         let a = self.ios.get(io).array;
         if a != NONE {
-            self.arrays[a as usize].tally.failed += 1;
+            self.array.drop_exchange(a as usize);
         }
         self.ios.remove(io);
     }
@@ -206,11 +205,11 @@ impl World {
     #[cold]
     pub(super) fn command_timer(&mut self, host: usize) {
         let now = self.q.now();
-        if self.timers.hosts[host].armed_ns == Some(now) {
-            self.timers.hosts[host].armed_ns = None;
+        if self.recovery.timers.hosts[host].armed_ns == Some(now) {
+            self.recovery.timers.hosts[host].armed_ns = None;
         }
         loop {
-            let t = &mut self.timers;
+            let t = &mut self.recovery.timers;
             let h = &mut t.hosts[host];
             let Some(&(deadline, io, s)) = h.queue.front() else { break };
             if t.sent[io as usize] != s {
@@ -223,7 +222,7 @@ impl World {
             h.queue.pop_front();
             self.command_timed_out(io);
         }
-        let h = &mut self.timers.hosts[host];
+        let h = &mut self.recovery.timers.hosts[host];
         if let Some(&(deadline, ..)) = h.queue.front() {
             if h.armed_ns.is_none_or(|a| deadline < a) {
                 h.armed_ns = Some(deadline);
@@ -248,17 +247,16 @@ impl World {
         let z = self.ios.get_mut(io);
         z.wire = true;
         z.parent = io;
-        self.timers.sent[io as usize] = ZOMBIE;
+        self.recovery.timers.sent[io as usize] = ZOMBIE;
         let copy = self.ios.insert(again);
         let d = again.device as usize;
-        let host = self.devices[d].host;
-        let l = self.devices[d].path_links[again.path as usize];
-        if !self.health[l].checking {
-            self.health[l].checking = true;
-            self.q.schedule_at(now + self.hosts[host].failover.path_check_ns, pack(Ev::PathCheck, l as u32));
+        let host = self.host.host_of(d);
+        let l = self.host.link_of(d, again.path as usize);
+        if self.fabric.start_checking(l) {
+            self.q.schedule_at(now + self.host.failover(host).path_check_ns, pack(Ev::PathCheck, l as u32));
         }
         self.set_paths(l, false);
-        if let Some(next) = self.hosts[host].adapter_q.leave(now) {
+        if let Some(next) = self.host.adapter_leave(d, now) {
             self.send_command(next);
         }
         self.retry(copy);
@@ -268,10 +266,8 @@ impl World {
     #[cold]
     fn retry(&mut self, io: u32) {
         let r = self.ios.get(io);
-        let (d, p, vm) = (r.device as usize, r.path as usize, self.jobs[r.job as usize].vm);
-        self.devices[d].retried += 1;
-        self.devices[d].paths[p].retried += 1;
-        self.vms[vm].retried += 1;
+        let (d, p, vm) = (r.device as usize, r.path as usize, self.workload.vm_of(r.job as usize));
+        self.host.count_retry(d, p, vm);
         self.redispatch(io);
     }
 
@@ -291,11 +287,12 @@ impl World {
     pub(super) fn no_path(&mut self, io: u32) -> bool {
         let now = self.q.now();
         let d = self.ios.get(io).device as usize;
-        let apd_timeout_ns = self.hosts[self.devices[d].host].failover.apd_timeout_ns;
-        let since = *self.devices[d].no_path_since_ns.get_or_insert(now);
+        let failover = *self.host.failover(self.host.host_of(d));
+        let apd_timeout_ns = failover.apd_timeout_ns;
+        let since = self.host.no_path_since(d, now);
         let expiry = since.saturating_add(apd_timeout_ns);
         let v = self.ios.get(io).volume as usize;
-        if self.volumes[v].refusals.iter().any(|x| x.refusal == Refusal::Pdl) {
+        if self.faults.lost_for_good(v) {
             // Permanent device loss, not all-paths-down: no waiting.
             self.fail(io, Reason::Pdl);
         } else if apd_timeout_ns == 0 {
@@ -303,7 +300,7 @@ impl World {
         } else if now >= expiry {
             self.fail(io, Reason::ApdTimeout);
         } else {
-            let check = now + self.hosts[self.devices[d].host].failover.path_check_ns;
+            let check = now + failover.path_check_ns;
             self.q.schedule_at(check.min(expiry), pack(Ev::Redispatch, io));
         }
         false
@@ -315,8 +312,8 @@ impl World {
     fn fail(&mut self, io: u32, reason: Reason) {
         let r = self.ios.get(io);
         let owner = if r.wire { r.parent } else { io };
-        if !self.failing.iter().any(|&(i, _)| i == owner) {
-            self.failing.push((owner, reason));
+        if !self.recovery.failing.iter().any(|&(i, _)| i == owner) {
+            self.recovery.failing.push((owner, reason));
         }
         self.q.schedule_at(self.q.now(), pack(Ev::Failed, io));
     }
@@ -335,7 +332,7 @@ impl World {
     /// The failure recorded for request `io`, taken off the list.
     #[inline]
     pub(super) fn take_failure(&mut self, io: u32) -> Option<Reason> {
-        if self.failing.is_empty() {
+        if self.recovery.failing.is_empty() {
             return None;
         }
         self.take_failure_slow(io)
@@ -343,8 +340,8 @@ impl World {
 
     #[cold]
     fn take_failure_slow(&mut self, io: u32) -> Option<Reason> {
-        let k = self.failing.iter().position(|&(i, _)| i == io)?;
-        Some(self.failing.swap_remove(k).1)
+        let k = self.recovery.failing.iter().position(|&(i, _)| i == io)?;
+        Some(self.recovery.failing.swap_remove(k).1)
     }
 
     /// A device-level request failed: its path and device count it; its VM request fails too.
@@ -352,19 +349,11 @@ impl World {
     pub(super) fn device_failed(&mut self, io: u32, reason: Reason) {
         let now = self.q.now();
         let r = *self.ios.get(io);
-        let d = r.device as usize;
-        let dev = &mut self.devices[d];
-        if r.path != NONE {
-            dev.carry(r.path as usize, r.size_bytes, &mut self.link_outstanding, false);
-            dev.paths[r.path as usize].tally.failed += 1;
-        }
-        dev.tally.failed += 1;
-        dev.failed_by_reason[reason as usize] += 1;
-        dev.q.done(now, r.world);
-        self.pump_device(d);
+        self.host.device_failed(&r, reason, now);
+        self.pump_device(r.device as usize);
         let vm_request = if r.parent == NONE { io } else { r.parent };
-        if !self.failing.iter().any(|&(i, _)| i == vm_request) {
-            self.failing.push((vm_request, reason));
+        if !self.recovery.failing.iter().any(|&(i, _)| i == vm_request) {
+            self.recovery.failing.push((vm_request, reason));
         }
         if r.parent == NONE {
             self.complete(io);
@@ -379,13 +368,13 @@ impl World {
     #[cold]
     pub(super) fn refuse(&mut self, io: u32, a: usize) -> bool {
         let v = self.ios.get(io).volume as usize;
-        if !self.volumes[v].refusals.iter().any(|x| x.array == a) {
+        if self.faults.refusal(v, a).is_none() {
             return false;
         }
         let r = self.ios.get_mut(io);
         if r.array != NONE {
             r.array = NONE;
-            self.arrays[a].tally.failed += 1;
+            self.array.drop_exchange(a);
         }
         self.over_link(io, crate::fabric::INBOUND, 0, Ev::RefusedAtHost);
         true
@@ -399,20 +388,19 @@ impl World {
         let now = self.q.now();
         let r = *self.ios.get(io);
         let (d, p) = (r.device as usize, r.path as usize);
-        if let Some(next) = self.hosts[self.devices[d].host].adapter_q.leave(now) {
+        if let Some(next) = self.host.adapter_leave(d, now) {
             self.send_command(next);
         }
-        let a = self.devices[d].paths[p].array;
+        let a = self.host.array_of(d, p);
         let v = r.volume as usize;
-        let Some(k) = self.volumes[v].refusals.iter().position(|x| x.array == a) else { return self.retry(io) };
-        let state = self.devices[d].states[p];
+        let Some(refusal) = self.faults.refusal(v, a) else { return self.retry(io) };
+        let state = self.host.path_state(d, p);
         // A vVol's device is its array's protocol endpoint, shared with the other vVols behind it.
-        let behind_pe = self.devices[d].label != self.volumes[v].name;
-        let refusal = &mut self.volumes[v].refusals[k];
-        match refusal.refusal {
+        let behind_pe = self.host.device_label(d) != self.array.volume_name(v);
+        match refusal {
             Refusal::Unavailable => {
                 if state.alua != Alua::Unavailable {
-                    refusal.marked.push((d, p, state.alua));
+                    self.faults.mark(v, a, d, p, state.alua);
                     self.set_path_alua(d, p, Alua::Unavailable);
                 }
                 self.retry(io);
@@ -423,13 +411,12 @@ impl World {
             Refusal::Pdl if behind_pe => self.fail(io, Reason::Pdl),
             Refusal::Pdl => {
                 if state.up {
-                    refusal.marked.push((d, p, state.alua));
-                    self.devices[d].states[p].up = false;
-                    log_path_event(&mut self.devices[d].psp_log, now, "path dead (PDL)", p);
+                    self.faults.mark(v, a, d, p, state.alua);
+                    self.host.set_path_up(d, p, false, now, "path dead (PDL)");
                 }
                 // The device is lost once no path is left (every path reports PDL); until then
                 // the command goes to another path.
-                if self.devices[d].states.iter().any(|s| s.carries_io()) {
+                if self.host.any_path_carries_io(d) {
                     self.retry(io);
                 } else {
                     self.fail(io, Reason::Pdl);

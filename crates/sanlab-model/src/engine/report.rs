@@ -14,7 +14,7 @@ use sanlab_workload::Pacing;
 impl World {
     /// I/Os the VMs completed.
     fn completed_ios(&self) -> u64 {
-        self.vms.iter().map(|v| v.tally.completed).sum()
+        self.host.vms().iter().map(|v| v.tally.completed).sum()
     }
 
     /// What a cost pilot reads of a run: its I/Os, events and time series, without the
@@ -23,8 +23,8 @@ impl World {
         PilotFigures {
             events: self.q.events_processed(),
             ios: self.completed_ios(),
-            vms: self.vms.iter().map(|v| v.name.clone()).collect(),
-            timeseries: std::mem::take(&mut self.series),
+            vms: self.host.vms().iter().map(|v| v.name.clone()).collect(),
+            timeseries: self.sampling.take_series(),
         }
     }
 
@@ -45,7 +45,7 @@ impl World {
         RunReport {
             sim_time_s: now as f64 / 1e9,
             seed_matters: self.timing_draws > 0
-                || self.arrays.iter().any(|a| a.cores.is_some() || a.cache.is_some() || matches!(a.backend, crate::array::Backend::Disks(_))),
+                || self.array.arrays().iter().enumerate().any(|(k, a)| a.cores.is_some() || a.cache.is_some() || self.media.has_disks(k)),
             measured_s,
             events: self.q.events_processed(),
             ios: self.completed_ios(),
@@ -59,7 +59,7 @@ impl World {
             psp_events,
             faults: self.fault_reports(),
             conservation,
-            timeseries: std::mem::take(&mut self.series),
+            timeseries: self.sampling.take_series(),
         }
     }
 
@@ -69,8 +69,8 @@ impl World {
     /// that ends early (fio `runtime` or `size`, a vdbench run's `elapsed`, a trace) is not
     /// diluted by the rest of the run.
     fn vm_active_s(&self, now: SimTime) -> Vec<f64> {
-        let mut spans: Vec<Vec<(SimTime, SimTime)>> = vec![vec![]; self.vms.len()];
-        for j in self.jobs.iter().filter(|j| j.started) {
+        let mut spans: Vec<Vec<(SimTime, SimTime)>> = vec![vec![]; self.host.vms().len()];
+        for j in self.workload.jobs().iter().filter(|j| j.started) {
             // The job's start, recovered from where its measurement starts (that is its start
             // plus ramp, or the run's warm-up when later: then the span starts there anyway).
             let start_ns = j.measured_from_ns.saturating_sub(j.plan.measured_from_ns.saturating_sub(j.plan.start_ns));
@@ -94,11 +94,12 @@ impl World {
     }
 
     fn vm_reports(&self, now: SimTime) -> Vec<VmReport> {
-        let mut vm_jobs: Vec<Vec<&IoStats>> = vec![vec![]; self.vms.len()];
-        for j in &self.jobs {
+        let mut vm_jobs: Vec<Vec<&IoStats>> = vec![vec![]; self.host.vms().len()];
+        for j in self.workload.jobs() {
             vm_jobs[j.vm].extend([&j.read, &j.write]);
         }
-        self.vms
+        self.host
+            .vms()
             .iter()
             .zip(vm_jobs)
             .zip(self.vm_active_s(now))
@@ -106,7 +107,7 @@ impl World {
                 let per_s = |n: f64| if active_s > 0.0 { n / active_s } else { 0.0 };
                 VmReport {
                     name: v.name.clone(),
-                    host: self.hosts[v.host].name.clone(),
+                    host: self.host.hosts()[v.host].name.clone(),
                     issued: v.tally.issued,
                     completed: v.tally.completed,
                     in_flight: v.tally.issued - v.tally.completed - v.tally.failed,
@@ -136,14 +137,15 @@ impl World {
             bw_samples: bw,
             iops_samples: iops,
         };
-        self.jobs
+        self.workload
+            .jobs()
             .iter()
             .map(|j| {
                 let window_s = j.stop_ns.min(now).saturating_sub(j.measured_from_ns) as f64 / 1e9;
                 let [bw, iops] = j.rates.report(j.stop_ns.min(now));
                 JobReport {
                     name: j.name.clone(),
-                    vm: self.vms[j.vm].name.clone(),
+                    vm: self.host.vms()[j.vm].name.clone(),
                     options: j.plan.options.iter().cloned().collect(),
                     ignored: j.plan.ignored.clone(),
                     read: direction(&j.read, window_s, [bw[0], iops[0]]),
@@ -168,7 +170,8 @@ impl World {
         let mut paths = vec![];
         let mut devices = vec![];
         let mut psp_events = vec![];
-        for d in &self.devices {
+        let hosts = self.host.hosts();
+        for d in self.host.devices() {
             let total: u64 = d.paths.iter().map(|p| p.tally.stats.ios()).sum();
             for (p, st) in d.paths.iter().zip(&d.states) {
                 let state = if !st.up {
@@ -182,8 +185,8 @@ impl World {
                 };
                 paths.push(PathReport {
                     name: p.name.clone(),
-                    host: self.hosts[d.host].name.clone(),
-                    array: self.arrays[p.array].name.clone(),
+                    host: hosts[d.host].name.clone(),
+                    array: self.array.name(p.array).to_string(),
                     device: d.name.clone(),
                     alua: st.alua.name(),
                     state,
@@ -203,7 +206,7 @@ impl World {
             let per_io_ms = |sum: u128| if d.tally.stats.ios() == 0 { 0.0 } else { sum as f64 / d.tally.stats.ios() as f64 / 1e6 };
             devices.push(DeviceReport {
                 name: d.name.clone(),
-                host: self.hosts[d.host].name.clone(),
+                host: hosts[d.host].name.clone(),
                 volume: d.label.clone(),
                 queue_depth: d.q.lun_depth(),
                 ios: d.tally.stats.ios(),
@@ -234,7 +237,8 @@ impl World {
     }
 
     fn volume_reports(&self, now: SimTime) -> Vec<VolumeReport> {
-        self.volumes
+        self.array
+            .volumes()
             .iter()
             .map(|v| VolumeReport {
                 name: v.name.clone(),
@@ -252,69 +256,57 @@ impl World {
     }
 
     fn array_reports(&mut self, now: SimTime, per_s: impl Fn(u64) -> f64 + Copy, mbps: impl Fn(&IoStats) -> f64) -> Vec<ArrayReport> {
-        // With cores, `with_controllers` sums them; without, the paths' I/O tells each one's load.
-        let front_ends: Vec<Vec<CoreReport>> =
-            (0..self.arrays.len()).map(|a| if self.arrays[a].cores.is_some() { vec![] } else { self.controllers_by_paths(a, per_s) }).collect();
-        let arrays = self
-            .arrays
-            .iter_mut()
-            .zip(front_ends)
-            .map(|(a, front_end)| ArrayReport {
-                cores: a.cores.as_mut().map_or(vec![], |c| {
-                    let total: u64 = c.owned.iter().sum();
-                    (0..c.centres.len())
-                        .map(|k| CoreReport {
-                            name: c.name(k),
-                            share: if total == 0 { 0.0 } else { c.owned[k] as f64 / total as f64 },
-                            util: Some(c.centres[k].utilisation(now)),
-                            iops: c.owned[k] as f64 / (now as f64 / 1e9).max(1e-9),
-                        })
-                        .collect()
-                }),
-                controllers: front_end,
-                qfull_sent: a.qfull_sent,
-                cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
-                name: a.name.clone(),
-                iops: per_s(a.tally.stats.ios()),
-                mbps: mbps(&a.tally.stats),
-                host_ios: a.tally.completed,
-                replicated_ios: a.replicated_ios,
-                utilisation: a.backend.utilisation(now),
-                lat_ms: a.tally.stats.latency_ms(),
-                disk_group: match &mut a.backend {
-                    crate::array::Backend::Disks(g) => Some(g.stats(now)),
-                    crate::array::Backend::Servers { .. } => None,
-                },
+        (0..self.array.arrays().len())
+            .map(|k| {
+                // With cores, `with_controllers` sums them; without, the paths' I/O tells each one's load.
+                let cores = self.array.core_reports(k, now);
+                let controllers = if self.array.arrays()[k].cores.is_some() { vec![] } else { self.controllers_by_paths(k, per_s) };
+                let a = &self.array.arrays()[k];
+                ArrayReport {
+                    cores,
+                    controllers,
+                    qfull_sent: a.qfull_sent,
+                    cache_hit_ratio: a.cache.as_ref().and_then(|c| (c.hits + c.misses > 0).then(|| c.hits as f64 / (c.hits + c.misses) as f64)),
+                    name: a.name.clone(),
+                    iops: per_s(a.tally.stats.ios()),
+                    mbps: mbps(&a.tally.stats),
+                    host_ios: a.tally.completed,
+                    replicated_ios: self.media.replicated_ios(k),
+                    utilisation: self.media.utilisation(k, now),
+                    lat_ms: a.tally.stats.latency_ms(),
+                    disk_group: self.media.disk_group_stats(k, now),
+                }
             })
-            .collect::<Vec<ArrayReport>>();
-        arrays.into_iter().map(with_controllers).collect()
+            .map(with_controllers)
+            .collect()
     }
 
     /// The fault timeline; the last edge's latency window runs to the end of the run.
     fn fault_reports(&self) -> Vec<FaultReport> {
-        let last = self.fault_log.len().saturating_sub(1);
-        self.fault_log
-            .iter()
+        let (log, edge_max_latency_ns) = self.faults.edges();
+        let last = log.len().saturating_sub(1);
+        log.iter()
             .enumerate()
             .map(|(i, e)| {
-                let f = &self.faults[e.fault];
-                let max_ns = if i == last { self.edge_max_latency_ns } else { e.max_latency_ns };
-                let paths = self.devices.iter().flat_map(|d| d.paths.iter().zip(&d.path_links).filter(|(_, l)| f.links.contains(l)).map(|(p, _)| p.name.clone())).collect();
+                let f = &self.faults.runs()[e.fault];
+                let max_ns = if i == last { edge_max_latency_ns } else { e.max_latency_ns };
+                let paths = self.host.devices().iter().flat_map(|d| d.paths.iter().zip(&d.path_links).filter(|(_, l)| f.links.contains(l)).map(|(p, _)| p.name.clone())).collect();
                 FaultReport { t_s: e.t_ns as f64 / 1e9, kind: f.kind, phase: e.phase, target: f.target.clone(), paths, detail: e.detail.clone(), max_io_latency_ms: max_ns as f64 / 1e6 }
             })
             .collect()
     }
 
     fn host_reports(&self, per_s: impl Fn(u64) -> f64, mbps: impl Fn(&IoStats) -> f64) -> Vec<HostReport> {
-        self.hosts
+        self.host
+            .hosts()
             .iter()
             .enumerate()
             .map(|(h, host)| {
-                let devices: Vec<_> = self.devices.iter().filter(|d| d.host == h).collect();
+                let devices: Vec<_> = self.host.devices().iter().filter(|d| d.host == h).collect();
                 let (device_ns, device_ios) = devices.iter().fold((0u128, 0u64), |(ns, n), d| (ns + d.device_ns_sum, n + d.tally.stats.ios()));
                 let controlled: Vec<_> = devices.iter().filter_map(|d| d.flow.as_ref()).collect();
                 let flow_control = controlled.first().map(|f| FlowControlReport {
-                    kind: self.volumes[f.volume].flow.expect("a controlled device's volume has flow control").0,
+                    kind: self.array.flow(f.volume).expect("a controlled device's volume has flow control").0,
                     latency_threshold_ms: f.state.law.threshold_ns / 1e6,
                     beta: controlled.iter().map(|f| f.state.beta).sum(),
                     latency_estimate_ms: f.state.latency_estimate_ns / 1e6,
@@ -327,7 +319,7 @@ impl World {
                 });
                 HostReport {
                     name: host.name.clone(),
-                    vms: self.vms.iter().filter(|v| v.host == h).count() as u32,
+                    vms: self.host.vms().iter().filter(|v| v.host == h).count() as u32,
                     iops: per_s(host.stats.ios()),
                     mbps: mbps(&host.stats),
                     lat_ms: host.stats.latency_ms(),
@@ -342,11 +334,12 @@ impl World {
     /// Counts what each component holds by walking the live requests, independently of the
     /// issued/completed counters, so a lost or duplicated request shows up as a mismatch.
     pub fn conservation(&self) -> Vec<Conservation> {
-        let mut vm_live = vec![0u64; self.vms.len()];
-        let mut dev_live = vec![0u64; self.devices.len()];
-        let mut path_live: Vec<Vec<u64>> = self.devices.iter().map(|d| vec![0; d.paths.len()]).collect();
-        let mut array_live = vec![0u64; self.arrays.len()];
-        let mut job_live = vec![0u64; self.jobs.len()];
+        let (vms, devices, jobs, arrays) = (self.host.vms(), self.host.devices(), self.workload.jobs(), self.array.arrays());
+        let mut vm_live = vec![0u64; vms.len()];
+        let mut dev_live = vec![0u64; devices.len()];
+        let mut path_live: Vec<Vec<u64>> = devices.iter().map(|d| vec![0; d.paths.len()]).collect();
+        let mut array_live = vec![0u64; arrays.len()];
+        let mut job_live = vec![0u64; jobs.len()];
         for io in self.ios.live() {
             if io.array != crate::io::NONE {
                 array_live[io.array as usize] += 1;
@@ -359,7 +352,7 @@ impl World {
                 continue;
             }
             if io.parent == crate::io::NONE {
-                vm_live[self.jobs[io.job as usize].vm] += 1;
+                vm_live[jobs[io.job as usize].vm] += 1;
             }
             match io.stage {
                 Stage::Vm => {}
@@ -371,19 +364,19 @@ impl World {
             }
         }
         let mut out = vec![];
-        for (v, live) in self.vms.iter().zip(vm_live) {
+        for (v, live) in vms.iter().zip(vm_live) {
             out.push(v.tally.conservation(format!("vm/{}", v.name), live));
         }
-        for (job, live) in self.jobs.iter().zip(job_live) {
+        for (job, live) in jobs.iter().zip(job_live) {
             out.push(Conservation { component: format!("job/{}", job.name), issued: job.issued, completed: job.completed, failed: job.failed, in_flight: live });
         }
-        for ((d, live), paths_live) in self.devices.iter().zip(dev_live).zip(path_live) {
+        for ((d, live), paths_live) in devices.iter().zip(dev_live).zip(path_live) {
             out.push(d.tally.conservation(format!("device/{}", d.name), live));
             for (p, live) in d.paths.iter().zip(paths_live) {
                 out.push(p.tally.conservation(format!("path/{}", p.name), live));
             }
         }
-        for (a, live) in self.arrays.iter().zip(array_live) {
+        for (a, live) in arrays.iter().zip(array_live) {
             out.push(a.tally.conservation(format!("array/{}", a.name), live));
         }
         out
@@ -393,8 +386,8 @@ impl World {
 impl World {
     /// An array's controllers by the host I/O its paths carried through their ports.
     fn controllers_by_paths(&self, array: usize, per_s: impl Fn(u64) -> f64) -> Vec<CoreReport> {
-        let mut ios = vec![0u64; self.arrays[array].controllers as usize];
-        for p in self.devices.iter().flat_map(|d| &d.paths).filter(|p| p.array == array) {
+        let mut ios = vec![0u64; self.array.arrays()[array].controllers as usize];
+        for p in self.host.devices().iter().flat_map(|d| &d.paths).filter(|p| p.array == array) {
             ios[p.controller as usize] += p.tally.stats.ios();
         }
         let total: u64 = ios.iter().sum();
