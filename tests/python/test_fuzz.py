@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,38 @@ def test_mutated_measured_points_are_read_or_refused_in_one_error(tmp_path: Path
         assert "\n" not in str(exc).strip(), str(exc)
     else:
         assert points and all(point.figures for point in points)
+
+
+ESXCLI = REPO / "tests" / "data" / "esxi" / "esxcli"
+NAA = "naa.600601604670290026cca5f7836fe111"
+CAPTURE = "\n".join(
+    [
+        ",".join(['"(PDH-CSV 4.0) (UTC)(0)"', *(f'"\\\\esx1\\Physical Disk SCSI Device({NAA})\\{c}"' for c in (
+            "Commands/sec", "Reads/sec", "Writes/sec", "MBytes Read/sec", "MBytes Written/sec", "Active Commands",
+            "Queued Commands", "Average Driver MilliSec/Command", "Average Driver MilliSec/Read", "Average Driver MilliSec/Write"))]),
+        *(f'"01/01/2026 00:00:{5 * k:02d}","1000","700","300","2.73","1.17","4","0","0.51","0.6","0.3"' for k in range(3)),
+    ]
+) + "\n"  # fmt: skip
+"""A capture of the CLARiiON listings' one device, so that a mutated one reaches the load's figures."""
+
+
+@FUZZ
+@given(target=st.sampled_from(["nmp-device-list.txt", "nmp-path-list.txt", "esxtop.csv"]), changes=edits)
+def test_mutated_listings_and_captures_import_or_fail_in_one_line(tmp_path: Path, target: str, changes: list[tuple[float, int, bytes]]) -> None:
+    """`sanlab import esxi` of a host's listings and capture, one of them mutated (numbers, line
+    breaks, brackets, bytes that are not UTF-8): a scenario, or one line. A scenario written
+    was read back by the engine before it was."""
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    files = {
+        "nmp-device-list.txt": (ESXCLI / "nmp-device-list.esx40-clariion.txt").read_bytes(),
+        "nmp-path-list.txt": (ESXCLI / "nmp-path-list.esx40-clariion.txt").read_bytes(),
+        "esxtop.csv": CAPTURE.encode(),
+    }
+    files[target] = _mutate(files[target], changes)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    listings = [str(folder / "nmp-device-list.txt"), str(folder / "nmp-path-list.txt")]
+    code, err = _cli("import", "esxi", "--esxcli", *listings, "--esxtop", str(folder / "esxtop.csv"), "-o", str(folder / "host.toml"))
+    _assert_clean(code, err)
+    assert (folder / "host.toml").exists() == (code == 0)
+    shutil.rmtree(folder)

@@ -227,7 +227,7 @@ def test_group_state_not_known_names_the_nearest(tmp_path):
 
 
 def test_missing_file_and_two_hosts(tmp_path):
-    with pytest.raises(InputFileError, match="absent.txt: no such file: expected an esxcli storage listing"):
+    with pytest.raises(InputFileError, match=r"absent\.txt: no such file: expected an esxcli storage listing"):
         read_listings([tmp_path / "absent.txt"])
     other = text("nmp-path-list.esx40-clariion.txt").replace("Group State: active\n", "Group State: standby\n")
     message = error_of([DATA / "nmp-path-list.esx40-clariion.txt", write(tmp_path, other)])

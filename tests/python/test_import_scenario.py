@@ -152,8 +152,8 @@ def test_the_adapter_kind_follows_the_paths_transport_and_its_queue_the_capture(
     assert 'kind = "sw_iscsi"' in build(iscsi).toml and "software iSCSI assumed" in build(iscsi).toml
     # esxtop's Physical Disk(vmhbaN)\Adapter Q Depth, summed over the host's HBAs (one queue in sanlab).
     capture = read_capture(Path(__file__).resolve().parents[1] / "data/esxi/esxtop/assembled_storage_pst.csv")
-    assert _adapter_queue(capture, ["vmhba2", "vmhba9"]) == (1024, "Adapter Q Depth of vmhba2 1024 summed, assembled_storage_pst.csv")
-    assert _adapter_queue(None, ["vmhba2"]) == (None, "")
+    assert _adapter_queue(capture, ["vmhba2", "vmhba9"], []) == (1024, "Adapter Q Depth of vmhba2 1024 summed, assembled_storage_pst.csv")
+    assert _adapter_queue(None, ["vmhba2"], []) == (None, "")
 
 
 def test_latency_is_weighted_by_commands_so_idle_samples_count_for_nothing() -> None:

@@ -15,7 +15,14 @@ from rich.table import Table
 from sanlab.commands import options
 from sanlab.commands.terminal import console
 from sanlab.export.files import refuse_inputs, replace_text
-from sanlab.export.runfolder import MANIFEST_FILE, RESULTS_FILE, TIMESERIES_FILE, RunFolderError, read_run_folder, render_folders
+from sanlab.export.runfolder import (
+    MANIFEST_FILE,
+    RESULTS_FILE,
+    TIMESERIES_FILE,
+    RunFolderError,
+    read_run_folder,
+    render_folders,
+)
 from sanlab.formatting import shown_name
 from sanlab.hostimport.compare import (
     COMPARE_FILE,

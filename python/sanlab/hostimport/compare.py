@@ -100,7 +100,7 @@ def check_run(results: Path, index: int, variant: Variant) -> None:
                 raise damaged(f"{key}[{number}]", "an object with a name")
             for figure in figures:
                 value = entity.get(figure)
-                if not (_number(value) or (null and value is None)):
+                if figure not in entity or not (_number(value) or (null and value is None)):
                     raise damaged(f"{key}[{number}].{figure}", "a number of at most 2^64" + (", or null" if null else ""))
 
 

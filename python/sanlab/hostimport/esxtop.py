@@ -378,7 +378,8 @@ def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTE
             _, header = next(reader)
         except StopIteration:
             raise CaptureError(f"{path}: line 1: expected esxtop's batch header, found an empty file", str(path), 1) from None
-        zone, bias, notes = _header_zone(path, header[0].removeprefix("\ufeff"))  # a byte order mark
+        # A byte order mark before the header is a spreadsheet's; an empty first line no header.
+        zone, bias, notes = _header_zone(path, header[0].removeprefix("\ufeff") if header else "")
         cols, groups, unused, select_notes = _select(path, header, wanted)
         notes += select_notes
         if not cols:

@@ -277,7 +277,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     policy, own = _policies(devices, nmp_devices, path_name)
     lines += _volumes(devices, device_arrays, own, notes)
     adapters = list(dict.fromkeys(link.adapter for link in links))
-    lines += _host(host, devices, policy, nmp_devices, core_devices, notes, _adapter_kind(listings, notes), _adapter_queue(capture, adapters))
+    lines += _host(host, devices, policy, nmp_devices, core_devices, notes, _adapter_kind(listings, notes), _adapter_queue(capture, adapters, notes))
     lines += _path_tables(host, links)
     lines += _vms(host, devices, workload, loads)
     for link in links:
@@ -331,17 +331,20 @@ def _adapter_kind(listings: Listings, notes: list[str]) -> tuple[str, str]:
     return ADAPTERS[transport], f"transport {transport}{' (software iSCSI assumed)' if transport == 'iscsi' else ''}, {first}"
 
 
-def _adapter_queue(capture: Capture | None, adapters: Sequence[str]) -> tuple[int | None, str]:
+def _adapter_queue(capture: Capture | None, adapters: Sequence[str], notes: list[str]) -> tuple[int | None, str]:
     """The host's adapter queue: the sum of its HBAs' `Adapter Q Depth` in the capture (sanlab
-    has one adapter queue per host)."""
+    has one adapter queue per host); an HBA whose depth averages below one command is said and
+    left out."""
     if capture is None:
         return None, ""
     depths = {}
     for a in adapters:
         values = capture.series.get((ADAPTER_QUEUE, a), {}).get("Adapter Q Depth")
         finite = values[np.isfinite(values)] if values is not None else np.array([])
-        if finite.size:
-            depths[a] = int(round(float(finite.mean())))
+        if finite.size and round(float(finite.mean())) < 1:
+            notes.append(f"{capture.path}: {ADAPTER_QUEUE}({a}) Adapter Q Depth averages {float(finite.mean()):g}: no queue depth, left out of the host's")
+        elif finite.size:
+            depths[a] = round(float(finite.mean()))
     if not depths:
         return None, ""
     return sum(depths.values()), f"Adapter Q Depth of {', '.join(f'{a} {d}' for a, d in depths.items())} summed, {capture.path.name}"
