@@ -142,7 +142,7 @@ def test_the_platforms_come_from_the_engines_registry() -> None:
         # advise checked its seed apart from every other command, with no upper bound.
         (["--seed", str(2**63)], f"expected a seed 0 to 2**63-1 ({2**63 - 1}), got {2**63}; the nearest is {2**63 - 1}"),
         # A budget below today's runs and one other's was a StatisticsError and an empty folder.
-        (["--max-runs", "5"], "--max-runs 5: the search needs at least 6 runs"),
+        (["--max-runs", "2"], "--max-runs 2: the search needs at least 3 runs (today's settings at --seeds 3)"),
         # A setting given with --set is pinned: with the others kept, nothing is left to vary.
         (
             [

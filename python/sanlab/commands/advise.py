@@ -101,11 +101,10 @@ def main(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     if not knobs:
         raise UserError(f"{where}: no setting left to vary (--keep and --set pin every one advise found)")
-    least = 2 * args.seeds
-    if args.max_runs < least:
+    if args.max_runs < args.seeds:  # today's settings are measured first, at --seeds seeds
         raise UserError(
-            f"--max-runs {args.max_runs}: the search needs at least {least} runs (today's settings and one other, "
-            f"--seeds {args.seeds} each); the nearest is {least}"
+            f"--max-runs {args.max_runs}: the search needs at least {args.seeds} runs (today's settings at "
+            f"--seeds {args.seeds}); the nearest is {args.seeds}"
         )
     duration = _search_duration(today, args.duration)
     made = args.out is None or not args.out.exists()
