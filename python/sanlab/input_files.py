@@ -54,8 +54,11 @@ def read_bytes(path: Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
     size = regular_file(path, what)
     if size > max_bytes:
         raise InputFileError(f"{path}: {size:,} bytes, above the limit of {max_bytes:,} bytes for {what}")
-    with open(path, "rb") as file:
-        data = file.read(max_bytes + 1)
+    try:
+        with open(path, "rb") as file:
+            data = file.read(max_bytes + 1)
+    except OSError as exc:  # a file this user may not read
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror}): expected {what}") from None
     if len(data) > max_bytes:  # it grew since it was measured
         raise InputFileError(f"{path}: more than {max_bytes:,} bytes, the limit for {what}")
     return data
@@ -108,7 +111,10 @@ def open_stream(path: Path, what: str, max_bytes: int = MAX_STREAM_BYTES) -> io.
     size = regular_file(path, what)
     if size > max_bytes:
         raise InputFileError(f"{path}: {size:,} bytes, above the limit of {max_bytes:,} bytes for {what}")
-    file = open(path, "rb")  # noqa: SIM115 (closed with the stream)
+    try:
+        file = open(path, "rb")  # noqa: SIM115 (closed with the stream)
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror}): expected {what}") from None
     raw: IO[bytes] = gzip.GzipFile(fileobj=file) if path.suffix == ".gz" else file
     stream = io.BufferedReader(_Bounded(path, raw, file, max_bytes))
     return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")

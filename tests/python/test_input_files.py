@@ -85,3 +85,28 @@ def test_a_long_line_is_refused_before_it_is_held_whole(tmp_path: Path, monkeypa
         with pytest.raises(InputFileError, match=r"long.csv:2: a line of more than 1,000 characters"):
             list(csv_rows(path, stream))
     assert read and all(0 < limit <= 1001 for limit in read), "every read is bounded"
+
+
+def test_compares_page_never_replaces_a_file_of_a_run_it_compares(tmp_path: Path) -> None:
+    from sanlab.cli import main
+
+    scenario = Path(__file__).resolve().parents[1] / "data" / "scenarios" / "one_vm.toml"
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for run in runs:
+        assert main(["run", str(scenario), "--duration", "0.2s", "--out", str(run), "--quiet"]) == 0
+    results = runs[0] / "results.json"
+    before = results.read_bytes()
+    assert main(["compare", *map(str, runs), "--out", str(results)]) == 2
+    assert results.read_bytes() == before
+
+
+def test_a_file_this_user_may_not_read_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "listing.txt"
+    path.write_text("x")
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("builtins.open", refused)
+    with pytest.raises(InputFileError, match=r"listing.txt: cannot be read \(Permission denied\): expected a listing"):
+        read_text(path, "a listing")

@@ -70,8 +70,10 @@ def main(args: argparse.Namespace) -> int:
         for label, run_dir in zip(_labels(args.run_dirs), args.run_dirs, strict=True)
     ]
     page = render_folders(runs)
+    # The page never replaces a file of a run it compares, and is never written through a link.
+    refuse_inputs(args.out, [path for run_dir in args.run_dirs for path in run_dir.iterdir()], "--out")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(page, encoding="utf-8")
+    replace_text(args.out, page)
     print_tables(console(), [variants_table(shown_document(merge_runs(runs)))])
     print(f"report: {shown_name(str(args.out))}")
     return 0
