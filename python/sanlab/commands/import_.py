@@ -1,5 +1,6 @@
 """`sanlab import esxi`: a host's esxcli storage listings (and an esxtop capture) in, a scenario
-out (docs/from-your-host.md)."""
+out; `sanlab import linux`: a Linux host's `multipath -ll` (and `nvme list-subsys`, its block
+queue settings, an `iostat -x` capture) in, a scenario out (docs/from-your-host.md)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,19 @@ def register(parser: argparse.ArgumentParser) -> None:
     esxi.add_argument("--host", default="esx1", help="the host's name in the scenario (default esx1)")
     esxi.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
     esxi.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
+    linux = platforms.add_parser(
+        "linux",
+        help="from `multipath -ll` (dm-multipath), with `nvme list-subsys`, /sys/block settings and `iostat -x`",
+        description="Reads a Linux host's `multipath -ll` listing (both generations) and writes a scenario: a volume per map "
+        "with its path selector, the links and their ALUA states from the path groups, the arrays behind them, the "
+        "queueing when no path is left, and a workload per map. Every value names the file and line it came from, or "
+        "says it is sanlab's default (docs/from-your-host.md).",
+    )
+    linux.add_argument("--multipath", type=Path, metavar="FILE", required=True, help="the output of `multipath -ll` (or `multipathd show topology`)")
+    linux.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each volume without a capture (default: {DEFAULT_WORKLOAD!r})")
+    linux.add_argument("--host", default="linux1", help="the host's name in the scenario (default linux1)")
+    linux.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
+    linux.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
 
 
 def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -72,7 +86,25 @@ def _read_back(output: Path) -> Callable[[Path], None]:
     return check
 
 
+def _linux(args: argparse.Namespace) -> int:
+    """`sanlab import linux`: the readers and the builder stand in `hostimport/linux/`."""
+    from sanlab.hostimport.linux.multipath import read_multipath
+    from sanlab.hostimport.linux.scenario import build_scenario
+    from sanlab.hostimport.linux.topology import from_multipath
+
+    refuse_inputs(args.output, [args.multipath])
+    maps, notes = read_multipath(args.multipath)
+    imported = build_scenario(from_multipath(maps), host=args.host, workload=args.workload, duration=args.duration)
+    replace_text(args.output, imported.toml, check=_read_back(args.output))
+    for note in [*notes, *imported.notes]:
+        print(f"note: {shown_name(note)}", file=sys.stderr)
+    print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
+    if args.platform == "linux":
+        return _linux(args)
     files, notes = _files(args.esxcli)
     if not files:
         raise UserError(f"no listing files in {', '.join(map(str, args.esxcli))}")

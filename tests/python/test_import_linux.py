@@ -1,0 +1,223 @@
+"""`sanlab import linux --multipath`: real public `multipath -ll` listings of both generations
+(tests/data/linux/multipath/SOURCES.md) read into maps, made into a scenario the engine reads
+back, every value naming its line; bad input one line and exit 2."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sanlab import engine
+from sanlab.hostimport.linux.multipath import parse_multipath, read_multipath
+from sanlab.hostimport.linux.records import LinuxInputError
+from sanlab.hostimport.linux.topology import from_multipath, group_states, wwid_prefix
+
+ROOT = Path(__file__).resolve().parents[2]
+MP = ROOT / "tests/data/linux/multipath"
+FIXTURES = sorted(p.name for p in MP.glob("*.txt"))
+
+
+def _sanlab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sanlab.cli", *args], capture_output=True, text=True, timeout=300, check=False)
+
+
+def _maps(name: str):  # type: ignore[no-untyped-def]
+    maps, _ = read_multipath(MP / name)
+    return {m.name: m for m in maps}
+
+
+def _hctls(m) -> set[tuple[int, int, int, int]]:  # type: ignore[no-untyped-def]
+    return {p.hctl for g in m.groups for p in g.paths}
+
+
+def test_both_generations_of_one_host_read_alike() -> None:
+    """The FalconStor host's maps, printed by the current and the RHEL 5 multipath: the same maps,
+    features and paths (its sd names changed between the two boots)."""
+    new, old = _maps("check-multipath.falcon-ipstor.txt"), _maps("check-multipath.falcon-ipstor.rhel5.txt")
+    assert set(new) == set(old) == {"mpatha", "mpathb"}
+    for name in new:
+        assert (new[name].wwid, new[name].vendor, new[name].product) == (old[name].wwid, "FALCON", "IPSTOR DISK")
+        assert new[name].features == old[name].features == ["queue_if_no_path"]
+        assert new[name].hwhandler is None and old[name].hwhandler is None
+        assert _hctls(new[name]) == _hctls(old[name]) and len(_hctls(new[name])) == 4
+    assert [g.prio for g in old["mpathb"].groups] == [-4] and old["mpathb"].groups[0].status == "active"
+    assert [p.checker for p in old["mpathb"].groups[0].paths] == ["undef"] * 4
+    assert [p.device_state for p in new["mpatha"].groups[0].paths] == ["running"] * 4
+
+
+def test_names_prefixes_and_padded_vendors() -> None:
+    dgc = _maps("check-multipath.dgc-emc.txt")
+    assert "36006016019e02a00d009495ddbf3e011" in dgc and dgc["36006016019e02a00d009495ddbf3e011"].wwid == "36006016019e02a00d009495ddbf3e011"
+    assert dgc["36003005700f0eb70160c9b590a77c13e"].product == "RAID 5/6 SAS 6G"
+    assert _maps("check-multipath.fujitsu-eternus.rhel5.txt")["tex-lun4"].vendor == "FUJITSU"
+    pure = _maps("os-brick.pure-log-lines.txt")["3624a93707edcfde1127040370004ee62"]
+    assert (pure.vendor, pure.product, pure.groups[0].selector) == ("PURE", "FlashArray", "queue-length 0")
+    reload = _maps("watson.hitachi-reload.rhel5.txt")["mpath5"]
+    assert (reload.wwid, reload.dm, [g.prio for g in reload.groups]) == ("360060e801045249004f2a5f900000031", "dm-7", [1, 0])
+    created = _maps("anaconda.create-undef.txt")
+    assert created["mpathb"].wwid.startswith("1ATA     ST3120026AS") and created["mpathb"].dm is None
+    assert created["mpatha"].groups[0].status == "undef" and created["mpatha"].groups[0].paths[0].dm_state == "undef"
+    ds8k = _maps("linux-scsi.ibm-ds8k-create.txt")["mpathc"]
+    assert ds8k.dm == "dm-0" and _hctls(ds8k) == {(0, 0, 0, 1079787648), (1, 0, 0, 1079787648)}
+    iet = _maps("check-multipath.iet-failed.txt")["1STORAGE_server_target2"]
+    assert iet.wwid == "1STORAGE_server_target2" and [p.down for p in iet.groups[0].paths] == [None, "failed faulty"]
+    # NAA-6 to the end of the vendor's identifier, NAA-5 to the end of the OUI, others nothing.
+    assert wwid_prefix("3600507680282874fc400000000000002") == "3600507680282874f"
+    assert wwid_prefix("350002ac20398383d") == "350002ac" and wwid_prefix("1Proware_FF010000333001EC") == ""
+
+
+def test_log_lines_are_counted_not_read() -> None:
+    _, notes = read_multipath(MP / "os-brick.pure-log-lines.txt")
+    assert notes == [f"{MP / 'os-brick.pure-log-lines.txt'}: 3 of multipath's log lines (`Mon dd hh:mm:ss | …`) skipped"]
+
+
+def test_group_states_follow_the_group_dm_uses() -> None:
+    squeeze = _maps("check-multipath.netapp-squeeze.txt")["foobar_backup_lun0"]
+    assert group_states(squeeze) == ["AO", "ANO"]
+    # Equal priorities above 0 are equally good: a failover grouping of four const-prio paths.
+    assert group_states(_maps("check-multipath.proware-failover.txt")["fc-p6-vicepb"]) == ["AO"] * 4
+    # prio 0 on both (no prioritizer): the enabled group is the passive SP's.
+    assert group_states(_maps("check-multipath.dgc-emc.txt")["36006016019e02a00d009495ddbf3e011"]) == ["AO", "ANO"]
+    # No group active (`multipath -d`): the highest priority.
+    maps, _ = parse_multipath("create: m (3600a0b800067fabc000067694d23fe6e) undef IBM,1726\nsize=1G features='0' hwhandler='1 rdac' wp=undef\n|-+- policy='round-robin 0' prio=1 status=undef\n| `- 1:0:0:1 sdb 8:16 undef ghost running\n`-+- policy='round-robin 0' prio=6 status=undef\n  `- 2:0:0:1 sdd 8:48 undef ready running\n", "x")
+    assert group_states(maps[0]) == ["ANO", "AO"] and maps[0].groups[0].paths[0].down is None
+
+
+def test_topology_links_arrays_controllers() -> None:
+    top = from_multipath(list(_maps("check-multipath.netapp-squeeze.txt").values()))
+    assert [(l.name, l.adapter, l.array, l.controller, l.alua) for l in top.links] == [
+        ("0:0:0", "host0", "array1", 1, "AO"), ("1:0:0", "host1", "array1", 1, "AO"), ("0:0:1", "host0", "array1", 2, "ANO"), ("1:0:1", "host1", "array1", 2, "ANO"),
+        ("0:0:2", "host0", "array2", 1, "AO"), ("1:0:2", "host1", "array2", 1, "AO"), ("0:0:3", "host0", "array2", 2, "ANO"), ("1:0:3", "host1", "array2", 2, "ANO"),
+    ]
+    assert [(a.name, a.controllers) for a in top.arrays] == [("array1", 2), ("array2", 2)]
+    # Two CLARiiON LUNs owned by different SPs: the links disagree, most common kept and said.
+    dgc = from_multipath(list(_maps("check-multipath.dgc-emc.txt").values()))
+    assert len(dgc.arrays) == 2 and sum("sanlab gives a link one ALUA state" in n for n in dgc.notes) == 4
+    # Different WWID prefixes behind the same target ports are one array, and said.
+    falcon = from_multipath(list(_maps("check-multipath.falcon-ipstor.txt").values()))
+    assert len(falcon.arrays) == 1 and any("share target ports" in n for n in falcon.notes)
+    assert all(v.psp == {"kind": "dm_round_robin", "path_grouping_policy": "multibus"} for v in falcon.volumes)
+    proware = from_multipath(list(_maps("check-multipath.proware-failover.txt").values()))
+    assert proware.volumes[0].psp == {"kind": "dm_round_robin", "path_grouping_policy": "failover"} and proware.arrays[0].controllers is None
+
+
+def _import(tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path / (name + ".toml")
+    return _sanlab("import", "linux", "--multipath", str(MP / name), "-o", str(out)), out
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if n != "check-multipath.netapp-orphan.txt"])
+def test_every_public_listing_becomes_a_scenario_the_engine_reads(tmp_path: Path, name: str) -> None:
+    p, out = _import(tmp_path, name)
+    assert p.returncode == 0, p.stderr
+    engine.validate(out)
+    text = out.read_text()
+    doc = tomllib.loads(text)
+    maps, _ = read_multipath(MP / name)
+    assert [v["name"] for v in doc["volume"]] == [m.name for m in maps if any(x.hctl for g in m.groups for x in g.paths)]
+    for line in text.splitlines():
+        if line.startswith("alua = "):
+            assert f"{MP / name}:" in line, line
+
+
+def test_a_map_with_a_failed_path_and_queueing_runs(tmp_path: Path) -> None:
+    listing = tmp_path / "mp.txt"
+    listing.write_text(
+        "mpatha (3600507680282874fc400000000000002) dm-0 NETAPP,LUN\n"
+        "size=500G features='3 queue_if_no_path pg_init_retries 50' hwhandler='1 alua' wp=rw\n"
+        "|-+- policy='service-time 0' prio=50 status=active\n"
+        "| |- 2:0:0:0 sdb 8:16 active ready running\n"
+        "| `- 4:0:0:0 sde 8:64 active ready running\n"
+        "`-+- policy='service-time 0' prio=10 status=enabled\n"
+        "  `- 5:0:0:0 sdd 8:48 failed faulty offline\n"
+    )
+    out = tmp_path / "host.toml"
+    p = _sanlab("import", "linux", "--multipath", str(listing), "-o", str(out), "--duration", "2s")
+    assert p.returncode == 0, p.stderr
+    assert "features pg_init_retries 50 (mpatha): not modelled by sanlab" in p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert doc["host"][0]["multipath"] == {"psp": {"kind": "dm_service_time"}}
+    assert doc["host"][0]["failover"] == {"apd_timeout": "never"}
+    assert [(q["name"], q["alua"]) for q in doc["path"]] == [("2:0:0", "AO"), ("4:0:0", "AO"), ("5:0:0", "ANO")]
+    assert doc["event"] == [{"kind": "path_down", "path": "5:0:0", "at": "0s"}]
+    assert f"# the path was `failed faulty offline` when listed ({listing}:7)" in out.read_text()
+    run = _sanlab("run", str(out), "--out", str(tmp_path / "run"), "--quiet", "--json")
+    assert run.returncode == 0, run.stderr
+
+
+def _refused(tmp_path: Path, text: str | None = None, path: Path | None = None) -> str:
+    listing = path or tmp_path / "bad.txt"
+    if text is not None:
+        listing.write_text(text)
+    out = tmp_path / "x.toml"
+    p = _sanlab("import", "linux", "--multipath", str(listing), "-o", str(out))
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    assert "Traceback" not in p.stderr and not out.exists()
+    return p.stderr
+
+
+GOOD = (MP / "check-multipath.netapp-squeeze.txt").read_text()
+
+
+def test_bad_listings_are_one_line(tmp_path: Path) -> None:
+    # Another tool's output.
+    assert "an esxcli storage listing" in _refused(tmp_path, path=ROOT / "tests/data/esxi/esxcli/nmp-path-list.esx40-clariion.txt")
+    assert "is not a line of `multipath -ll` output" in _refused(tmp_path, path=ROOT / "tests/data/traces/msr.csv")
+    # Cut short: after a group line, in a path line, after a map line, in the features.
+    lines = GOOD.splitlines(keepends=True)
+    assert "its path group lists no path: the listing is cut short" in _refused(tmp_path, "".join(lines[:6]))
+    cut = _refused(tmp_path, "".join(lines[:4]) + "| `- 1:0:0:0 sde 8:64  active\n")
+    assert "bad.txt:5: path 1:0:0:0" in cut and "expected three states" in cut
+    assert "has no `size=… features=… hwhandler=…` line after it" in _refused(tmp_path, lines[0])
+    assert "counts 3 words and has 1" in _refused(tmp_path, GOOD.replace("features='1 queue_if_no_path'", "features='3 queue_if_no_path'", 1))
+    # An unknown policy: named, with the nearest.
+    policy = _refused(tmp_path, GOOD.replace("round-robin 0", "service-tme 0"))
+    assert "path selector `service-tme 0` is not one sanlab models" in policy and "nearest: service-time" in policy
+    # A state multipath does not print.
+    assert "path checker state `redy`" in _refused(tmp_path, GOOD.replace("active ready running", "active redy running", 1))
+    # /dev/zero, an empty file, a map listed twice, only an orphan path.
+    assert "not a regular file" in _refused(tmp_path, path=Path("/dev/zero"))
+    assert "the file is empty" in _refused(tmp_path, "\n\n")
+    assert "is also at" in _refused(tmp_path, GOOD + GOOD)
+    assert "no map has a path with a SCSI address" in _refused(tmp_path, path=MP / "check-multipath.netapp-orphan.txt")
+
+
+def test_the_output_is_never_an_input(tmp_path: Path) -> None:
+    listing = tmp_path / "mp.txt"
+    listing.write_text(GOOD)
+    p = _sanlab("import", "linux", "--multipath", str(listing), "-o", str(listing))
+    assert p.returncode == 2 and "it is an input" in p.stderr
+    assert listing.read_text() == GOOD
+
+
+def test_a_cut_listing_in_memory_names_the_line() -> None:
+    with pytest.raises(LinuxInputError, match=r"^x:3: a path before any path group"):
+        parse_multipath("mpatha (3600a) dm-0 A,B\nsize=1G features='0' hwhandler='0' wp=rw\n  `- 1:0:0:0 sda 8:0 active ready running\n", "x")
+
+
+def _linux_doc_commands() -> list[str]:
+    """The `sanlab …` lines of the fenced blocks of docs/from-your-host.md's Linux section (they
+    name repository files, so they are `text` blocks the page-examples test leaves alone)."""
+    page = (ROOT / "docs/from-your-host.md").read_text()
+    section = page[page.index("## A Linux host"):]
+    blocks = re.findall(r"^```\w*\n(.*?)^```", section, re.S | re.M)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("sanlab ")]
+
+
+def test_the_linux_section_s_commands_run_as_written(tmp_path: Path) -> None:
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    commands = _linux_doc_commands()
+    assert any(c.startswith("sanlab import linux") for c in commands) and any(c.startswith("sanlab run") for c in commands)
+    for command in commands:
+        args = shlex.split(command)[1:]
+        if args[0] == "run":
+            args = [*args, "--quiet", "--duration", "0.2s"]
+        done = subprocess.run([sys.executable, "-m", "sanlab.cli", *args], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+        assert done.returncode == 0, f"{command}: {done.stderr}"
