@@ -1,6 +1,6 @@
 //! Block-trace replay: fio iolog v2/v3, MSR Cambridge CSV and blkparse text (formats in
-//! docs/references.md, trace formats), SPC, Alibaba and Tencent CSV and bcc biosnoop
-//! (one file each under trace/), optionally gzipped; `format = "auto"` recognises them.
+//! docs/references.md, trace formats), SPC, Alibaba and Tencent CSV, bcc biosnoop and binary
+//! blktrace (one file each under trace/formats/), optionally gzipped; `format = "auto"` recognises them.
 //!
 //! The file is read twice, never held: once when the scenario is built, to check every line and
 //! count the records, and again, streamed, while the run replays it. Open replay issues each
@@ -8,8 +8,9 @@
 //! keeps `depth` records outstanding and ignores the timestamps.
 //!
 //! Files: `record.rs` (the floor: what a line holds, which records are replayed, the field parsers
-//! every format shares), `formats/` (one file per format), `volumes.rs` (one volume per traced
-//! disk), this file (fio iolog, MSR and blkparse lines, reading, scanning and replaying).
+//! every format shares), `formats/` (one file per format: how its lines or records become
+//! requests), `volumes.rs` (one volume per traced disk), this file (the `trace` kind and its keys,
+//! recognising a format, reading, scanning and replaying).
 
 use crate::face::{Instance, JobSource, Request, Workload};
 use crate::plan::Pacing;
@@ -27,22 +28,15 @@ mod formats;
 mod record;
 pub(crate) mod volumes;
 
-use formats::{alibaba, biosnoop, blktrace_bin, spc, tencent};
-use record::{num, num_times, request, rwbs_op, Line, Select, SECTOR_BYTES};
+use formats::{alibaba, biosnoop, blkparse, blktrace_bin, fio_iolog, msr, spc, tencent};
+use record::{Line, Select, SECTOR_BYTES};
 
 pub const KIND: Kind<dyn JobSource> = Kind { name: "trace", summary: "replay a block trace: fio iolog (v2, v3), MSR Cambridge CSV, blkparse text, SPC, Alibaba and Tencent CSV, bcc biosnoop", build };
 
 const FORMATS: [&str; 9] = ["auto", "fio_iolog", "msr_csv", "blkparse", "blktrace", "spc", "alibaba", "tencent", "biosnoop"];
-/// blkparse's action letters (fmt.c VALID_SPECS): Q queued (what fio's blktrace replay uses),
-/// G get request, I inserted, D issued to the driver, C completed, M and F merges, and the rest.
-const BLK_ACTIONS: [&str; 16] = ["Q", "A", "B", "C", "D", "F", "G", "I", "M", "P", "R", "S", "T", "U", "W", "X"];
 /// The volume a trace replays onto when `device_size` is not set, unless the trace reaches
 /// further: then the volume ends where its furthest record ends.
 const DEFAULT_DEVICE_BYTES: u64 = 100 << 30;
-/// MSR timestamps are Windows FILETIME: 100 ns ticks.
-const FILETIME_TICK_NS: u64 = 100;
-/// fio iolog v2: "Everything below 100 is discarded" for `wait` (HOWTO, trace file format v2).
-const MIN_WAIT_US: u64 = 100;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Format {
@@ -57,19 +51,19 @@ enum Format {
     Biosnoop,
 }
 
-/// Parses a trace line by line; carries fio's iolog version and v2's accumulated waits.
+/// Parses a trace line by line, each format in its file; carries what a format reads ahead of
+/// its records (fio iolog's version and v2's waits, biosnoop's columns).
 #[derive(Clone)]
 struct LineParser {
     format: Format,
-    iolog_version: Option<u8>,
-    wait_ns: u64,
+    iolog: fio_iolog::Iolog,
     select: Select,
     biosnoop: Option<biosnoop::Columns>,
 }
 
 impl LineParser {
     fn new(format: Format, select: Select) -> Self {
-        Self { format, iolog_version: None, wait_ns: 0, select, biosnoop: None }
+        Self { format, iolog: fio_iolog::Iolog::default(), select, biosnoop: None }
     }
 
     fn line(&mut self, number: usize, text: &str) -> Result<Line, String> {
@@ -78,9 +72,9 @@ impl LineParser {
             return Ok(Line::Other);
         }
         let line = match self.format {
-            Format::FioIolog => self.iolog(text),
-            Format::MsrCsv => msr(number, text, &mut self.select),
-            Format::Blkparse { action } => blkparse(text, action, &mut self.select),
+            Format::FioIolog => self.iolog.parse(text, &mut self.select),
+            Format::MsrCsv => msr::parse(number, text, &mut self.select),
+            Format::Blkparse { action } => blkparse::parse(text, action, &mut self.select),
             Format::Blktrace { .. } => Err("binary blktrace records are not lines".to_string()),
             Format::Spc => spc::parse(text, &mut self.select),
             Format::Alibaba => alibaba::parse(text, &mut self.select),
@@ -102,131 +96,6 @@ impl LineParser {
             other => Ok(other),
         }
     }
-
-    /// fio iolog (HOWTO "Trace file format v2/v3", iolog.c `read_iolog`): v2 lines are
-    /// `file action [offset length]`, with `wait` (µs, relative) for timing; v3 lines start with a
-    /// timestamp in µs since the run began.
-    fn iolog(&mut self, text: &str) -> Result<Line, String> {
-        let Some(version) = self.iolog_version else {
-            self.iolog_version = match text {
-                "fio version 2 iolog" => Some(2),
-                "fio version 3 iolog" => Some(3),
-                _ => return Err(format!("expected the header `fio version 2 iolog` or `fio version 3 iolog`, found `{text}` (fio dropped v1 logs in 1.20)")),
-            };
-            return Ok(Line::Other);
-        };
-        let fields: Vec<&str> = text.split_whitespace().collect();
-        let (at_ns, rest) = if version == 3 {
-            let (ts, rest) = fields.split_first().expect("non-empty line");
-            (num_times(ts, "timestamp", 1_000)?, rest)
-        } else {
-            (self.wait_ns, &fields[..])
-        };
-        match rest {
-            [_file, "add" | "open" | "close"] => Ok(Line::Other),
-            [file, action, offset, length] => {
-                let (offset, length): (u64, u64) = (num(offset, "offset")?, num(length, "length")?);
-                // A log of several files is several disks, as the other formats': `disk` picks
-                // one, `volumes` maps each onto its volume, and without either it is refused.
-                if matches!(*action, "read" | "write") && !self.select.keep_disk(file)? {
-                    return Ok(Line::Skipped("other files"));
-                }
-                match *action {
-                    "read" => Ok(Line::Io { at_ns, req: request(Op::Read, offset, length)? }),
-                    "write" => Ok(Line::Io { at_ns, req: request(Op::Write, offset, length)? }),
-                    "wait" if version == 2 => {
-                        if offset >= MIN_WAIT_US {
-                            self.wait_ns = offset.checked_mul(1_000).and_then(|w| w.checked_add(self.wait_ns)).ok_or_else(|| format!("wait `{offset}` takes the log's time out of range"))?;
-                        }
-                        Ok(Line::Other)
-                    }
-                    // fio ignores `wait` in v3 logs: timestamps do its job.
-                    "wait" => Ok(Line::Skipped("wait")),
-                    "sync" => Ok(Line::Skipped("sync")),
-                    "datasync" => Ok(Line::Skipped("datasync")),
-                    "trim" => Ok(Line::Skipped("trim")),
-                    other => Err(format!("unknown action `{other}`: expected read, write, wait, sync, datasync or trim")),
-                }
-            }
-            _ => {
-                let ts = if version == 3 { "timestamp " } else { "" };
-                Err(format!("expected `{ts}filename action offset length` or `{ts}filename add|open|close`, found {} fields", fields.len()))
-            }
-        }
-    }
-}
-
-/// MSR Cambridge: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, Timestamp in
-/// FILETIME ticks, Offset and Size in bytes (SNIA IOTTA README).
-fn msr(number: usize, text: &str, select: &mut Select) -> Result<Line, String> {
-    let f: Vec<&str> = text.split(',').collect();
-    if number == 1 && f.first().is_some_and(|t| t.trim().eq_ignore_ascii_case("timestamp")) {
-        return Ok(Line::Other);
-    }
-    if f.len() != 7 {
-        return Err(format!("expected 7 comma-separated fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found {}", f.len()));
-    }
-    let (host, disk) = (f[1].trim(), f[2].trim());
-    select.check_mapped(disk, &format!("{host}/{disk}"))?;
-    if !select.mapped.is_empty() && select.host.is_none() && *select.mapped_host.get_or_insert_with(|| host.to_string()) != host {
-        return Err(format!("Hostname `{host}` after `{}`: a file of several hosts maps Hostname/DiskNumber, e.g. volumes = {{ \"{host}/{disk}\" = \"<volume>\" }}", select.mapped_host.as_deref().unwrap_or_default()));
-    }
-    if !select.keep_host(host) {
-        return Ok(Line::Skipped("other hosts"));
-    }
-    // Hosts and disks together: web,0 and src1,0 are different volumes.
-    let label = if select.host.is_some() { f[2].trim().to_string() } else { format!("{}/{}", f[1].trim(), f[2].trim()) };
-    if !select.keep_disk_seen_as(f[2].trim(), &label) {
-        return Ok(Line::Skipped("other disks"));
-    }
-    let at_ns = num_times(f[0], "Timestamp", FILETIME_TICK_NS)?;
-    let op = match f[3].trim().to_ascii_lowercase().as_str() {
-        "read" => Op::Read,
-        "write" => Op::Write,
-        other => return Err(format!("Type `{other}`: expected Read or Write")),
-    };
-    Ok(Line::Io { at_ns, req: request(op, num(f[4], "Offset")?, num(f[5], "Size")?)? })
-}
-
-/// blkparse's default output (`%D %2c %8s %5T.%9t %5p %2a %3d `): `maj,min cpu seq sec.nsec pid
-/// action RWBS sector + nsectors [process]`. Only lines that start with a device number are
-/// events; the per-CPU summary at the end is not.
-fn blkparse(text: &str, wanted: char, select: &mut Select) -> Result<Line, String> {
-    let f: Vec<&str> = text.split_whitespace().collect();
-    let is_device = f.first().and_then(|d| d.split_once(',')).is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok());
-    if !is_device {
-        return Ok(Line::Other);
-    }
-    if f.len() < 7 {
-        return Err(format!("expected `maj,min cpu seq sec.nsec pid action RWBS ...`, found {} fields", f.len()));
-    }
-    if f[5] != wanted.to_string() {
-        return Ok(Line::Other);
-    }
-    if !select.keep_disk(f[0])? {
-        return Ok(Line::Skipped("other devices"));
-    }
-    let (sec, frac) = f[3].split_once('.').unwrap_or((f[3], "0"));
-    if frac.len() > 9 {
-        return Err(format!("time `{}`: expected seconds.nanoseconds", f[3]));
-    }
-    let at_ns = num_times(sec, "time", 1_000_000_000)?.checked_add(num_times(frac, "time", 10u64.pow(9 - frac.len() as u32))?).ok_or_else(|| format!("time `{}` is out of range", f[3]))?;
-    // Records without data are skipped and counted: flushes, barriers and no-data events.
-    let op = match rwbs_op(f[6]) {
-        Ok(op) => op,
-        Err(what) => return Ok(Line::Skipped(what)),
-    };
-    let (sector, sectors) = match f[7..] {
-        [sector, "+", sectors, ..] => (sector, sectors),
-        // A completion of no bytes is printed `sector [error]` (a write barrier's data part).
-        [sector, ..] if sector.parse::<u64>().is_ok() => return Ok(Line::Skipped("no data")),
-        _ => return Err(format!("expected `sector + nsectors` after RWBS `{}`", f[6])),
-    };
-    let offset_bytes = num_times(sector, "sector", SECTOR_BYTES)?;
-    if num::<u64>(sectors, "nsectors")? == 0 {
-        return Ok(Line::Skipped("empty"));
-    }
-    Ok(Line::Io { at_ns, req: request(op, offset_bytes, num_times(sectors, "nsectors", SECTOR_BYTES)?)? })
 }
 
 /// Decompressed past this size, a gzipped trace must compress less than [`MAX_GZIP_RATIO`]: 16 MiB.
@@ -527,7 +396,7 @@ fn build(spec: &Spec) -> SpecResult<Box<dyn JobSource>> {
     let time_scale = spec.float("time_scale", 1.0, 1e-6, 1e6, "multiplies the timestamps: 0.5 replays twice as fast")?;
     let iops_scale = spec.float("iops_scale", 1.0, 1e-6, 1e6, "replays at this many times the trace's rate, by compressing time (2: twice the IOPS); not with time_scale")?;
     let rate = spec.rate_iops("rate_iops", 1e9, "open: arrivals evenly spaced at this rate instead of the timestamps (0: the timestamps)")?;
-    let action = spec.choice("action", &BLK_ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed; any of blkparse's letters)")?;
+    let action = spec.choice("action", &blkparse::ACTIONS, Some("Q"), "blkparse: the event to replay (Q queued, as fio's blktrace replay; D issued to the driver; C completed; any of blkparse's letters)")?;
     let disk = spec.opt_string("disk", "the disk to replay from a trace of several: MSR DiskNumber, SPC ASU, Alibaba device_id, Tencent VolumeID, biosnoop DISK, blkparse maj,min, fio iolog file name")?;
     let host = spec.opt_string("host", "msr_csv: the Hostname to replay")?;
     let volumes = spec.table("volumes", "each disk of the trace onto its own volume, { \"0\" = \"vol_a\", \"1\" = \"vol_b\" } (disk ids as `disk` takes them; MSR: DiskNumber, or Hostname/DiskNumber for a file of several hosts): the scenario makes the VM one VM per disk, <vm>.<disk>, each on its volume; a record of an unmapped disk is an error")?;
@@ -677,18 +546,6 @@ mod tests {
     fn lines(format: Format, text: &str) -> Result<Vec<Line>, String> {
         let mut p = LineParser::new(format, Select { device_bytes: u64::MAX, ..Select::default() });
         text.lines().enumerate().map(|(i, l)| p.line(i + 1, l)).collect()
-    }
-
-    #[test]
-    fn iolog_v2_accumulates_waits_and_v3_reads_timestamps() {
-        let v2 = lines(Format::FioIolog, "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n/dev/sdb read 4096 8192\n/dev/sdb wait 50 0\n/dev/sdb wait 2000 0\n/dev/sdb write 0 4096\n/dev/sdb trim 0 4096\n").unwrap();
-        assert_eq!(v2[3], Line::Io { at_ns: 0, req: Request { op: Op::Read, size_bytes: 8192, offset_bytes: 4096 } });
-        assert_eq!(v2[6], Line::Io { at_ns: 2_000_000, req: Request { op: Op::Write, size_bytes: 4096, offset_bytes: 0 } }, "waits below 100 us are discarded");
-        assert_eq!(v2[7], Line::Skipped("trim"));
-        let v3 = lines(Format::FioIolog, "fio version 3 iolog\n150 /dev/sdb read 0 4096\n").unwrap();
-        assert_eq!(v3[1], Line::Io { at_ns: 150_000, req: Request { op: Op::Read, size_bytes: 4096, offset_bytes: 0 } });
-        assert!(lines(Format::FioIolog, "fio version 1 iolog\n").unwrap_err().contains("expected the header"));
-        assert!(lines(Format::FioIolog, "fio version 2 iolog\n/dev/sdb rite 0 4096\n").unwrap_err().contains("unknown action `rite`"));
     }
 
     /// A gzip file of `members` copies of one member holding `member_bytes` of `byte`: a bomb
@@ -859,17 +716,5 @@ mod tests {
         // One field fewer is an empty DISK only: here the PID is missing.
         let e = lines(Format::Biosnoop, &format!("{header}1.5 dd sda W 64 4096 0.10\n")).unwrap_err();
         assert_eq!(e, "expected 8 whitespace-separated fields as the header names (one fewer when DISK is empty), found 7 with DISK `sda`");
-    }
-
-    #[test]
-    fn msr_and_blkparse() {
-        let m = lines(Format::MsrCsv, "128166372003061629,web,0,Read,7014609920,24576,41286\n").unwrap();
-        assert_eq!(m[0], Line::Io { at_ns: 12_816_637_200_306_162_900, req: Request { op: Op::Read, size_bytes: 24576, offset_bytes: 7_014_609_920 } });
-        assert!(lines(Format::MsrCsv, "1,web,0,Erase,0,512,1\n").unwrap_err().contains("Type `erase`"));
-        let b = lines(Format::Blkparse { action: 'Q' }, "  8,64  11  2949  33.779662409 90790  Q  WS 7614344 + 24 [fio]\n  8,64 11 2950 33.779662500 90790 D W 7614344 + 24 [fio]\nCPU11 (8,64):\n 8,0 0 3 0.5 1 Q FWS [kworker]\n").unwrap();
-        assert_eq!(b[0], Line::Io { at_ns: 33_779_662_409, req: Request { op: Op::Write, size_bytes: 12288, offset_bytes: 7_614_344 * 512 } });
-        assert_eq!(b[1], Line::Other, "only Q events are replayed by default");
-        assert_eq!(b[2], Line::Other, "summary lines are not events");
-        assert_eq!(b[3], Line::Skipped("flush"));
     }
 }

@@ -2,6 +2,9 @@
 
 pub(super) mod alibaba;
 pub(super) mod biosnoop;
+pub(super) mod blkparse;
 pub(super) mod blktrace_bin;
+pub(super) mod fio_iolog;
+pub(super) mod msr;
 pub(super) mod spc;
 pub(super) mod tencent;
