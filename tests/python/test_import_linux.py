@@ -221,3 +221,91 @@ def test_the_linux_section_s_commands_run_as_written(tmp_path: Path) -> None:
             args = [*args, "--quiet", "--duration", "0.2s"]
         done = subprocess.run([sys.executable, "-m", "sanlab.cli", *args], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
         assert done.returncode == 0, f"{command}: {done.stderr}"
+
+
+# --- `nvme list-subsys` (--nvme) ---------------------------------------------------------------
+
+NVME = ROOT / "tests/data/linux/nvme"
+
+
+def test_every_nvme_cli_generation_reads() -> None:
+    from sanlab.hostimport.linux.nvme import read_nvme
+
+    ubuntu = read_nvme(NVME / "ontap-sanhost.ubuntu2404-tcp.txt")[0]
+    assert (ubuntu.name, ubuntu.iopolicy, ubuntu.iopolicy_source.line) == ("nvme-subsys0", "round-robin", 3)  # type: ignore[union-attr]
+    assert [(c.name, c.state, c.ana_state) for c in ubuntu.controllers] == [("nvme0", "live", "optimized"), ("nvme1", "live", "optimized"), ("nvme2", "live", "non-optimized"), ("nvme3", "live", "non-optimized")]
+    assert ubuntu.controllers[0].address == "traddr=192.168.166.155,trsvcid=4420,host_traddr=192.168.166.150,src_addr=192.168.166.150"
+    # The 2.x text and the JSON written from it agree; 1.6's text and JSON too.
+    text, json_ = read_nvme(NVME / "ontap-sanhost.rhel9-tcp.txt"), read_nvme(NVME / "constructed.rhel9-tcp.2x.json")
+    assert [(c.name, c.address, c.state, c.ana_state) for c in text[0].controllers] == [(c.name, c.address, c.state, c.ana_state) for c in json_[0].controllers]
+    old_text, old_json = read_nvme(NVME / "nvme-cli-1.6.doc-example.txt"), read_nvme(NVME / "nvme-cli-1.6.doc-example.json")
+    assert [(s.name, s.nqn, [c.name for c in s.controllers]) for s in old_text] == [(s.name, s.nqn, [c.name for c in s.controllers]) for s in old_json] == [("nvme-subsys0", "nvmf-test", ["nvme0", "nvme1"]), ("nvme-subsys1", "nvmf-test2", ["nvme2", "nvme3"])]
+    assert old_text[0].controllers[0].address == "traddr=1.1.1.3 trsvcid=4420 host_traddr=1.1.1.1" and old_text[0].controllers[0].state is None
+    fc = read_nvme(NVME / "ontap-sanhost.rhel9-fc.txt")[0]
+    assert [c.ana_state for c in fc.controllers] == ["optimized", "optimized", "non-optimized", "non-optimized"]
+
+
+def test_nvme_states_and_policies_become_a_scenario(tmp_path: Path) -> None:
+    listing = tmp_path / "subsys.txt"
+    listing.write_text(
+        "nvme-subsys3 - NQN=nqn.2010-06.com.purestorage:flasharray.1a2b\n"
+        "               hostnqn=nqn.2014-08.org.nvmexpress:uuid:0000\n"
+        "               iopolicy=queue-depth\n"
+        "\\\n"
+        " +- nvme3 fc traddr=nn-0x1:pn-0x2,host_traddr=nn-0x3:pn-0x4 live optimized\n"
+        " +- nvme4 fc traddr=nn-0x1:pn-0x5,host_traddr=nn-0x3:pn-0x6 connecting non-optimized\n"
+        " +- nvme5 fc traddr=nn-0x1:pn-0x7,host_traddr=nn-0x3:pn-0x8 live inaccessible\n"
+        " +- nvme6 fc traddr=nn-0x1:pn-0x9,host_traddr=nn-0x3:pn-0xa deleting (no IO) change\n"
+    )
+    out = tmp_path / "nvme.toml"
+    p = _sanlab("import", "linux", "--nvme", str(listing), "-o", str(out), "--duration", "1s")
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert doc["host"][0]["multipath"] == {"psp": {"kind": "nvme_queue_depth"}} and doc["host"][0]["adapter"] == {"kind": "fc"}
+    assert [(q["name"], q["alua"], q["adapter"]) for q in doc["path"]] == [("nvme3", "AO", "nn-0x3:pn-0x4"), ("nvme4", "ANO", "nn-0x3:pn-0x6"), ("nvme5", "unavailable", "nn-0x3:pn-0x8"), ("nvme6", "transitioning", "nn-0x3:pn-0xa")]
+    assert [(e["path"], e["at"]) for e in doc["event"]] == [("nvme4", "0s"), ("nvme6", "0s")]
+    assert "iopolicy=queue-depth, " + str(listing) + ":3" in out.read_text()
+    run = _sanlab("run", str(out), "--out", str(tmp_path / "run"), "--quiet")
+    assert run.returncode == 0, run.stderr
+    # Without an iopolicy line: the kernel's default numa, said.
+    p = _sanlab("import", "linux", "--nvme", str(NVME / "ontap-sanhost.rhel9-tcp.txt"), "-o", str(out))
+    assert p.returncode == 0 and "transport tcp: sanlab models no NVMe over tcp adapter" in p.stderr
+    text = out.read_text()
+    assert 'multipath = { psp = { kind = "nvme_numa" } }  # the kernel\'s default iopolicy (numa)' in text
+    assert tomllib.loads(text)["host"][0]["adapter"] == {"kind": "ideal"}
+
+
+def test_json_iopolicy_under_v_and_both_listings_on_one_host(tmp_path: Path) -> None:
+    from sanlab.hostimport.linux.nvme import parse_nvme
+
+    doc = '[{"HostNQN": "h", "Subsystems": [{"Name": "nvme-subsys1", "NQN": "n", "IOPolicy": "round-robin", "Type": "nvm", "Paths": [{"Name": "nvme1", "Transport": "pcie", "Address": "0000:41:00.0", "State": "live"}]}]}]'
+    (s,) = parse_nvme(doc, "j.json")
+    assert (s.iopolicy, s.iopolicy_source.line, s.controllers[0].address) == ("round-robin", 1, "0000:41:00.0")  # type: ignore[union-attr]
+    out = tmp_path / "both.toml"
+    p = _sanlab("import", "linux", "--multipath", str(MP / "os-brick.svc.txt"), "--nvme", str(NVME / "ontap-sanhost.ubuntu2404-tcp.txt"), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc2 = tomllib.loads(out.read_text())
+    assert [a["name"] for a in doc2["array"]] == ["array1", "array2"]
+    assert [(v["name"], v["arrays"], v.get("psp")) for v in doc2["volume"]] == [("36005076da00638089c000000000004d5", ["array1"], None), ("nvme-subsys0", ["array2"], {"kind": "nvme_round_robin"})]
+    engine.validate(out)
+
+
+def _nvme_refused(tmp_path: Path, text: str) -> str:
+    listing = tmp_path / "bad-nvme.txt"
+    listing.write_text(text)
+    p = _sanlab("import", "linux", "--nvme", str(listing), "-o", str(tmp_path / "x.toml"))
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    return p.stderr
+
+
+def test_bad_nvme_listings_are_one_line(tmp_path: Path) -> None:
+    good = (NVME / "ontap-sanhost.ubuntu2404-tcp.txt").read_text()
+    policy = _nvme_refused(tmp_path, good.replace("iopolicy=round-robin", "iopolicy=queue_depth"))
+    assert "bad-nvme.txt:3: nvme-subsys0: iopolicy `queue_depth` is not one the kernel has" in policy and "nearest: queue-depth" in policy
+    assert "state `alive` is not one the kernel prints" in _nvme_refused(tmp_path, good.replace("live optimized", "alive optimized", 1))
+    assert "lists no controller" in _nvme_refused(tmp_path, "".join(good.splitlines(keepends=True)[:3]))
+    assert "this is `multipath -ll` output" in _nvme_refused(tmp_path, GOOD)
+    assert "not JSON" in _nvme_refused(tmp_path, '{"Subsystems": [')
+    assert "nvme show-topology" in _nvme_refused(tmp_path, "nvme-subsys1 - NQN=n\n\\\n +- ns 1\n \\\n  +- nvme1 rdma traddr=1 live optimized\n")
+    p = _sanlab("import", "linux", "-o", str(tmp_path / "y.toml"))
+    assert p.returncode == 2 and "give --multipath FILE" in p.stderr

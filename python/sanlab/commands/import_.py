@@ -39,12 +39,13 @@ def register(parser: argparse.ArgumentParser) -> None:
     linux = platforms.add_parser(
         "linux",
         help="from `multipath -ll` (dm-multipath), with `nvme list-subsys`, /sys/block settings and `iostat -x`",
-        description="Reads a Linux host's `multipath -ll` listing (both generations) and writes a scenario: a volume per map "
-        "with its path selector, the links and their ALUA states from the path groups, the arrays behind them, the "
-        "queueing when no path is left, and a workload per map. Every value names the file and line it came from, or "
-        "says it is sanlab's default (docs/from-your-host.md).",
+        description="Reads a Linux host's `multipath -ll` listing (both generations) and/or its `nvme list-subsys`, and "
+        "writes a scenario: a volume per map (and per NVM subsystem) with its path selector (iopolicy), the links and "
+        "their ALUA (ANA) states, the arrays behind them, the queueing when no path is left, and a workload per volume. "
+        "Every value names the file and line it came from, or says it is sanlab's default (docs/from-your-host.md).",
     )
-    linux.add_argument("--multipath", type=Path, metavar="FILE", required=True, help="the output of `multipath -ll` (or `multipathd show topology`)")
+    linux.add_argument("--multipath", type=Path, metavar="FILE", help="the output of `multipath -ll` (or `multipathd show topology`): dm-multipath maps")
+    linux.add_argument("--nvme", type=Path, metavar="FILE", help="the output of `nvme list-subsys` (text or -o json; with a namespace, `nvme list-subsys /dev/nvme0n1`, it has the ANA states): NVMe native multipath")
     linux.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each volume without a capture (default: {DEFAULT_WORKLOAD!r})")
     linux.add_argument("--host", default="linux1", help="the host's name in the scenario (default linux1)")
     linux.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
@@ -89,12 +90,21 @@ def _read_back(output: Path) -> Callable[[Path], None]:
 def _linux(args: argparse.Namespace) -> int:
     """`sanlab import linux`: the readers and the builder stand in `hostimport/linux/`."""
     from sanlab.hostimport.linux.multipath import read_multipath
+    from sanlab.hostimport.linux.nvme import read_nvme
     from sanlab.hostimport.linux.scenario import build_scenario
-    from sanlab.hostimport.linux.topology import from_multipath
+    from sanlab.hostimport.linux.topology import from_multipath, from_nvme, merged
 
-    refuse_inputs(args.output, [args.multipath])
-    maps, notes = read_multipath(args.multipath)
-    imported = build_scenario(from_multipath(maps), host=args.host, workload=args.workload, duration=args.duration)
+    if args.multipath is None and args.nvme is None:
+        raise UserError("import linux: give --multipath FILE (`multipath -ll`), --nvme FILE (`nvme list-subsys`), or both")
+    refuse_inputs(args.output, [p for p in (args.multipath, args.nvme) if p is not None])
+    notes: list[str] = []
+    scsi = nvme = None
+    if args.multipath is not None:
+        maps, notes = read_multipath(args.multipath)
+        scsi = from_multipath(maps)
+    if args.nvme is not None:
+        nvme = from_nvme(read_nvme(args.nvme), first_array=len(scsi.arrays) + 1 if scsi else 1)
+    imported = build_scenario(merged(scsi, nvme), host=args.host, workload=args.workload, duration=args.duration)
     replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in [*notes, *imported.notes]:
         print(f"note: {shown_name(note)}", file=sys.stderr)

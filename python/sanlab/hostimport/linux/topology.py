@@ -27,11 +27,12 @@ scenario beside the value it gives:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from sanlab.hostimport.linux.common import nearest
-from sanlab.hostimport.linux.records import LinuxInputError, MultipathMap, ScsiPath, Source
+from sanlab.hostimport.linux.records import LinuxInputError, MultipathMap, NvmeSubsystem, ScsiPath, Source
 
 # dm path selectors (the name `multipath -ll` prints in `policy='…'`) -> sanlab's kinds.
 SELECTORS = {"round-robin": "dm_round_robin", "queue-length": "dm_queue_length", "service-time": "dm_service_time", "historical-service-time": "dm_historical_service_time"}
@@ -70,6 +71,8 @@ class Volume:
     # All paths down means: "never" (queue), "0s" (fail at once); None for an NVMe subsystem.
     queueing: str | None = None
     queueing_why: str = ""
+    # An NVMe subsystem's block devices: its namespaces' heads, `nvme<subsystem>n<nsid>`.
+    disk_pattern: str | None = None
 
 
 @dataclass
@@ -293,3 +296,78 @@ def _volumes(maps: list[MultipathMap], array_of: dict[str, str], top: Topology) 
         top.volumes.append(Volume(m.name, array_of[m.name], psp, why, m.source, m.dm, disks, queueing, queueing_why))  # type: ignore[arg-type]
     for words, names in unmodelled.items():
         top.notes.append(f"features {words} ({', '.join(names)}): not modelled by sanlab")
+
+
+# NVMe iopolicy -> sanlab's kind.
+IOPOLICIES = {"numa": "nvme_numa", "round-robin": "nvme_round_robin", "queue-depth": "nvme_queue_depth"}
+# ANA state -> sanlab's ALUA state name (drivers/nvme/host/multipath.c: only optimized and
+# non-optimized paths carry I/O; change is a transition).
+ANA = {"optimized": "AO", "non-optimized": "ANO", "inaccessible": "unavailable", "persistent-loss": "unavailable", "change": "transitioning"}
+UP_CONTROLLER_STATES = ("live", "marginal")
+
+
+def _host_side(address: str, transport: str) -> str:
+    """The adapter an NVMe controller leaves from: its host_traddr, host_iface or src_addr, else
+    the transport's name."""
+    for key in ("host_traddr", "host_iface", "src_addr"):
+        m = re.search(rf"(?:^|[ ,]){key}=([^ ,]+)", address)
+        if m:
+            return m.group(1)
+    return transport or "nvme"
+
+
+def from_nvme(subsystems: list[NvmeSubsystem], *, first_array: int = 1) -> Topology:
+    """The host's arrays, links and volumes from `nvme list-subsys`: one array and one volume per
+    NVM subsystem, one link per controller."""
+    top = Topology()
+    transports: Counter[str] = Counter()
+    unlisted_ana = []
+    for k, s in enumerate(subsystems):
+        array = f"array{first_array + k}"
+        top.arrays.append(Array(array, f"NVM subsystem {s.nqn}, {s.source}", None, "sanlab's default: `nvme list-subsys` names no controllers' ports"))
+        for c in s.controllers:
+            transports[c.transport] += 1
+            link = Link(c.name, _host_side(c.address, c.transport), array, c.source)
+            if c.ana_state is not None:
+                link.alua, link.alua_why = ANA[c.ana_state], f"ANA state {c.ana_state}, {c.source}"
+            else:
+                unlisted_ana.append(c.name)
+            if c.state is not None and c.state not in UP_CONTROLLER_STATES:
+                link.down, link.down_why = c.state, str(c.source)
+            if c.state == "marginal":
+                top.notes.append(f"controller {c.name} ({c.source}) is marginal (FC-NVMe FPIN): kept up; the kernel's policies avoid it while another path is usable, sanlab's do not")
+            if c.ana_state == "persistent-loss":
+                top.notes.append(f"controller {c.name} ({c.source}): ANA persistent-loss taken as unavailable (no I/O)")
+            top.links.append(link)
+        if s.iopolicy is not None:
+            psp, why = {"kind": IOPOLICIES[s.iopolicy]}, f"iopolicy={s.iopolicy}, {s.iopolicy_source}"
+        else:
+            psp, why = {"kind": "nvme_numa"}, f"the kernel's default iopolicy (numa): {s.source.file} does not print one (nvme-cli before 2.x, or -o json without -v)"
+        number = s.name.removeprefix("nvme-subsys")
+        top.volumes.append(Volume(s.name, array, psp, why, s.source, None, [], None, "", rf"nvme{number}n\d+"))
+    if unlisted_ana:
+        top.notes.append(f"no ANA state for {', '.join(unlisted_ana)}: sanlab's default (optimized) used; `nvme list-subsys /dev/nvmeXnY` prints them")
+    kinds = {t: ("fc" if t == "fc" else "ideal") for t in transports}
+    transport = transports.most_common(1)[0][0] if transports else "fc"
+    if len(transports) > 1:
+        top.notes.append(f"controllers over several transports ({dict(transports)}): sanlab gives a host one adapter kind: used {transport}'s")
+    if kinds.get(transport) == "ideal":
+        top.notes.append(f"transport {transport}: sanlab models no NVMe over {transport} adapter: an ideal adapter (no queue limit of its own) stands in")
+    first = next(c.source for s in subsystems for c in s.controllers if c.transport == transport) if subsystems else None
+    top.adapter = (kinds.get(transport, "fc"), f"transport {transport} of the NVMe controllers, {first}")
+    return top
+
+
+def merged(scsi: Topology | None, nvme: Topology | None) -> Topology:
+    """One host of both: its SCSI maps' topology and its NVMe subsystems' (arrays numbered on)."""
+    if scsi is None or nvme is None:
+        found = scsi or nvme
+        assert found is not None
+        return found
+    out = Topology(scsi.arrays + nvme.arrays, scsi.volumes + nvme.volumes, scsi.links + nvme.links, scsi.notes + nvme.notes, scsi.adapter)
+    if nvme.adapter[0] != scsi.adapter[0]:
+        out.notes.append(f"the NVMe controllers' adapter ({nvme.adapter[1]}) is not the SCSI paths' ({scsi.adapter[1]}): sanlab gives a host one adapter kind: used {scsi.adapter[0]}")
+    clash = {v.name for v in scsi.volumes} & {v.name for v in nvme.volumes} or {l.name for l in scsi.links} & {l.name for l in nvme.links}
+    if clash:
+        raise LinuxInputError(f"a map and an NVMe subsystem or controller share the name {sorted(clash)[0]}: expected listings of one host")
+    return out
