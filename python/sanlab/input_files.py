@@ -136,7 +136,8 @@ def csv_rows(path: Path, stream: IO[str], max_cells: int = MAX_CELLS) -> Iterato
                 raise InputFileError(f"{path}:{line_number}: more than {max_cells:,} cells in a row: expected CSV rows")
             yield line
 
-    csv.field_size_limit(MAX_LINE_BYTES)
+    if csv.field_size_limit() < MAX_LINE_BYTES:  # a process-wide setting: only ever raised
+        csv.field_size_limit(MAX_LINE_BYTES)
     try:
         for row in csv.reader(lines()):
             yield line_number, row

@@ -435,3 +435,10 @@ def test_labels_and_columns_from_the_measured_file_reach_the_terminal_escaped() 
     text = console.export_text()
     assert "\x1b" not in text and "\x07" not in text
     assert "\\u{1b}[2J" in text and "[/]" in text
+
+
+def test_a_field_past_csvs_limit_is_one_error_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "points.csv"
+    path.write_text("vm[0].job[0].iodepth,iops,label\n1,1000," + "x" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(CalibrationError, match=r"points.csv:2: field larger than field limit"):
+        read_points(path)

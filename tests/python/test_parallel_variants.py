@@ -54,7 +54,7 @@ def test_vdbench_curve_points_read_their_max_run_as_one_after_the_other_does() -
 def test_jobs_below_one_is_one_line_naming_the_nearest(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(METRO_STUDY), "--jobs", "0"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--jobs: expected at least 1, got 0" in err, err
+    assert err.count("\n") == 1 and "--jobs: expected 1 to 1024, got 0; the nearest is 1" in err, err
     with pytest.raises(
         _core.ScenarioError, match="expected at least 1 variant at once, got 0; the nearest is 1"
     ):

@@ -178,7 +178,11 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[str, list[str]]]]:
             )
         return header, rows
     text = read_text(path, "the measured points, CSV or Parquet", encoding="utf-8-sig")
-    lines = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), start=1)]
+    reader = csv.reader(text.splitlines())
+    try:
+        lines = [(number, row) for number, row in enumerate(reader, start=1)]
+    except csv.Error as exc:  # a field past csv's limit (128 KiB), a stray quote at the end
+        raise CalibrationError(f"{path}:{reader.line_num}: {exc}: expected CSV rows of measured points") from None
     lines = [
         (n, row)
         for n, row in lines
