@@ -309,3 +309,66 @@ def test_bad_nvme_listings_are_one_line(tmp_path: Path) -> None:
     assert "nvme show-topology" in _nvme_refused(tmp_path, "nvme-subsys1 - NQN=n\n\\\n +- ns 1\n \\\n  +- nvme1 rdma traddr=1 live optimized\n")
     p = _sanlab("import", "linux", "-o", str(tmp_path / "y.toml"))
     assert p.returncode == 2 and "give --multipath FILE" in p.stderr
+
+
+# --- /sys/block settings (--sysfs) -------------------------------------------------------------
+
+SYSFS = ROOT / "tests/data/linux/sysfs"
+
+
+def test_sysfs_lines_read_and_run_together_lines_skipped() -> None:
+    from sanlab.hostimport.linux.sysfs import read_sysfs
+
+    values, notes = read_sysfs(SYSFS / "linux-usb.find-grep-aH.txt")
+    got = {(v.device, v.attribute): v.value for v in values}
+    assert got == {("sdf", "queue/scheduler"): "mq-deadline", ("sdf", "queue/nr_requests"): "2", ("sdf", "queue/rotational"): "1", ("sdf", "queue/max_sectors_kb"): "120"}
+    assert notes and "34 lines of other attributes skipped" in notes[0]
+
+
+def test_sysfs_gives_the_device_queue_and_the_largest_request(tmp_path: Path) -> None:
+    out = tmp_path / "ds8k.toml"
+    p = _sanlab("import", "linux", "--multipath", str(MP / "linux-scsi.ibm-ds8k-create.txt"), "--sysfs", str(SYSFS / "constructed.ibm-ds8k.grep-H.txt"), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    # Two paths in the group dm uses, 32 commands each; dm-0's max_sectors_kb.
+    assert doc["host"][0]["adapter"] == {"kind": "fc", "lun_queue_depth": 64}
+    assert doc["host"][0]["disk_max_io_size"] == "1280KiB"
+    assert f"device/queue_depth of sda 32 + sde 32 ({SYSFS / 'constructed.ibm-ds8k.grep-H.txt'}:13)" in out.read_text()
+    assert "I/O scheduler bfq (sda, sde): its reordering is not modelled" in p.stderr
+    assert "I/O scheduler mq-deadline (dm-0)" in p.stderr and "queue/rotational 1 (sda, sde)" in p.stderr
+    engine.validate(out)
+
+
+def test_sysfs_depth_counts_only_the_group_dm_uses_and_the_map_s_pool(tmp_path: Path) -> None:
+    from sanlab.hostimport.linux.sysfs import parse_sysfs, settings
+
+    maps, _ = read_multipath(MP / "os-brick.svc.txt")
+    top = from_multipath(maps)
+    values, _ = parse_sysfs("\n".join(f"/sys/block/{d}/device/queue_depth:64" for d in ("sde", "sdf", "sdg", "sdh")) + "\n/sys/block/sdg/queue/max_sectors_kb:16\n", "s")
+    keys, notes = settings(values, top, {v.name: v.active_disks for v in top.volumes})
+    assert keys.adapter == [("lun_queue_depth", 128, "device/queue_depth of sde 64 + sdg 64 (s:1): the paths of the group dm uses, each holding that many commands")]
+    assert keys.host == [] and any("max_sectors_kb 16" in n and "not written" in n for n in notes)
+    values, _ = parse_sysfs("/sys/block/sde/device/queue_depth:64\n/sys/block/sdg/device/queue_depth:64\n/sys/block/dm-2/queue/nr_requests:100\n", "s")
+    keys, _ = settings(values, top, {v.name: v.active_disks for v in top.volumes})
+    assert keys.adapter[0][1] == 100 and keys.adapter[0][2].startswith("dm-2 queue/nr_requests 100 (s:3)")
+
+
+def _sysfs_refused(tmp_path: Path, text: str | None = None, path: Path | None = None) -> str:
+    listing = path or tmp_path / "bad-sysfs.txt"
+    if text is not None:
+        listing.write_text(text)
+    p = _sanlab("import", "linux", "--multipath", str(MP / "linux-scsi.ibm-ds8k-create.txt"), "--sysfs", str(listing), "-o", str(tmp_path / "x.toml"))
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "x.toml").exists()
+    return p.stderr
+
+
+def test_bad_sysfs_is_one_line(tmp_path: Path) -> None:
+    assert "are they from the same host?" in _sysfs_refused(tmp_path, path=SYSFS / "linux-usb.find-grep-aH.txt")
+    assert "bad-sysfs.txt:2: sda device/queue_depth is `32/sys/block/sde/device/queue_depth:32`" in _sysfs_refused(tmp_path, "/sys/block/sda/queue/nr_requests:256\n/sys/block/sda/device/queue_depth:32/sys/block/sde/device/queue_depth:32\n")
+    scheduler = _sysfs_refused(tmp_path, "/sys/block/sda/queue/scheduler:mq-deadline [bfg] none\n")
+    assert "queue/scheduler `bfg` is not one the kernel has" in scheduler and "nearest: bfq" in scheduler
+    assert "expected /sys/block/DEVICE/ATTRIBUTE:VALUE" in _sysfs_refused(tmp_path, "256\n32\n")
+    assert "this is `multipath -ll` output" in _sysfs_refused(tmp_path, path=MP / "os-brick.svc.txt")
+    assert "is also at" in _sysfs_refused(tmp_path, "/sys/block/sda/device/queue_depth:32\n/sys/block/sda/device/queue_depth:64\n")
+    assert "not a regular file" in _sysfs_refused(tmp_path, path=Path("/dev/zero"))

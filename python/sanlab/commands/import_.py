@@ -46,6 +46,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     linux.add_argument("--multipath", type=Path, metavar="FILE", help="the output of `multipath -ll` (or `multipathd show topology`): dm-multipath maps")
     linux.add_argument("--nvme", type=Path, metavar="FILE", help="the output of `nvme list-subsys` (text or -o json; with a namespace, `nvme list-subsys /dev/nvme0n1`, it has the ANA states): NVMe native multipath")
+    linux.add_argument("--sysfs", type=Path, metavar="FILE", help="the block devices' settings, `grep -H . /sys/block/*/queue/{nr_requests,scheduler,max_sectors_kb,rotational} /sys/block/*/device/queue_depth`: the device queue depth and the largest request")
     linux.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each volume without a capture (default: {DEFAULT_WORKLOAD!r})")
     linux.add_argument("--host", default="linux1", help="the host's name in the scenario (default linux1)")
     linux.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
@@ -96,7 +97,7 @@ def _linux(args: argparse.Namespace) -> int:
 
     if args.multipath is None and args.nvme is None:
         raise UserError("import linux: give --multipath FILE (`multipath -ll`), --nvme FILE (`nvme list-subsys`), or both")
-    refuse_inputs(args.output, [p for p in (args.multipath, args.nvme) if p is not None])
+    refuse_inputs(args.output, [p for p in (args.multipath, args.nvme, args.sysfs) if p is not None])
     notes: list[str] = []
     scsi = nvme = None
     if args.multipath is not None:
@@ -104,7 +105,15 @@ def _linux(args: argparse.Namespace) -> int:
         scsi = from_multipath(maps)
     if args.nvme is not None:
         nvme = from_nvme(read_nvme(args.nvme), first_array=len(scsi.arrays) + 1 if scsi else 1)
-    imported = build_scenario(merged(scsi, nvme), host=args.host, workload=args.workload, duration=args.duration)
+    top = merged(scsi, nvme)
+    keys = None
+    if args.sysfs is not None:
+        from sanlab.hostimport.linux.sysfs import read_sysfs, settings
+
+        values, sysfs_notes = read_sysfs(args.sysfs)
+        keys, said = settings(values, top, {v.name: v.active_disks for v in top.volumes})
+        notes += [*sysfs_notes, *said]
+    imported = build_scenario(top, host=args.host, workload=args.workload, duration=args.duration, keys=keys)
     replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in [*notes, *imported.notes]:
         print(f"note: {shown_name(note)}", file=sys.stderr)

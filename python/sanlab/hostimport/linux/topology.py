@@ -73,6 +73,8 @@ class Volume:
     queueing_why: str = ""
     # An NVMe subsystem's block devices: its namespaces' heads, `nvme<subsystem>n<nsid>`.
     disk_pattern: str | None = None
+    # The disks of the path group dm sends I/O to (active/optimized, up).
+    active_disks: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -293,7 +295,8 @@ def _volumes(maps: list[MultipathMap], array_of: dict[str, str], top: Topology) 
             top.notes.append(f"map {m.name}: hardware handler {m.hwhandler}: its other groups are passive paths the handler activates when dm switches to them, taken as ANO; the switch's own delay is not modelled")
         why = f"policy='{printed}', {m.groups[0].source}" + (f"; {len(m.groups)} groups of one path each: failover grouping" if grouping == "failover" else "; one group of all paths: multibus" if grouping == "multibus" else "")
         disks = [p.devnode for g in m.groups for p in g.paths if p.devnode]
-        top.volumes.append(Volume(m.name, array_of[m.name], psp, why, m.source, m.dm, disks, queueing, queueing_why))  # type: ignore[arg-type]
+        active = [p.devnode for g, state in zip(m.groups, group_states(m)) if state == "AO" for p in g.paths if p.devnode and not p.down]
+        top.volumes.append(Volume(m.name, array_of[m.name], psp, why, m.source, m.dm, disks, queueing, queueing_why, None, active))  # type: ignore[arg-type]
     for words, names in unmodelled.items():
         top.notes.append(f"features {words} ({', '.join(names)}): not modelled by sanlab")
 
