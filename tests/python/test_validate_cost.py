@@ -112,3 +112,21 @@ def test_the_runs_of_a_large_vdbench_file_share_the_pilots(
     assert lines[0].startswith("ok: vdbench_series (640 variants: seq_r xfersize=4k rdpct=100 threads=1, ")
     pilots = next(line for line in lines if line.startswith("pilots: "))
     assert f"pilots: {cost['pilot_events']:,} simulator events or 1 s of wall time each" in pilots
+
+
+def test_an_address_space_limit_bounds_the_memory_validate_checks_against() -> None:
+    """Memory admission read /proc/meminfo alone: under `ulimit -v` (or a cgroup's memory.max) the
+    machine's gigabytes are not this process's."""
+    import resource
+    import subprocess
+    import sys
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "sanlab.cli", "validate", str(METRO_STUDY)],
+        capture_output=True, text=True, timeout=300, check=False, preexec_fn=limited,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "of 3.2 GB (the limit of RLIMIT_AS, ulimit -v)" in done.stdout, done.stdout

@@ -47,6 +47,9 @@ def main(args: argparse.Namespace) -> int:
         if machine is None
         else f"this machine has {format_bytes(machine['available_bytes'])} available"
         f" of {format_bytes(machine['total_bytes'])}"
+        if not machine.get("limited_by")
+        else f"this process may use {format_bytes(machine['available_bytes'])} more"
+        f" of {format_bytes(machine['total_bytes'])} (the limit of {machine['limited_by']})"
     )
     terminal.print(f"peak memory (estimated): {format_bytes(cost['peak_memory_bytes'])}; {here}")
     if cost["warning"] is not None:

@@ -81,11 +81,32 @@ pub struct VariantCost {
     pub pilot_events: u64,
 }
 
-/// The machine's memory, from /proc/meminfo (or [`MEMORY_ENV`] in tests).
+/// The memory this process may use: the machine's (/proc/meminfo, or [`MEMORY_ENV`] in tests),
+/// within its cgroup's limit and its address-space limit when they are lower.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq)]
 pub struct MachineMemory {
     pub total_bytes: u64,
     pub available_bytes: u64,
+    /// What bounds the figures when it is not the machine: the cgroup's `memory.max` (a container,
+    /// a systemd slice) or `RLIMIT_AS` (`ulimit -v`), as `sanlab validate` names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<&'static str>,
+}
+
+impl MachineMemory {
+    /// These figures within a limit of `limit_bytes` of which `used_bytes` are in use, when that
+    /// is lower; `what` names the limit.
+    fn within(self, limit_bytes: u64, used_bytes: u64, what: &'static str) -> Self {
+        let left = limit_bytes.saturating_sub(used_bytes);
+        if left >= self.available_bytes && limit_bytes >= self.total_bytes {
+            return self;
+        }
+        Self {
+            total_bytes: self.total_bytes.min(limit_bytes),
+            available_bytes: self.available_bytes.min(left),
+            limited_by: Some(what),
+        }
+    }
 }
 
 /// The estimate for the selected variants, run one after the other by one process.
@@ -353,9 +374,54 @@ impl MemoryBound {
 /// elsewhere.
 pub fn machine_memory() -> Option<MachineMemory> {
     if let Some(bytes) = std::env::var(MEMORY_ENV).ok().and_then(|v| v.trim().parse().ok()) {
-        return Some(MachineMemory { total_bytes: bytes, available_bytes: bytes });
+        return Some(MachineMemory { total_bytes: bytes, available_bytes: bytes, limited_by: None });
     }
-    parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+    let mut memory = parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)?;
+    if let Some((limit, used)) = cgroup_memory() {
+        memory = memory.within(limit, used, "the cgroup's memory.max");
+    }
+    let read = |path| std::fs::read_to_string(path).ok();
+    if let (Some(limits), Some(status)) = (read("/proc/self/limits"), read("/proc/self/status")) {
+        if let (Some(limit), Some(used)) = (address_space_limit(&limits), vm_size(&status)) {
+            memory = memory.within(limit, used, "RLIMIT_AS, ulimit -v");
+        }
+    }
+    Some(memory)
+}
+
+/// This process's cgroup memory limit and use, if it has a limit: cgroup v2's `memory.max` and
+/// `memory.current`, or v1's `memory.limit_in_bytes` and `memory.usage_in_bytes` (a hybrid
+/// system has both hierarchies; the first with a limit is taken).
+fn cgroup_memory() -> Option<(u64, u64)> {
+    let read = |path: String| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    own.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?.trim_end_matches('/'));
+        let (limit, used) = if controllers.is_empty() {
+            (read(format!("/sys/fs/cgroup{path}/memory.max"))?, read(format!("/sys/fs/cgroup{path}/memory.current"))?)
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let folder = format!("/sys/fs/cgroup/memory{path}");
+            (read(format!("{folder}/memory.limit_in_bytes"))?, read(format!("{folder}/memory.usage_in_bytes"))?)
+        } else {
+            return None;
+        };
+        // v2 writes `max` for no limit (not a number); v1 a page-rounded 2^63.
+        (limit < 1 << 62).then_some((limit, used))
+    })
+}
+
+/// The soft `Max address space` of /proc/self/limits, in bytes; None when unlimited.
+fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|line| line.starts_with("Max address space"))?;
+    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// `VmSize` of /proc/self/status: the address space this process holds, in bytes.
+fn vm_size(status: &str) -> Option<u64> {
+    let line = status.lines().find(|line| line.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// MemTotal and MemAvailable (kernel 3.14 and later) of /proc/meminfo's text, in bytes.
@@ -365,15 +431,16 @@ fn parse_meminfo(text: &str) -> Option<MachineMemory> {
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         kib.checked_mul(1024)
     };
-    Some(MachineMemory { total_bytes: field("MemTotal")?, available_bytes: field("MemAvailable")? })
+    Some(MachineMemory { total_bytes: field("MemTotal")?, available_bytes: field("MemAvailable")?, limited_by: None })
 }
 
 /// A warning when `peak` is above the machine's memory, with what to change.
 fn memory_warning(peak: u64, results: u64, engine: u64, m: MachineMemory) -> Option<String> {
+    let whose = m.limited_by.map_or_else(|| "this machine has".to_string(), |limit| format!("this process may use under {limit}"));
     let (than, what) = if peak > m.total_bytes {
-        ("more than this machine has", human_bytes(m.total_bytes))
+        (format!("more than {whose}"), human_bytes(m.total_bytes))
     } else if peak > m.available_bytes {
-        ("more than this machine has available now", format!("{} of {}", human_bytes(m.available_bytes), human_bytes(m.total_bytes)))
+        (format!("more than {whose} available now"), format!("{} of {}", human_bytes(m.available_bytes), human_bytes(m.total_bytes)))
     } else {
         return None;
     };
@@ -402,20 +469,35 @@ mod tests {
     #[test]
     fn meminfo_gives_total_and_available_in_bytes() {
         let m = parse_meminfo("MemTotal:       24684092 kB\nMemFree:  100 kB\nMemAvailable:   24007256 kB\n").unwrap();
-        assert_eq!(m, MachineMemory { total_bytes: 24_684_092 * 1024, available_bytes: 24_007_256 * 1024 });
+        assert_eq!(m, MachineMemory { total_bytes: 24_684_092 * 1024, available_bytes: 24_007_256 * 1024, limited_by: None });
         assert_eq!(parse_meminfo("MemTotal: 10 kB\n"), None, "no MemAvailable (a kernel before 3.14)");
         assert_eq!(parse_meminfo("MemTotal: x kB\nMemAvailable: 1 kB\n"), None);
     }
 
     #[test]
+    fn a_cgroup_or_address_space_limit_bounds_the_machines_memory() {
+        let machine = MachineMemory { total_bytes: 24 << 30, available_bytes: 20 << 30, limited_by: None };
+        let container = machine.within(2 << 30, 1 << 30, "the cgroup's memory.max");
+        assert_eq!(container, MachineMemory { total_bytes: 2 << 30, available_bytes: 1 << 30, limited_by: Some("the cgroup's memory.max") });
+        assert_eq!(machine.within(64 << 30, 1 << 30, "x"), machine, "a limit above the machine's changes nothing");
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \nMax address space         4294967296           unlimited            bytes     \n";
+        assert_eq!(address_space_limit(limits), Some(4 << 30));
+        assert_eq!(address_space_limit("Max address space         unlimited            unlimited            bytes\n"), None);
+        assert_eq!(vm_size("Name:\tsanlab\nVmSize:\t  204800 kB\n"), Some(200 << 20));
+    }
+
+    #[test]
     fn warns_above_the_total_and_above_what_is_available() {
-        let m = MachineMemory { total_bytes: 16_000_000_000, available_bytes: 4_000_000_000 };
+        let m = MachineMemory { total_bytes: 16_000_000_000, available_bytes: 4_000_000_000, limited_by: None };
         assert_eq!(memory_warning(3_000_000_000, 0, 0, m), None);
         let now = memory_warning(5_000_000_000, 4_000_000_000, 0, m).unwrap();
         assert!(now.contains("5.0 GB") && now.contains("available now (4.0 GB of 16.0 GB)") && now.contains("sample_interval"), "{now}");
         let never = memory_warning(20_000_000_000, 0, 19_000_000_000, m).unwrap();
         assert!(never.contains("more than this machine has (16.0 GB)") && never.contains("iodepth"), "{never}");
-        let small = MachineMemory { total_bytes: 100_000_000, available_bytes: 100_000_000 };
+        let small = MachineMemory { total_bytes: 100_000_000, available_bytes: 100_000_000, limited_by: None };
         assert!(memory_warning(memory::PROCESS_BYTES, 0, 0, small).unwrap().contains("sanlab itself"));
+        let container = MachineMemory { limited_by: Some("the cgroup's memory.max"), ..m };
+        let said = memory_warning(20_000_000_000, 0, 19_000_000_000, container).unwrap();
+        assert!(said.contains("more than this process may use under the cgroup's memory.max (16.0 GB)"), "{said}");
     }
 }
