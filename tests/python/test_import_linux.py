@@ -4,6 +4,8 @@ back, every value naming its line; bad input one line and exit 2."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import shlex
 import subprocess
@@ -372,3 +374,99 @@ def test_bad_sysfs_is_one_line(tmp_path: Path) -> None:
     assert "this is `multipath -ll` output" in _sysfs_refused(tmp_path, path=MP / "os-brick.svc.txt")
     assert "is also at" in _sysfs_refused(tmp_path, "/sys/block/sda/device/queue_depth:32\n/sys/block/sda/device/queue_depth:64\n")
     assert "not a regular file" in _sysfs_refused(tmp_path, path=Path("/dev/zero"))
+
+
+# --- iostat -x (--iostat) ----------------------------------------------------------------------
+
+IOSTAT = ROOT / "tests/data/linux/iostat"
+
+
+def test_three_header_generations_read_in_sanlab_units() -> None:
+    from sanlab.hostimport.linux.iostat import parse_iostat, read_iostat
+
+    gen1 = read_iostat(IOSTAT / "csdn.rhel6-rsec.txt")
+    assert gen1.generation.startswith("sysstat up to 11.5.6") and gen1.host == "localhost" and len(gen1.reports) == 1
+    sda = gen1.reports[0][0]
+    # rsec/s over r/s, in bytes; `await` for both directions where there is no r_await.
+    assert (sda.device, sda.read_size_bytes, sda.write_size_bytes, sda.read_await_ms, sda.write_await_ms, sda.queue) == ("sda", pytest.approx(1.06 * 512 / 0.03), pytest.approx(16.18 * 512 / 1.27), 7.32, 7.32, 0.01)
+    assert "a single report, used as it is" in gen1.notes[0]
+    # -m: MB/s (2^20 bytes) over w/s agrees with avgrq-sz in sectors.
+    xvdf = read_iostat(IOSTAT / "yeonghoey.xmdz.txt").reports[0][0]
+    assert xvdf.write_size_bytes == pytest.approx(49.86 * 512, rel=0.001) and math.isnan(xvdf.read_size_bytes) and xvdf.write_await_ms == 1.30
+    gen2 = read_iostat(IOSTAT / "linux-raid.nvme-11.6.txt")
+    assert gen2.generation.startswith("sysstat 11.5.7 to 12.1.1")
+    # The first of two reports left out; the rate wider than its column read; rareq-sz 4.00 kB.
+    (nvme,) = gen2.reports[0]
+    assert (nvme.reads_per_s, nvme.read_size_bytes, nvme.read_await_ms, nvme.queue) == (114589.0, 4096.0, 0.29, 33.54)
+    gen3 = read_iostat(IOSTAT / "sysstat.expected.iostat-x.txt")
+    assert gen3.generation.startswith("sysstat 12.1.2") and len(gen3.reports) == 1 and "the first of 2 reports left out" in gen3.notes[0]
+    assert read_iostat(IOSTAT / "sysstat-12.2.0.expected.iostat-x.txt").generation == gen3.generation
+    flush = read_iostat(IOSTAT / "sysstat.expected.iostat-x-ALL-flush.txt")
+    assert len(flush.reports) == 2 and flush.reports[0][0].device == "sda"
+    # Decimal commas read as points, and said.
+    comma = read_iostat(IOSTAT / "constructed.decimal-comma.txt")
+    assert [(r.device, r.reads_per_s, r.queue) for r in comma.reports[0]] == [(r.device, r.reads_per_s, r.queue) for r in gen3.reports[0]]
+    assert any("decimal commas" in n for n in comma.notes)
+    # -t timestamps of every form are skipped.
+    header = "Device            r/s     w/s     rkB/s     wkB/s   rrqm/s   wrqm/s  %rrqm  %wrqm r_await w_await aqu-sz rareq-sz wareq-sz  svctm  %util"
+    row = "sdb 10.00 0.00 40.00 0.00 0 0 0 0 0.50 0.00 0.01 4.00 0.00 0.10 1.00"
+    for stamp in ("05/31/2018 10:04:45 AM", "06/01/20 12:53:20", "2023-03-15T10:00:00+0000"):
+        cap = parse_iostat(f"{stamp}\n{header}\n{row}\n\n{stamp}\n{header}\n{row}\n", "t")
+        assert len(cap.reports) == 1 and cap.reports[0][0].read_size_bytes == 4096.0
+
+
+def test_a_capture_becomes_each_volume_s_load_and_its_array_s_speed(tmp_path: Path) -> None:
+    """Imported, then run: the simulated host carries the capture's load at its latency."""
+    out = tmp_path / "ds8k.toml"
+    p = _sanlab("import", "linux", "--multipath", str(MP / "linux-scsi.ibm-ds8k-create.txt"), "--iostat", str(IOSTAT / "constructed.ibm-ds8k.xt.txt"), "-o", str(out), "--duration", "5s")
+    assert p.returncode == 0, p.stderr
+    assert "the first of 5 reports left out" in p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert doc["vm"][0]["job"][0]["cmdline"] == "--name=load --ioengine=libaio --rw=randrw --rwmixread=80 --bs=4096 --iodepth=2"
+    assert doc["array"][0]["media"] == {"kind": "flash", "read_latency": "400.0us", "write_latency": "400.0us", "servers": 64}
+    assert "r_await and w_await of sda + sde at the capture's load" in out.read_text()
+    run = _sanlab("run", str(out), "--out", str(tmp_path / "run"), "--json")
+    assert run.returncode == 0, run.stderr
+    (vm,) = json.loads(run.stdout)["variants"][0]["vms"]
+    assert vm["iops"] == pytest.approx(5000, rel=0.05) and vm["read_iops"] / vm["iops"] == pytest.approx(0.8, abs=0.02)
+    assert vm["lat_ms"]["mean"] == pytest.approx(0.4, rel=0.10)
+
+
+def test_an_open_load_and_an_idle_volume(tmp_path: Path) -> None:
+    from sanlab.hostimport.linux.iostat import parse_iostat
+    from sanlab.hostimport.linux.load import loads
+
+    top = from_multipath(list(_maps("os-brick.svc.txt").values()))
+    header = "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util"
+    reports = "".join(f"{header}\nsde 0 0 {r:.2f} 10.00 {r * 8:.2f} 40.00 0 {q:.2f} 1.00 1.20 0.50 0.1 5\nsdg 0 0 {r:.2f} 10.00 {r * 8:.2f} 40.00 0 {q:.2f} 1.00 1.20 0.50 0.1 5\n\n" for r, q in ((1, 0.1), (100, 0.31), (120, 0.47), (80, 0.22)))
+    volume_loads, media, notes = loads(top, parse_iostat(reports, "cap"))
+    (load,) = volume_loads.values()
+    assert "--rate_iops=" in load.cmdline and "--rate_process=poisson" in load.cmdline and "open loop at 220 IOPS" in load.why
+    assert "sde + sdg" in load.why and media["array1"].table.startswith('{ kind = "flash", read_latency = "1200.0us", write_latency = "500.0us"')
+    idle = parse_iostat(f"{header}\nsde 0 0 0 0 0 0 0 0 0 0 0 0 0\n\n{header}\nsde 0 0 0 0 0 0 0 0 0 0 0 0 0\n", "idle")
+    assert loads(top, idle)[0] == {} and any("did no I/O in the capture" in n for n in loads(top, idle)[2])
+
+
+def _iostat_refused(tmp_path: Path, text: str | None = None, path: Path | None = None, multipath: str = "linux-scsi.ibm-ds8k-create.txt") -> str:
+    capture = path or tmp_path / "bad-iostat.txt"
+    if text is not None:
+        capture.write_text(text)
+    p = _sanlab("import", "linux", "--multipath", str(MP / multipath), "--iostat", str(capture), "-o", str(tmp_path / "x.toml"))
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "x.toml").exists()
+    return p.stderr
+
+
+def test_bad_captures_are_one_line(tmp_path: Path) -> None:
+    assert "this is `iostat` without -x" in _iostat_refused(tmp_path, path=IOSTAT / "sysstat.expected.iostat-no-x.txt")
+    assert "is it from the same host?" in _iostat_refused(tmp_path, path=IOSTAT / "yeonghoey.xmdz.txt", multipath="check-multipath.proware-failover.txt")
+    good = (IOSTAT / "constructed.ibm-ds8k.xt.txt").read_text().splitlines(keepends=True)
+    cut = _iostat_refused(tmp_path, "".join(good[:8]) + good[8][:40] + "\n")
+    assert "bad-iostat.txt:9:" in cut and "cells for the header's 23 columns: the line is cut short" in cut
+    human = re.sub(r"(sda\s+)6\.00", r"\g<1>1.2M", "".join(good[:10]), count=1)
+    assert "sda r/s is `1.2M`: expected a number as iostat prints it (capture without --human)" in _iostat_refused(tmp_path, human)
+    assert "capture without --pretty" in _iostat_refused(tmp_path, "     r/s     rkB/s Device\n    6.90    222.14 sda\n")
+    assert "this is `multipath -ll` output" in _iostat_refused(tmp_path, path=MP / "os-brick.svc.txt")
+    assert "iostat's JSON (-o JSON)" in _iostat_refused(tmp_path, '{"sysstat": {"hosts": []}}')
+    assert "two captures in one file?" in _iostat_refused(tmp_path, (IOSTAT / "csdn.rhel6-rsec.txt").read_text() + "\n" + (IOSTAT / "sysstat.expected.iostat-x.txt").read_text())
+    assert "not a regular file" in _iostat_refused(tmp_path, path=Path("/dev/zero"))

@@ -47,6 +47,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     linux.add_argument("--multipath", type=Path, metavar="FILE", help="the output of `multipath -ll` (or `multipathd show topology`): dm-multipath maps")
     linux.add_argument("--nvme", type=Path, metavar="FILE", help="the output of `nvme list-subsys` (text or -o json; with a namespace, `nvme list-subsys /dev/nvme0n1`, it has the ANA states): NVMe native multipath")
     linux.add_argument("--sysfs", type=Path, metavar="FILE", help="the block devices' settings, `grep -H . /sys/block/*/queue/{nr_requests,scheduler,max_sectors_kb,rotational} /sys/block/*/device/queue_depth`: the device queue depth and the largest request")
+    linux.add_argument("--iostat", type=Path, metavar="FILE", help="an `iostat -x` capture of the same host (e.g. `iostat -xty 5 120`): each volume then runs the load it carried, its array answers at the r_await/w_await measured")
     linux.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each volume without a capture (default: {DEFAULT_WORKLOAD!r})")
     linux.add_argument("--host", default="linux1", help="the host's name in the scenario (default linux1)")
     linux.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
@@ -97,7 +98,7 @@ def _linux(args: argparse.Namespace) -> int:
 
     if args.multipath is None and args.nvme is None:
         raise UserError("import linux: give --multipath FILE (`multipath -ll`), --nvme FILE (`nvme list-subsys`), or both")
-    refuse_inputs(args.output, [p for p in (args.multipath, args.nvme, args.sysfs) if p is not None])
+    refuse_inputs(args.output, [p for p in (args.multipath, args.nvme, args.sysfs, args.iostat) if p is not None])
     notes: list[str] = []
     scsi = nvme = None
     if args.multipath is not None:
@@ -113,7 +114,15 @@ def _linux(args: argparse.Namespace) -> int:
         values, sysfs_notes = read_sysfs(args.sysfs)
         keys, said = settings(values, top, {v.name: v.active_disks for v in top.volumes})
         notes += [*sysfs_notes, *said]
-    imported = build_scenario(top, host=args.host, workload=args.workload, duration=args.duration, keys=keys)
+    volume_loads = media = None
+    if args.iostat is not None:
+        from sanlab.hostimport.linux.iostat import read_iostat
+        from sanlab.hostimport.linux.load import loads
+
+        volume_loads, media, said = loads(top, read_iostat(args.iostat))
+        notes += said
+    title = "storage listings" + (" and iostat capture" if args.iostat is not None else "")
+    imported = build_scenario(top, host=args.host, workload=args.workload, duration=args.duration, keys=keys, loads=volume_loads, media=media, title=title)
     replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in [*notes, *imported.notes]:
         print(f"note: {shown_name(note)}", file=sys.stderr)
