@@ -93,7 +93,7 @@ def test_group_states_follow_the_group_dm_uses() -> None:
 
 def test_topology_links_arrays_controllers() -> None:
     top = from_multipath(list(_maps("check-multipath.netapp-squeeze.txt").values()))
-    assert [(l.name, l.adapter, l.array, l.controller, l.alua) for l in top.links] == [
+    assert [(link.name, link.adapter, link.array, link.controller, link.alua) for link in top.links] == [
         ("0:0:0", "host0", "array1", 1, "AO"), ("1:0:0", "host1", "array1", 1, "AO"), ("0:0:1", "host0", "array1", 2, "ANO"), ("1:0:1", "host1", "array1", 2, "ANO"),
         ("0:0:2", "host0", "array2", 1, "AO"), ("1:0:2", "host1", "array2", 1, "AO"), ("0:0:3", "host0", "array2", 2, "ANO"), ("1:0:3", "host1", "array2", 2, "ANO"),
     ]
@@ -439,7 +439,7 @@ def test_an_open_load_and_an_idle_volume(tmp_path: Path) -> None:
     top = from_multipath(list(_maps("os-brick.svc.txt").values()))
     header = "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util"
     reports = "".join(f"{header}\nsde 0 0 {r:.2f} 10.00 {r * 8:.2f} 40.00 0 {q:.2f} 1.00 1.20 0.50 0.1 5\nsdg 0 0 {r:.2f} 10.00 {r * 8:.2f} 40.00 0 {q:.2f} 1.00 1.20 0.50 0.1 5\n\n" for r, q in ((1, 0.1), (100, 0.31), (120, 0.47), (80, 0.22)))
-    volume_loads, media, notes = loads(top, parse_iostat(reports, "cap"))
+    volume_loads, media, _ = loads(top, parse_iostat(reports, "cap"))
     (load,) = volume_loads.values()
     assert "--rate_iops=" in load.cmdline and "--rate_process=poisson" in load.cmdline and "open loop at 220 IOPS" in load.why
     assert "sde + sdg" in load.why and media["array1"].table.startswith('{ kind = "flash", read_latency = "1200.0us", write_latency = "500.0us"')

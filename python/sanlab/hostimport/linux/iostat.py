@@ -70,7 +70,7 @@ def _row(cells: list[str], names: list[str], comma: bool, where: Source) -> Iost
     if len(cells) != len(names):
         raise LinuxInputError(f"{where}: {len(cells)} cells for the header's {len(names)} columns: the line is cut short or from another header")
     device = cells[0]
-    v = {name: _number(cell, comma, where, name, device) for name, cell in zip(names[1:], cells[1:])}
+    v = {name: _number(cell, comma, where, name, device) for name, cell in zip(names[1:], cells[1:], strict=True)}
     unit = next(u for u in _RATE_UNITS if f"r{u}" in v)
     reads, writes = v["r/s"], v["w/s"]
     rbytes, wbytes = v[f"r{unit}"] * _RATE_UNITS[unit], v[f"w{unit}"] * _RATE_UNITS[unit]

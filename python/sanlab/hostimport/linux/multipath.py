@@ -148,7 +148,7 @@ def _path(line: str, where: Source) -> ScsiPath | None:
     if m is None:
         return None
     hctl = None if m.group("hctl") == "#:#:#:#" else tuple(int(x) for x in m.group("hctl").split(":"))
-    dm, checker, device = _path_states(m.group(old and "tags" or "states") or "", old, where, m.group("hctl"))
+    dm, checker, device = _path_states(m.group("tags" if old else "states") or "", old, where, m.group("hctl"))
     dev = None if m.group("dev") == "-" else m.group("dev")
     return ScsiPath(hctl, dev, dm, checker, device, where)  # type: ignore[arg-type]
 
@@ -223,7 +223,7 @@ def parse_multipath(text: str, file: str = "<text>") -> tuple[list[MultipathMap]
         group = _group(line, where)
         if group is not None:
             if current is None or current.props is None:
-                raise LinuxInputError(f"{where}: a path group before {'any map' if current is None else 'its map’s size= features= line'}: the listing is cut or reordered")
+                raise LinuxInputError(f"{where}: a path group before {'any map' if current is None else 'the size= features= line of its map'}: the listing is cut or reordered")
             current.groups.append(group)
             continue
         props = _props(line, where)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sanlab.errors import UserError
 from sanlab.hostimport.host import Source
 
-__all__ = ["Source", "LinuxInputError", "ScsiPath", "PathGroup", "MultipathMap", "NvmeController", "NvmeSubsystem", "SysfsValue", "IostatRow", "IostatCapture"]
+__all__ = ["IostatCapture", "IostatRow", "LinuxInputError", "MultipathMap", "NvmeController", "NvmeSubsystem", "PathGroup", "ScsiPath", "Source", "SysfsValue"]
 
 
 class LinuxInputError(UserError, ValueError):

@@ -27,6 +27,7 @@ scenario beside the value it gives:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -184,7 +185,7 @@ def _controllers(maps: list[MultipathMap], array_of: dict[str, str], top: Topolo
         constrained.add(array_of[m.name])
         for g in m.groups:
             ports = [_link_name(p) for p in g.paths if p.hctl is not None]
-            for a, b in zip(ports, ports[1:]):
+            for a, b in itertools.pairwise(ports):
                 union.union(a, b)
             for port in ports:
                 union.find(port)
@@ -213,7 +214,7 @@ def _link_states(maps: list[MultipathMap], top: Topology) -> None:
     first: dict[str, Source] = {}
     paths: dict[str, list[tuple[str, ScsiPath]]] = {}
     for m in maps:
-        for g, state in zip(m.groups, group_states(m)):
+        for g, state in zip(m.groups, group_states(m), strict=True):
             for p in g.paths:
                 if p.hctl is None:
                     continue
@@ -295,7 +296,7 @@ def _volumes(maps: list[MultipathMap], array_of: dict[str, str], top: Topology) 
             top.notes.append(f"map {m.name}: hardware handler {m.hwhandler}: its other groups are passive paths the handler activates when dm switches to them, taken as ANO; the switch's own delay is not modelled")
         why = f"policy='{printed}', {m.groups[0].source}" + (f"; {len(m.groups)} groups of one path each: failover grouping" if grouping == "failover" else "; one group of all paths: multibus" if grouping == "multibus" else "")
         disks = [p.devnode for g in m.groups for p in g.paths if p.devnode]
-        active = [p.devnode for g, state in zip(m.groups, group_states(m)) if state == "AO" for p in g.paths if p.devnode and not p.down]
+        active = [p.devnode for g, state in zip(m.groups, group_states(m), strict=True) if state == "AO" for p in g.paths if p.devnode and not p.down]
         top.volumes.append(Volume(m.name, array_of[m.name], psp, why, m.source, m.dm, disks, queueing, queueing_why, None, active))  # type: ignore[arg-type]
     for words, names in unmodelled.items():
         top.notes.append(f"features {words} ({', '.join(names)}): not modelled by sanlab")
@@ -370,7 +371,7 @@ def merged(scsi: Topology | None, nvme: Topology | None) -> Topology:
     out = Topology(scsi.arrays + nvme.arrays, scsi.volumes + nvme.volumes, scsi.links + nvme.links, scsi.notes + nvme.notes, scsi.adapter)
     if nvme.adapter[0] != scsi.adapter[0]:
         out.notes.append(f"the NVMe controllers' adapter ({nvme.adapter[1]}) is not the SCSI paths' ({scsi.adapter[1]}): sanlab gives a host one adapter kind: used {scsi.adapter[0]}")
-    clash = {v.name for v in scsi.volumes} & {v.name for v in nvme.volumes} or {l.name for l in scsi.links} & {l.name for l in nvme.links}
+    clash = {v.name for v in scsi.volumes} & {v.name for v in nvme.volumes} or {link.name for link in scsi.links} & {link.name for link in nvme.links}
     if clash:
         raise LinuxInputError(f"a map and an NVMe subsystem or controller share the name {sorted(clash)[0]}: expected listings of one host")
     return out
