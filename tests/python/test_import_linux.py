@@ -470,3 +470,16 @@ def test_bad_captures_are_one_line(tmp_path: Path) -> None:
     assert "iostat's JSON (-o JSON)" in _iostat_refused(tmp_path, '{"sysstat": {"hosts": []}}')
     assert "two captures in one file?" in _iostat_refused(tmp_path, (IOSTAT / "csdn.rhel6-rsec.txt").read_text() + "\n" + (IOSTAT / "sysstat.expected.iostat-x.txt").read_text())
     assert "not a regular file" in _iostat_refused(tmp_path, path=Path("/dev/zero"))
+
+
+def test_formats_without_a_public_sample_read_as_print_c_prints_them() -> None:
+    """No public listing has a historical-service-time map or a RHEL 5 failed path
+    (tests/data/linux/multipath/SOURCES.md): both on lines written after libmultipath/print.c."""
+    hst = "mpathx (3600a098038303053453f463045727a61) dm-3 NETAPP,LUN C-Mode\nsize=10G features='0' hwhandler='1 alua' wp=rw\n`-+- policy='historical-service-time 0' prio=50 status=active\n  `- 3:0:0:1 sdf 8:80 active ready running\n"
+    maps, _ = parse_multipath(hst, "h")
+    assert from_multipath(maps).volumes[0].psp == {"kind": "dm_historical_service_time"} and maps[0].product == "LUN C-Mode"
+    old = "mpath1 (36006016035303900df9eaf55ec5bec11) dm-0 DGC,VRAID\n[size=1.0T][features=1 queue_if_no_path][hwhandler=1 emc][rw]\n\\_ round-robin 0 [prio=1][active]\n \\_ 7:0:2:0 sdd 8:48  [active][ready]\n\\_ round-robin 0 [prio=0][enabled]\n \\_ 8:0:2:0 sde 8:64  [failed][faulty]\n"
+    maps, _ = parse_multipath(old, "o")
+    top = from_multipath(maps)
+    assert [(link.name, link.alua, link.down) for link in top.links] == [("7:0:2", "AO", None), ("8:0:2", "ANO", "failed faulty")]
+    assert maps[0].hwhandler == "emc" and top.volumes[0].queueing == "never"
