@@ -18,6 +18,7 @@ their nodes.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -45,7 +46,18 @@ GROUP_STATES = {"active": "AO", "active unoptimized": "ANO", "standby": "standby
 # back). sanlab takes their link down from the start (`path_down` at 0s).
 DOWN_STATES = ("dead", "offline")
 # Path Selection Policy -> sanlab's kind, for the policies a host's NMP ships with.
-PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
+# VMW_PSP_FIXED_AP is ESX 4.1's fixed with array preference (gone in 5.0, where FIXED took its
+# ALUA awareness): sanlab's fixed, which already prefers an optimized path; the array preference
+# beyond ALUA states is not modelled, as the scenario's comment says.
+PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru", "VMW_PSP_FIXED_AP": "fixed"}
+PSP_SAID = {"VMW_PSP_FIXED_AP": "ESX 4.1's fixed with array preference, imported as sanlab's fixed: the array preference is not modelled beyond ALUA states"}
+# The Storage Array Type Plugins ESXi 4.x-8.x ship with. sanlab takes each path's ALUA state from
+# the path listing's group state, whatever the SATP; an SATP not among these is said in a note.
+SATPS = (
+    "VMW_SATP_ALUA", "VMW_SATP_ALUA_CX", "VMW_SATP_CX", "VMW_SATP_DEFAULT_AA", "VMW_SATP_DEFAULT_AP",
+    "VMW_SATP_EQL", "VMW_SATP_EVA", "VMW_SATP_INV", "VMW_SATP_LOCAL", "VMW_SATP_LSI", "VMW_SATP_MSA",
+    "VMW_SATP_NETAPP", "VMW_SATP_SVC", "VMW_SATP_SYMM",
+)
 
 
 class HostImportError(UserError, ValueError):
@@ -98,9 +110,10 @@ def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
     kind = PSPS.get(device.psp)
     if kind is None:
         known = ", ".join(PSPS)
-        raise HostImportError(f"{device.source}: device {device.name}: path selection policy `{device.psp}` is not one sanlab models for ESXi's NMP (known: {known})")
+        near = difflib.get_close_matches(device.psp.upper(), list(PSPS), n=1, cutoff=0.0)
+        raise HostImportError(f"{device.source}: device {device.name}: path selection policy `{device.psp}` is not one sanlab models for ESXi's NMP (known: {known}; nearest: {near[0]})")
     config = device.psp_options
-    why = f"{device.psp} {device.psp_config}"
+    why = f"{device.psp} {device.psp_config}" + (f"; {PSP_SAID[device.psp]}" if device.psp in PSP_SAID else "")
 
     def whole(key: str) -> int:
         try:
@@ -123,6 +136,16 @@ def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
             raise HostImportError(f"{device.source}: device {device.name}: FIXED prefers {config['preferred']}, which is none of its listed paths ({', '.join(sorted(path_name))}): give the path listings of the same host")
         return f'{{ kind = "fixed", preferred = {toml_value(path_name[config["preferred"]])} }}', why
     return f'{{ kind = "{kind}" }}', why
+
+
+def _satp_notes(devices: Sequence[NmpDevice]) -> list[str]:
+    """A note for each SATP that is not one ESXi ships with (a vendor's, or a name mistyped)."""
+    out = []
+    for d in devices:
+        if d.satp not in SATPS:
+            near = difflib.get_close_matches(d.satp.upper(), SATPS, n=1, cutoff=0.0)
+            out.append(f"{d.source}: device {d.name}: storage array type `{d.satp}` is not one ESXi ships with (nearest: {near[0]}): its paths' ALUA states are taken from the path listing's group states")
+    return out
 
 
 def _target_node(target: str) -> str:
@@ -236,6 +259,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     paths = _paths(listings)
     links = _links(paths, notes)
     nmp_devices = {d.name: d for d in listings.nmp_devices}
+    notes += _satp_notes(listings.nmp_devices)
     core_devices: dict[str, CoreDevice] = {d.name: d for d in listings.core_devices}
     devices = list(dict.fromkeys(p.device for p in paths))
     unknown = [d for d in [*nmp_devices, *core_devices] if d not in devices]
