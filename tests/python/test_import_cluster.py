@@ -32,3 +32,112 @@ def test_esx41_fixed_with_array_preference_is_sanlabs_fixed(tmp_path: Path) -> N
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert "`VMW_PSP_FIXD` is not one sanlab models" in p.stderr and "nearest: VMW_PSP_FIXED" in p.stderr, p.stderr
     assert f"{nmp}:1" in p.stderr, p.stderr
+
+
+CAPTURE = ROOT / "tests/data/esxi/esxtop/assembled_storage_pst.csv"
+NAA = "naa.600601604670290026cca5f7836fe111"
+
+
+def _core_paths(nmp_paths: str) -> str:
+    """`esxcli storage core path list` for the paths of an nmp path listing, in its text layout:
+    the initiator and target port from each path's UID (`fc.<wwnn>:<wwpn>-fc.<wwnn>:<wwpn>-<naa>`)."""
+    lines = []
+    for record in nmp_paths.strip().split("\n\n"):
+        uid, *fields = record.strip().splitlines()
+        runtime = next(f.split(": ", 1)[1] for f in fields if f.startswith("Runtime Name"))
+        initiator, target, device = uid.split("-")
+        adapter, channel, t, lun = runtime.split(":")
+        lines += [uid, f"   UID: {uid}", f"   Runtime Name: {runtime}", f"   Device: {device}", f"   Adapter: {adapter}", f"   Channel: {channel[1:]}", f"   Target: {t[1:]}",
+                  f"   LUN: {lun[1:]}", "   Plugin: NMP", "   State: active", "   Transport: fc", f"   Adapter Identifier: {initiator}", f"   Target Identifier: {target}", ""]
+    return "\n".join(lines)
+
+
+def _cluster(tmp_path: Path, names: tuple[str, ...] = ("esx1", "esx2", "esx3")) -> list[Path]:
+    """One folder per host: the ESX 4.0 CLARiiON host's listings, each host with its own HBA
+    (vmhba2, vmhba3, vmhba4) and initiator WWN, the same LUN and array ports; and its core path
+    listing made from its nmp path listing."""
+    folders = []
+    for k, name in enumerate(names):
+        folder = tmp_path / name
+        folder.mkdir()
+        wwn = f"{0xc96eb647 + k:08x}"
+
+        def host(text: str) -> str:
+            return text.replace("vmhba2", f"vmhba{k + 2}").replace("c96eb647", wwn)  # noqa: B023
+
+        for listing in CLARIION:
+            (folder / listing.name).write_text(host(listing.read_text()), encoding="utf-8")
+        (folder / "core-path-list.txt").write_text(_core_paths(host(CLARIION[1].read_text())), encoding="utf-8")
+        folders.append(folder)
+    return folders
+
+
+def _capture(tmp_path: Path, host: str, adapter: str) -> Path:
+    """The assembled capture as host `host` would write it for the CLARiiON LUN on `adapter`."""
+    path = tmp_path / f"{host}.csv"
+    text = CAPTURE.read_text().replace("esx01.example.com", host).replace("naa.89019b90c32f1b3212a6dcded7c1a8e8", NAA).replace("vmhba2", adapter)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_three_hosts_are_one_volume_on_one_array_each_host_its_own_paths(tmp_path: Path) -> None:
+    folders = _cluster(tmp_path)
+    out = tmp_path / "cluster.toml"
+    p = _sanlab("import", "esxi", *(a for f in folders for a in ("--esxcli", str(f))), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert [v["name"] for v in doc["volume"]] == [NAA] and doc["volume"][0]["arrays"] == ["array1"]
+    assert [a["name"] for a in doc["array"]] == ["array1"] and doc["array"][0]["controllers"] == 2
+    assert [h["name"] for h in doc["host"]] == ["esx1", "esx2", "esx3"]
+    for k, host in enumerate(("esx1", "esx2", "esx3")):
+        mine = [(q["name"], q["adapter"], q["controller"], q["alua"]) for q in doc["path"] if q["host"] == host]
+        hba = f"vmhba{k + 2}"
+        assert mine == [(f"{host}:{hba}:C0:T1", hba, 2, "AO"), (f"{host}:{hba}:C0:T0", hba, 1, "ANO")]
+        assert [(v["host"], v["volume"]) for v in doc["vm"] if v["host"] == host] == [(host, NAA)]
+    text = out.read_text()
+    assert "esx2/nmp-path-list.esx40-clariion.txt:9" in text and "esx3/core-path-list.txt:1" in text, "each value names its host's listing"
+    # Each host prefers its own path: no volume-wide policy can say so; said, and each host's fixed applies.
+    assert "psp" not in doc["volume"][0] and "policy differs between hosts" in p.stderr, p.stderr
+    run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
+    assert run.returncode == 0, run.stderr
+    # Listings of two hosts in one occurrence: today's error.
+    p = _sanlab("import", "esxi", "--esxcli", str(folders[0] / "nmp-path-list.esx40-clariion.txt"), str(folders[1] / "core-path-list.txt"), "-o", str(tmp_path / "mixed.toml"))
+    assert p.returncode == 2 and "the path listings share no path" in p.stderr, p.stderr
+
+
+def test_named_hosts_get_the_capture_naming_them_whatever_the_order(tmp_path: Path) -> None:
+    names = ("esx-a", "esx-b", "esx-c")
+    folders = _cluster(tmp_path, names)
+    captures = [_capture(tmp_path, n, f"vmhba{k + 2}") for k, n in enumerate(names)]
+    out = tmp_path / "cluster.toml"
+    args = [a for f, n in zip(folders, names, strict=True) for a in ("--esxcli", str(f), "--host", n)]
+    p = _sanlab("import", "esxi", *args, *(a for c in reversed(captures) for a in ("--esxtop", str(c))), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert [h["name"] for h in doc["host"]] == list(names)
+    # Each host's adapter queue is its own capture's (the capture of another host has another HBA).
+    assert [h["adapter"]["queue_depth"] for h in doc["host"]] == [1024, 1024, 1024]
+    for k, n in enumerate(names):
+        assert f"Adapter Q Depth of vmhba{k + 2} 1024 summed, {n}.csv" in out.read_text()
+    assert all("--rate_iops=" in v["job"][0]["cmdline"] for v in doc["vm"])
+    run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
+    assert run.returncode == 0, run.stderr
+    # A count of --host that is not the count of --esxcli; a capture of none of the hosts.
+    p = _sanlab("import", "esxi", *args[:-2], "-o", str(tmp_path / "x.toml"))
+    assert p.returncode == 2 and "2 --host for 3 --esxcli" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    other = _capture(tmp_path, "esx-z", "vmhba2")
+    p = _sanlab("import", "esxi", *args, "--esxtop", str(captures[0]), "--esxtop", str(other), "-o", str(tmp_path / "y.toml"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert f"{other}: line 1: the capture's host 'esx-z' is none of the hosts imported (esx-a, esx-b, esx-c)" in p.stderr, p.stderr
+    assert not (tmp_path / "x.toml").exists() and not (tmp_path / "y.toml").exists()
+
+
+def test_captures_naming_no_host_are_taken_in_order_with_a_note(tmp_path: Path) -> None:
+    folders = _cluster(tmp_path)
+    captures = [_capture(tmp_path, f"prod{k}.example.com", f"vmhba{k + 2}") for k in range(2)]
+    out = tmp_path / "cluster.toml"
+    p = _sanlab("import", "esxi", *(a for f in folders for a in ("--esxcli", str(f))), *(a for c in captures for a in ("--esxtop", str(c))), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert f"{captures[1]}: its host 'prod1.example.com' is none of esx1, esx2, esx3: taken as esx2's capture, by order" in p.stderr, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert ["--rate_iops=" in v["job"][0]["cmdline"] for v in doc["vm"]] == [True, True, False]

@@ -14,8 +14,8 @@ from sanlab.errors import UserError
 from sanlab.export.files import refuse_inputs, replace_text
 from sanlab.formatting import shown_name
 from sanlab.hostimport.esxcli import LISTING, ListingError, detect_kind, read_listings
-from sanlab.hostimport.esxtop import read_capture
-from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, build
+from sanlab.hostimport.esxtop import Capture, read_capture
+from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, build_cluster
 from sanlab.input_files import InputFileError, read_text
 
 
@@ -30,10 +30,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         "it came from, or says it is sanlab's default. With --esxtop, each device runs the load the capture shows and "
         "its array answers as fast as the capture's DAVG (docs/from-your-host.md).",
     )
-    esxi.add_argument("--esxcli", nargs="+", required=True, type=Path, metavar="FILE", help="listing files, or folders of them")
-    esxi.add_argument("--esxtop", type=Path, metavar="CSV", help="an esxtop batch capture (esxtop -b) of the same host: each device then runs the load it carried, its array answers at the DAVG measured")
+    esxi.add_argument("--esxcli", nargs="+", action="append", required=True, type=Path, metavar="FILE", help="one host's listing files, or a folder of them; repeat it once per host of a cluster")
+    esxi.add_argument("--esxtop", action="append", type=Path, metavar="CSV", help="an esxtop batch capture (esxtop -b) of one of the hosts: each device then runs the load it carried, its array answers at the DAVG measured; repeat it once per host, matched to the host by the capture's host name")
     esxi.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each device without a capture (default: {DEFAULT_WORKLOAD!r})")
-    esxi.add_argument("--host", default="esx1", help="the host's name in the scenario (default esx1)")
+    esxi.add_argument("--host", action="append", metavar="NAME", help="the host's name in the scenario (default esx1, esx2, ...); repeat it once per --esxcli")
     esxi.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
     esxi.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
     linux = platforms.add_parser(
@@ -130,15 +130,61 @@ def _linux(args: argparse.Namespace) -> int:
     return 0
 
 
+def _host_names(args: argparse.Namespace) -> list[str]:
+    """The hosts' names: --host once per --esxcli, else esx1, esx2, ..."""
+    count = len(args.esxcli)
+    if args.host is None:
+        return [f"esx{k + 1}" for k in range(count)]
+    if len(args.host) != count:
+        raise UserError(f"import esxi: {len(args.host)} --host for {count} --esxcli: give --host once per --esxcli (one host's listings each), in the same order, or not at all (esx1, esx2, ...)")
+    twice = sorted({h for h in args.host if args.host.count(h) > 1})
+    if twice:
+        raise UserError(f"import esxi: --host {twice[0]} is given twice: each host needs its own name")
+    return list(args.host)
+
+
+def _captures(paths: list[Path], hosts: list[str]) -> tuple[list[Capture | None], list[str]]:
+    """Each host's capture: by the host name in the capture's counter paths, else, when no capture
+    names any of the hosts, in the order given (with a note). One host and one capture: that one."""
+    by_host: list[Capture | None] = [None] * len(hosts)
+    if not paths:
+        return by_host, []
+    captures = [read_capture(p) for p in paths]
+    if len(hosts) == 1 and len(captures) == 1:
+        return captures, []
+    if len(captures) > len(hosts):
+        raise UserError(f"import esxi: {len(captures)} --esxtop for {len(hosts)} hosts ({', '.join(hosts)}): give at most one capture per host")
+    named = [c for c in captures if c.host in hosts]
+    if not named:
+        notes = [f"{c.path}: its host {c.host!r} is none of {', '.join(hosts)}: taken as {h}'s capture, by order" for c, h in zip(captures, hosts[: len(captures)], strict=True)]
+        return [*captures, *[None] * (len(hosts) - len(captures))], notes
+    for c in captures:
+        if c.host not in hosts:
+            raise UserError(f"{c.path}: line 1: the capture's host {c.host!r} is none of the hosts imported ({', '.join(hosts)}): give --host the capture's host name, or leave it out")
+        k = hosts.index(c.host)
+        if by_host[k] is not None:
+            raise UserError(f"{c.path}: line 1: a second capture of host {c.host} (the first: {by_host[k].path}): give one capture per host")
+        by_host[k] = c
+    return by_host, []
+
+
 def main(args: argparse.Namespace) -> int:
     if args.platform == "linux":
         return _linux(args)
-    files, notes = _files(args.esxcli)
-    if not files:
-        raise UserError(f"no listing files in {', '.join(map(str, args.esxcli))}")
-    refuse_inputs(args.output, [*files, *([args.esxtop] if args.esxtop is not None else [])])
-    capture = read_capture(args.esxtop) if args.esxtop is not None else None
-    imported = build(read_listings(files), host=args.host, workload=args.workload, duration=args.duration, capture=capture)
+    hosts = _host_names(args)
+    listed: list[list[Path]] = []
+    notes: list[str] = []
+    for group in args.esxcli:
+        files, said = _files(group)
+        if not files:
+            raise UserError(f"no listing files in {', '.join(map(str, group))}")
+        listed.append(files)
+        notes += said
+    captures = args.esxtop or []
+    refuse_inputs(args.output, [*(f for files in listed for f in files), *captures])
+    by_host, said = _captures(captures, hosts)
+    notes += said
+    imported = build_cluster([(h, read_listings(files), c) for h, files, c in zip(hosts, listed, by_host, strict=True)], workload=args.workload, duration=args.duration)
     replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in [*notes, *imported.notes]:
         print(f"note: {shown_name(note)}", file=sys.stderr)

@@ -22,7 +22,7 @@ import difflib
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -206,19 +206,29 @@ def _paths(listings: Listings) -> list[_Path]:
     return out
 
 
-def _links(paths: Sequence[_Path], notes: list[str]) -> list[_Link]:
-    """The links the paths run over, each on the array of its target node (the WWNN of an FC
-    target, else the target's name) and the controller of its target port group."""
+def _link_nodes(paths: Sequence[_Path]) -> tuple[dict[str, list[_Path]], dict[str, str], dict[str, int | None]]:
+    """The paths by link, each link's target node ("array" where no listing names it) and its
+    target port group."""
     by_link: dict[str, list[_Path]] = {}
     for p in paths:
         by_link.setdefault(p.link, []).append(p)
     nodes = {link: next((p.node for p in ps if p.node is not None), "array") for link, ps in by_link.items()}
-    arrays = {node: f"array{k + 1}" for k, node in enumerate(dict.fromkeys(nodes.values()))}
     tpg_of = {link: next((p.tpg for p in ps if p.tpg is not None), None) for link, ps in by_link.items()}
-    tpgs: dict[str, list[int]] = {}
-    for link, tpg in tpg_of.items():
-        if tpg is not None:
-            tpgs.setdefault(nodes[link], []).append(tpg)
+    return by_link, nodes, tpg_of
+
+
+def _links(paths: Sequence[_Path], notes: list[str], arrays: dict[str, str] | None = None, tpgs: dict[str, list[int]] | None = None) -> list[_Link]:
+    """The links the paths run over, each on the array of its target node (the WWNN of an FC
+    target, else the target's name) and the controller of its target port group. A cluster gives
+    `arrays` (target node -> array) and `tpgs` (target node -> its port groups) over all its hosts."""
+    by_link, nodes, tpg_of = _link_nodes(paths)
+    if arrays is None:
+        arrays = {node: f"array{k + 1}" for k, node in enumerate(dict.fromkeys(nodes.values()))}
+    if tpgs is None:
+        tpgs = {}
+        for link, tpg in tpg_of.items():
+            if tpg is not None:
+                tpgs.setdefault(nodes[link], []).append(tpg)
     out = []
     for link, ps in by_link.items():
         states = Counter(p.alua for p in ps if p.alua is not None)
@@ -275,21 +285,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         f"duration = {toml_value(duration)}",
         "",
     ]
-    loads: dict[str, DeviceLoad] = {}
-    if capture is not None:
-        captured = capture.instances(DEVICE)
-        if not captured:
-            raise HostImportError(f"{capture.path}: no {DEVICE} group: the import reads each device's commands, latency and queues from it (capture with esxtop -b -a)")
-        if not set(captured) & set(devices):
-            raise HostImportError(f"{capture.path}: none of the capture's devices ({', '.join(sorted(captured))}) is in the listings ({', '.join(devices)}): are they from the same host?")
-        notes.extend(capture.notes)
-        loads, reasons = device_loads(capture)
-        notes += [f"{capture.path}: {DEVICE}({d}): {reasons[d]}: it runs the default workload" for d in devices if d in reasons]
-        missing = [d for d in devices if d not in loads and d not in reasons]
-        if missing:
-            notes.append(f"{capture.path}: no I/O for {', '.join(missing)}: they run the default workload")
-        if capture.unused_counters:
-            notes.append(f"{capture.path}: {len(capture.unused_counters)} counters present and not used: " + ", ".join(capture.unused_counters))
+    loads = _capture_loads(capture, devices, notes)
     array_of = {link.name: link.array for link in links}
     device_arrays = [(p.device, array_of[p.link]) for p in paths]
     arrays = list(dict.fromkeys(link.array for link in links))
@@ -308,6 +304,26 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         if link.down:
             lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# {link.down} when listed ({toml_comment(str(link.source))})", ""]
     return Imported("\n".join(lines).rstrip() + "\n", notes)
+
+
+def _capture_loads(capture: Capture | None, devices: Sequence[str], notes: list[str]) -> dict[str, DeviceLoad]:
+    """Each device's load in the capture (none without one), with the notes on what it lacks."""
+    if capture is None:
+        return {}
+    captured = capture.instances(DEVICE)
+    if not captured:
+        raise HostImportError(f"{capture.path}: no {DEVICE} group: the import reads each device's commands, latency and queues from it (capture with esxtop -b -a)")
+    if not set(captured) & set(devices):
+        raise HostImportError(f"{capture.path}: none of the capture's devices ({', '.join(sorted(captured))}) is in the listings ({', '.join(devices)}): are they from the same host?")
+    notes.extend(capture.notes)
+    loads, reasons = device_loads(capture)
+    notes += [f"{capture.path}: {DEVICE}({d}): {reasons[d]}: it runs the default workload" for d in devices if d in reasons]
+    missing = [d for d in devices if d not in loads and d not in reasons]
+    if missing:
+        notes.append(f"{capture.path}: no I/O for {', '.join(missing)}: they run the default workload")
+    if capture.unused_counters:
+        notes.append(f"{capture.path}: {len(capture.unused_counters)} counters present and not used: " + ", ".join(capture.unused_counters))
+    return loads
 
 
 def _sanlab_path_names(paths: Sequence[_Path], array_of: dict[str, str]) -> dict[str, str]:
@@ -428,9 +444,11 @@ def _path_tables(host: str, links: Sequence[_Link]) -> list[str]:
     return lines
 
 
-def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad], notes: list[str]) -> str:
-    """The array's flash media: as fast as its devices' DAVG in the capture, else sanlab's default."""
-    measured = [loads[d] for d in dict.fromkeys(d for d, a in device_arrays if a == array) if d in loads]
+def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad], notes: list[str], measured: list[DeviceLoad] | None = None) -> str:
+    """The array's flash media: as fast as its devices' DAVG in the capture, else sanlab's default.
+    A cluster gives the `measured` loads of every host on the array's devices."""
+    if measured is None:
+        measured = [loads[d] for d in dict.fromkeys(d for d, a in device_arrays if a == array) if d in loads]
     read_ms, write_ms, davg_notes = service_ms(measured)
     notes += davg_notes
     if not measured or math.isnan(read_ms):
@@ -440,14 +458,108 @@ def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str
     servers = max(64, 4 * math.ceil(sum(m.outstanding for m in measured)))
     return (
         f'media = {{ kind = "flash", read_latency = "{read_ms * 1000:.1f}us", write_latency = "{write_ms * 1000:.1f}us", servers = {servers} }}'
-        f"  # DAVG per direction at the capture's load, weighted by reads (writes) over {toml_comment(', '.join(m.device for m in measured))}; servers enough not to queue"
+        f"  # DAVG per direction at the capture's load, weighted by reads (writes) over {toml_comment(', '.join(dict.fromkeys(m.device for m in measured)))}; servers enough not to queue"
     )
 
 
-def _vms(host: str, devices: Sequence[str], workload: str, loads: dict[str, DeviceLoad]) -> list[str]:
+def _vms(host: str, devices: Sequence[str], workload: str, loads: dict[str, DeviceLoad], prefix: str = "") -> list[str]:
     lines: list[str] = []
     for k, d in enumerate(devices):
         load = loads.get(d)
         job = [f"cmdline = {toml_value(load.fio_cmdline())}", f"# {toml_comment(load.why())}"] if load else [f"cmdline = {toml_value(workload)}  # the default probe: nothing measured for this device" if workload == DEFAULT_WORKLOAD else f"cmdline = {toml_value(workload)}  # --workload"]
-        lines += ["[[vm]]", f'name = "vm{k + 1}"  # the load on {toml_comment(d)}', f"host = {toml_value(host)}", f"volume = {toml_value(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
+        lines += ["[[vm]]", f"name = {toml_value(f'{prefix}vm{k + 1}')}  # the load on {toml_comment(d)}", f"host = {toml_value(host)}", f"volume = {toml_value(d)}", 'adapter = { kind = "ideal" }  # the guest\'s queues are not in the listings', "[[vm.job]]", *job, ""]
     return lines
+
+
+def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, workload: str = DEFAULT_WORKLOAD, duration: str = "60s") -> Imported:
+    """The scenario of several ESXi hosts, each `(name, its listings, its capture or None)`. One
+    host is `build`'s scenario, unchanged. Devices of the same identity (the naa/eui/t10 name) on
+    several hosts are one volume; the arrays, and their controllers, are the target nodes and port
+    groups of all the hosts' paths; each host has its own paths (named `host:vmhbaA:Cc:Tt`),
+    adapter, queue depths, policy and VMs (one per device it lists, running its capture's load).
+    A device's own policy becomes its volume's `psp` only where every host listing it agrees
+    (sanlab sets a volume's policy on every host), else each host's policy applies, with a note."""
+    if len(hosts) == 1:
+        name, listings, capture = hosts[0]
+        return build(listings, host=name, workload=workload, duration=duration, capture=capture)
+    notes: list[str] = []
+    per: list[tuple[str, Listings, Capture | None, list[_Path]]] = []
+    for name, listings, capture in hosts:
+        try:
+            _same_host(listings)
+            paths = _paths(listings)
+        except HostImportError as exc:
+            raise HostImportError(f"host {name}: {exc}") from None
+        per.append((name, listings, capture, [replace(p, link=f"{name}:{p.link}") for p in paths]))
+    # Arrays by target node, controllers by target port group, over every host's paths.
+    arrays: dict[str, str] = {}
+    tpgs: dict[str, list[int]] = {}
+    for *_, paths in per:
+        _, nodes, tpg_of = _link_nodes(paths)
+        for link, node in nodes.items():
+            arrays.setdefault(node, f"array{len(arrays) + 1}")
+            if tpg_of[link] is not None:
+                tpgs.setdefault(node, []).append(tpg_of[link])  # type: ignore[arg-type]
+    lines = [
+        f"# Imported from {len(hosts)} ESXi hosts' esxcli storage listings by `sanlab import esxi`: a cluster.",
+        "# Comments name the listing and line each value came from, or say that a value is sanlab's default.",
+        "schema_version = 1",
+        'name = "cluster_imported"',
+        "",
+        "[run]",
+        f"duration = {toml_value(duration)}",
+        "",
+    ]
+    hosts_built = []
+    device_arrays: list[tuple[str, str]] = []
+    measured: dict[str, list[DeviceLoad]] = {}
+    for name, listings, capture, paths in per:
+        said: list[str] = []
+        links = _links(paths, said, arrays, tpgs)
+        nmp = {d.name: d for d in listings.nmp_devices}
+        said += _satp_notes(listings.nmp_devices)
+        core = {d.name: d for d in listings.core_devices}
+        devices = list(dict.fromkeys(p.device for p in paths))
+        unknown = [d for d in [*nmp, *core] if d not in devices]
+        if unknown:
+            said.append(f"devices without a path in the path listings, left out: {', '.join(unknown)}")
+        loads = _capture_loads(capture, devices, said)
+        array_of = {link.name: link.array for link in links}
+        host_arrays = [(p.device, array_of[p.link]) for p in paths]
+        device_arrays += host_arrays
+        for d, a in dict.fromkeys(host_arrays):
+            if d in loads:
+                measured.setdefault(a, []).append(loads[d])
+        policy, own = _policies(devices, nmp, _sanlab_path_names(paths, array_of))
+        hosts_built.append((name, listings, capture, links, nmp, core, devices, loads, policy, own, said))
+    # A device's own policy: its volume's where every host listing it agrees.
+    volume_psp: dict[str, tuple[str, str]] = {}
+    for d in dict.fromkeys(d for d, _ in device_arrays):
+        tables = {h[0]: h[9].get(d, h[8]) for h in hosts_built if d in h[4]}
+        if not any(d in h[9] for h in hosts_built):
+            continue
+        chosen = {t[0] for t in tables.values() if t is not None}
+        if len(chosen) == 1 and None not in tables.values():
+            volume_psp[d] = next(t for t in tables.values() if t is not None)  # type: ignore[assignment]
+        else:
+            notes.append(f"device {d}: its path selection policy differs between hosts ({'; '.join(f'{h}: {t[0] if t else None}' for h, t in tables.items())}); sanlab sets a volume's policy on every host: each host's own policy applies to it")
+    devices_all = list(dict.fromkeys(d for d, _ in device_arrays))
+    for a in dict.fromkeys(arrays.values()):
+        if a not in {x for _, x in device_arrays}:
+            continue
+        node_tpgs = [sorted(set(tpgs[n])).index(t) for n, t in ((n, t) for n, ts in tpgs.items() if arrays[n] == a for t in ts)]
+        controllers = f"controllers = {max(node_tpgs) + 1}  # one per target port group its paths report, on every host" if node_tpgs else "controllers = 2  # sanlab's default: no path listing reports a target port group"
+        lines += ["[[array]]", f'name = "{a}"', controllers, _media(a, device_arrays, {}, notes, measured.get(a, [])), "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
+    lines += _volumes(devices_all, device_arrays, volume_psp, notes)
+    events: list[str] = []
+    for name, listings, capture, links, nmp, core, devices, loads, policy, _own, said in hosts_built:
+        adapters = list(dict.fromkeys(link.adapter for link in links))
+        lines += _host(name, devices, policy, nmp, core, said, _adapter_kind(listings, said), _adapter_queue(capture, adapters, said))
+        lines += _path_tables(name, links)
+        lines += _vms(name, devices, workload, loads, prefix=f"{name}_")
+        for link in links:
+            if link.down:
+                events += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# {link.down} when listed ({toml_comment(str(link.source))})", ""]
+        notes += [f"{name}: {n}" for n in said]
+    lines += events
+    return Imported("\n".join(lines).rstrip() + "\n", notes)
