@@ -3,6 +3,8 @@ volume, each host its own paths and policy; every PSP ESXi 4.x-8.x prints mapped
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -141,3 +143,37 @@ def test_captures_naming_no_host_are_taken_in_order_with_a_note(tmp_path: Path) 
     assert f"{captures[1]}: its host 'prod1.example.com' is none of esx1, esx2, esx3: taken as esx2's capture, by order" in p.stderr, p.stderr
     doc = tomllib.loads(out.read_text())
     assert ["--rate_iops=" in v["job"][0]["cmdline"] for v in doc["vm"]] == [True, True, False]
+
+
+STORED = ROOT / "tests/data/esxi/cluster"
+
+
+def test_the_stored_cluster_is_the_derivation(tmp_path: Path) -> None:
+    """tests/data/esxi/cluster (the docs' example) is what `_cluster` and `_capture` write."""
+    _cluster(tmp_path)
+    for k in range(3):
+        _capture(tmp_path, f"esx{k + 1}", f"vmhba{k + 2}")
+    made = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    stored = sorted(p.relative_to(STORED).as_posix() for p in STORED.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+    assert made == stored and len(made) == 12
+    for name in made:
+        assert (tmp_path / name).read_bytes() == (STORED / name).read_bytes(), name
+
+
+def test_the_cluster_section_s_commands_run_as_written(tmp_path: Path) -> None:
+    """The `sanlab …` lines of docs/from-your-host.md's cluster section (`text` blocks: they name
+    repository files, which the page-examples test's folder does not hold)."""
+    page = (ROOT / "docs/from-your-host.md").read_text()
+    section = page[page.index("## An ESXi cluster"):page.index("## A Linux host")]
+    blocks = re.findall(r"^```\w*\n(.*?)^```", section, re.S | re.M)
+    commands = [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("sanlab ")]
+    assert sum(c.startswith("sanlab import esxi") for c in commands) == 2 and sum(c.startswith("sanlab run") for c in commands) == 3
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    for command in commands:
+        args = shlex.split(command)[1:]
+        if args[0] == "run":
+            args = [*args, "--quiet", "--duration", "0.5s", "--out", str(tmp_path / f"run{len(list(tmp_path.iterdir()))}")]
+        done = subprocess.run([sys.executable, "-m", "sanlab.cli", *args], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+        assert done.returncode == 0, f"{command}: {done.stderr}"
+    doc = tomllib.loads((tmp_path / "measured.toml").read_text())
+    assert [h["name"] for h in doc["host"]] == ["esx1", "esx2", "esx3"] and len(doc["volume"]) == 1
