@@ -177,3 +177,35 @@ def test_the_cluster_section_s_commands_run_as_written(tmp_path: Path) -> None:
         assert done.returncode == 0, f"{command}: {done.stderr}"
     doc = tomllib.loads((tmp_path / "measured.toml").read_text())
     assert [h["name"] for h in doc["host"]] == ["esx1", "esx2", "esx3"] and len(doc["volume"]) == 1
+
+
+def test_what_cannot_be_a_cluster_is_one_clear_error(tmp_path: Path) -> None:
+    folders = _cluster(tmp_path, ("a", "b"))
+    both = ["--esxcli", str(folders[0]), "--esxcli", str(folders[1])]
+    cases = {
+        # Two hosts' folders in one --esxcli: one host's listings expected, as today.
+        "one": (["--esxcli", str(folders[0]), str(folders[1])], "with other values: expected the listings of one host"),
+        "twice": ([*both, "--host", "x", "--host", "x"], "--host x is given twice"),
+        "captures": ([*both, *(a for n in ("a", "b", "c") for a in ("--esxtop", str(_capture(tmp_path, n, "vmhba2"))))], "3 --esxtop for 2 hosts (esx1, esx2)"),
+        "same": ([*both, "--host", "a", "--host", "b", "--esxtop", str(tmp_path / "a.csv"), "--esxtop", str(tmp_path / "a.csv")], "a second capture of host a"),
+    }
+    for name, (args, said) in cases.items():
+        p = _sanlab("import", "esxi", *args, "-o", str(tmp_path / f"{name}.toml"))
+        assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, (name, p.stderr)
+        assert said in p.stderr, (name, p.stderr)
+        assert not (tmp_path / f"{name}.toml").exists()
+
+
+def test_a_cluster_of_esx41_hosts_under_fixed_ap_runs(tmp_path: Path) -> None:
+    folders = _cluster(tmp_path)
+    for f in folders:
+        listing = f / CLARIION[0].name
+        listing.write_text(listing.read_text().replace("VMW_PSP_FIXED", "VMW_PSP_FIXED_AP"), encoding="utf-8")
+    out = tmp_path / "cluster.toml"
+    p = _sanlab("import", "esxi", *(a for f in folders for a in ("--esxcli", str(f))), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert [h["multipath"]["psp"] for h in doc["host"]] == [{"kind": "fixed"}] * 3
+    assert out.read_text().count("VMW_PSP_FIXED_AP: ESX 4.1's fixed with array preference, imported as sanlab's fixed: the array preference is not modelled beyond ALUA") == 3
+    run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
+    assert run.returncode == 0, run.stderr

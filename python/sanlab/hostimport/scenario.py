@@ -531,6 +531,9 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
             if d in loads:
                 measured.setdefault(a, []).append(loads[d])
         policy, own = _policies(devices, nmp, _sanlab_path_names(paths, array_of))
+        said_psp = list(dict.fromkeys(f"{d.psp}: {PSP_SAID[d.psp]}" for d in nmp.values() if d.psp in PSP_SAID))
+        if policy is not None and said_psp and not any(PSP_SAID[d.psp] in policy[1] for d in nmp.values() if d.psp in PSP_SAID):
+            policy = (policy[0], f"{policy[1]}; {'; '.join(said_psp)}")
         hosts_built.append((name, listings, capture, links, nmp, core, devices, loads, policy, own, said))
     # A device's own policy: its volume's where every host listing it agrees.
     volume_psp: dict[str, tuple[str, str]] = {}
