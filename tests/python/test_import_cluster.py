@@ -209,3 +209,15 @@ def test_a_cluster_of_esx41_hosts_under_fixed_ap_runs(tmp_path: Path) -> None:
     assert out.read_text().count("VMW_PSP_FIXED_AP: ESX 4.1's fixed with array preference, imported as sanlab's fixed: the array preference is not modelled beyond ALUA") == 3
     run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
     assert run.returncode == 0, run.stderr
+
+
+def test_a_host_without_a_core_path_listing_reaches_the_array_the_others_name(tmp_path: Path) -> None:
+    folders = _cluster(tmp_path)
+    (folders[1] / "core-path-list.txt").unlink()
+    out = tmp_path / "cluster.toml"
+    p = _sanlab("import", "esxi", *(a for f in folders for a in ("--esxcli", str(f))), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert [a["name"] for a in doc["array"]] == ["array1"] and "replication" not in doc
+    assert {q["array"] for q in doc["path"]} == {"array1"} and len(doc["path"]) == 6
+    assert f"esx2: no core path listing names the targets of {NAA}: taken as the other hosts' listings name them" in p.stderr, p.stderr

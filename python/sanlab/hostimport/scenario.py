@@ -491,15 +491,7 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         except HostImportError as exc:
             raise HostImportError(f"host {name}: {exc}") from None
         per.append((name, listings, capture, [replace(p, link=f"{name}:{p.link}") for p in paths]))
-    # Arrays by target node, controllers by target port group, over every host's paths.
-    arrays: dict[str, str] = {}
-    tpgs: dict[str, list[int]] = {}
-    for *_, paths in per:
-        _, nodes, tpg_of = _link_nodes(paths)
-        for link, node in nodes.items():
-            arrays.setdefault(node, f"array{len(arrays) + 1}")
-            if tpg_of[link] is not None:
-                tpgs.setdefault(node, []).append(tpg_of[link])  # type: ignore[arg-type]
+    per, arrays, tpgs = _cluster_arrays(per, notes)
     lines = [
         f"# Imported from {len(hosts)} ESXi hosts' esxcli storage listings by `sanlab import esxi`: a cluster.",
         "# Comments name the listing and line each value came from, or say that a value is sanlab's default.",
@@ -566,3 +558,34 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         notes += [f"{name}: {n}" for n in said]
     lines += events
     return Imported("\n".join(lines).rstrip() + "\n", notes)
+
+
+_HostPaths = tuple[str, Listings, "Capture | None", list[_Path]]
+
+
+def _cluster_arrays(per: list[_HostPaths], notes: list[str]) -> tuple[list[_HostPaths], dict[str, str], dict[str, list[int]]]:
+    """The hosts' paths, with the target node of the paths of a host whose listings name none
+    taken from the other hosts'; each target node's array, and its port groups, over all hosts."""
+    per = list(per)
+    # A host without `esxcli storage core path list` names no target: its paths reach the target
+    # node the other hosts' paths to the same device reach, where that is one.
+    known: dict[str, set[str]] = {}
+    for *_, paths in per:
+        for p in paths:
+            if p.node is not None:
+                known.setdefault(p.device, set()).add(p.node)
+    for k, (name, listings, capture, paths) in enumerate(per):
+        lent = {p.device for p in paths if p.node is None and len(known.get(p.device, ())) == 1}
+        if lent:
+            notes.append(f"{name}: no core path listing names the targets of {', '.join(sorted(lent))}: taken as the other hosts' listings name them")
+            per[k] = (name, listings, capture, [replace(p, node=next(iter(known[p.device]))) if p.device in lent and p.node is None else p for p in paths])
+    # Arrays by target node, controllers by target port group, over every host's paths.
+    arrays: dict[str, str] = {}
+    tpgs: dict[str, list[int]] = {}
+    for *_, paths in per:
+        _, nodes, tpg_of = _link_nodes(paths)
+        for link, node in nodes.items():
+            arrays.setdefault(node, f"array{len(arrays) + 1}")
+            if tpg_of[link] is not None:
+                tpgs.setdefault(node, []).append(tpg_of[link])  # type: ignore[arg-type]
+    return per, arrays, tpgs
