@@ -131,7 +131,10 @@ def test_named_hosts_get_the_capture_naming_them_whatever_the_order(tmp_path: Pa
     p = _sanlab("import", "esxi", *args, "--esxtop", str(captures[0]), "--esxtop", str(other), "-o", str(tmp_path / "y.toml"))
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert f"{other}: line 1: the capture's host 'esx-z' is none of the hosts imported (esx-a, esx-b, esx-c)" in p.stderr, p.stderr
-    assert not (tmp_path / "x.toml").exists() and not (tmp_path / "y.toml").exists()
+    # Hosts named with --host: a capture must name one of them, even when no capture does.
+    p = _sanlab("import", "esxi", *args, "--esxtop", str(other), "-o", str(tmp_path / "z.toml"))
+    assert p.returncode == 2 and "the capture's host 'esx-z' is none of the hosts imported" in p.stderr, p.stderr
+    assert not any((tmp_path / f"{n}.toml").exists() for n in "xyz")
 
 
 def test_captures_naming_no_host_are_taken_in_order_with_a_note(tmp_path: Path) -> None:

@@ -143,9 +143,10 @@ def _host_names(args: argparse.Namespace) -> list[str]:
     return list(args.host)
 
 
-def _captures(paths: list[Path], hosts: list[str]) -> tuple[list[Capture | None], list[str]]:
-    """Each host's capture: by the host name in the capture's counter paths, else, when no capture
-    names any of the hosts, in the order given (with a note). One host and one capture: that one."""
+def _captures(paths: list[Path], hosts: list[str], named: bool) -> tuple[list[Capture | None], list[str]]:
+    """Each host's capture: by the host name in the capture's counter paths, else, when the hosts
+    were not named (--host) and no capture names any of them, in the order given (with a note).
+    One host and one capture: that one."""
     by_host: list[Capture | None] = [None] * len(hosts)
     if not paths:
         return by_host, []
@@ -154,8 +155,8 @@ def _captures(paths: list[Path], hosts: list[str]) -> tuple[list[Capture | None]
         return captures, []
     if len(captures) > len(hosts):
         raise UserError(f"import esxi: {len(captures)} --esxtop for {len(hosts)} hosts ({', '.join(hosts)}): give at most one capture per host")
-    named = [c for c in captures if c.host in hosts]
-    if not named:
+    by_name = [c for c in captures if c.host in hosts]
+    if not named and not by_name:
         notes = [f"{c.path}: its host {c.host!r} is none of {', '.join(hosts)}: taken as {h}'s capture, by order" for c, h in zip(captures, hosts[: len(captures)], strict=True)]
         return [*captures, *[None] * (len(hosts) - len(captures))], notes
     for c in captures:
@@ -182,7 +183,7 @@ def main(args: argparse.Namespace) -> int:
         notes += said
     captures = args.esxtop or []
     refuse_inputs(args.output, [*(f for files in listed for f in files), *captures])
-    by_host, said = _captures(captures, hosts)
+    by_host, said = _captures(captures, hosts, named=args.host is not None)
     notes += said
     imported = build_cluster([(h, read_listings(files), c) for h, files, c in zip(hosts, listed, by_host, strict=True)], workload=args.workload, duration=args.duration)
     replace_text(args.output, imported.toml, check=_read_back(args.output))
