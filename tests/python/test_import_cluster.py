@@ -224,3 +224,24 @@ def test_a_host_without_a_core_path_listing_reaches_the_array_the_others_name(tm
     assert [a["name"] for a in doc["array"]] == ["array1"] and "replication" not in doc
     assert {q["array"] for q in doc["path"]} == {"array1"} and len(doc["path"]) == 6
     assert f"esx2: no core path listing names the targets of {NAA}: taken as the other hosts' listings name them" in p.stderr, p.stderr
+
+
+def test_devices_without_an_identity_of_their_own_stay_with_their_host(tmp_path: Path) -> None:
+    """ESXi names a device without an identity (a local disk) `mpx.vmhbaA:Cc:Tt:Ll`: the same
+    name on two hosts is two devices, a volume per host."""
+    folders = _cluster(tmp_path, ("esx1", "esx2"))
+    local = "mpx.vmhba32:C0:T0:L0"
+    for f in folders:
+        for listing in f.iterdir():
+            listing.write_text(listing.read_text().replace(NAA, local), encoding="utf-8")
+    capture = _capture(tmp_path, "esx2", "vmhba3")
+    capture.write_text(capture.read_text().replace(NAA, local), encoding="utf-8")
+    out = tmp_path / "cluster.toml"
+    p = _sanlab("import", "esxi", "--esxcli", str(folders[0]), "--esxcli", str(folders[1]), "--esxtop", str(capture), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    doc = tomllib.loads(out.read_text())
+    assert [v["name"] for v in doc["volume"]] == [f"esx1:{local}", f"esx2:{local}"]
+    assert [(v["host"], v["volume"]) for v in doc["vm"]] == [("esx1", f"esx1:{local}"), ("esx2", f"esx2:{local}")]
+    assert "--rate_iops=" in doc["vm"][1]["job"][0]["cmdline"] and "--rate_iops=" not in doc["vm"][0]["job"][0]["cmdline"]
+    run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
+    assert run.returncode == 0, run.stderr

@@ -490,7 +490,8 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
             paths = _paths(listings)
         except HostImportError as exc:
             raise HostImportError(f"host {name}: {exc}") from None
-        per.append((name, listings, capture, [replace(p, link=f"{name}:{p.link}") for p in paths]))
+        listings = _host_local(name, listings)
+        per.append((name, listings, capture, [replace(p, link=f"{name}:{p.link}", device=_local_name(name, p.device)) for p in paths]))
     per, arrays, tpgs = _cluster_arrays(per, notes)
     lines = [
         f"# Imported from {len(hosts)} ESXi hosts' esxcli storage listings by `sanlab import esxi`: a cluster.",
@@ -515,7 +516,8 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         unknown = [d for d in [*nmp, *core] if d not in devices]
         if unknown:
             said.append(f"devices without a path in the path listings, left out: {', '.join(unknown)}")
-        loads = _capture_loads(capture, devices, said)
+        loads = _capture_loads(capture, [d[len(name) + 1:] if d.startswith(f"{name}:mpx.") else d for d in devices], said)
+        loads = {_local_name(name, d): load for d, load in loads.items()}
         array_of = {link.name: link.array for link in links}
         host_arrays = [(p.device, array_of[p.link]) for p in paths]
         device_arrays += host_arrays
@@ -589,3 +591,20 @@ def _cluster_arrays(per: list[_HostPaths], notes: list[str]) -> tuple[list[_Host
             if tpg_of[link] is not None:
                 tpgs.setdefault(node, []).append(tpg_of[link])  # type: ignore[arg-type]
     return per, arrays, tpgs
+
+
+def _local_name(host: str, device: str) -> str:
+    """A device's volume name in a cluster: its own, but `host:mpx.…` for an `mpx.` device, the
+    name ESXi makes up for a device without an identity of its own (a local disk, a CD-ROM), which
+    another host may give to another device."""
+    return f"{host}:{device}" if device.startswith("mpx.") else device
+
+
+def _host_local(host: str, listings: Listings) -> Listings:
+    """The listings with their `mpx.` devices named `host:mpx.…` (`_local_name`)."""
+    return Listings(
+        core_devices=[replace(d, name=_local_name(host, d.name)) for d in listings.core_devices],
+        nmp_devices=[replace(d, name=_local_name(host, d.name)) for d in listings.nmp_devices],
+        nmp_paths=[replace(p, device=_local_name(host, p.device)) for p in listings.nmp_paths],
+        core_paths=[replace(p, device=_local_name(host, p.device)) for p in listings.core_paths],
+    )
