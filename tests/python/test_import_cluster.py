@@ -98,8 +98,9 @@ def test_three_hosts_are_one_volume_on_one_array_each_host_its_own_paths(tmp_pat
         assert [(v["host"], v["volume"]) for v in doc["vm"] if v["host"] == host] == [(host, NAA)]
     text = out.read_text()
     assert "esx2/nmp-path-list.esx40-clariion.txt:9" in text and "esx3/core-path-list.txt:1" in text, "each value names its host's listing"
-    # Each host prefers its own path: no volume-wide policy can say so; said, and each host's fixed applies.
-    assert "psp" not in doc["volume"][0] and "policy differs between hosts" in p.stderr, p.stderr
+    # Each host prefers its own first optimized path: sanlab's fixed takes it on each host; said.
+    assert "psp" not in doc["volume"][0] and [h["multipath"]["psp"] for h in doc["host"]] == [{"kind": "fixed"}] * 3
+    assert "FIXED on each host, preferring its first optimized path (esx1:vmhba2:C0:T1, esx2:vmhba3:C0:T1, esx3:vmhba4:C0:T1)" in p.stderr, p.stderr
     run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
     assert run.returncode == 0, run.stderr
     # Listings of two hosts in one occurrence: today's error.
@@ -245,3 +246,14 @@ def test_devices_without_an_identity_of_their_own_stay_with_their_host(tmp_path:
     assert "--rate_iops=" in doc["vm"][1]["job"][0]["cmdline"] and "--rate_iops=" not in doc["vm"][0]["job"][0]["cmdline"]
     run = _sanlab("run", str(out), "--duration", "2s", "--out", str(tmp_path / "run"), "--quiet")
     assert run.returncode == 0, run.stderr
+
+
+def test_a_host_preferring_another_path_than_sanlabs_fixed_would_is_said(tmp_path: Path) -> None:
+    folders = _cluster(tmp_path)
+    listing = folders[1] / CLARIION[0].name
+    listing.write_text(listing.read_text().replace("{preferred=vmhba3:C0:T1:L1", "{preferred=vmhba3:C0:T0:L1"), encoding="utf-8")
+    out = tmp_path / "cluster.toml"
+    p = _sanlab("import", "esxi", *(a for f in folders for a in ("--esxcli", str(f))), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert 'esx2: { kind = "fixed", preferred = "esx2:vmhba3:C0:T0" }' in p.stderr and "each host's own policy applies to it" in p.stderr, p.stderr
+    assert "psp" not in tomllib.loads(out.read_text())["volume"][0]

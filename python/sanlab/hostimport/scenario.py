@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -504,6 +505,8 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         "",
     ]
     hosts_built = []
+    # Host -> device -> the sanlab name of its first optimized path, the one sanlab's fixed takes.
+    first_ao: dict[str, dict[str, str]] = {}
     device_arrays: list[tuple[str, str]] = []
     measured: dict[str, list[DeviceLoad]] = {}
     for name, listings, capture, paths in per:
@@ -529,17 +532,10 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         if policy is not None and said_psp and not any(PSP_SAID[d.psp] in policy[1] for d in nmp.values() if d.psp in PSP_SAID):
             policy = (policy[0], f"{policy[1]}; {'; '.join(said_psp)}")
         hosts_built.append((name, listings, capture, links, nmp, core, devices, loads, policy, own, said))
-    # A device's own policy: its volume's where every host listing it agrees.
-    volume_psp: dict[str, tuple[str, str]] = {}
-    for d in dict.fromkeys(d for d, _ in device_arrays):
-        tables = {h[0]: h[9].get(d, h[8]) for h in hosts_built if d in h[4]}
-        if not any(d in h[9] for h in hosts_built):
-            continue
-        chosen = {t[0] for t in tables.values() if t is not None}
-        if len(chosen) == 1 and None not in tables.values():
-            volume_psp[d] = next(t for t in tables.values() if t is not None)  # type: ignore[assignment]
-        else:
-            notes.append(f"device {d}: its path selection policy differs between hosts ({'; '.join(f'{h}: {t[0] if t else None}' for h, t in tables.items())}); sanlab sets a volume's policy on every host: each host's own policy applies to it")
+        link_at = {link.name: (k, link.alua) for k, link in enumerate(links)}
+        names = _sanlab_path_names(paths, array_of)
+        first_ao[name] = {d: min((link_at[p.link][0], names[p.name]) for p in paths if p.device == d and link_at[p.link][1] == "AO")[1] for d in devices if any(p.device == d and link_at[p.link][1] == "AO" for p in paths)}
+    volume_psp = _volume_policies(hosts_built, [d for d, _ in device_arrays], first_ao, notes)
     devices_all = list(dict.fromkeys(d for d, _ in device_arrays))
     for a in dict.fromkeys(arrays.values()):
         if a not in {x for _, x in device_arrays}:
@@ -608,3 +604,24 @@ def _host_local(host: str, listings: Listings) -> Listings:
         nmp_paths=[replace(p, device=_local_name(host, p.device)) for p in listings.nmp_paths],
         core_paths=[replace(p, device=_local_name(host, p.device)) for p in listings.core_paths],
     )
+
+
+def _volume_policies(hosts_built: Sequence[tuple], devices: Sequence[str], first_ao: dict[str, dict[str, str]], notes: list[str]) -> dict[str, tuple[str, str]]:
+    """A device's own policy becomes its volume's where every host listing it agrees (sanlab sets
+    a volume's policy on every host); else each host's own policy applies to it, with a note,
+    which says when each host's FIXED prefers the path sanlab's fixed takes anyway."""
+    volume_psp: dict[str, tuple[str, str]] = {}
+    for d in dict.fromkeys(devices):
+        tables = {h[0]: h[9].get(d, h[8]) for h in hosts_built if d in h[4]}
+        if not any(d in h[9] for h in hosts_built):
+            continue
+        chosen = {t[0] for t in tables.values() if t is not None}
+        if len(chosen) == 1 and None not in tables.values():
+            volume_psp[d] = next(t for t in tables.values() if t is not None)
+            continue
+        preferred = {h: re.fullmatch(r'\{ kind = "fixed", preferred = "(.*)" \}', t[0]) if t else None for h, t in tables.items()}
+        if all(m is not None and first_ao.get(h, {}).get(d) == m.group(1) for h, m in preferred.items()):
+            notes.append(f"device {d}: FIXED on each host, preferring its first optimized path ({', '.join(m.group(1) for m in preferred.values() if m)}), which sanlab's fixed takes on each host: no volume policy needed")
+            continue
+        notes.append(f"device {d}: its path selection policy differs between hosts ({'; '.join(f'{h}: {t[0] if t else None}' for h, t in tables.items())}); sanlab sets a volume's policy on every host: each host's own policy applies to it")
+    return volume_psp
