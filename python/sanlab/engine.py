@@ -70,7 +70,7 @@ class KindDoc(TypedDict):
     platform: NotRequired[str]
 
 
-Path = str | os.PathLike[str]
+PathLike = str | os.PathLike[str]
 
 
 def _chosen(variants: Sequence[str] | None) -> list[str] | None:
@@ -79,7 +79,7 @@ def _chosen(variants: Sequence[str] | None) -> list[str] | None:
 
 
 def run(
-    scenario: Path,
+    scenario: PathLike,
     variants: Sequence[str] | None = None,
     sets: Sequence[str] = (),
     seed: int | None = None,
@@ -100,7 +100,7 @@ def run(
 
 
 def validate(
-    scenario: Path, sets: Sequence[str] = (), variants: Sequence[str] | None = None, *, cost: bool = False
+    scenario: PathLike, sets: Sequence[str] = (), variants: Sequence[str] | None = None, *, cost: bool = False
 ) -> Checked:
     """Checks the scenario with `sets` (every variant, or those named) without running it; with
     `cost`, also estimates what running it costs from a short pilot of each variant."""

@@ -34,12 +34,13 @@ class Parser(argparse.ArgumentParser):
         raise CommandLineError(f"{self.prog}: {message}; `{self.prog} --help` lists the arguments")
 
 
-def whole_number(least: int, most: int | None = None, noun: str | None = None) -> Callable[[str], int]:
+def whole_number(
+    least: int, most: int | None = None, noun: str | None = None, span: str | None = None
+) -> Callable[[str], int]:
     """A parser of whole numbers from `least` to `most` (no bound when None) that names the
-    nearest valid value when one is out of range; `noun` (`a seed`) names the range's values."""
-    span = f"at least {least}" if most is None else f"{least} to {most}"
-    if most == SEED_LIMIT - 1:
-        span = SEED_HELP
+    nearest valid value when one is out of range; `noun` (`a seed`) names the range's values,
+    `span` says the range when its figures alone would not (default `least to most`)."""
+    span = span or (f"at least {least}" if most is None else f"{least} to {most}")
 
     def parse(text: str) -> int:
         try:
@@ -56,7 +57,7 @@ def whole_number(least: int, most: int | None = None, noun: str | None = None) -
     return parse
 
 
-seed = whole_number(0, SEED_LIMIT - 1, "a seed")
+seed = whole_number(0, SEED_LIMIT - 1, "a seed", SEED_HELP)
 positive = whole_number(1)
 
 MAX_PARALLEL = 1024

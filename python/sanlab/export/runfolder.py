@@ -244,18 +244,26 @@ def render_folders(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, st
 _JSON_TYPES = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from `path`, or RunFolderError saying what is wrong with the file."""
+def loads_damaged(path: Path, data: bytes) -> Any:
+    """The JSON of a file sanlab wrote (`data`, its bytes), parsed within bounds; what is wrong
+    with it is a RunFolderError naming the file as damaged."""
     try:
-        document = loads_bounded(path.read_text(encoding="utf-8"))
+        return loads_bounded(data.decode("utf-8"))
     except JsonBoundError as exc:
         raise RunFolderError(f"{path}: {exc}; the file is damaged") from None
     except UnicodeDecodeError as exc:
         raise RunFolderError(f"{path}: not UTF-8 text (byte {exc.start}); the file is damaged") from None
     except json.JSONDecodeError as exc:
-        raise RunFolderError(f"{path}: not valid JSON ({exc})") from None
+        raise RunFolderError(f"{path}: not valid JSON ({exc}); the file is damaged") from None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`, or RunFolderError saying what is wrong with the file."""
+    try:
+        data = path.read_bytes()
     except OSError as exc:
         raise RunFolderError(f"{path}: cannot read ({exc.strerror})") from None
+    document = loads_damaged(path, data)
     if not isinstance(document, dict):
         found = _JSON_TYPES.get(type(document), "null")
         raise RunFolderError(f"{path}: expected a JSON object, found {found}; the file is damaged")

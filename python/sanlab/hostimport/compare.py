@@ -20,7 +20,6 @@ written is NaN or infinite: a figure that is not finite is null.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import asdict, dataclass, fields
@@ -30,8 +29,7 @@ from typing import Any
 import numpy as np
 
 from sanlab.document import Document, Variant
-from sanlab.export.files import JsonBoundError, loads_bounded
-from sanlab.export.runfolder import TIMESERIES_FILE, RunFolderError
+from sanlab.export.runfolder import TIMESERIES_FILE, RunFolderError, loads_damaged
 from sanlab.hostimport.esxtop import DEVICE, MAX_VALUE, PATH, Capture, CaptureError
 from sanlab.hostimport.workload import device_series, mean, weighted_mean
 from sanlab.input_files import read_bytes
@@ -303,15 +301,7 @@ def read_comparison(path: Path) -> dict[str, Any]:
     """A comparison file as `compare --esxtop` writes it (and reads back before it is kept): a
     RunFolderError names the file and what is wrong with it."""
     data = read_bytes(path, "the comparison `sanlab compare --esxtop` writes", MAX_COMPARE_BYTES)
-    try:
-        document = loads_bounded(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RunFolderError(f"{path}: not UTF-8 text (byte {exc.start}); the file is damaged") from None
-    except JsonBoundError as exc:
-        raise RunFolderError(f"{path}: {exc}; the file is damaged") from None
-    except json.JSONDecodeError as exc:
-        raise RunFolderError(f"{path}: not valid JSON ({exc}); the file is damaged") from None
-    return _check_comparison(path, document)
+    return _check_comparison(path, loads_damaged(path, data))
 
 
 def measured_sections(run_dir: Path, document: Document) -> list[tuple[str, str, str]]:

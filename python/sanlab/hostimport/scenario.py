@@ -260,6 +260,12 @@ def _agreed(values: Iterable[tuple[str, int | None, Source]], what: str, notes: 
     return value, f"{what}, {first}" + (f"; {len(others)} devices differ" if others else "")
 
 
+def scenario_head(comments: Sequence[str], name: str, duration: str) -> list[str]:
+    """The lines every imported scenario starts with: its comment lines, the schema, its name and
+    its duration."""
+    return [*(f"# {line}" for line in comments), "schema_version = 1", f"name = {toml_value(name)}", "", "[run]", f"duration = {toml_value(duration)}", ""]
+
+
 def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WORKLOAD, duration: str = "60s", capture: Capture | None = None) -> Imported:
     """The scenario the listings describe. Each device runs what the esxtop `capture` shows it
     carried (`workload.py`), or `workload` (a fio command line) without one or for a device the
@@ -276,16 +282,14 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     unknown = [d for d in [*nmp_devices, *core_devices] if d not in devices]
     if unknown:
         notes.append(f"devices without a path in the path listings, left out: {', '.join(unknown)}")
-    lines = [
-        "# Imported from a host's esxcli storage listings by `sanlab import esxi`. Comments name the",
-        "# listing and line each value came from, or say that a value is sanlab's default.",
-        "schema_version = 1",
-        f"name = {toml_value(host + '_imported')}",
-        "",
-        "[run]",
-        f"duration = {toml_value(duration)}",
-        "",
-    ]
+    lines = scenario_head(
+        [
+            "Imported from a host's esxcli storage listings by `sanlab import esxi`. Comments name the",
+            "listing and line each value came from, or say that a value is sanlab's default.",
+        ],
+        host + "_imported",
+        duration,
+    )
     loads = _capture_loads(capture, devices, notes)
     array_of = {link.name: link.array for link in links}
     device_arrays = [(p.device, array_of[p.link]) for p in paths]
@@ -494,16 +498,14 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         listings = _host_local(name, listings)
         per.append((name, listings, capture, [replace(p, link=f"{name}:{p.link}", device=_local_name(name, p.device)) for p in paths]))
     per, arrays, tpgs = _cluster_arrays(per, notes)
-    lines = [
-        f"# Imported from {len(hosts)} ESXi hosts' esxcli storage listings by `sanlab import esxi`: a cluster.",
-        "# Comments name the listing and line each value came from, or say that a value is sanlab's default.",
-        "schema_version = 1",
-        'name = "cluster_imported"',
-        "",
-        "[run]",
-        f"duration = {toml_value(duration)}",
-        "",
-    ]
+    lines = scenario_head(
+        [
+            f"Imported from {len(hosts)} ESXi hosts' esxcli storage listings by `sanlab import esxi`: a cluster.",
+            "Comments name the listing and line each value came from, or say that a value is sanlab's default.",
+        ],
+        "cluster_imported",
+        duration,
+    )
     hosts_built = []
     # Host -> device -> the sanlab name of its first optimized path, the one sanlab's fixed takes.
     first_ao: dict[str, dict[str, str]] = {}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sanlab.hostimport.linux.topology import Topology, Volume
-from sanlab.hostimport.scenario import DEFAULT_READ_LATENCY, DEFAULT_WORKLOAD, Imported
+from sanlab.hostimport.scenario import DEFAULT_READ_LATENCY, DEFAULT_WORKLOAD, Imported, scenario_head
 from sanlab.toml_text import toml_comment, toml_value
 
 
@@ -90,16 +90,14 @@ def build_scenario(top: Topology, *, host: str, workload: str, duration: str, ke
     loads = loads or {}
     media = media or {}
     notes = list(top.notes)
-    lines = [
-        f"# Imported from a Linux host's {title} by `sanlab import linux`. Comments name the",
-        "# listing and line each value came from, or say that a value is sanlab's default.",
-        "schema_version = 1",
-        f"name = {toml_value(host + '_imported')}",
-        "",
-        "[run]",
-        f"duration = {toml_value(duration)}",
-        "",
-    ]
+    lines = scenario_head(
+        [
+            f"Imported from a Linux host's {title} by `sanlab import linux`. Comments name the",
+            "listing and line each value came from, or say that a value is sanlab's default.",
+        ],
+        host + "_imported",
+        duration,
+    )
     for a in top.arrays:
         controllers = f"controllers = {a.controllers}  # {toml_comment(a.controllers_why)}" if a.controllers else f"controllers = 2  # {toml_comment(a.controllers_why)}"
         measured = media.get(a.name)
