@@ -120,6 +120,25 @@ BIAS_MIN = range(-840, 721)
 WHAT = "an esxtop batch capture (esxtop -b -a > capture.csv)"
 
 
+@dataclass(frozen=True)
+class PdhTool:
+    """The tool that wrote a PDH-CSV capture, as the reader's messages name it: esxtop, or
+    Windows' typeperf (`hostimport/windows/typeperf.py`), which writes the same layout."""
+
+    # What the file was expected to be (a file that cannot be read at all).
+    what: str
+    # Its header, and what the file is not when its first cell is not one.
+    header: str
+    not_this: str
+    # How to capture the counters read, when the file has none of them.
+    capture_hint: str
+    # Lines the tool prints after its rows (typeperf's status messages), skipped with a note.
+    trailer: re.Pattern[str] | None = None
+
+
+ESXTOP = PdhTool(WHAT, "esxtop's batch header", "an esxtop batch capture (esxtop -b)", "Capture with `esxtop -b -a` (all counters) or export the disk entities.")
+
+
 class CaptureError(UserError, ValueError):
     """A capture that cannot be read: the message names the file, the line (and column) and what
     was expected."""
@@ -237,15 +256,15 @@ def _ends_with_line_break(path: Path) -> bool:
         return f.read(1) in (b"\n", b"\r")
 
 
-def _header_zone(path: Path, first: str) -> tuple[str, int, list[str]]:
+def _header_zone(path: Path, first: str, tool: PdhTool = ESXTOP, line: int = 1) -> tuple[str, int, list[str]]:
     m = _HEADER.match(first)
     if not m:
         shown = first if len(first) <= 60 else first[:57] + "..."
         raise CaptureError(
-            f"{path}: line 1, column 1: expected esxtop's batch header cell '(PDH-CSV 4.0) (<time zone>)(<bias>)', "
-            f"found {shown!r}: not an esxtop batch capture (esxtop -b)",
+            f"{path}: line {line}, column 1: expected {tool.header} cell '(PDH-CSV 4.0) (<time zone>)(<bias>)', "
+            f"found {shown!r}: not {tool.not_this}",
             str(path),
-            1,
+            line,
             1,
         )
     if m.group("zone") is None:
@@ -293,15 +312,14 @@ def _select(
     return picked, dict(groups), sorted(unused), notes
 
 
-def _no_storage(path: Path, groups: Mapping[str, int], wanted: Mapping[str, Collection[str]]) -> CaptureError:
+def _no_storage(path: Path, groups: Mapping[str, int], wanted: Mapping[str, Collection[str]], tool: PdhTool = ESXTOP, line: int = 1) -> CaptureError:
     has = ", ".join(f"{g} ({n} columns)" for g, n in sorted(groups.items(), key=lambda kv: -kv[1])) or "no columns"
     stored = [g for g in wanted if g in groups]
     what = f"its storage groups ({', '.join(stored)}) have none of the counters read" if stored else "no storage group"
     return CaptureError(
-        f"{path}: line 1: {what}: expected columns of {', '.join(wanted)}; the capture has {has}. "
-        "Capture with `esxtop -b -a` (all counters) or export the disk entities.",
+        f"{path}: line {line}: {what}: expected columns of {', '.join(wanted)}; the capture has {has}. " + tool.capture_hint,
         str(path),
-        1,
+        line,
     )
 
 
@@ -351,12 +369,16 @@ def _width_error(path: Path, line: int, width: int, found: int) -> CaptureError:
     return CaptureError(f"{path}: line {line}: expected {width} cells (a time and one per header column), found {found}", str(path), line)
 
 
-def _rows(path: Path, rows: Iterator[tuple[int, list[str]]], width: int) -> Iterator[tuple[int, list[str], bool]]:
+def _rows(path: Path, rows: Iterator[tuple[int, list[str]]], width: int, tool: PdhTool = ESXTOP, notes: list[str] | None = None) -> Iterator[tuple[int, list[str], bool]]:
     """(line, row, is_last) for every non-blank row; a row of the wrong width that is not the
-    last is an error."""
+    last is an error. The tool's own trailing lines (`PdhTool.trailer`) are skipped, said once."""
     pending: tuple[int, list[str]] | None = None
     for line, row in rows:
         if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if tool.trailer is not None and len(row) == 1 and tool.trailer.match(row[0].strip()):
+            if notes is not None:
+                notes.append(f"{path}: line {line}: {row[0].strip()!r}, the tool's own message, skipped")
             continue
         if pending is not None:
             if len(pending[1]) != width:
@@ -367,27 +389,31 @@ def _rows(path: Path, rows: Iterator[tuple[int, list[str]]], width: int) -> Iter
         yield pending[0], pending[1], True
 
 
-def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTED) -> Capture:
+def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTED, tool: PdhTool = ESXTOP) -> Capture:
     """Reads the storage counters of an esxtop batch capture (plain or .gz), streaming its rows.
 
-    `wanted` maps each group to read to the counters read from it (default `WANTED`)."""
+    `wanted` maps each group to read to the counters read from it (default `WANTED`); `tool` who
+    wrote the capture, as messages name it (a tool with a `trailer`, typeperf, also starts its
+    output with an empty line, which is skipped)."""
     path = Path(path)
-    with open_stream(path, WHAT) as f:
+    with open_stream(path, tool.what) as f:
         reader = csv_rows(path, f)
         try:
-            _, header = next(reader)
+            header_line, header = next(reader)
+            while tool.trailer is not None and (not header or header == [""]):
+                header_line, header = next(reader)
         except StopIteration:
-            raise CaptureError(f"{path}: line 1: expected esxtop's batch header, found an empty file", str(path), 1) from None
+            raise CaptureError(f"{path}: line 1: expected {tool.header}, found an empty file", str(path), 1) from None
         # A byte order mark before the header is a spreadsheet's; an empty first line no header.
-        zone, bias, notes = _header_zone(path, header[0].removeprefix("\ufeff") if header else "")
+        zone, bias, notes = _header_zone(path, header[0].removeprefix("\ufeff") if header else "", tool, header_line)
         cols, groups, unused, select_notes = _select(path, header, wanted)
         notes += select_notes
         if not cols:
-            raise _no_storage(path, groups, wanted)
+            raise _no_storage(path, groups, wanted, tool, header_line)
         hosts = sorted({c.host for c in cols})
         if len(hosts) > 1:
             names = ", ".join(hosts)
-            raise CaptureError(f"{path}: line 1: expected one host's capture, its storage columns name {len(hosts)}: {names}", str(path), 1)
+            raise CaptureError(f"{path}: line {header_line}: expected one host's capture, its storage columns name {len(hosts)}: {names}", str(path), header_line)
         width = len(header)
         index = [c.number - 1 for c in cols]
         pick = operator.itemgetter(*index) if len(index) > 1 else (lambda row: (row[index[0]],))
@@ -395,7 +421,7 @@ def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTE
         times: list[datetime] = []
         fmt = [_TIME_FORMATS[0]]
         whole_file = _ends_with_line_break(path)
-        for line, row, last in _rows(path, reader, width):
+        for line, row, last in _rows(path, reader, width, tool, notes):
             if last and (len(row) < width or not whole_file):
                 notes.append(f"{path}: line {line}: the last row is cut short ({len(row)} of {width} cells"
                              f"{'' if whole_file else ', no line break at the end'}); dropped, the {len(times)} rows before it read")
@@ -413,7 +439,7 @@ def read_capture(path: str | Path, wanted: Mapping[str, Collection[str]] = WANTE
                 vals = _values(path, line, cells, cols)
             values.extend(vals)
     if not times:
-        raise CaptureError(f"{path}: line 2: expected at least one sample after the header, found none", str(path), 2)
+        raise CaptureError(f"{path}: line {header_line + 1}: expected at least one sample after the header, found none", str(path), header_line + 1)
     table = np.frombuffer(values, dtype=np.float64).reshape(len(times), len(cols))
     series: dict[tuple[str, str], dict[str, np.ndarray]] = {}
     columns: dict[tuple[str, str, str], Column] = {}

@@ -33,7 +33,8 @@ _KNOWN = (
     (re.compile(r"^/sys/(block|class|devices)/"), "sysfs values (`grep -H . /sys/block/...`)", "--sysfs"),
     (re.compile(r"^\S.*\(\w+\) dm-\d+ |^\S+ dm-\d+ \S+,|^\w+ \([0-9a-fA-F]+\) dm-\d+|^(create|reload): "), "`multipath -ll` output", "--multipath"),
     (re.compile(r"^(naa|eui|t10|mpx)\.\S+$|^(fc|iqn|sas|pscsi|unknown)\.\S*-(naa|eui|t10|mpx)\.|^\s*(Display Name|Group State|Runtime Name|Device Max Queue Depth):"), "an esxcli storage listing", "`sanlab import esxi --esxcli`"),
-    (re.compile(r"^\"\(PDH-CSV"), "an esxtop or typeperf capture (PDH-CSV)", "`sanlab import esxi --esxtop`"),
+    (re.compile(r"^\"?\(PDH-CSV"), "an esxtop or typeperf capture (PDH-CSV)", "`sanlab import esxi --esxtop` (esxtop) or `sanlab import windows --typeperf` (typeperf)"),
+    (re.compile(r"^MPIO Disk\d+[: ]|^For more information about a particular disk, use 'mpclaim|^MPIO Disk\s+System Disk"), "Windows `mpclaim -s -d` output", "`sanlab import windows --mpclaim`"),
     (re.compile(r"^(hcil|name)\s+(dev|sysfs)\s"), "a `multipathd show paths` (or maps) table, without the maps' path groups", "nowhere: give `multipath -ll`"),
 )
 

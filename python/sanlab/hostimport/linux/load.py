@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sanlab.hostimport.linux.records import IostatCapture, IostatRow, LinuxInputError
+from sanlab.hostimport.linux.records import CaptureNames, IostatCapture, IostatRow, LinuxInputError
 from sanlab.hostimport.linux.scenario import ArrayMedia, VolumeLoad
 from sanlab.hostimport.linux.topology import Topology, Volume
 from sanlab.hostimport.workload import MIN_SERVICE_MS, SECTOR_BYTES, STEADY_CV, WHOLE, DeviceLoad
@@ -94,7 +94,7 @@ def _load(vol: Volume, s: _Series, capture: IostatCapture) -> DeviceLoad | str |
     closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
     r_await, w_await = _weighted(s.r_await, s.reads), _weighted(s.w_await, s.writes)
     both = _weighted(np.concatenate([s.r_await, s.w_await]), np.concatenate([s.reads, s.writes]))
-    source = f"{_file_name(capture.path)}: {' + '.join(s.devices)}, {len(capture.reports)} reports"
+    source = f"{_file_name(capture.path)}: {' + '.join(s.devices)}, {len(capture.reports)} {capture.names.report}s"
     return DeviceLoad(vol.name, iops, reads / iops, sectors * SECTOR_BYTES, outstanding, both, r_await, w_await, reads, writes, closed, source)
 
 
@@ -103,9 +103,9 @@ def _file_name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _why(load: DeviceLoad) -> str:
-    loop = f"closed loop at {round(load.outstanding)} outstanding (aqu-sz {load.outstanding:.2f}, a steady whole number)" if load.closed else f"open loop at {load.iops:.6g} IOPS, Poisson arrivals (aqu-sz {load.outstanding:.2f}: arrivals, not a held depth)"
-    awaits = ", ".join(f"{name} {ms:.3f} ms" for name, ms in (("r_await", load.davg_read_ms), ("w_await", load.davg_write_ms)) if math.isfinite(ms))
+def _why(load: DeviceLoad, names: CaptureNames) -> str:
+    loop = f"closed loop at {round(load.outstanding)} outstanding ({names.queue} {load.outstanding:.2f}, a steady whole number)" if load.closed else f"open loop at {load.iops:.6g} IOPS, Poisson arrivals ({names.queue} {load.outstanding:.2f}: arrivals, not a held depth)"
+    awaits = ", ".join(f"{name} {ms:.3f} ms" for name, ms in ((names.read_await, load.davg_read_ms), (names.write_await, load.davg_write_ms)) if math.isfinite(ms))
     return f"{load.source}: {load.iops:.6g} IOPS, {100 * load.read_share:.0f} % reads, {load.size_bytes} B per request, {loop}; {awaits or 'no await'}"
 
 
@@ -130,7 +130,7 @@ def loads(top: Topology, capture: IostatCapture) -> tuple[dict[str, VolumeLoad],
         elif load is None:
             notes.append(f"{capture.path}: {vol.name} did no I/O in the capture: it runs the default workload")
         else:
-            out[vol.name] = VolumeLoad(load.fio_cmdline(), _why(load))
+            out[vol.name] = VolumeLoad(load.fio_cmdline(), _why(load, capture.names))
             paths = [d for d in vol.disks if any(r.device == d for rep in capture.reports for r in rep)]
             measured.setdefault(vol.array, []).append((vol.name, load, _series(paths, capture) if paths else series))
     used = {d for m in members.values() for d in m} | {d for v in top.volumes for d in v.disks}
@@ -160,6 +160,6 @@ def _media(measured: dict[str, list[tuple[str, DeviceLoad, _Series]]], capture: 
         sources = ", ".join(" + ".join(s.devices) for _, _, s in volumes)
         media[array] = ArrayMedia(
             f'{{ kind = "flash", read_latency = "{read * 1000:.1f}us", write_latency = "{write * 1000:.1f}us", servers = {servers} }}',
-            f"r_await and w_await of {sources} at the capture's load ({_file_name(capture.path)}), each report weighted by its reads (writes); servers enough not to queue",
+            f"{capture.names.read_await} and {capture.names.write_await} of {sources} at the capture's load ({_file_name(capture.path)}), each {capture.names.report} weighted by its reads (writes); servers enough not to queue",
         )
     return media

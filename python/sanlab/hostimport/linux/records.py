@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from sanlab.errors import UserError
 from sanlab.hostimport.host import Source
 
-__all__ = ["IostatCapture", "IostatRow", "LinuxInputError", "MultipathMap", "NvmeController", "NvmeSubsystem", "PathGroup", "ScsiPath", "Source", "SysfsValue"]
+__all__ = ["IOSTAT_NAMES", "CaptureNames", "IostatCapture", "IostatRow", "LinuxInputError", "MultipathMap", "NvmeController", "NvmeSubsystem", "PathGroup", "ScsiPath", "Source", "SysfsValue"]
 
 
 class LinuxInputError(UserError, ValueError):
@@ -139,6 +139,22 @@ class IostatRow:
     source: Source
 
 
+@dataclass(frozen=True)
+class CaptureNames:
+    """How a capture names the figures of an `IostatRow`, for the comments and notes written
+    from them: iostat's, or typeperf's for a Windows host (`hostimport/windows/typeperf.py`),
+    whose samples are read into the same rows."""
+
+    queue: str
+    read_await: str
+    write_await: str
+    # One line of figures over an interval: iostat's report, typeperf's sample.
+    report: str
+
+
+IOSTAT_NAMES = CaptureNames("aqu-sz", "r_await", "w_await", "report")
+
+
 @dataclass
 class IostatCapture:
     """An `iostat -x` capture: its reports (each a list of rows), the first one since boot left
@@ -149,3 +165,4 @@ class IostatCapture:
     generation: str
     reports: list[list[IostatRow]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    names: CaptureNames = IOSTAT_NAMES

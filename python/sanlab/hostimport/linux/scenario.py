@@ -69,7 +69,13 @@ def _inline(keys: Sequence[tuple[str, object]]) -> str:
     return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in keys) + " }"
 
 
-def _host(name: str, top: Topology, keys: HostKeys, notes: list[str]) -> list[str]:
+LINUX = ("Linux", "sanlab import linux", "# scheduler: sanlab's default; its kinds share a device among VMs, not Linux's I/O schedulers")
+"""The platform the topology was listed on: its name, the command that imports it, and what the
+scenario says of the host's scheduler. A Windows host's topology is written by the same builder
+(`hostimport/windows/`)."""
+
+
+def _host(name: str, top: Topology, keys: HostKeys, notes: list[str], scheduler: str) -> list[str]:
     policy, _ = _psp(top)
     adapter = [("kind", top.adapter[0]), *((k, v) for k, v, _ in keys.adapter)]
     comments = [top.adapter[1], *(c for _, _, c in keys.adapter)]
@@ -80,11 +86,11 @@ def _host(name: str, top: Topology, keys: HostKeys, notes: list[str]) -> list[st
         lines.append(f"failover = {{ apd_timeout = {toml_value(queueing[0])} }}  # {toml_comment(queueing[1])}")
     if policy is not None:
         lines.append(f"multipath = {{ psp = {policy[0]} }}  # {toml_comment(policy[1])}")
-    lines.append("# scheduler: sanlab's default; its kinds share a device among VMs, not Linux's I/O schedulers")
+    lines.append(scheduler)
     return [*lines, ""]
 
 
-def build_scenario(top: Topology, *, host: str, workload: str, duration: str, keys: HostKeys | None = None, loads: dict[str, VolumeLoad] | None = None, media: dict[str, ArrayMedia] | None = None, title: str = "storage listings") -> Imported:
+def build_scenario(top: Topology, *, host: str, workload: str, duration: str, keys: HostKeys | None = None, loads: dict[str, VolumeLoad] | None = None, media: dict[str, ArrayMedia] | None = None, title: str = "storage listings", platform: tuple[str, str, str] = LINUX) -> Imported:
     """The scenario's text and the notes the user should read."""
     keys = keys or HostKeys()
     loads = loads or {}
@@ -92,7 +98,7 @@ def build_scenario(top: Topology, *, host: str, workload: str, duration: str, ke
     notes = list(top.notes)
     lines = scenario_head(
         [
-            f"Imported from a Linux host's {title} by `sanlab import linux`. Comments name the",
+            f"Imported from a {platform[0]} host's {title} by `{platform[1]}`. Comments name the",
             "listing and line each value came from, or say that a value is sanlab's default.",
         ],
         host + "_imported",
@@ -109,7 +115,7 @@ def build_scenario(top: Topology, *, host: str, workload: str, duration: str, ke
         if v.name in own:
             lines.append(f"psp = {own[v.name][0]}  # {toml_comment(own[v.name][1])}")
         lines.append("")
-    lines += _host(host, top, keys, notes)
+    lines += _host(host, top, keys, notes, platform[2])
     for link in top.links:
         lines += ["[[path]]", f"name = {toml_value(link.name)}", f"host = {toml_value(host)}", f"array = {toml_value(link.array)}", f"adapter = {toml_value(link.adapter)}  # {toml_comment(str(link.source))}", "# link: sanlab's default (no latency, unlimited bandwidth): the listings do not measure it"]
         if link.controller is not None:
