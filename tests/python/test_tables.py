@@ -270,3 +270,45 @@ def test_fit_wraps_the_widest_text_where_rich_would_cut_a_column(doc: dict[str, 
     assert not any("…" in line or len(line) > 56 for line in lines)
     # The numbers stay whole, on the row of their edge; the text under "edge, kind, target" wraps.
     assert ["rr", "5.000", "start", "0.010", "2.50", "2.000"] in [line.split() for line in lines]
+
+
+def _legends(doc: dict[str, Any]) -> list[Table]:
+    """Every table with a legend: paths, hosts with flow control, the injector, faults, failover
+    counts, the path selector health with a degradation, and the summary with several VMs a row."""
+    from fault_doc import with_faults as faulted
+    from sanlab.views.summary import summary_table
+    from sanlab.views.tables import failover_counts_table, health_table
+    from test_health import even, two_selectors
+
+    faults = faulted(copy.deepcopy(doc))
+    found = [
+        paths_table(doc),
+        hosts_table(with_hosts(copy.deepcopy(doc))),
+        injector_table(with_injector(copy.deepcopy(doc))),
+        faults_table(faults),
+        failover_counts_table(faults),
+        health_table(two_selectors(even)),
+        summary_table(faults, _console(60))[0],
+    ]
+    return [table for table in found if table is not None and table.caption]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_a_legend_wraps_between_its_items_never_inside_one(doc: dict[str, Any], width: int) -> None:
+    # On an 80-column pipe `u unavailable` was `u` at a line's end and `unavailable` at the next
+    # one's start: rich wraps a caption at any space (a no-break space too) within the table's width.
+    tables = _legends(doc)
+    assert len(tables) >= 6
+    for table in tables:
+        console = _console(width)
+        for part in fit(table, console):
+            console.print(part)
+        lines = [line.rstrip() for line in console.export_text().splitlines()]
+        assert all(len(line) <= width for line in lines)
+        items = table.caption.items
+        assert items
+        for item in items:
+            if len(item) + 1 <= width:  # an item with its separator fits a line: it is on one
+                assert any(item in line for line in lines), (width, item, lines)
+            else:  # longer than a line: it alone wraps, from the start of a line
+                assert any(line.startswith(item.split()[0]) for line in lines), (width, item, lines)

@@ -23,6 +23,7 @@ from sanlab.analysis.tail import tail_iops
 from sanlab.document import Document, Variant, VmReport
 from sanlab.formatting import format_count, format_fraction, format_ms, format_time_s
 from sanlab.views.fit import fit, min_width, titled_table
+from sanlab.views.legend import legend
 from sanlab.views.tables import (
     cores_table,
     devices_table,
@@ -270,7 +271,7 @@ def summary_table(doc: Document, console: Console) -> tuple[Table, list[str]]:
             if any(h in headers for h in noted)
         ]
         if caption:
-            table.caption = "; ".join(caption)
+            table.caption = legend(caption)
             table.caption_justify = "left"
         table.add_column("variant", no_wrap=True)
         if named_vms:

@@ -22,6 +22,7 @@ from sanlab.analysis.tail import tail_iops
 from sanlab.document import CoreReport, Document, PathReport, Variant, hosts
 from sanlab.formatting import format_count, format_fraction, format_ms, format_seconds, format_tenths
 from sanlab.views.fit import titled_table
+from sanlab.views.legend import legend
 from sanlab.views.rows import (
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
@@ -96,7 +97,7 @@ def hosts_table(doc: Document) -> Table | None:
     table = titled_table("hosts")
     table.collapse_padding = True  # twelve columns fit 100 characters with one space between them
     if flow_control:
-        table.caption = HOSTS_CAPTION
+        table.caption = legend(HOSTS_CAPTION)
         table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
     headers = HOST_COLUMNS + FLOW_CONTROL_COLUMNS if flow_control else HOST_COLUMNS
@@ -116,7 +117,7 @@ def injector_table(doc: Document) -> Table | None:
     if not measured:
         return None
     table = titled_table("SIOC injector: the automatic threshold")
-    table.caption = "random reads to the idle datastore before the run; the threshold is the latency at the percent of peak"
+    table.caption = legend("random reads to the idle datastore before the run; the threshold is the latency at the percent of peak")
     table.caption_justify = "left"
     for header in ("variant", "volume", "outstanding", "IOPS", "DAVG\nms"):
         table.add_column(header, justify="left" if header in ("variant", "volume") else "right", no_wrap=True)
@@ -156,7 +157,7 @@ def paths_table(doc: Document) -> Table:
         index for index, key in enumerate(("host", "device")) if len({row[index] for row in rows}) > 1
     ]
     table = titled_table("paths: I/O share % / mean ms")
-    table.caption = "* active-non-optimized (ANO), s standby, u unavailable; - no I/O"
+    table.caption = legend(["* active-non-optimized (ANO)", "s standby", "u unavailable", "- no I/O"])
     table.caption_justify = "left"
     for index in extra:
         table.add_column(("host", "device")[index], no_wrap=True)
@@ -256,7 +257,7 @@ def faults_table(doc: Document) -> Table | None:
         return None
     table = titled_table("faults and failover")
     table.collapse_padding = True
-    table.caption = FAULTS_CAPTION
+    table.caption = legend(FAULTS_CAPTION)
     table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
     # Edge, kind and target share a column that wraps, with the detail under them, dimmed, so that
@@ -281,7 +282,7 @@ def failover_counts_table(doc: Document) -> Table | None:
     if not any(rows for _, rows in found):
         return None
     table = titled_table("failover counts: I/Os")
-    table.caption = "retried: commands sent again after an abort; failed over: moved off this path to another"
+    table.caption = legend("retried: commands sent again after an abort; failed over: moved off this path to another")
     table.caption_justify = "left"
     for header in ("variant", "kind", "name", "retried", "failed", "failed over"):
         text = header in ("variant", "kind", "name")
@@ -347,7 +348,7 @@ def health_table(doc: Document) -> Table | None:
     degraded = any(row.degraded_path for row in found)
     several = any(len(variant["devices"]) > 1 for variant in doc["variants"])
     table = titled_table("path selector health")
-    table.caption = "; ".join((*DEGRADATION_NOTES, *NOTES) if degraded else NOTES)
+    table.caption = legend([*DEGRADATION_NOTES, *NOTES] if degraded else NOTES)
     table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
     if several:
