@@ -1,6 +1,7 @@
 """`sanlab import esxi`: a host's esxcli storage listings (and an esxtop capture) in, a scenario
 out; `sanlab import linux`: a Linux host's `multipath -ll` (and `nvme list-subsys`, its block
-queue settings, an `iostat -x` capture) in, a scenario out (docs/from-your-host.md)."""
+queue settings, an `iostat -x` capture) in, a scenario out; `sanlab import windows`: a Windows
+host's `mpclaim` listings (and a typeperf capture) in, a scenario out (docs/from-your-host.md)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,22 @@ def register(parser: argparse.ArgumentParser) -> None:
     linux.add_argument("--host", default="linux1", help="the host's name in the scenario (default linux1)")
     linux.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
     linux.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
+    windows = platforms.add_parser(
+        "windows",
+        help="from `mpclaim -s -d` and `mpclaim -s -d N` (Windows MPIO, Microsoft DSM), with a `typeperf \\PhysicalDisk(*)\\*` capture",
+        description="Reads a Windows host's `mpclaim -s -d` summary and each MPIO disk's `mpclaim -s -d N` (in one file "
+        "or several, recognised by their content) and writes a scenario: a volume per MPIO disk with its load-balance "
+        "policy as sanlab's mpio_* path selector, the links and their ALUA states, the arrays behind them, and a "
+        "workload per volume. With --typeperf, each volume runs the load its disk carried and its array answers at "
+        "the Avg. Disk sec/Read and /Write measured. Every value names the file and line it came from, or says it is "
+        "sanlab's default (docs/from-your-host.md).",
+    )
+    windows.add_argument("--mpclaim", nargs="+", required=True, type=Path, metavar="FILE", help="the output of `mpclaim -s -d` and of `mpclaim -s -d N` for each MPIO disk N, in one file (pasted one after another) or several")
+    windows.add_argument("--typeperf", type=Path, metavar="CSV", help='a capture of the disks\' counters, `typeperf "\\PhysicalDisk(*)\\*" -si 5 -sc 120 -o disks.csv`: each volume then runs the load its disk carried, its array answers at the Avg. Disk sec/Read and /Write measured')
+    windows.add_argument("--workload", default=DEFAULT_WORKLOAD, metavar="CMDLINE", help=f"the fio command line of each volume without a capture (default: {DEFAULT_WORKLOAD!r})")
+    windows.add_argument("--host", help="the host's name in the scenario (default: the capture's host name, else win1); a capture naming another host is refused")
+    windows.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
+    windows.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
 
 
 def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -130,6 +147,19 @@ def _linux(args: argparse.Namespace) -> int:
     return 0
 
 
+def _windows(args: argparse.Namespace) -> int:
+    """`sanlab import windows`: the readers and the builder stand in `hostimport/windows/`."""
+    from sanlab.hostimport.windows.scenario import import_windows
+
+    refuse_inputs(args.output, [*args.mpclaim, *([args.typeperf] if args.typeperf is not None else [])])
+    imported = import_windows(args.mpclaim, args.typeperf, host=args.host, workload=args.workload, duration=args.duration)
+    replace_text(args.output, imported.toml, check=_read_back(args.output))
+    for note in imported.notes:
+        print(f"note: {shown_name(note)}", file=sys.stderr)
+    print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
+    return 0
+
+
 def _host_names(args: argparse.Namespace) -> list[str]:
     """The hosts' names: --host once per --esxcli, else esx1, esx2, ..."""
     count = len(args.esxcli)
@@ -172,6 +202,8 @@ def _captures(paths: list[Path], hosts: list[str], named: bool) -> tuple[list[Ca
 def main(args: argparse.Namespace) -> int:
     if args.platform == "linux":
         return _linux(args)
+    if args.platform == "windows":
+        return _windows(args)
     hosts = _host_names(args)
     listed: list[list[Path]] = []
     notes: list[str] = []
