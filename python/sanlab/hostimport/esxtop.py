@@ -376,9 +376,9 @@ def _rows(path: Path, rows: Iterator[tuple[int, list[str]]], width: int, tool: P
     for line, row in rows:
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
-        if tool.trailer is not None and len(row) == 1 and tool.trailer.match(row[0].strip()):
+        if tool.trailer is not None and len(row) < 3 and tool.trailer.match(",".join(row).strip()):
             if notes is not None:
-                notes.append(f"{path}: line {line}: {row[0].strip()!r}, the tool's own message, skipped")
+                notes.append(f"{path}: line {line}: {','.join(row).strip()!r}, the tool's own message, skipped")
             continue
         if pending is not None:
             if len(pending[1]) != width:

@@ -53,7 +53,7 @@ def disk_number(instance: str) -> int | None:
     return int(first) if first.isdigit() else None
 
 
-def _rows(capture: Capture, instance: str, notes: list[str]) -> list[IostatRow | None]:
+def _rows(capture: Capture, instance: str, blanks: dict[str, int]) -> list[IostatRow | None]:
     series = capture.series[(GROUP, instance)]
     missing = [c for c in COUNTERS if c not in series]
     if missing:
@@ -72,7 +72,7 @@ def _rows(capture: Capture, instance: str, notes: list[str]) -> list[IostatRow |
             continue
         out.append(IostatRow(instance, reads, writes, rsize if reads > 0 else math.nan, wsize if writes > 0 else math.nan, rsec * 1000.0, wsec * 1000.0, queue, Source(str(capture.path), k + 2)))
     if blank:
-        notes.append(f"{capture.path}: {GROUP}({instance}): {blank} of {len(out)} samples with a blank counter left out (typeperf leaves a rate's first sample blank)")
+        blanks[instance] = blank
     return out
 
 
@@ -84,7 +84,11 @@ def read_typeperf(path: Path) -> IostatCapture:
     skipped = [i for i in instances if disk_number(i) is None]
     if skipped:
         notes.append(f"{path}: {GROUP} instances without a disk number, not read: {', '.join(skipped)}")
-    rows = {i: _rows(capture, i, notes) for i in instances if disk_number(i) is not None}
+    blanks: dict[str, int] = {}
+    rows = {i: _rows(capture, i, blanks) for i in instances if disk_number(i) is not None}
+    if blanks:
+        said = ", ".join(f"{i} {n}" for i, n in blanks.items())
+        notes.append(f"{path}: samples with a blank counter left out (typeperf leaves a rate's first sample blank), of {capture.samples}: {said}")
     if not rows:
         raise WindowsInputError(f"{path}: line 1: no disk but {TOTAL} in the capture: expected {GROUP}(N ...) columns, one set per disk ({CAPTURE})")
     reports = [[r for r in (rows[i][k] for i in rows) if r is not None] for k in range(capture.samples)]
