@@ -10,11 +10,13 @@ import json
 import subprocess
 import sys
 import tomllib
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from sanlab import engine
+from sanlab.hostimport.esxtop import DEVICE, read_capture
 from sanlab.hostimport.windows.mpclaim import parse_mpclaim, read_mpclaim
 from sanlab.hostimport.windows.topology import from_mpclaim
 from sanlab.hostimport.windows.typeperf import read_typeperf
@@ -242,3 +244,142 @@ def test_a_disk_listing_without_summary_is_said(tmp_path: Path) -> None:
     listing = parse_mpclaim(VPLEX.read_text(), "v")
     top = from_mpclaim(listing)
     assert any("in no `mpclaim -s -d` summary" in n for n in top.notes)
+
+
+# --- round trip ----------------------------------------------------------------------------------
+
+# A Windows host: one array of two controllers, three links (two optimized, one not), two MPIO
+# disks: Disk 2 round robin under a closed loop of 8 (70 % reads, 8 KiB), Disk 3 least queue
+# depth under Poisson arrivals (3,000 reads/s of 4 KiB).
+ORIGINAL = """schema_version = 1
+name = "original"
+[run]
+duration = "6s"
+warmup = "1s"
+[[array]]
+name = "array1"
+controllers = 2
+media = { kind = "flash", read_latency = "300us", write_latency = "80us", servers = 64 }
+[[volume]]
+name = "disk2"
+arrays = ["array1"]
+[[volume]]
+name = "disk3"
+arrays = ["array1"]
+psp = { kind = "mpio_least_queue_depth" }
+[[host]]
+name = "WIN1"
+adapter = { kind = "fc" }
+multipath = { psp = { kind = "mpio_round_robin" } }
+[[path]]
+name = "003|000|000"
+host = "WIN1"
+array = "array1"
+adapter = "port3"
+controller = 1
+[[path]]
+name = "003|000|001"
+host = "WIN1"
+array = "array1"
+adapter = "port3"
+controller = 1
+[[path]]
+name = "003|000|002"
+host = "WIN1"
+array = "array1"
+adapter = "port3"
+controller = 2
+alua = "ANO"
+[[vm]]
+name = "sql"
+host = "WIN1"
+volume = "disk2"
+adapter = { kind = "ideal" }
+[[vm.job]]
+cmdline = "--name=sql --ioengine=libaio --rw=randrw --rwmixread=70 --bs=8k --iodepth=8"
+[[vm]]
+name = "web"
+host = "WIN1"
+volume = "disk3"
+adapter = { kind = "ideal" }
+[[vm.job]]
+cmdline = "--name=web --ioengine=libaio --rw=randread --bs=4k --iodepth=64 --rate_iops=3000 --rate_process=poisson"
+"""
+
+
+def _mpclaim_listing(path: Path) -> None:
+    """ORIGINAL's MPIO disks as `mpclaim -s -d` and `mpclaim -s -d N` print them, one after the
+    other in one file: links 003|000|000 and 003|000|001 in target port group 1 (optimized),
+    003|000|002 in group 2 (unoptimized)."""
+    lines = ["For more information about a particular disk, use 'mpclaim -s -d #' where # is the MPIO disk number.", "", "MPIO Disk    System Disk  LB Policy    DSM Name", "-" * 79]
+    policies = [("RR", "Round Robin"), ("LQD", "Least Queue Depth")]
+    for n, (code, _) in enumerate(policies):
+        lines.append(f"MPIO Disk{n}   Disk {n + 2}       {code:<12} Microsoft DSM")
+    for n, (_, name) in enumerate(policies):
+        lines += ["", f"MPIO Disk{n}: 03 Paths, {name}, Implicit Only", " Controlling DSM: Microsoft DSM", f" SN: 600A0B800012345600000000000000{n + 2:02d}", " Supported Load Balance Policies: FOO RR RRWS LQD WP LB", "", "Path ID          State              SCSI Address      Weight", "-" * 75]
+        for t, (state, tpg) in enumerate((("Active/Optimized", 1), ("Active/Optimized", 1), ("Active/Unoptimized", 2))):
+            lines += [f"00000000770300{t:02d} {state:<18} 003|000|{t:03d}|{n + 1:03d}   0", f"  TPG_State : {state:<18}, TPG_Id: {tpg}, : {t + 1}", ""]
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+
+
+def _typeperf_capture(esxtop_csv: Path, path: Path) -> None:
+    """The run's device counters (its esxtop capture) as `typeperf "\\PhysicalDisk(*)\\*"` writes
+    them: per disk the reads and writes per second, bytes per read and write, seconds per read and
+    write (the device's guest-seen latency: the time below the disk, as Windows counts it) and the
+    requests in the disk (ACTV + QUED); `_Total` beside them, typeperf's first blank sample and its
+    closing lines."""
+    cap = read_capture(esxtop_csv)
+    disks = {f"{name[-1]} {'EF'[k]}:": name for k, name in enumerate(("disk2", "disk3"))}
+    counters = ("Disk Reads/sec", "Disk Writes/sec", "Avg. Disk Bytes/Read", "Avg. Disk Bytes/Write", "Avg. Disk sec/Read", "Avg. Disk sec/Write", "Avg. Disk Queue Length")
+    header = ["(PDH-CSV 4.0) (Coordinated Universal Time)(0)"] + [f"\\\\WIN1\\PhysicalDisk({i})\\{c}" for i in [*disks, "_Total"] for c in counters]
+    rows = [[cap.start.strftime("%m/%d/%Y %H:%M:%S.000")] + [" "] * (len(header) - 1)]
+    for k in range(cap.samples):
+        cells: list[float] = []
+        for name in disks.values():
+            get = lambda c: float(cap.get(DEVICE, name, c)[k])  # noqa: E731
+            reads, writes = get("Reads/sec"), get("Writes/sec")
+            rbytes = get("MBytes Read/sec") * (1 << 20) / reads if reads else 0.0
+            wbytes = get("MBytes Written/sec") * (1 << 20) / writes if writes else 0.0
+            cells += [reads, writes, rbytes, wbytes, get("Average Guest MilliSec/Read") / 1000, get("Average Guest MilliSec/Write") / 1000, get("Active Commands") + get("Queued Commands")]
+        total = [a + b for a, b in zip(cells[:7], cells[7:], strict=True)]  # only the sums mean anything; typeperf's own is not read
+        when = cap.start.timestamp() + cap.t_s[k] + 5
+        rows.append([datetime.fromtimestamp(when, timezone.utc).strftime("%m/%d/%Y %H:%M:%S.000"), *(f"{v:.6f}" for v in cells + total)])
+    text = "\r\n".join(",".join(f'"{c}"' for c in row) for row in [header, *rows])
+    path.write_text("\r\n" + text + "\r\nExiting, please wait...\r\nThe command completed successfully.\r\n", encoding="utf-8")
+
+
+def _run(scenario: Path, out: Path, *extra: str) -> dict:
+    p = _sanlab("run", str(scenario), "--out", str(out), "--quiet", *extra)
+    assert p.returncode == 0, p.stderr
+    return json.loads((out / "results.json").read_text())["variants"][0]
+
+
+@pytest.fixture(scope="module")
+def round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict, str]:
+    tmp = tmp_path_factory.mktemp("windows-roundtrip")
+    (tmp / "original.toml").write_text(ORIGINAL, encoding="utf-8")
+    original = _run(tmp / "original.toml", tmp / "original-run", "--esxtop-csv")
+    _mpclaim_listing(tmp / "mpclaim.txt")
+    _typeperf_capture(tmp / "original-run/base/esxtop.csv", tmp / "disks.csv")
+    p = _sanlab("import", "windows", "--mpclaim", str(tmp / "mpclaim.txt"), "--typeperf", str(tmp / "disks.csv"), "-o", str(tmp / "imported.toml"), "--duration", "6s")
+    assert p.returncode == 0, p.stderr
+    text = (tmp / "imported.toml").read_text()
+    return original, _run(tmp / "imported.toml", tmp / "imported-run"), text
+
+
+def test_round_trip_carries_each_disk_at_the_same_iops_and_latency(round_trip: tuple[dict, dict, str]) -> None:
+    original, again, toml = round_trip
+    assert "closed loop at 8 outstanding" in toml and "--rate_process=poisson" in toml and 'name = "WIN1"' in toml
+    assert 'psp = { kind = "mpio_least_queue_depth" }' in toml
+    for before, after in zip(original["devices"], again["devices"], strict=True):
+        assert before["name"] == after["name"]
+        assert after["iops"] == pytest.approx(before["iops"], rel=0.05), before["name"]
+        assert after["gavg_ms"] == pytest.approx(before["gavg_ms"], rel=0.10), before["name"]
+
+
+def test_round_trip_spreads_the_load_over_the_same_paths(round_trip: tuple[dict, dict, str]) -> None:
+    original, again, _ = round_trip
+    share = {p["name"]: p["share"] for p in original["paths"]}
+    assert set(share) == {p["name"] for p in again["paths"]}
+    for p in again["paths"]:
+        assert 100 * p["share"] == pytest.approx(100 * share[p["name"]], abs=2), p["name"]
