@@ -21,12 +21,19 @@ from sanlab.errors import UserError
 
 MAX_TEXT_BYTES = 16 << 20
 """A file read whole (a listing, a job file, measured points): 16 MiB, the engine's limit."""
+MAX_TEXT_LINES = 1 << 20
+"""Lines in a file read whole: 1 Mi, 16 bytes a line on average at 16 MiB (a listing's lines are
+tens of bytes; `iostat -x`'s a hundred). 16 MiB of blank or comment lines, each skipped by its
+parser, took 6 to 30 s to read."""
 MAX_STREAM_BYTES = 64 << 30
 """A capture read row by row, decompressed: 64 GiB, the engine's limit for a trace."""
 MAX_LINE_BYTES = 16 << 20
 """A capture's longest line: 16 MiB (esxtop's header of a large host is a few MiB)."""
 MAX_CELLS = 1 << 20
 """Cells in one row of a capture: esxtop writes one per counter, tens of thousands on a large host."""
+MAX_BLANK_LINES = 1000
+"""Blank lines in a row in a CSV file: a tool writes one between blocks, or one at the end; 16 MiB
+of them (a gzip bomb of 16 KiB) took 24 s to read line by line before the ratio stopped it."""
 GZIP_RATIO_FROM_BYTES = 16 << 20
 MAX_GZIP_RATIO = 200
 
@@ -64,14 +71,27 @@ def read_bytes(path: Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
     return data
 
 
+_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def line_breaks(text: str) -> int:
+    """The line breaks in `text` as `str.splitlines` counts them (CR LF is one), each counted in C."""
+    return sum(text.count(sep) for sep in _BREAKS) - text.count("\r\n")
+
+
 def read_text(path: Path, what: str, *, encoding: str = "utf-8", errors: str = "strict") -> str:
-    """A text file read whole (see `read_bytes`); bytes that are not `encoding` are one error."""
+    """A text file read whole (see `read_bytes`) of at most MAX_TEXT_LINES lines; bytes that are
+    not `encoding` are one error."""
     data = read_bytes(path, what)
     try:
-        return data.decode(encoding, errors)
+        text = data.decode(encoding, errors)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputFileError(f"{path}:{line}: not {encoding} text (byte {exc.start + 1}): expected {what}") from None
+    lines = line_breaks(text) if len(text) > MAX_TEXT_LINES else 0  # a line takes a character at least
+    if lines > MAX_TEXT_LINES:
+        raise InputFileError(f"{path}: {lines:,} lines, above the limit of {MAX_TEXT_LINES:,} lines for {what}")
+    return text
 
 
 class _Bounded(io.RawIOBase):
@@ -122,16 +142,27 @@ def open_stream(path: Path, what: str, max_bytes: int = MAX_STREAM_BYTES) -> io.
 
 def csv_rows(path: Path, stream: IO[str], max_cells: int = MAX_CELLS) -> Iterator[tuple[int, list[str]]]:
     """The rows of a CSV stream with their line numbers, each line at most MAX_LINE_BYTES and each
-    row at most `max_cells` cells, checked before a row is split."""
+    row at most `max_cells` cells, checked before a row is split; at most MAX_BLANK_LINES blank
+    lines (spaces only) in a row."""
     line_number = 0
 
     def lines() -> Iterator[str]:
         nonlocal line_number
+        blank = 0
         # readline with a limit: a line is measured before it is held whole in memory.
         while line := stream.readline(MAX_LINE_BYTES + 1):
             line_number += 1
             if len(line) > MAX_LINE_BYTES:
                 raise InputFileError(f"{path}:{line_number}: a line of more than {MAX_LINE_BYTES:,} characters: expected CSV rows")
+            if line.isspace():
+                blank += 1
+                if blank > MAX_BLANK_LINES:
+                    raise InputFileError(
+                        f"{path}:{line_number}: more than {MAX_BLANK_LINES:,} blank lines in a row (from line "
+                        f"{line_number - blank + 1}): expected CSV rows; is it a gzip bomb?"
+                    )
+            else:
+                blank = 0
             if line.count(",") >= max_cells:
                 raise InputFileError(f"{path}:{line_number}: more than {max_cells:,} cells in a row: expected CSV rows")
             yield line

@@ -110,3 +110,40 @@ def test_a_file_this_user_may_not_read_is_one_error(tmp_path: Path, monkeypatch:
     monkeypatch.setattr("builtins.open", refused)
     with pytest.raises(InputFileError, match=r"listing.txt: cannot be read \(Permission denied\): expected a listing"):
         read_text(path, "a listing")
+
+
+def test_a_gzip_bomb_of_blank_lines_ends_at_the_first_thousand_in_a_row(tmp_path: Path) -> None:
+    """16 MiB of blank lines (17 KB gzipped) were read line by line until the ratio stopped them,
+    at 16 MiB: 16 M lines, 24 s. A capture's reader now stops after MAX_BLANK_LINES in a row."""
+    from sanlab.hostimport.esxtop import read_capture
+
+    header = '"(PDH-CSV 4.0) (UTC)(0)","\\\\esx1\\Physical Disk SCSI Device(naa.1)\\Commands/sec"\n'
+    row = '"01/01/2026 00:00:00","1"\n'
+    for blank in (b"\n", b"\r\n", b" \t\n"):
+        bomb = tmp_path / "capture.csv.gz"
+        bomb.write_bytes(gzip.compress((header + row).encode() + blank * ((17 << 20) // len(blank)) + row.encode()))
+        with pytest.raises(InputFileError) as refused:
+            read_capture(bomb)
+        message = str(refused.value)
+        assert message == (
+            f"{bomb}:1003: more than 1,000 blank lines in a row (from line 3): expected CSV rows; is it a gzip bomb?"
+        ), message
+    # Fewer in a row are read as before: a tool's blank line between blocks, or at the end.
+    plain = tmp_path / "capture.csv"
+    plain.write_text(header + row + "\n" * 1000 + row.replace("00\"", "02\"") + "\n" * 1000)
+    assert len(read_capture(plain).t_s) == 2
+
+
+def test_a_file_read_whole_holds_at_most_a_million_lines(tmp_path: Path) -> None:
+    """16 MiB of blank or comment lines, each skipped by its parser, took 6 to 30 s (a listing,
+    measured points); a file read whole is refused past MAX_TEXT_LINES lines, counted as
+    `str.splitlines` counts them."""
+    limit = input_files.MAX_TEXT_LINES
+    for lines, name in ((b"\n" * (limit + 1), "lf"), (b"\r" * (limit + 1), "cr"), (b"#\r\n" * (limit + 1), "crlf")):
+        path = tmp_path / f"{name}.txt"
+        path.write_bytes(b"x" + lines)
+        with pytest.raises(InputFileError, match=rf"{name}.txt: 1,048,577 lines, above the limit of 1,048,576 lines for a listing$"):
+            read_text(path, "a listing")
+    ok = tmp_path / "ok.txt"
+    ok.write_bytes(b"x\r\n" * limit)
+    assert len(read_text(ok, "a listing").splitlines()) == limit

@@ -18,6 +18,8 @@ from sanlab.input_files import read_text, regular_file
 
 MAX_POINTS = 10_000
 """Measured points in one fit."""
+FIELD_LIMIT = 128 << 10
+"""A cell of measured points: at most 128 KiB, csv's default limit."""
 POINTS_WHY = "every candidate of the fit runs every point; measure fewer settings, or fit a sample of them"
 
 
@@ -179,10 +181,15 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[str, list[str]]]]:
         return header, rows
     text = read_text(path, "the measured points, CSV or Parquet", encoding="utf-8-sig")
     reader = csv.reader(text.splitlines())
+    # csv's field limit is the process's: set to this reader's for the read (an import in the same
+    # process raises it to a capture's line), so that a file reads the same whatever ran before.
+    limit = csv.field_size_limit(FIELD_LIMIT)
     try:
         lines = [(number, row) for number, row in enumerate(reader, start=1)]
-    except csv.Error as exc:  # a field past csv's limit (128 KiB), a stray quote at the end
+    except csv.Error as exc:  # a field past FIELD_LIMIT, a stray quote at the end
         raise CalibrationError(f"{path}:{reader.line_num}: {exc}: expected CSV rows of measured points") from None
+    finally:
+        csv.field_size_limit(limit)
     lines = [
         (n, row)
         for n, row in lines
