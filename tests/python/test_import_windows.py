@@ -383,3 +383,22 @@ def test_round_trip_spreads_the_load_over_the_same_paths(round_trip: tuple[dict,
     assert set(share) == {p["name"] for p in again["paths"]}
     for p in again["paths"]:
         assert 100 * p["share"] == pytest.approx(100 * share[p["name"]], abs=2), p["name"]
+
+
+def test_the_windows_section_s_commands_run_as_written(tmp_path: Path) -> None:
+    """The `sanlab …` lines of the fenced blocks of docs/from-your-host.md's Windows section."""
+    import re
+    import shlex
+
+    page = (ROOT / "docs/from-your-host.md").read_text()
+    section = page[page.index("## A Windows host"):]
+    blocks = re.findall(r"^```\w*\n(.*?)^```", section, re.S | re.M)
+    commands = [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("sanlab ")]
+    assert [c.split()[1] for c in commands] == ["import", "run", "run", "run"]
+    (tmp_path / "tests").symlink_to(ROOT / "tests")
+    for command in commands:
+        args = shlex.split(command)[1:]
+        if args[0] == "run":
+            args = [*args, "--quiet", "--duration", "0.2s"]
+        done = subprocess.run([sys.executable, "-m", "sanlab.cli", *args], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+        assert done.returncode == 0, f"{command}: {done.stderr}"
