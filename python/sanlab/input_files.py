@@ -79,10 +79,18 @@ def line_breaks(text: str) -> int:
     return sum(text.count(sep) for sep in _BREAKS) - text.count("\r\n")
 
 
-def read_text(path: Path, what: str, *, encoding: str = "utf-8", errors: str = "strict") -> str:
+def text_encoding(head: bytes) -> str:
+    """UTF-16 for a file starting with its byte order mark (what Windows PowerShell's `>` writes:
+    an mpclaim or typeperf output redirected there), else UTF-8."""
+    return "utf-16" if head[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+
+
+def read_text(path: Path, what: str, *, encoding: str | None = None, errors: str = "strict") -> str:
     """A text file read whole (see `read_bytes`) of at most MAX_TEXT_LINES lines; bytes that are
-    not `encoding` are one error."""
+    not `encoding` (by default UTF-8, or UTF-16 after its byte order mark: `text_encoding`) are
+    one error."""
     data = read_bytes(path, what)
+    encoding = encoding or text_encoding(data[:2])
     try:
         text = data.decode(encoding, errors)
     except UnicodeDecodeError as exc:
@@ -137,7 +145,7 @@ def open_stream(path: Path, what: str, max_bytes: int = MAX_STREAM_BYTES) -> io.
         raise InputFileError(f"{path}: cannot be read ({exc.strerror}): expected {what}") from None
     raw: IO[bytes] = gzip.GzipFile(fileobj=file) if path.suffix == ".gz" else file
     stream = io.BufferedReader(_Bounded(path, raw, file, max_bytes))
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    return io.TextIOWrapper(stream, encoding=text_encoding(stream.peek(2)[:2]), errors="replace", newline="")
 
 
 def csv_rows(path: Path, stream: IO[str], max_cells: int = MAX_CELLS) -> Iterator[tuple[int, list[str]]]:

@@ -402,3 +402,14 @@ def test_the_windows_section_s_commands_run_as_written(tmp_path: Path) -> None:
             args = [*args, "--quiet", "--duration", "0.2s"]
         done = subprocess.run([sys.executable, "-m", "sanlab.cli", *args], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
         assert done.returncode == 0, f"{command}: {done.stderr}"
+
+
+def test_outputs_redirected_by_windows_powershell_read_as_utf16(tmp_path: Path) -> None:
+    """Windows PowerShell's `>` writes UTF-16 with a byte order mark: both files read as the UTF-8
+    ones, the capture's last sample kept (its line ends in UTF-16's line break)."""
+    (tmp_path / "mpclaim.txt").write_text(RMS.read_text(), encoding="utf-16")
+    (tmp_path / "disks.csv").write_bytes(HV01.read_text(encoding="utf-8").encode("utf-16"))
+    out = tmp_path / "host.toml"
+    p = _sanlab("import", "windows", "--mpclaim", str(tmp_path / "mpclaim.txt"), "--typeperf", str(tmp_path / "disks.csv"), "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "cut short" not in p.stderr and "2 E:, 12 samples: 20001.7 IOPS" in out.read_text()

@@ -249,11 +249,12 @@ def _ends_with_line_break(path: Path) -> bool:
     if path.suffix == ".gz":
         return True  # a cut gzip stream fails in gzip itself
     with open(path, "rb") as f:
+        utf16 = f.read(2) in (b"\xff\xfe", b"\xfe\xff")  # a UTF-16 file (input_files.text_encoding)
         f.seek(0, io.SEEK_END)
         if f.tell() == 0:
             return True
-        f.seek(-1, io.SEEK_END)
-        return f.read(1) in (b"\n", b"\r")
+        f.seek(-min(f.tell(), 2 if utf16 else 1), io.SEEK_END)
+        return f.read() in ((b"\n\x00", b"\r\x00", b"\x00\n", b"\x00\r") if utf16 else (b"\n", b"\r"))
 
 
 def _header_zone(path: Path, first: str, tool: PdhTool = ESXTOP, line: int = 1) -> tuple[str, int, list[str]]:
