@@ -40,7 +40,7 @@ TYPEPERF = PdhTool(
     f"a typeperf capture of the disks ({CAPTURE})",
     "typeperf's CSV header",
     "a typeperf capture (PDH-CSV 4.0)",
-    f"Capture every counter of the disks: {CAPTURE}.",
+    f"Capture every counter of the disks: {CAPTURE} (on a Windows in English: the counters' names are localised).",
     re.compile(r"^(Exiting, please wait\.\.\.|The command completed successfully\.)$"),
 )
 NAMES = CaptureNames("Avg. Disk Queue Length", "Avg. Disk sec/Read", "Avg. Disk sec/Write", "sample")
@@ -57,7 +57,7 @@ def _rows(capture: Capture, instance: str, blanks: dict[str, int]) -> list[Iosta
     series = capture.series[(GROUP, instance)]
     missing = [c for c in COUNTERS if c not in series]
     if missing:
-        raise WindowsInputError(f"{capture.path}: line 1: {GROUP}({instance}) has no {', '.join(missing)}: capture every counter of the disks ({CAPTURE})")
+        raise WindowsInputError(f"{capture.path}: line 1: {GROUP}({instance}) has no {', '.join(missing)}: capture every counter of the disks ({CAPTURE}; on a Windows in English: the counters' names are localised)")
     values = np.column_stack([series[c] for c in COUNTERS])
     negative = np.argwhere(values < 0)
     if negative.size:
