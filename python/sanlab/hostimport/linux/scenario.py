@@ -119,7 +119,7 @@ def build_scenario(top: Topology, *, host: str, workload: str, duration: str, ke
     for link in top.links:
         lines += ["[[path]]", f"name = {toml_value(link.name)}", f"host = {toml_value(host)}", f"array = {toml_value(link.array)}", f"adapter = {toml_value(link.adapter)}  # {toml_comment(str(link.source))}", "# link: sanlab's default (no latency, unlimited bandwidth): the listings do not measure it"]
         if link.controller is not None:
-            lines.append(f"controller = {link.controller}  # target ports sharing a path group are one controller's")
+            lines.append(f"controller = {link.controller}  # {toml_comment(link.controller_why)}")
         if link.alua is not None:
             lines.append(f"alua = {toml_value(link.alua)}  # {toml_comment(link.alua_why)}")
         lines.append("")

@@ -50,6 +50,7 @@ class Link:
     array: str
     source: Source
     controller: int | None = None
+    controller_why: str = "target ports sharing a path group are one controller's"
     alua: str | None = None
     alua_why: str = ""
     down: str | None = None

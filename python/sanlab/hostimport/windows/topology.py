@@ -127,7 +127,8 @@ def _links(disks: list[tuple[str, MpioDisk]], array_of: dict[str, str], top: Top
         array.controllers = len(ids)
         array.controllers_why = f"one per target port group (TPG_Id {', '.join(map(str, ids))})"
         for link in (x for x in top.links if x.array == array.name and tpgs[x.name]):
-            link.controller = ids.index(tpgs[link.name].most_common(1)[0][0]) + 1
+            tpg = tpgs[link.name].most_common(1)[0][0]
+            link.controller, link.controller_why = ids.index(tpg) + 1, f"its target port group, TPG_Id {tpg}"
 
 
 def _psp(code: str, disk: MpioDisk, said: str, path_name: dict[str, str]) -> tuple[dict[str, object], str]:
