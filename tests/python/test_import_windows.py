@@ -413,3 +413,14 @@ def test_outputs_redirected_by_windows_powershell_read_as_utf16(tmp_path: Path) 
     p = _sanlab("import", "windows", "--mpclaim", str(tmp_path / "mpclaim.txt"), "--typeperf", str(tmp_path / "disks.csv"), "-o", str(out))
     assert p.returncode == 0, p.stderr
     assert "cut short" not in p.stderr and "2 E:, 12 samples: 20001.7 IOPS" in out.read_text()
+
+
+def test_a_summary_without_any_disk_s_paths(tmp_path: Path) -> None:
+    summary = "".join(NICK.read_text().splitlines(keepends=True)[:7])
+    e = _refused(tmp_path, "--mpclaim", str(tmp_path / "bad.txt"), text=summary)
+    assert "bad.txt:5: no MPIO disk with its paths: give each disk's `mpclaim -s -d N`" in e
+    # Without a capture, each volume runs --workload.
+    out = tmp_path / "host.toml"
+    p = _sanlab("import", "windows", "--mpclaim", str(VPLEX), "--workload", "--name=w --rw=randwrite --bs=64k --iodepth=4", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    assert 'cmdline = "--name=w --rw=randwrite --bs=64k --iodepth=4"  # --workload' in out.read_text()
