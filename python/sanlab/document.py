@@ -195,6 +195,8 @@ class VmReport(TypedDict):
     failed: int
     failed_by_reason: FailedByReason
     retried: int
+    # With replications: the 95 % intervals of its figures (`sanlab.replications`).
+    ci95: NotRequired[dict[str, Any]]
 
 
 class FlowControlReport(TypedDict):
@@ -224,6 +226,7 @@ class HostReport(TypedDict):
     device_lat_ms: float
     flow_control: FlowControlReport | None
     window: WindowReport | None
+    ci95: NotRequired[dict[str, Any]]
 
 
 class PathReport(TypedDict):
@@ -243,6 +246,7 @@ class PathReport(TypedDict):
     adapter: str
     controller: str
     port: str
+    ci95: NotRequired[dict[str, Any]]
 
 
 class DeviceReport(TypedDict):
@@ -266,6 +270,7 @@ class DeviceReport(TypedDict):
     retried: int
     failed: int
     failed_by_reason: FailedByReason
+    ci95: NotRequired[dict[str, Any]]
 
 
 class QosReport(TypedDict):
@@ -388,6 +393,10 @@ class Variant(TypedDict):
     name: str
     description: str
     seed: int
+    # Which replication (0: the run as written); `sanlab.replications` adds the two after it.
+    replication: NotRequired[int]
+    replications: NotRequired[int]
+    replicas: NotRequired[list[dict[str, Any]]]
     wall_s: float
     resolved_toml: NotRequired[str]
     # The resolved scenario as data (see `resolved.resolved_scenario`).
@@ -422,6 +431,8 @@ class Document(TypedDict):
     variants: list[Variant]
     # Written by sanlab, not the engine (results.json, --json): see `sanlab.notes`.
     notes: NotRequired[list[str]]
+    # Written by `sanlab run --precision`: the target and whether the replications reached it.
+    precision: NotRequired[dict[str, Any]]
 
 
 ENTITY_KINDS: tuple[tuple[str, str], ...] = (

@@ -87,12 +87,21 @@ def run(
     *,
     progress: Any = None,
     jobs: int = 1,
+    replications: int = 1,
+    first_replication: int = 0,
 ) -> Document:
     """Runs the scenario's `variants` (every one when None or empty), with the `KEY=VALUE`
     overrides `sets`, up to `jobs` at once (the document is the same for any `jobs`); `seed` and
-    `duration` replace the scenario's when given. `progress`: a `Progress` to watch and stop it."""
+    `duration` replace the scenario's when given. `progress`: a `Progress` to watch and stop it.
+
+    With `replications`, each variant runs that many times, replication r (from
+    `first_replication` on) with its seed + r, listed replication by replication with their
+    `replication`; `sanlab.replications.combine` makes them one document."""
     try:
-        text = _core.run(os.fspath(scenario), _chosen(variants), list(sets), seed, duration, progress, jobs)
+        text = _core.run(
+            os.fspath(scenario), _chosen(variants), list(sets), seed, duration, progress, jobs,
+            replications, first_replication,
+        )  # fmt: skip
     except _core.ScenarioError as exc:
         raise ScenarioError(str(exc)) from None
     document: Document = json.loads(text)

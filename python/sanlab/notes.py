@@ -5,6 +5,7 @@ the document; this module words it, once for every place."""
 from __future__ import annotations
 
 from sanlab.document import Document
+from sanlab.replications import replication_note, tail_notes
 
 # Trace options the engine adds when a trace is not replayed as written (the trace reader's
 # `out_of_order` and `cut`): each already says what was done.
@@ -27,4 +28,6 @@ def figure_notes(doc: Document) -> list[str]:
             for text in texts:
                 found.setdefault(text, []).append(variant["name"])
     every = len(doc["variants"])
-    return [text if len(variants) == every else f"{text} (in {', '.join(variants)})" for text, variants in found.items()]
+    said = [text if len(variants) == every else f"{text} (in {', '.join(variants)})" for text, variants in found.items()]
+    replicated = replication_note(doc)
+    return [*([replicated] if replicated else []), *tail_notes(doc), *said]

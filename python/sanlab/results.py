@@ -9,13 +9,14 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from sanlab.document import ENTITY_KINDS, Document, entities, sorted_percentiles
+from sanlab.document import ENTITY_KINDS, Document, Variant, entities, sorted_percentiles
 from sanlab.notes import figure_notes
 
 
 SUMMARY_SCHEMA = pa.schema(
     [
         ("variant", pa.string()),
+        ("replication", pa.int32()),
         ("entity_kind", pa.string()),
         ("entity", pa.string()),
         ("metric", pa.string()),
@@ -29,6 +30,7 @@ JSON_OMITTED_KEYS = ("timeseries", "resolved_toml", "resolved")
 TIMESERIES_SCHEMA = pa.schema(
     [
         ("variant", pa.string()),
+        ("replication", pa.int32()),
         ("t_s", pa.float64()),
         ("entity", pa.string()),
         ("metric", pa.string()),
@@ -38,17 +40,31 @@ TIMESERIES_SCHEMA = pa.schema(
 
 
 def json_summary(doc: Document) -> Document:
-    """The engine's document without the bulky per-variant time series and resolved scenario,
-    with `notes` on what changes what a figure means when there are any (`sanlab.notes`)."""
+    """The engine's document without the bulky per-variant time series and resolved scenario
+    (nor its replications' time series), with `notes` on what changes what a figure means when
+    there are any (`sanlab.notes`)."""
     summary = dict(doc)
-    summary["variants"] = [
-        {key: value for key, value in variant.items() if key not in JSON_OMITTED_KEYS}
-        for variant in doc["variants"]
-    ]
+    summary["variants"] = [_json_variant(variant) for variant in doc["variants"]]
     notes = figure_notes(doc)
     if notes:
         summary["notes"] = notes
     return summary
+
+
+def _json_variant(variant: Variant) -> dict[str, Any]:
+    kept = {key: value for key, value in variant.items() if key not in JSON_OMITTED_KEYS}
+    if "replicas" in variant:
+        kept["replicas"] = [
+            {key: value for key, value in replica.items() if key not in JSON_OMITTED_KEYS}
+            for replica in variant["replicas"]
+        ]
+    return kept
+
+
+def replicas(variant: Variant) -> list[Mapping[str, Any]]:
+    """Each replication of a variant (its entities and time series), the variant itself when it
+    ran once."""
+    return list(variant.get("replicas", [variant]))
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -71,14 +87,20 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
+def _summary_rows(doc: Document) -> Iterator[tuple[str, int, str, str, str, float]]:
     for variant in doc["variants"]:
-        for key, kind in ENTITY_KINDS:
-            for item in entities(variant, key):
-                entity = f"{kind}/{item['name']}"
-                for metric, value in flatten(item).items():
-                    if _is_number(value):
-                        yield variant["name"], kind, entity, metric, float(value)
+        name = variant["name"]
+        # Each replication's own figures where there are several (a variant's are their means).
+        for replica in replicas(variant):
+            replication = replica.get("replication", 0)
+            for key, kind in ENTITY_KINDS:
+                # Volumes and arrays: the first replication's (their figures have no interval).
+                source = replica if key in replica else variant if replication == 0 else {}
+                for item in entities(source, key):
+                    entity = f"{kind}/{item['name']}"
+                    for metric, value in flatten(item).items():
+                        if _is_number(value):
+                            yield name, replication, kind, entity, metric, float(value)
         # An array's cores and controllers are entities of their own.
         for array in variant["arrays"]:
             for key, kind in (("cores", "core"), ("controllers", "controller")):
@@ -87,12 +109,12 @@ def _summary_rows(doc: Document) -> Iterator[tuple[str, str, str, str, float]]:
                     for metric in ("share", "util", "iops"):
                         # A controller of an array without modelled cores has no utilisation.
                         if part[metric] is not None:
-                            yield variant["name"], kind, entity, metric, float(part[metric])
+                            yield name, 0, kind, entity, metric, float(part[metric])
 
 
 def summary_table(doc: Document) -> pa.Table:
     """Every numeric field of every VM, host, path, device and array, one row each (long format)."""
-    columns = list(zip(*_summary_rows(doc), strict=True)) or [(), (), (), (), ()]
+    columns = list(zip(*_summary_rows(doc), strict=True)) or [()] * len(SUMMARY_SCHEMA)
     return pa.Table.from_arrays(
         [pa.array(column, type=field.type) for column, field in zip(columns, SUMMARY_SCHEMA, strict=True)],
         schema=SUMMARY_SCHEMA,
@@ -100,10 +122,13 @@ def summary_table(doc: Document) -> pa.Table:
 
 
 def timeseries_table(doc: Document) -> pa.Table:
-    """The sampled time series of all variants in one long table."""
+    """The sampled time series of all variants (and of each of their replications) in one long table."""
     tables = []
-    for variant in doc["variants"]:
-        series = variant["timeseries"]
+    for variant, series, replication in (
+        (variant, replica.get("timeseries", variant["timeseries"]), replica.get("replication", 0))
+        for variant in doc["variants"]
+        for replica in replicas(variant)
+    ):
         rows = len(series["t_s"])
         lengths = {name: len(series[name]) for name in ("entity", "metric", "value")}
         if any(length != rows for length in lengths.values()):
@@ -114,6 +139,7 @@ def timeseries_table(doc: Document) -> pa.Table:
             pa.Table.from_arrays(
                 [
                     pa.array([variant["name"]] * rows, type=pa.string()),
+                    pa.array([replication] * rows, type=pa.int32()),
                     pa.array(series["t_s"], type=pa.float64()),
                     pa.array(series["entity"], type=pa.string()),
                     pa.array(series["metric"], type=pa.string()),

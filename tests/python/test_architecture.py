@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "sanlab"
 
 FLOORS: list[set[str]] = [
     {"_core", "errors", "document", "formatting", "toml_text", "intervals"},
+    {"replications"},
     {"engine", "notes", "input_files"},
     {"resolved", "results"},
     {"analysis"},

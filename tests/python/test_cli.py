@@ -69,7 +69,7 @@ def test_run_prints_the_hosts_table_after_the_variants_table(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with_hosts(doc, controlled)
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, show: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, show, *replications: (doc, False))
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert out.index("tiny_metro: variants") < out.index("\nhosts") < out.index("paths: I/O share")
@@ -81,7 +81,7 @@ def test_run_prints_no_hosts_table_for_one_uncontrolled_host(
 ) -> None:
     for variant in with_hosts(doc, controlled=())["variants"]:
         del variant["hosts"][1]
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, show: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, show, *replications: (doc, False))
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
     assert "\nhosts" not in capsys.readouterr().out
 

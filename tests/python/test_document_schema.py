@@ -13,6 +13,7 @@ from typing import Any, NotRequired, get_args, get_origin, get_type_hints
 import pytest
 
 from sanlab import document, engine
+from sanlab.replications import combine
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_VM = ROOT / "tests" / "data" / "scenarios" / "one_vm.toml"
@@ -46,6 +47,8 @@ def _corpus(tmp_path: Path) -> list[tuple[str, document.Document]]:
         ("latency_target", engine.run(_fio(tmp_path, "lt", "--rw=randrw --iodepth=32 --latency_target=650us --latency_window=100ms --fsync=4"))),
         ("steadystate", engine.run(_fio(tmp_path, "ss", "--rw=randwrite --iodepth=4 --rate_iops=2000 --rate_process=poisson --ss=lat:50% --ss_dur=1 --fdatasync=2 --sync_file_range=write:3"))),
         ("error", engine.run(_fio(tmp_path, "err", "--rw=randread --iodepth=1 --rate_iops_min=20000"))),
+        # Replications as sanlab combines them: means, intervals and each replica.
+        ("replicated", combine(engine.run(STUDIES / "noisy_neighbor.toml", ["base"], short, duration="1s", replications=2))),
     ]
 
 
@@ -132,6 +135,7 @@ def test_every_declared_key_is_written_by_some_run(checked: _Checker) -> None:
         for name, typed in _typed_dicts().items()
     }
     never["Document"].remove("notes")  # sanlab's, not the engine's (results.json, --json)
+    never["Document"].remove("precision")  # `sanlab run --precision`'s
     never = {name: keys for name, keys in never.items() if keys}
     assert not never, f"declared in document.py, written by no run of the corpus: {never}"
 

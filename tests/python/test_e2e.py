@@ -22,7 +22,7 @@ METRO_STUDY = Path(__file__).resolve().parents[2] / "scenarios" / "studies" / "m
 METRO_VARIANTS = {"rr_iops1", "alua_rr", "latency", "fixed", "mru"}
 DOCUMENT_KEYS = {"scenario", "file", "scenario_sha256", "version", "cancelled", "variants"}
 VARIANT_KEYS = {
-    "name", "description", "seed", "sim_time_s", "measured_s", "wall_s", "events", "ios", "seed_matters",
+    "name", "description", "seed", "replication", "sim_time_s", "measured_s", "wall_s", "events", "ios", "seed_matters",
     "hosts", "vms", "jobs", "paths", "devices", "volumes", "arrays", "psp_events", "faults", "conservation",
 }  # fmt: skip
 LAT_MS_KEYS = {"mean", "p50", "p95", "p99", "p999", "max"}
@@ -62,10 +62,10 @@ def test_run_writes_the_run_folder(cli: CliRunner, tmp_path: Path) -> None:
         assert fio["jobs"][0]["write"]["total_ios"] > 0
 
     summary = pq.read_table(out / "summary.parquet")
-    assert summary.schema.names == ["variant", "entity_kind", "entity", "metric", "value"]
+    assert summary.schema.names == ["variant", "replication", "entity_kind", "entity", "metric", "value"]
     assert set(summary.column("variant").to_pylist()) == METRO_VARIANTS
     timeseries = pq.read_table(out / "timeseries.parquet")
-    assert timeseries.schema.names == ["variant", "t_s", "entity", "metric", "value"]
+    assert timeseries.schema.names == ["variant", "replication", "t_s", "entity", "metric", "value"]
     assert timeseries.num_rows > 0
 
 

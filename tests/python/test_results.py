@@ -59,8 +59,8 @@ def test_jobs_one_row_per_direction(doc: dict[str, Any]) -> None:
 
 def test_summary_and_timeseries(doc: dict[str, Any]) -> None:
     results = Results(doc)
-    assert list(results.summary.columns) == ["variant", "entity_kind", "entity", "metric", "value"]
-    assert list(results.timeseries.columns) == ["variant", "t_s", "entity", "metric", "value"]
+    assert list(results.summary.columns) == ["variant", "replication", "entity_kind", "entity", "metric", "value"]
+    assert list(results.timeseries.columns) == ["variant", "replication", "t_s", "entity", "metric", "value"]
     assert len(results.timeseries) == 8
 
 

@@ -78,7 +78,7 @@ def test_sanlab_run_prints_hostile_names_escaped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     hostile = _hostile(doc)
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (hostile, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode, *replications: (hostile, False))
     monkeypatch.setattr(run_command, "fits_a_screen", lambda tables: layout == "tables")
     # The ESC sequences reached the terminal raw, and `[/]` raised rich's MarkupError.
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run")]) == 0
@@ -107,7 +107,7 @@ def test_compare_prints_hostile_names_escaped(
     doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hostile = _hostile(doc)
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (hostile, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode, *replications: (hostile, False))
     for name in ("a", "b"):
         assert main(["run", "unused.toml", "--quiet", "--out", str(tmp_path / name)]) == 0
     capsys.readouterr()

@@ -218,7 +218,7 @@ def test_a_run_that_fails_while_writing_leaves_no_folder(
 ) -> None:
     # The simulation is done; writing its folder fails after the tables and results are written
     # (the report is written after them): a half-written folder, without report and manifest, was left.
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode, *replications: (doc, False))
     monkeypatch.setattr(runfolder, "render_report", _fail_in_the_report)
     monkeypatch.chdir(tmp_path)
     args = ["run", "unused.toml", "--quiet", *(["--out", "nested/run"] if out == "given" else [])]
@@ -231,7 +231,7 @@ def test_a_run_that_fails_while_writing_leaves_no_folder(
 def test_a_run_folder_appears_whole_under_its_name(
     doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode, *replications: (doc, False))
     (tmp_path / "empty").mkdir()
     assert main(["run", "unused.toml", "--quiet", "--out", str(tmp_path / "empty")]) == 0
     assert (tmp_path / "empty" / "manifest.json").is_file()

@@ -81,7 +81,7 @@ def test_manifest(doc: dict[str, Any], tmp_path: Path) -> None:
 def test_summary_parquet(doc: dict[str, Any], tmp_path: Path) -> None:
     _write(doc, tmp_path / "run")
     table = pq.read_table(tmp_path / "run" / "summary.parquet")
-    assert table.schema.names == ["variant", "entity_kind", "entity", "metric", "value"]
+    assert table.schema.names == ["variant", "replication", "entity_kind", "entity", "metric", "value"]
     assert table.schema.field("value").type == pa.float64()
     assert table.num_rows == 2 * SUMMARY_ROWS_PER_VARIANT
     rows = table.to_pylist()
@@ -111,7 +111,7 @@ def test_hosts_in_summary_and_results(doc: dict[str, Any], tmp_path: Path) -> No
 def test_timeseries_parquet(doc: dict[str, Any], tmp_path: Path) -> None:
     _write(doc, tmp_path / "run")
     table = pq.read_table(tmp_path / "run" / "timeseries.parquet")
-    assert table.schema.names == ["variant", "t_s", "entity", "metric", "value"]
+    assert table.schema.names == ["variant", "replication", "t_s", "entity", "metric", "value"]
     assert table.num_rows == 8
     assert table.column("variant").to_pylist() == ["rr"] * 4 + ["latency"] * 4
     assert table.column("t_s").to_pylist()[:4] == [0.5, 0.5, 1.0, 1.0]

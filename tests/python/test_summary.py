@@ -84,7 +84,7 @@ def test_the_summary_has_a_row_per_variant_and_the_most_useful_columns_that_fit(
 
 def _run(doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
     """`sanlab run` on `doc` instead of the engine's results, writing no run folder."""
-    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode: (doc, False))
+    monkeypatch.setattr(run_command, "_run_engine", lambda args, mode, *replications: (doc, False))
     monkeypatch.setattr(run_command, "write_run_folder", lambda *args, **kwargs: None)
     assert main(["run", "unused.toml", "--out", str(tmp_path / "run"), *args]) == 0
 

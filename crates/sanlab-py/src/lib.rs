@@ -5,8 +5,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use sanlab_spec::names;
-use sanlab_scenario::{Overrides, Scenario, ScenarioError, VariantRuns};
-use std::num::NonZeroUsize;
+use sanlab_scenario::{Overrides, Replications, Scenario, ScenarioError, VariantRuns};
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -76,9 +76,10 @@ fn cores() -> usize {
 
 /// Runs the scenario's selected variants (all when `variants` is None or empty), up to `jobs` at
 /// once; returns JSON, the same for any `jobs`. With `progress`, the run publishes each
-/// variant's progress there and can be cancelled through it.
+/// variant's progress there and can be cancelled through it. With `replications`, each variant
+/// runs that many times from replication `first_replication` on (replication r with its seed + r).
 #[pyfunction]
-#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None, progress=None, jobs=1))]
+#[pyo3(signature = (path, variants=None, sets=vec![], seed=None, duration=None, progress=None, jobs=1, replications=1, first_replication=0))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -89,15 +90,19 @@ fn run(
     duration: Option<String>,
     progress: Option<Py<Progress>>,
     jobs: usize,
+    replications: u32,
+    first_replication: u32,
 ) -> PyResult<String> {
     let jobs = NonZeroUsize::new(jobs).ok_or_else(|| ScenarioError_::new_err("jobs: expected at least 1 variant at once, got 0; the nearest is 1"))?;
+    let count = NonZeroU32::new(replications).ok_or_else(|| ScenarioError_::new_err("replications: expected at least 1, got 0; the nearest is 1"))?;
+    let replications = Replications { first: first_replication, count };
     let o = Overrides { sets, seed, duration };
     let variants = variants.unwrap_or_default();
     let control = progress.map(|p| Arc::clone(&p.get().0));
     // Read once: a scenario error is raised here, before the GIL is released; the scenario
     // loaded is the one that runs.
     let s = Scenario::load(&path).map_err(to_py)?;
-    let result = py.detach(|| guarded(|| s.run_variants(&variants, &o, control.as_deref(), jobs).map_err(to_py)))?;
+    let result = py.detach(|| guarded(|| s.run_variants(&variants, &o, control.as_deref(), jobs, replications).map_err(to_py)))?;
     serde_json::to_string(&result).map_err(|e| PyException::new_err(format!("serialising results: {e}")))
 }
 

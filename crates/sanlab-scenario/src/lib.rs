@@ -15,7 +15,7 @@ use sanlab_spec::{did_you_mean, SpecError};
 use sanlab_workload::read_text;
 use sanlab_des::RunControl;
 use sanlab_model::topology::Topology;
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use sanlab_model::World;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -65,6 +65,33 @@ pub struct Overrides {
     pub sets: Vec<String>,
     pub seed: Option<u64>,
     pub duration: Option<String>,
+}
+
+/// Which independent replications of each variant a run makes: `count` of them from `first` on
+/// (0-based). Replication r runs with the variant's seed + r, so replication 0 is the run as
+/// written and every variant of a replication shares its seed offset (common random numbers).
+#[derive(Clone, Copy, Debug)]
+pub struct Replications {
+    pub first: u32,
+    pub count: NonZeroU32,
+}
+
+impl Default for Replications {
+    fn default() -> Self {
+        Self { first: 0, count: NonZeroU32::MIN }
+    }
+}
+
+impl Replications {
+    /// The replication indices, in the order they run.
+    pub fn indices(self) -> std::ops::Range<u32> {
+        self.first..self.first.saturating_add(self.count.get())
+    }
+
+    /// Whether this is more than the one run as written (then progress names each replication).
+    pub fn several(self) -> bool {
+        self.first > 0 || self.count.get() > 1
+    }
 }
 
 fn in_variant(v: Option<&Variant>, e: ScenarioError) -> ScenarioError {
@@ -318,11 +345,27 @@ impl Scenario {
         World::new(topology).map_err(|m| in_variant(v, ScenarioError(format!("{}: {m}", self.file))))
     }
 
+    /// The overrides of replication `r` of a variant: its seed (the command line's or the
+    /// scenario's) + r; replication 0 is the run as written.
+    pub(crate) fn replicated(&self, v: Option<&Variant>, o: &Overrides, r: u32) -> Result<Overrides, ScenarioError> {
+        if r == 0 {
+            return Ok(o.clone());
+        }
+        let seed = match o.seed {
+            Some(seed) => seed,
+            None => run_seed(&self.resolve(v, o)?),
+        };
+        let replicated = seed.checked_add(u64::from(r)).filter(|s| i64::try_from(*s).is_ok()).ok_or_else(|| {
+            ScenarioError(format!("replication {}: the seed {seed} + {r} passes the largest seed, {}; give a smaller --seed", r + 1, i64::MAX))
+        })?;
+        Ok(Overrides { seed: Some(replicated), ..o.clone() })
+    }
+
     /// Runs one variant; `None` when `control` stopped it before the end.
     pub fn run(&self, v: Option<&Variant>, o: &Overrides, control: Option<&RunControl>) -> Result<Option<VariantResult>, ScenarioError> {
         let table = self.resolve(v, o)?;
         let (mut world, injector) = self.build_world(&table, v, true)?;
-        let seed = table.get("run").and_then(|r| r.get("seed")).and_then(Value::as_integer).unwrap_or(1) as u64;
+        let seed = run_seed(&table);
         let start = std::time::Instant::now();
         if !world.run(control) {
             return Ok(None);
@@ -333,6 +376,7 @@ impl Scenario {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             description: v.map_or_else(|| self.description.clone(), |v| v.description.clone()),
             seed,
+            replication: 0,
             wall_s,
             resolved_toml: toml_text(&table),
             resolved: table,
@@ -340,6 +384,11 @@ impl Scenario {
             report,
         }))
     }
+}
+
+/// A resolved scenario's `[run] seed` (1 when not given).
+fn run_seed(table: &Table) -> u64 {
+    table.get("run").and_then(|r| r.get("seed")).and_then(Value::as_integer).unwrap_or(1) as u64
 }
 
 /// The text `toml::to_string` gives, in one pass: it inserts each table into one growing string,
@@ -357,6 +406,9 @@ pub struct VariantResult {
     pub name: String,
     pub description: String,
     pub seed: u64,
+    /// Which replication of the variant this is (0: the run as written; set by the run that
+    /// makes replications).
+    pub replication: u32,
     /// Engine run time only (no parsing, no reporting).
     pub wall_s: f64,
     pub resolved_toml: String,
@@ -389,17 +441,18 @@ pub fn run_file(path: &Path, variants: &[String], o: &Overrides, control: Option
 
 /// [`run_file`] with up to `jobs` variants at once (see `parallel.rs`): the same document.
 pub fn run_file_parallel(path: &Path, variants: &[String], o: &Overrides, control: Option<&VariantRuns>, jobs: NonZeroUsize) -> Result<RunResult, ScenarioError> {
-    Scenario::load(path)?.run_variants(variants, o, control, jobs)
+    Scenario::load(path)?.run_variants(variants, o, control, jobs, Replications::default())
 }
 
 impl Scenario {
     /// Runs the selected variants (all when `variants` is empty), up to `jobs` at once (see
     /// `parallel.rs`); with a `control`, progress is published to it and a cancel keeps the
-    /// variants that finished. The document is the same for any `jobs`.
-    pub fn run_variants(&self, variants: &[String], o: &Overrides, control: Option<&VariantRuns>, jobs: NonZeroUsize) -> Result<RunResult, ScenarioError> {
+    /// variants that finished. The document is the same for any `jobs`; with several
+    /// `replications`, it lists each replication's variants in turn.
+    pub fn run_variants(&self, variants: &[String], o: &Overrides, control: Option<&VariantRuns>, jobs: NonZeroUsize, replications: Replications) -> Result<RunResult, ScenarioError> {
         // Everything is checked before any time is spent on a run.
         let selected = self.checked(variants, o)?;
-        let (results, cancelled) = parallel::run_variants(self, &selected, o, control, jobs)?;
+        let (results, cancelled) = parallel::run_variants(self, &selected, o, control, jobs, replications)?;
         Ok(RunResult { scenario: self.name.clone(), file: self.file.clone(), scenario_sha256: self.sha256.clone(), version: env!("CARGO_PKG_VERSION"), cancelled, variants: results })
     }
 }

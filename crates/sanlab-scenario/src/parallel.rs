@@ -12,7 +12,7 @@
 
 use crate::pilots::cost::{machine_memory, MemoryBound};
 use crate::vdbench_runs::with_curve_max;
-use crate::{Overrides, Scenario, ScenarioError, Variant, VariantResult};
+use crate::{Overrides, Replications, Scenario, ScenarioError, Variant, VariantResult};
 use sanlab_des::RunControl;
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -108,9 +108,9 @@ impl VariantRuns {
     }
 
     /// Fresh controls for the variants named, cancelled already if the run was.
-    fn begin<'a>(&self, names: impl Iterator<Item = &'a str>) -> Arc<[VariantControl]> {
+    fn begin(&self, names: impl Iterator<Item = String>) -> Arc<[VariantControl]> {
         let mut variants = lock(&self.variants);
-        *variants = names.map(|name| VariantControl { name: name.to_string(), ..VariantControl::default() }).collect();
+        *variants = names.map(|name| VariantControl { name, ..VariantControl::default() }).collect();
         if self.cancelled() {
             variants.iter().for_each(|v| v.control.cancel());
         }
@@ -211,21 +211,29 @@ impl Shared {
     }
 }
 
-/// The variants of `selected` (each with its memory bound), run on up to `jobs` threads. Returns
-/// the results in scenario order and whether the run was cancelled (then the results are those
-/// of the variants that finished); an error is the first variant's in scenario order, as a run of
-/// one variant after the other reports it, and a panic is resumed on this thread.
+/// The variants of `selected` (each with its memory bound), each in every replication of
+/// `replications` (replication by replication), run on up to `jobs` threads. Returns the results
+/// in that order and whether the run was cancelled (then the results are those of the runs that
+/// finished); an error is the first run's in that order, as a run of one variant after the other
+/// reports it, and a panic is resumed on this thread.
 pub(crate) fn run_variants(
     s: &Scenario,
     selected: &[(Option<&Variant>, MemoryBound)],
     o: &Overrides,
     control: Option<&VariantRuns>,
     jobs: NonZeroUsize,
+    replications: Replications,
 ) -> Result<(Vec<VariantResult>, bool), ScenarioError> {
+    // Each run: a variant's index in `selected` and its replication.
+    let runs_of: Vec<(usize, u32)> = replications.indices().flat_map(|r| (0..selected.len()).map(move |k| (k, r))).collect();
     let own = VariantRuns::default();
     let runs = control.unwrap_or(&own);
-    let controls = runs.begin(selected.iter().map(|(v, _)| v.map_or("base", |v| v.name.as_str())));
-    // The overrides of the variants before the first that reads an earlier one's results: given
+    let names = runs_of.iter().map(|&(k, r)| {
+        let name = selected[k].0.map_or("base", |v| v.name.as_str());
+        if replications.several() { format!("{name} #{}", r + 1) } else { name.to_string() }
+    });
+    let controls = runs.begin(names);
+    // The overrides of each variant before the first that reads an earlier one's results: given
     // no results, a curve point's lookup fails (its max run is missing).
     let mut independent: Vec<Overrides> = vec![];
     for (v, _) in selected {
@@ -241,30 +249,38 @@ pub(crate) fn run_variants(
 
     let worker = || loop {
         let mut sh = lock(&shared);
-        let k = loop {
-            let k = sh.next;
-            if sh.stop || k >= selected.len() || runs.cancelled() {
+        let t = loop {
+            let t = sh.next;
+            if sh.stop || t >= runs_of.len() || runs.cancelled() {
                 return;
             }
-            let in_turn = k < first_reader || sh.ordered_through == k;
-            if in_turn && sh.admission.admits(selected[k].1) {
-                break k;
+            let in_turn = runs_of[t].0 < first_reader || sh.ordered_through == t;
+            if in_turn && sh.admission.admits(selected[runs_of[t].0].1) {
+                break t;
             }
             sh = turn.wait(sh).unwrap_or_else(|e| e.into_inner());
         };
+        let (k, r) = runs_of[t];
         let (v, memory) = selected[k];
         sh.next += 1;
         sh.admission.start(memory);
-        runs.start(&controls[k]);
-        // A reader of earlier results runs alone, after them: they cannot change meanwhile.
+        runs.start(&controls[t]);
+        // A reader of earlier results runs alone, after them: they cannot change meanwhile. It
+        // reads its own replication's.
         let with = match independent.get(k) {
             Some(with) => Ok(Ok(Some(with.clone()))),
-            None => catch_unwind(AssertUnwindSafe(|| with_curve_max(s, v, o, &sh.ordered))),
+            None => catch_unwind(AssertUnwindSafe(|| {
+                let own = sh.ordered.partition_point(|x| x.replication < r);
+                with_curve_max(s, v, o, &sh.ordered[own..])
+            })),
         };
         drop(sh);
         let outcome = match with {
-            Ok(Ok(Some(with))) => match catch_unwind(AssertUnwindSafe(|| s.run(v, &with, Some(&controls[k].control)))) {
-                Ok(Ok(Some(r))) => Outcome::Done(Box::new(r)),
+            Ok(Ok(Some(with))) => match catch_unwind(AssertUnwindSafe(|| s.replicated(v, &with, r).and_then(|with| s.run(v, &with, Some(&controls[t].control))))) {
+                Ok(Ok(Some(mut result))) => {
+                    result.replication = r;
+                    Outcome::Done(Box::new(result))
+                }
                 Ok(Ok(None)) => Outcome::Cancelled,
                 Ok(Err(e)) => Outcome::Failed(e),
                 Err(panic) => Outcome::Panicked(panic),
@@ -280,20 +296,20 @@ pub(crate) fn run_variants(
         };
         let mut sh = lock(&shared);
         if matches!(outcome, Outcome::Failed(_) | Outcome::Panicked(_)) {
-            // The run ends with an error: every variant still running stops. One before this
-            // one may still be building, and then reports its own error (it comes first).
+            // The run ends with an error: every run still going stops. One before this one may
+            // still be building, and then reports its own error (it comes first).
             sh.stop = true;
             controls.iter().for_each(|c| c.control.cancel());
         } else if matches!(outcome, Outcome::Cancelled) {
             sh.stop = true;
         }
         sh.admission.end(memory, kept);
-        sh.record(k, outcome);
-        runs.end(&controls[k], state);
+        sh.record(t, outcome);
+        runs.end(&controls[t], state);
         drop(sh);
         turn.notify_all();
     };
-    let threads = jobs.get().min(selected.len()).max(1);
+    let threads = jobs.get().min(runs_of.len()).max(1);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(worker);
@@ -301,7 +317,7 @@ pub(crate) fn run_variants(
     });
 
     let sh = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    let cancelled = sh.ordered_through < selected.len();
+    let cancelled = sh.ordered_through < runs_of.len();
     let mut results = sh.ordered;
     for (_, outcome) in sh.later {
         match outcome {

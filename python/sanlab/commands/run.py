@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import threading
 import time
@@ -20,6 +21,7 @@ from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir, write_
 from sanlab.formatting import few_names, shown_name
 from sanlab.notes import figure_notes
 from sanlab.progress import REFRESH_S, Mode, RunProgress, progress_mode
+from sanlab.replications import combine, merge, relative_half_widths
 from sanlab.report import REPORT_FILE
 from sanlab.results import json_summary
 from sanlab.views.names import shown_document
@@ -39,6 +41,29 @@ def register(parser: argparse.ArgumentParser) -> None:
         help=f"variants run at most at once, 1 to {options.MAX_PARALLEL} (default: one per core); fewer while more would "
         "not fit in the memory available; the results are the same for any N",
     )
+    replicate = parser.add_mutually_exclusive_group()
+    replicate.add_argument(
+        "--replications",
+        type=options.whole_number(1, MAX_REPLICATIONS),
+        metavar="N",
+        help="run each variant N times, replication r with its seed + r (the same r on every variant), and "
+        "show each figure as the mean with its 95 %% interval (default 1: one run, as written)",
+    )
+    replicate.add_argument(
+        "--precision",
+        type=percent,
+        metavar="P%",
+        help=f"replications ({PILOT_REPLICATIONS} first) until every VM's IOPS, mean and p99 latency has a 95 %% "
+        "half-width within P%% of its value, e.g. 5%%",
+    )
+    parser.add_argument(
+        "--max-replications",
+        type=options.whole_number(2, MAX_REPLICATIONS),
+        default=DEFAULT_MAX_REPLICATIONS,
+        metavar="N",
+        help=f"with --precision, the most replications (default {DEFAULT_MAX_REPLICATIONS}); the run says so when "
+        "this stops it",
+    )
     options.add_out(parser, "run folder, created empty (default: runs/<scenario>-<UTC time>; with --json: none)")
     options.add_json(parser)
     parser.add_argument(
@@ -55,6 +80,25 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MAX_REPLICATIONS = 1000
+DEFAULT_MAX_REPLICATIONS = 50
+PILOT_REPLICATIONS = 5
+"""Replications `--precision` runs before it first judges the intervals (Law, ch. 9.4.1, starts
+a sequential procedure from a few; fewer than 5 gives t quantiles of 2.8 and more)."""
+
+
+def percent(text: str) -> float:
+    """`5%` as 0.05: a share above 0 and below 100 %."""
+    number = text.strip().removesuffix("%")
+    try:
+        value = float(number) if text.strip().endswith("%") else math.nan
+    except ValueError:
+        value = math.nan
+    if not (0 < value < 100):
+        raise argparse.ArgumentTypeError(f"expected a percent above 0 and below 100, such as 5%, got {text!r}")
+    return value / 100
+
+
 def main(args: argparse.Namespace) -> int:
     # Empty folders this run made (--out, the default folder's name reserved): removed when no
     # run folder is written into them, so a failed run leaves nothing behind.
@@ -67,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
         remove_empty(made)
 
 
-def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
+def _run_engine(args: argparse.Namespace, mode: Mode, first: int = 0, count: int = 1) -> tuple[Document, bool]:
     """Runs the scenario in a worker thread (the engine releases the GIL and runs `--jobs`
     variants at once on threads of its own) while showing progress.
 
@@ -86,7 +130,7 @@ def _run_engine(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
             outcome.append(
                 engine.run(
                     args.scenario, args.variants, args.sets, args.seed, args.duration,
-                    progress=progress_of_engine, jobs=jobs,
+                    progress=progress_of_engine, jobs=jobs, replications=count, first_replication=first,
                 )
             )
         except BaseException as exc:  # handed to the main thread below
@@ -116,7 +160,7 @@ def _run_and_write(args: argparse.Namespace, made: list[Path]) -> int:
     `write_run_folder`), then what is printed."""
     started = datetime.now(UTC)
     clock = time.perf_counter()
-    doc, interrupted = _run_engine(args, "off" if args.json else progress_mode(args.quiet))
+    doc, interrupted = _replicated(args, "off" if args.json else progress_mode(args.quiet))
     wall_s = time.perf_counter() - clock
 
     if interrupted and not doc["variants"]:
@@ -158,6 +202,60 @@ def _run_and_write(args: argparse.Namespace, made: list[Path]) -> int:
     return 0
 
 
+def _replicated(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
+    """The run's replications as one document: `--replications` of them, or with `--precision`
+    as many as its intervals need (see `_more_replications`)."""
+    if args.precision is None:
+        doc, interrupted = _run_engine(args, mode, 0, args.replications or 1)
+        return combine(doc), interrupted
+    count = min(PILOT_REPLICATIONS, args.max_replications)
+    doc, interrupted = _run_engine(args, mode, 0, count)
+    while True:
+        combined = combine(doc)
+        worst = max(relative_half_widths(combined), key=lambda named: named[1], default=("", 0.0))
+        reached = worst[1] <= args.precision
+        more = _more_replications(count, worst[1], args.precision, args.max_replications)
+        if interrupted or reached or not more:
+            break
+        later, interrupted = _run_engine(args, mode, count, more)
+        doc, count = merge(doc, later), count + more
+    combined["precision"] = {
+        "target": args.precision,
+        "replications": count,
+        "reached": reached,
+        "worst": {"figure": worst[0], "relative_half_width": worst[1] if math.isfinite(worst[1]) else None},
+        "max_replications": args.max_replications,
+    }
+    return combined, interrupted
+
+
+def _more_replications(have: int, worst: float, target: float, most: int) -> int:
+    """Replications to add so that the worst half-width reaches the target: it shrinks as
+    1/sqrt(n), so n·(worst/target)², a tenth more for the t quantile's and the estimate's error,
+    at least one more and at most up to `most`; without an interval yet, double."""
+    if have >= most:
+        return 0
+    needed = math.ceil(have * 1.1 * (worst / target) ** 2) if math.isfinite(worst) else 2 * have
+    return min(most, max(needed, have + 1)) - have
+
+
+def precision_line(doc: Document) -> str | None:
+    """What `--precision` reached, in one line, or None without it."""
+    precision = doc.get("precision")
+    if not precision:
+        return None
+    target = f"{precision['target'] * 100:g} %"
+    worst = precision["worst"]
+    share = worst["relative_half_width"]
+    widest = f"{worst['figure']} ±{share * 100:.1f} %" if share is not None else f"{worst['figure']} (no interval)"
+    if precision["reached"]:
+        return f"precision: every watched figure within ±{target} after {precision['replications']} replications (widest: {widest})"
+    return (
+        f"precision: not reached: --max-replications {precision['max_replications']} stopped the run at "
+        f"{precision['replications']} replications; the widest is {widest}, the target ±{target}"
+    )
+
+
 def _print_tables(doc: Document, verbose: bool) -> None:
     """Every table when they fit a screen (or with --verbose), else the summary; then the note
     on variants no seed can change."""
@@ -170,9 +268,9 @@ def _print_tables(doc: Document, verbose: bool) -> None:
         summary, left_out = summary_table(doc, terminal)
         print_tables(terminal, [summary])
         print(verbose_adds(named, left_out), flush=True)
-    note = seedless_note(doc)
-    if note:
-        print(note, flush=True)
+    for note in (seedless_note(doc), precision_line(doc)):
+        if note:
+            print(note, flush=True)
 
 
 def seedless_note(doc: Document) -> str | None:

@@ -4,8 +4,8 @@
 <out>/manifest.json
       results.json                       the engine's document without time series and resolved TOML
                                          (with each variant's path selection events and fault edges)
-      summary.parquet                    variant, entity_kind, entity, metric, value
-      timeseries.parquet                 variant, t_s, entity, metric, value
+      summary.parquet                    variant, replication, entity_kind, entity, metric, value
+      timeseries.parquet                 variant, replication, t_s, entity, metric, value
       report.html                        plots and tables, self-contained (`sanlab report` rewrites it)
       <variant>/scenario.resolved.toml
       <variant>/fio/<entry>.json           fio JSON per [[vm.job]] entry (its jobs); fio logs per job
@@ -282,6 +282,20 @@ def _check_variants(path: Path, doc: dict[str, Any]) -> None:
             if not isinstance(variant.get(key), list):
                 raise RunFolderError(f"{path}: variants[{index}].{key}: expected a list; the file is damaged")
         _check_faults(path, f"variants[{index}].faults", variant.get("faults", []))
+        _check_replicas(path, f"variants[{index}].replicas", variant.get("replicas", []))
+
+
+def _check_replicas(path: Path, where: str, replicas: object) -> None:
+    """A replicated variant's replications: objects, each with its number and entity lists."""
+    if not isinstance(replicas, list) or not all(isinstance(replica, dict) for replica in replicas):
+        raise RunFolderError(f"{path}: {where}: expected a list of objects; the file is damaged")
+    for number, replica in enumerate(replicas):
+        replication = replica.get("replication")
+        if not isinstance(replication, int) or isinstance(replication, bool) or replication < 0:
+            raise RunFolderError(f"{path}: {where}[{number}].replication: expected a whole number; the file is damaged")
+        for key in ("vms", "paths", "devices"):
+            if not isinstance(replica.get(key), list):
+                raise RunFolderError(f"{path}: {where}[{number}].{key}: expected a list; the file is damaged")
 
 
 FAULT_FIELDS: tuple[tuple[str, tuple[type, ...], str], ...] = (
@@ -319,13 +333,23 @@ def _check_faults(path: Path, where: str, edges: object) -> None:
 
 
 def _read_timeseries(path: Path) -> pa.Table:
+    """The time series with their replication (0 throughout in a folder written before
+    replications)."""
     columns = ["variant", "t_s", "entity", "metric", "value"]
     try:
-        return pq.read_table(path, columns=columns)
+        table = pq.read_table(path)
+        replication = table["replication"] if "replication" in table.column_names else pa.array([0] * len(table), pa.int32())
+        return table.select(columns).append_column("replication", replication)
     except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
         raise RunFolderError(
             f"{path}: not a Parquet table with columns {', '.join(columns)} ({exc}); the file is damaged"
         ) from None
+
+
+def _series_of(rows: pa.Table, replication: int) -> dict[str, list[Any]]:
+    """One replication's rows of a variant's time series, as the document holds them."""
+    mine = rows.filter(pc.equal(rows["replication"], replication))
+    return mine.select(["t_s", "entity", "metric", "value"]).to_pydict()
 
 
 def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
@@ -355,7 +379,9 @@ def read_run_folder(run_dir: Path) -> tuple[Document, dict[str, Any]]:
     for variant in doc["variants"]:
         # Arrow's filter keeps the file's order; a Python loop over the rows took 0.6 s at 1 M rows.
         rows = series.filter(pc.equal(series["variant"], variant["name"]))
-        variant["timeseries"] = rows.select(["t_s", "entity", "metric", "value"]).to_pydict()
+        for replica in variant.get("replicas", []):
+            replica["timeseries"] = _series_of(rows, replica.get("replication", 0))
+        variant["timeseries"] = _series_of(rows, 0)
         resolved = run_dir / safe_name(variant["name"]) / RESOLVED_FILE
         if resolved.is_file():
             variant["resolved_toml"] = resolved.read_text(encoding="utf-8")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sanlab.analysis import failover
 from sanlab.document import Document, HostReport, PspEventReport, hosts
@@ -39,14 +40,29 @@ def shows_hosts(doc: Document) -> bool:
     return flow_controlled(doc) or any(len(hosts(variant)) > 1 for variant in doc["variants"])
 
 
+def with_interval(entity: Mapping[str, Any], figure: str, shown: Callable[[float], str]) -> str:
+    """An entity's figure (`iops`, or a latency figure of `lat_ms` such as `p99`) as `shown`
+    writes it, with `±` its interval's half-width when replications gave one (`few` when the tail
+    held too few I/Os to estimate it)."""
+    latency = figure not in ("iops", "mbps", "read_iops", "write_iops", "share")
+    value = entity["lat_ms"][figure] if latency else entity[figure]
+    ci95 = entity.get("ci95")
+    if ci95 is None:
+        return shown(value)
+    bounds = ci95.get("lat_ms", {}).get(figure) if latency else ci95.get(figure)
+    if bounds is None:
+        return "few"
+    return f"{shown(value)} ±{shown((bounds[1] - bounds[0]) / 2)}"
+
+
 def host_cells(host: HostReport, flow_control: bool) -> list[str]:
     """A host's row under HOST_COLUMNS, then FLOW_CONTROL_COLUMNS when `flow_control` (blank for a
     host without it); the terminal and the HTML report show the same text."""
     cells = [
         host["name"],
         format_count(host["vms"]),
-        format_count(host["iops"]),
-        format_ms(host["lat_ms"]["mean"]),
+        with_interval(host, "iops", format_count),
+        with_interval(host, "mean", format_ms),
         format_ms(host["device_lat_ms"]),
     ]
     if not flow_control:

@@ -24,6 +24,7 @@ from sanlab.formatting import format_count, format_fraction, format_ms, format_s
 from sanlab.views.fit import titled_table
 from sanlab.views.legend import legend
 from sanlab.views.rows import (
+    with_interval,
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
     HOST_COLUMNS,
@@ -49,6 +50,12 @@ def _add_variant_rows(
         table.add_row(variant if index == 0 else "", *cells, end_section=grouped and index == len(rows) - 1)
 
 
+REPLICATED_CAPTION = (
+    "± half-width of the 95 % interval over the replications (Student's t); tail IOPS: the first replication's",
+    "few: too few I/Os beyond the percentile in a replication to estimate it",
+)
+
+
 def variants_table(doc: Document) -> Table:
     """One row per variant and VM: IOPS (whole run and tail), MB/s and latency in ms.
 
@@ -56,6 +63,9 @@ def variants_table(doc: Document) -> Table:
     """
     grouped = any(len(variant["vms"]) > 1 for variant in doc["variants"])
     table = titled_table(f"{doc['scenario']}: variants")
+    if any("replicas" in variant for variant in doc["variants"]):
+        table.caption = legend(REPLICATED_CAPTION)
+        table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
     table.add_column("VM", no_wrap=True)
     # The values are single words: only the headers wrap, when the terminal is narrow (`fit`).
@@ -70,13 +80,10 @@ def variants_table(doc: Document) -> Table:
             rows.append(
                 [
                     vm["name"],
-                    format_count(vm["iops"]),
+                    with_interval(vm, "iops", format_count),
                     "-" if tail is None else format_count(tail),
-                    format_tenths(vm["mbps"]),
-                    format_ms(lat_ms["mean"]),
-                    format_ms(lat_ms["p50"]),
-                    format_ms(lat_ms["p99"]),
-                    format_ms(lat_ms["p999"]),
+                    with_interval(vm, "mbps", format_tenths),
+                    *(with_interval(vm, figure, format_ms) for figure in ("mean", "p50", "p99", "p999")),
                 ]
             )
         _add_variant_rows(table, variant["name"], rows, grouped)

@@ -17,5 +17,6 @@ mod parda_calibrated_study;
 mod parda_study;
 mod path_selectors;
 mod rates;
+mod replications;
 mod vdbench_runs;
 mod workload_kinds;

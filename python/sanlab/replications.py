@@ -1,0 +1,187 @@
+"""Replications of a run as one document: each variant's headline figures become the mean of its
+replications with a 95 % interval beside them (`ci95`), every replication's figures kept.
+
+The engine runs replication r of a variant with the variant's seed + r (replication 0 is the run
+as written) and lists the runs replication by replication (each with its `replication`); the same
+r on every variant is common random numbers. `combine` groups them:
+
+- `variant["replications"]`: how many; `variant["replicas"]`: each one's seed, I/Os, entity
+  reports (VMs, hosts, paths, devices) and time series (left out of the JSON with the variant's);
+- each VM, host, path and device: its headline figures (`HEADLINE`, `LATENCY`) are the mean of
+  the replications, and `ci95` mirrors them with `[low, high]` (Student's t over the replications,
+  `sanlab.intervals`); a percentile whose tail holds too few I/Os in a replication to mean
+  anything has `null` there and a note says so;
+- everything else of the variant (its jobs' fio statistics, time series, events, queue figures,
+  counts) is the first replication's, as the notes say.
+
+With one replication nothing changes: the document is the engine's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sanlab.document import Document, Variant
+from sanlab.intervals import Interval
+
+ENTITY_KEYS = ("vms", "hosts", "paths", "devices")
+"""The entities whose figures get intervals, as the terminal tables show them."""
+HEADLINE = ("iops", "mbps", "read_iops", "write_iops", "share")
+"""Rates an entity may report (each where present)."""
+LATENCY = ("mean", "p50", "p95", "p99", "p999")
+"""The latency figures (`lat_ms`) with intervals; `max` has none (one I/O decides it)."""
+TAIL_SHARE = {"p50": 0.5, "p95": 0.05, "p99": 0.01, "p999": 0.001}
+"""The share of I/Os at or beyond each percentile."""
+TAIL_LEAST_IOS = 10
+"""A percentile needs this many I/Os beyond it in every replication to be estimated; fewer, and
+one or two I/Os decide it (our choice: the usual rule of thumb for a tail's order statistics)."""
+PRECISION_FIGURES = (("vms", "iops"), ("vms", "mean"), ("vms", "p99"))
+"""What `--precision` watches: each VM's IOPS, mean and p99 latency."""
+
+
+def combine(doc: Document) -> Document:
+    """The engine's document of several replications as one document (see the module)."""
+    groups: dict[str, list[Variant]] = {}
+    for variant in doc["variants"]:
+        groups.setdefault(variant["name"], []).append(variant)
+    if all(len(runs) == 1 for runs in groups.values()):
+        return doc
+    combined = dict(doc)
+    combined["variants"] = [_combined_variant(runs) for runs in groups.values()]
+    return combined  # type: ignore[return-value]
+
+
+def merge(first: Document, later: Document) -> Document:
+    """Two engine documents of the same run, the second with later replications, as one."""
+    merged = dict(first)
+    merged["variants"] = [*first["variants"], *later["variants"]]
+    merged["cancelled"] = first["cancelled"] or later["cancelled"]
+    return merged  # type: ignore[return-value]
+
+
+def _combined_variant(runs: Sequence[Variant]) -> Variant:
+    runs = sorted(runs, key=lambda run: run.get("replication", 0))
+    variant: dict[str, Any] = dict(runs[0])
+    variant["replications"] = len(runs)
+    variant["replicas"] = [
+        {
+            "replication": run.get("replication", 0),
+            "seed": run["seed"],
+            "ios": run["ios"],
+            **{key: run.get(key, []) for key in ENTITY_KEYS},
+            **({"timeseries": run["timeseries"]} if "timeseries" in run else {}),
+        }
+        for run in runs
+    ]
+    measured_s = [run["measured_s"] for run in runs]
+    for key in ENTITY_KEYS:
+        variant[key] = [
+            _combined_entity([run[key][i] for run in runs], measured_s)  # type: ignore[literal-required]
+            for i in range(len(runs[0].get(key, [])))  # type: ignore[misc]
+        ]
+    return variant  # type: ignore[return-value]
+
+
+def _combined_entity(replicas: Sequence[Mapping[str, Any]], measured_s: Sequence[float]) -> dict[str, Any]:
+    names = {replica["name"] for replica in replicas}
+    if len(names) != 1:
+        raise ValueError(f"replications list different entities in one place: {sorted(names)}")
+    entity = dict(replicas[0])
+    ci95: dict[str, Any] = {}
+    for figure in HEADLINE:
+        if figure in entity and _numbers(replica[figure] for replica in replicas):
+            interval = Interval.of([float(replica[figure]) for replica in replicas])
+            entity[figure] = interval.mean
+            ci95[figure] = _bounds(interval)
+    if isinstance(entity.get("lat_ms"), Mapping):
+        latency = dict(entity["lat_ms"])
+        latency_ci95: dict[str, list[float] | None] = {}
+        for figure in LATENCY:
+            values = [replica["lat_ms"].get(figure) for replica in replicas]
+            if not _numbers(values):
+                continue
+            interval = Interval.of([float(value) for value in values])
+            latency[figure] = interval.mean
+            enough = all(
+                _ios(replica, seconds) * TAIL_SHARE.get(figure, 1.0) >= TAIL_LEAST_IOS
+                for replica, seconds in zip(replicas, measured_s, strict=True)
+            )
+            latency_ci95[figure] = _bounds(interval) if enough else None
+        entity["lat_ms"] = latency
+        ci95["lat_ms"] = latency_ci95
+    entity["ci95"] = ci95
+    return entity
+
+
+def _numbers(values: Iterable[object]) -> bool:
+    """Whether every value is a finite number (the engine writes a figure it has not as null)."""
+    return all(isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) for value in values)
+
+
+def _bounds(interval: Interval) -> list[float]:
+    return [interval.low, interval.high]
+
+
+def _ios(entity: Mapping[str, Any], measured_s: float) -> float:
+    """The I/Os an entity completed in the measured time (counted where it reports them)."""
+    for key in ("completed", "ios"):
+        if isinstance(entity.get(key), int):
+            return float(entity[key])
+    return float(entity.get("iops") or 0.0) * measured_s
+
+
+def tail_notes(doc: Document) -> list[str]:
+    """One line per variant whose percentiles have too few I/Os beyond them to be estimated."""
+    notes = []
+    for variant in doc["variants"]:
+        thin = sorted(
+            {
+                figure
+                for key in ENTITY_KEYS
+                for entity in variant.get(key, [])  # type: ignore[attr-defined]
+                for figure, bounds in entity.get("ci95", {}).get("lat_ms", {}).items()
+                if bounds is None
+            },
+            key=LATENCY.index,
+        )
+        if thin:
+            shown = ", ".join(figure.replace("p999", "p99.9") for figure in thin)
+            notes.append(
+                f"variant {variant['name']}: {shown} of some entities rest on fewer than {TAIL_LEAST_IOS} I/Os "
+                "beyond them in a replication: no interval (ci95 null); run longer to estimate them"
+            )
+    return notes
+
+
+def replication_note(doc: Document) -> str | None:
+    """What the figures of a replicated run are, or None for a run of one replication."""
+    counts = sorted({variant.get("replications", 1) for variant in doc["variants"]})
+    if counts == [1]:
+        return None
+    count = " to ".join(str(n) for n in (counts[0], counts[-1])) if len(counts) > 1 else str(counts[0])
+    return (
+        f"figures are means of {count} replications (seeds s, s+1, ... of each variant) with 95 % intervals "
+        "(Student's t); jobs' fio statistics, time series and events are the first replication's"
+    )
+
+
+def relative_half_widths(doc: Document) -> list[tuple[str, float]]:
+    """Each figure `--precision` watches, named, with its half-width as a share of its value
+    (0 for an exact zero; infinite for a figure with no interval)."""
+    shares = []
+    for variant in doc["variants"]:
+        for key, figure in PRECISION_FIGURES:
+            for entity in variant.get(key, []):  # type: ignore[attr-defined]
+                ci95 = entity.get("ci95", {})
+                bounds = ci95.get(figure) if figure in HEADLINE else ci95.get("lat_ms", {}).get(figure)
+                value = entity[figure] if figure in HEADLINE else entity["lat_ms"][figure]
+                if bounds is None:
+                    share = math.inf
+                elif bounds[0] == bounds[1]:
+                    share = 0.0
+                else:
+                    share = (bounds[1] - bounds[0]) / 2 / abs(value) if value else math.inf
+                shares.append((f"{variant['name']}: {key[:-1]} {entity['name']} {figure}", share))
+    return shares
