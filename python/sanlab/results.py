@@ -12,7 +12,6 @@ import pyarrow as pa
 from sanlab.document import ENTITY_KINDS, Document, Variant, entities, sorted_percentiles
 from sanlab.notes import figure_notes
 
-
 SUMMARY_SCHEMA = pa.schema(
     [
         ("variant", pa.string()),

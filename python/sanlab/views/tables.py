@@ -24,7 +24,6 @@ from sanlab.formatting import format_count, format_fraction, format_ms, format_s
 from sanlab.views.fit import titled_table
 from sanlab.views.legend import legend
 from sanlab.views.rows import (
-    with_interval,
     FAULTS_CAPTION,
     FLOW_CONTROL_COLUMNS,
     HOST_COLUMNS,
@@ -38,6 +37,7 @@ from sanlab.views.rows import (
     host_cells,
     repeat_text,
     shows_hosts,
+    with_interval,
 )
 
 
@@ -75,7 +75,6 @@ def variants_table(doc: Document) -> Table:
         rows = []
         tails = tail_iops(variant) if "timeseries" in variant else {}
         for vm in variant["vms"]:
-            lat_ms = vm["lat_ms"]
             tail = tails.get(vm["name"])
             rows.append(
                 [
