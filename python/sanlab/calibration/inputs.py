@@ -90,7 +90,10 @@ def _bound(text: str, argument: str) -> tuple[float, str]:
             f"--free {argument!r}: `{text.strip()}` is not a number; a free parameter takes numeric bounds "
             "LO..HI, with a unit where the value has one (50us..500us, 1..64:int, 0.1..0.9)"
         )
-    return float(match["number"]), match["unit"]
+    value = float(match["number"])
+    if not abs(value) <= 2.0**64:  # 1e400 is infinity: round() of an :int bound was an OverflowError
+        raise CalibrationError(f"--free {argument!r}: `{text.strip()}` is not a finite number of at most 2^64")
+    return value, match["unit"]
 
 
 def parse_free(argument: str) -> FreeParam:

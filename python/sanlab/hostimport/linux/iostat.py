@@ -71,10 +71,12 @@ def _row(cells: list[str], names: list[str], comma: bool, where: Source) -> Iost
         raise LinuxInputError(f"{where}: {len(cells)} cells for the header's {len(names)} columns: the line is cut short or from another header")
     device = cells[0]
     v = {name: _number(cell, comma, where, name, device) for name, cell in zip(names[1:], cells[1:], strict=True)}
-    unit = next(u for u in _RATE_UNITS if f"r{u}" in v)
+    # The columns `_columns` found in pairs: a rate unit with both directions, the awaits apart
+    # only when both are there (a header of r_await and await, without w_await, was a KeyError).
+    unit = next(u for u in _RATE_UNITS if f"r{u}" in v and f"w{u}" in v)
     reads, writes = v["r/s"], v["w/s"]
     rbytes, wbytes = v[f"r{unit}"] * _RATE_UNITS[unit], v[f"w{unit}"] * _RATE_UNITS[unit]
-    r_await, w_await = (v["r_await"], v["w_await"]) if "r_await" in v else (v["await"], v["await"])
+    r_await, w_await = (v["r_await"], v["w_await"]) if "r_await" in v and "w_await" in v else (v["await"], v["await"])
     return IostatRow(
         device, reads, writes, rbytes / reads if reads > 0 else math.nan, wbytes / writes if writes > 0 else math.nan,
         r_await, w_await, v["aqu-sz"] if "aqu-sz" in v else v["avgqu-sz"], where,

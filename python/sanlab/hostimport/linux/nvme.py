@@ -169,6 +169,11 @@ def parse_nvme(text: str, file: str = "<text>") -> list[NvmeSubsystem]:
     subsystems = _json(text, file) if first[:1] in "{[" else _text(lines, file)
     if not subsystems:
         raise LinuxInputError(f"{file}:1: no subsystem in the file: expected {NVME}")
+    named: dict[str, Source] = {}
+    for s in subsystems:
+        if s.name in named:
+            raise LinuxInputError(f"{s.source}: subsystem {s.name} is also at {named[s.name]}: expected each subsystem once (one `nvme list-subsys`)")
+        named[s.name] = s.source
     seen: dict[str, Source] = {}
     for s in subsystems:
         for c in s.controllers:

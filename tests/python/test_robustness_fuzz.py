@@ -1,0 +1,76 @@
+"""The classes the in-process fuzz harness of the newer commands found (benches/fuzz_newer.py,
+docs/robustness.md "Round 4"), each on its own reproducer, and the harness's saved inputs
+(tests/data/fuzz_newer/) replayed: each ends in success or one line of `UserError`."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from sanlab.hostimport.linux.iostat import parse_iostat
+from sanlab.hostimport.linux.nvme import parse_nvme
+from sanlab.hostimport.linux.records import LinuxInputError
+
+REPO = Path(__file__).resolve().parents[2]
+LINUX = REPO / "tests" / "data" / "linux"
+SAVED = REPO / "tests" / "data" / "fuzz_newer"
+
+
+def _harness():  # noqa: ANN202 (the module benches/fuzz_newer.py)
+    spec = importlib.util.spec_from_file_location("fuzz_newer", REPO / "benches" / "fuzz_newer.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fuzz_newer"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_iostat_header_with_r_await_and_await_but_no_w_await_is_read() -> None:
+    """The header check took `await` for both directions, the row read `w_await` when `r_await`
+    was there: a KeyError traceback. A pair is read only when both of it are there."""
+    text = (LINUX / "iostat" / "sysstat.expected.iostat-x.txt").read_text(encoding="utf-8")
+    first_report = text[: text.index("avg-cpu", text.index("avg-cpu") + 1)]
+    capture = parse_iostat(first_report.replace(" w_await ", "   await "), "iostat.txt")
+    row = capture.reports[0][0]
+    assert (row.device, row.read_await_ms, row.write_await_ms) == ("sda", 9.61, 9.61)  # `await` for both, as in the oldest
+
+
+def test_an_iostat_header_with_a_rate_unit_in_one_direction_only_is_read() -> None:
+    text = (LINUX / "iostat" / "sysstat.expected.iostat-x.txt").read_text(encoding="utf-8")
+    text = text.replace("     w/s     wkB/s", "     w/s     wMB/s").replace("     r/s     rkB/s   rrqm/s", "     r/s     rkB/s   rMB/s")
+    capture = parse_iostat(text, "iostat.txt")
+    assert capture.reports[0][0].device == "sda"
+
+
+def test_one_nvme_subsystem_listed_twice_is_refused_naming_both() -> None:
+    """Two subsystems of one name made two volumes of that name: a scenario written that the
+    engine refused (`volume nvme-subsys0 is defined twice`). Conflicting records are an error
+    naming both, as for esxcli's runtime names."""
+    text = (LINUX / "nvme" / "ontap-sanhost.rhel9-tcp.txt").read_text(encoding="utf-8")
+    first = text.split("\n\n")[0] if "\n\n" in text else text
+    twice = first + "\n" + first.replace("nvme102 ", "nvme902 ").replace("nvme151 ", "nvme951 ").replace("nvme4 ", "nvme904 ").replace("nvme53 ", "nvme953 ")
+    with pytest.raises(LinuxInputError, match=r"nvme.txt:\d+: subsystem nvme-subsys4 is also at nvme.txt:1: expected each subsystem once"):
+        parse_nvme(twice, "nvme.txt")
+
+
+@pytest.mark.parametrize("case", sorted(p for p in SAVED.glob("*/case.json")) if SAVED.is_dir() else [], ids=lambda p: p.parent.name)
+def test_saved_fuzz_inputs_end_in_success_or_one_line(case: Path) -> None:
+    harness = _harness()
+    found, index = harness.load(case.parent)
+    folder = Path(__import__("tempfile").mkdtemp())
+    outcome = harness.run_case(found, folder, index)
+    assert outcome is None, outcome
+
+
+@pytest.mark.parametrize("bound", ["1e400", "-1e400", "1e30"])
+def test_a_free_bound_past_2_64_is_one_error(bound: str) -> None:
+    """`1e400..16:int` was an OverflowError traceback (round() of infinity)."""
+    from sanlab.calibration.inputs import CalibrationError, parse_free
+
+    with pytest.raises(CalibrationError, match=r"is not a finite number of at most 2\^64"):
+        parse_free(f"array[0].media.servers={bound}..16:int")
+    with pytest.raises(CalibrationError, match=r"is not a finite number of at most 2\^64"):
+        parse_free(f"array[0].media.servers=1..{bound.lstrip('-')}:int")
