@@ -4,6 +4,8 @@ replications (seeds) or from the batches of one long run, and finds a warm-up in
 - Replications: the mean of n values and its half-width t(0.975, n-1) · s / sqrt(n) (Student's t;
   Law, Simulation Modeling and Analysis, 5th ed., 2015, ch. 9). Paired differences (common random
   numbers, the same seeds on both sides) are replications of the difference.
+- Independent runs (different seeds on the two sides): the difference of the means with
+  Welch's half-width, t at the Welch-Satterthwaite degrees of freedom (rounded down).
 - Batch means: one run's series (past its warm-up) cut into k non-overlapping batches whose means
   are taken as replications; batches are merged pairwise while their means' lag-1
   autocorrelation is significantly above LAG1_LIMIT, so that they are nearly independent (Law,
@@ -77,6 +79,20 @@ class Interval:
             return cls(mean, math.inf, len(values))
         half = t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
         return cls(mean, half, len(values))
+
+    @classmethod
+    def difference(cls, first: Sequence[float], second: Sequence[float]) -> Interval:
+        """Of `second` minus `first` from independent replications of each (Welch); `n` is the
+        smaller side's count. Both sides without spread: an exact difference."""
+        if len(first) < 2 or len(second) < 2:
+            raise ValueError("a difference of independent runs needs at least two values a side")
+        mean = statistics.fmean(second) - statistics.fmean(first)
+        a, b = statistics.variance(first) / len(first), statistics.variance(second) / len(second)
+        n = min(len(first), len(second))
+        if a + b == 0:
+            return cls(mean, 0.0, n)
+        dof = (a + b) ** 2 / (a * a / (len(first) - 1) + b * b / (len(second) - 1))
+        return cls(mean, t_quantile_975(max(1, math.floor(dof))) * math.sqrt(a + b), n)
 
     @property
     def low(self) -> float:

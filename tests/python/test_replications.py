@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from sanlab import engine
+from sanlab.analysis.differences import differences
 from sanlab.export.runfolder import read_run_folder
-from sanlab.intervals import t_quantile_975
+from sanlab.intervals import Interval, t_quantile_975
 from sanlab.replications import combine
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
@@ -174,3 +175,37 @@ def test_precision_says_when_the_cap_stopped_it(cli: CliRunner) -> None:
 def test_bad_replication_options_get_one_line(args: list[str], message: str, cli: CliRunner) -> None:
     shown = cli("run", str(NOISE), "--duration", "2s", "--json", *args)
     assert shown.returncode == 2 and message in shown.stderr and len(shown.stderr.strip().splitlines()) == 1, shown.stderr
+
+
+def test_compare_pairs_common_seeds_and_tells_a_real_difference_from_noise(tmp_path: Path, cli: CliRunner) -> None:
+    runs = {
+        "a": ["--replications", "5"],
+        "b": ["--replications", "5", "--set", "host[0].multipath.psp.iops=1000"],
+        "c": ["--replications", "4", "--seed", "100"],
+        "one": [],
+    }
+    for name, args in runs.items():
+        assert cli("run", str(NOISE), "--duration", "2s", "--quiet", "--out", str(tmp_path / name), *args).returncode == 0
+    docs = {name: read_run_folder(tmp_path / name)[0] for name in runs}
+    paired = {d.figure: d for d in differences(docs["a"], docs["b"])}
+    assert {d.method for d in paired.values()} == {"paired over 5 common seeds"}
+    a, b = docs["a"]["variants"][0]["replicas"], docs["b"]["variants"][0]["replicas"]
+    expected = Interval.of([y["vms"][0]["iops"] - x["vms"][0]["iops"] for x, y in zip(a, b, strict=True)])
+    assert paired["IOPS"].interval == expected and paired["IOPS"].verdict == "lower"
+    # The same model on other seeds: Welch's interval, which holds 0.
+    welch = differences(docs["a"], docs["c"])
+    assert {d.method for d in welch} == {"Welch, 5 and 4 replications"}
+    assert all(d.verdict == "not distinguishable" for d in welch)
+    assert {d.verdict for d in differences(docs["a"], docs["one"])} == {"no interval"}
+    shown = cli("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "page.html"))
+    assert shown.returncode == 0 and "b against a" in shown.stdout and "paired over 5 common seeds" in shown.stdout
+
+
+def test_welch_interval_of_a_difference() -> None:
+    first, second = [1.0, 2.0, 3.0], [4.0, 6.0, 8.0, 10.0]
+    interval = Interval.difference(first, second)
+    a, b = statistics.variance(first) / 3, statistics.variance(second) / 4
+    dof = (a + b) ** 2 / (a * a / 2 + b * b / 3)
+    assert interval.mean == pytest.approx(5.0)
+    assert interval.half == pytest.approx(t_quantile_975(math.floor(dof)) * math.sqrt(a + b))
+    assert Interval.difference([2.0, 2.0], [3.0, 3.0]) == Interval(1.0, 0.0, 2)

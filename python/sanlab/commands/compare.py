@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from sanlab.analysis.differences import differences, methods
 from sanlab.commands import options
 from sanlab.commands.terminal import console
 from sanlab.export.files import refuse_inputs, replace_text
@@ -23,7 +24,7 @@ from sanlab.export.runfolder import (
     read_run_folder,
     render_folders,
 )
-from sanlab.formatting import shown_name
+from sanlab.formatting import format_count, format_ms, shown_name
 from sanlab.hostimport.compare import (
     COMPARE_FILE,
     Comparison,
@@ -36,6 +37,7 @@ from sanlab.hostimport.compare import (
 )
 from sanlab.hostimport.esxtop import read_capture
 from sanlab.report import REPORT_FILE, ReportRun, merge_runs
+from sanlab.views.legend import legend
 from sanlab.views.names import shown_document
 from sanlab.views.summary import print_tables
 from sanlab.views.tables import variants_table
@@ -74,9 +76,34 @@ def main(args: argparse.Namespace) -> int:
     refuse_inputs(args.out, [path for run_dir in args.run_dirs for path in run_dir.iterdir()], "--out")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     replace_text(args.out, page)
-    print_tables(console(), [variants_table(shown_document(merge_runs(runs)))])
+    terminal = console()
+    print_tables(terminal, [variants_table(shown_document(merge_runs(runs)))])
+    for run in runs[1:]:
+        _print_differences(runs[0], run, terminal)
     print(f"report: {shown_name(str(args.out))}")
     return 0
+
+
+def _print_differences(first: ReportRun, second: ReportRun, terminal: Console) -> None:
+    """Each VM figure of the variants both runs have: the second minus the first with its 95 %
+    interval, and whether that interval tells them apart."""
+    found = differences(first.doc, second.doc)
+    if not found:
+        return
+    table = Table(title=f"{shown_name(second.label)} against {shown_name(first.label)}", title_justify="left")
+    for column in ("variant", "VM", "figure", "first", "second", "difference (95 %)", "verdict"):
+        table.add_column(column, justify="left" if column in ("variant", "VM", "figure", "verdict") else "right")
+    for d in found:
+        shown = format_count if d.figure == "IOPS" else format_ms
+        change = shown(d.second - d.first)
+        if d.interval is not None and d.interval.half > 0:
+            change += f" ±{shown(d.interval.half)}"
+        table.add_row(
+            shown_name(d.variant), shown_name(d.vm), d.figure, shown(d.first), shown(d.second), change, d.verdict
+        )
+    table.caption = legend([f"intervals: {method}" for method in methods(found)])
+    table.caption_justify = "left"
+    terminal.print(table)
 
 
 def _labels(run_dirs: Sequence[Path]) -> list[str]:
