@@ -73,7 +73,7 @@ TOKENS = [
 def mutate(rng: random.Random, data: bytes) -> bytes:
     """One to five edits: a span replaced by a token, cut, repeated, a line swapped or repeated,
     a byte flipped, a number changed."""
-    for _ in range(rng.randint(1, 5)):
+    for _ in range(rng.choices((1, 2, 3, 4, 5), (60, 20, 10, 5, 5))[0]):  # mostly one: deeper into the reader
         n = len(data)
         op = rng.random()
         pos = rng.randint(0, n)
@@ -113,15 +113,15 @@ def _read(path: Path) -> bytes:
 
 
 ESXCLI = DATA / "esxi" / "esxcli"
-LISTING_PAIRS = [
+LISTING_SETS = [
     ("nmp-device-list.esx40-clariion.txt", "nmp-path-list.esx40-clariion.txt"),
-    ("nmp-device-list.omnios-rr.txt", "core-path-list.vnx-fc.txt"),
-    ("nmp-device-list.omnios-rr.derived.csv", "nmp-path-list.esx40-clariion.derived.csv"),
-    ("nmp-device-list.omnios-rr.derived.keyvalue", "nmp-path-list.esx40-clariion.derived.keyvalue"),
-    ("core-device-list.apple-ssd.txt", "core-path-list.vnx-fc.txt"),
-    ("core-device-list.pi-control.csv", "core-path-list.vnx-fc.derived.csv"),
-    ("nmp-device-list.pure-flasharray.txt", "nmp-path-list.esx40-clariion.txt"),
+    ("nmp-device-list.esx40-clariion.txt", "nmp-path-list.esx40-clariion.derived.csv"),
+    ("nmp-device-list.esx40-clariion.txt", "nmp-path-list.esx40-clariion.derived.keyvalue"),
+    ("core-path-list.vnx-fc.txt",), ("core-path-list.vnx-fc.derived.csv",), ("core-path-list.vnx-fc.derived.keyvalue",),
+    ("nmp-path-list.esx40-clariion.txt",),
 ]
+"""Listings of one host each, which import as they are (a device list alone has no paths)."""
+CLUSTER = DATA / "esxi" / "cluster"
 NAA = "naa.600601604670290026cca5f7836fe111"
 CAPTURE = ("\n".join([
     ",".join(['"(PDH-CSV 4.0) (UTC)(0)"', *(f'"\\\\esx1\\Physical Disk SCSI Device({NAA})\\{c}"' for c in (
@@ -130,12 +130,14 @@ CAPTURE = ("\n".join([
         '"\\\\esx1\\Physical Disk Path(vmhba1:C0:T0:L0)\\Commands/sec"']),
     *(f'"01/01/2026 00:00:{5 * k:02d}","1000","700","300","2.73","1.17","4","0","0.51","0.6","0.3","500"' for k in range(3)),
 ]) + "\n").encode()  # fmt: skip
-CAPTURES = [CAPTURE, *(_read(p) for p in sorted((DATA / "esxi" / "esxtop").glob("*.csv")))]
+CAPTURES = [CAPTURE, CAPTURE, *(_read(p) for p in sorted((DATA / "esxi" / "esxtop").glob("*.csv")))]
+"""CAPTURE twice: it is the one the listings import with."""
 LINUX = DATA / "linux"
 MULTIPATH = [_read(p) for p in sorted((LINUX / "multipath").glob("*.txt"))]
 NVME = [_read(p) for p in sorted((LINUX / "nvme").glob("*.txt")) + sorted((LINUX / "nvme").glob("*.json"))]
-SYSFS = [_read(p) for p in sorted((LINUX / "sysfs").glob("*.txt"))]
-IOSTAT = [_read(p) for p in sorted((LINUX / "iostat").glob("*.txt"))]
+SYSFS = [_read(LINUX / "sysfs" / "constructed.ibm-ds8k.grep-H.txt")]
+IOSTAT = [_read(p) for p in sorted((LINUX / "iostat").glob("*.txt")) if not p.name.startswith(("linux-raid", "sysstat.expected.iostat-no-x", "yeonghoey"))]
+"""The captures that import on DS8K_MULTIPATH's topology (the others name other devices)."""
 DS8K_MULTIPATH = LINUX / "multipath" / "linux-scsi.ibm-ds8k-create.txt"
 POINTS = [
     b"# measured on the array\nvm[0].job[0].iodepth,label,weight,iops,lat_ms\n1,qd1,1,8000,0.125\n4,qd4,2,21000,0.19\n",
@@ -223,11 +225,16 @@ def _validate(toml_text: str, folder: Path, index: int) -> None:
 
 
 def _build_esxcli(rng: random.Random) -> Case:
-    devices, paths = rng.choice(LISTING_PAIRS)
-    files = {f"a-{devices}": _read(ESXCLI / devices), f"b-{paths}": _read(ESXCLI / paths)}
+    if rng.random() < 0.25:  # a cluster of three hosts, each with its listings and capture
+        files = {f"{host}-{p.name}": p.read_bytes() for host in ("esx1", "esx2", "esx3") for p in sorted((CLUSTER / host).iterdir())}
+        files |= {f"{host}.csv": (CLUSTER / f"{host}.csv").read_bytes() for host in ("esx1", "esx2", "esx3")}
+        target = rng.choice(sorted(files))
+        files[target] = mutate(rng, files[target])
+        return Case("esxcli", files, {"cluster": True})
+    files = {f"{n}-{name}": _read(ESXCLI / name) for n, name in enumerate(rng.choice(LISTING_SETS))}
     target = rng.choice(sorted(files))
     files[target] = mutate(rng, files[target])
-    capture = rng.random() < 0.2
+    capture = "clariion" in target and rng.random() < 0.3
     if capture:
         files["esxtop.csv"] = CAPTURE
     return Case("esxcli", files, {"capture": capture})
@@ -239,16 +246,25 @@ def _check_esxcli(case: Case, folder: Path, index: int) -> None:
     from sanlab.hostimport.esxtop import read_capture
     from sanlab.hostimport.scenario import build_cluster
 
-    listings = read_listings([folder / name for name in sorted(case.files) if name != "esxtop.csv"])
-    capture = read_capture(folder / "esxtop.csv") if case.params["capture"] else None
-    imported = build_cluster([("esx1", listings, capture)], duration="60s")
+    if case.params.get("cluster"):
+        hosts = [
+            (host, read_listings([folder / n for n in sorted(case.files) if n.startswith(f"{host}-")]), read_capture(folder / f"{host}.csv"))
+            for host in ("esx1", "esx2", "esx3")
+        ]
+        imported = build_cluster(hosts, duration="60s")
+    else:
+        listings = read_listings([folder / name for name in sorted(case.files) if name != "esxtop.csv"])
+        capture = read_capture(folder / "esxtop.csv") if case.params["capture"] else None
+        imported = build_cluster([("esx1", listings, capture)], duration="60s")
     _validate(imported.toml, folder, index)
 
 
 def _build_esxtop(rng: random.Random) -> Case:
-    data = mutate(rng, rng.choice(CAPTURES))
+    original = rng.randrange(len(CAPTURES))
+    data = mutate(rng, CAPTURES[original])
     gz = rng.random() < 0.25
-    return Case("esxtop", {"esxtop.csv.gz" if gz else "esxtop.csv": gzip.compress(data, 1) if gz else data}, {"import": rng.random() < 0.3})
+    # CAPTURE is the CLARiiON listings' host: imported with them, its figures reach the scenario.
+    return Case("esxtop", {"esxtop.csv.gz" if gz else "esxtop.csv": gzip.compress(data, 1) if gz else data}, {"import": original <= 1 and rng.random() < 0.5})
 
 
 @family("esxtop", 3, _build_esxtop)
@@ -329,8 +345,8 @@ def _check_iostat(case: Case, folder: Path, index: int) -> None:
 def _build_points(rng: random.Random) -> Case:
     data = mutate(rng, rng.choice(POINTS))
     gz = rng.random() < 0.1
-    free = [mutate(rng, f.encode()).decode("utf-8", "replace") if rng.random() < 0.5 else f for f in rng.sample(FREE, rng.randint(1, 2))]
-    sizes = (-1, 0, 1, 2, 15, 100, 10**6, 10**8, 2**63)
+    free = [mutate(rng, f.encode()).decode("utf-8", "replace") if rng.random() < 0.3 else f for f in rng.sample(FREE, rng.randint(1, 2))]
+    sizes = (-1, 0, 1, 2, 15, 100, 10**6, 10**8, 2**63) if rng.random() < 0.2 else (1, 2, 5, 15, 30)
     return Case("points", {"points.csv": gzip.compress(data) if gz else data},
                 {"free": free, "generations": rng.choice(sizes), "popsize": rng.choice(sizes)})  # fmt: skip
 
@@ -501,6 +517,10 @@ def classify(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {where}"
 
 
+ACCEPTED: Counter[str] = Counter()
+"""Inputs of each family read without an error (the others were refused in one line, or found)."""
+
+
 def run_case(case: Case, folder: Path, index: int) -> tuple[str, str] | None:
     """Runs `case` in `folder`; None when it ended well, else (class, message)."""
     from sanlab.errors import UserError
@@ -508,10 +528,12 @@ def run_case(case: Case, folder: Path, index: int) -> tuple[str, str] | None:
     for name, data in case.files.items():
         (folder / name).write_bytes(data)
     check = FAMILIES[case.family][2]
+    previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, MAX_SECONDS)
     result: tuple[str, str] | None = None
     try:
         check(case, folder, index)
+        ACCEPTED[case.family] += 1
     except UserError as exc:
         if not _one_line(str(exc)):
             result = (f"a message of several lines from {classify(exc)}", str(exc))
@@ -525,6 +547,7 @@ def run_case(case: Case, folder: Path, index: int) -> tuple[str, str] | None:
         result = (classify(exc), f"{type(exc).__name__}: {exc}"[:2000])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     left = sorted(set(os.listdir(folder)) - set(case.files) - set(case.outputs))
     if left and result is None:
         result = ("a file written outside the output", ", ".join(left))
@@ -590,7 +613,8 @@ def fuzz(seed: int, first: int, count: int, only: list[str] | None, report_every
         shutil.rmtree(work, ignore_errors=True)
     elapsed = time.monotonic() - started
     summary = {"seed": seed, "first": first, "inputs": sum(per_family.values()), "seconds": round(elapsed, 1),
-               "per_family": dict(sorted(per_family.items())), "findings": dict(classes), "failed_per_family": dict(failed_family)}  # fmt: skip
+               "per_family": dict(sorted(per_family.items())), "accepted_per_family": dict(sorted(ACCEPTED.items())),
+               "findings": dict(classes), "failed_per_family": dict(failed_family)}  # fmt: skip
     print("SUMMARY " + json.dumps(summary), flush=True)
     return 1 if classes else 0
 
@@ -625,7 +649,6 @@ def main() -> int:
     if hasattr(os, "sched_setaffinity"):
         cpus = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {args.cpu if args.cpu is not None else cpus[-1]})
-    signal.signal(signal.SIGALRM, _alarm)
     if args.replay:
         return replay(args.replay)
     return fuzz(args.seed, args.first, args.inputs, args.family, args.every)
