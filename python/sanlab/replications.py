@@ -185,3 +185,56 @@ def relative_half_widths(doc: Document) -> list[tuple[str, float]]:
                     share = (bounds[1] - bounds[0]) / 2 / abs(value) if value else math.inf
                 shares.append((f"{variant['name']}: {key[:-1]} {entity['name']} {figure}", share))
     return shares
+
+
+
+WIDE_SHARE = 0.10
+"""An interval whose half-width exceeds this share of its figure is wide: a note names it."""
+WIDE_NAMED = 6
+"""A wide-interval note names up to this many figures of a variant, the widest first, then counts the others."""
+_FIGURE_NAMES = {"iops": "IOPS", "mbps": "MB/s", "read_iops": "read IOPS", "write_iops": "write IOPS",
+                 "mean": "mean latency", "p999": "p99.9"}  # fmt: skip
+
+
+def wide_notes(doc: Document) -> list[str]:
+    """One line per variant with 95 % intervals wider than ±WIDE_SHARE of their figure, each
+    entity and figure named with its half-width as a share of the figure (the widest WIDE_NAMED,
+    then how many more). A percentile without an interval (`tail_notes`) is not counted here."""
+    notes = []
+    for variant in doc["variants"]:
+        wide = sorted(_wide_figures(variant), key=lambda item: -item[0])
+        if not wide:
+            continue
+        named = ", ".join(f"{text} ±{_percent(share)}" for share, text in wide[:WIDE_NAMED])
+        more = f" and {len(wide) - WIDE_NAMED} more" if len(wide) > WIDE_NAMED else ""
+        notes.append(
+            f"variant {variant.get('name', '')}: 95 % intervals wider than ±{100 * WIDE_SHARE:g} % of their "
+            f"figure: {named}{more}; more replications narrow them (--replications, --precision)"
+        )
+    return notes
+
+
+def _wide_figures(variant: Mapping[str, Any]) -> list[tuple[float, str]]:
+    """(half-width as a share of the figure, `vm db p99`) of each wide interval of a variant."""
+    wide = []
+    for key in ENTITY_KEYS:
+        for entity in variant.get(key, []):
+            ci95 = entity.get("ci95")
+            if not isinstance(ci95, Mapping):
+                continue
+            latency, latency_ci95 = entity.get("lat_ms") or {}, ci95.get("lat_ms") or {}
+            figures = [(figure, entity.get(figure), ci95.get(figure)) for figure in HEADLINE]
+            figures += [(figure, latency.get(figure), latency_ci95.get(figure)) for figure in LATENCY]
+            for figure, value, bounds in figures:
+                if bounds is None or not _numbers([value, *bounds]):
+                    continue
+                half = (bounds[1] - bounds[0]) / 2
+                share = half / abs(value) if value else (math.inf if half > 0 else 0.0)
+                if share > WIDE_SHARE:
+                    wide.append((share, f"{key[:-1]} {entity['name']} {_FIGURE_NAMES.get(figure, figure)}"))
+    return wide
+
+
+def _percent(share: float) -> str:
+    """A half-width's share of its figure in per cent: `12 %` (`∞ %` around a figure of zero)."""
+    return "∞ %" if math.isinf(share) else f"{100 * share:.0f} %"
