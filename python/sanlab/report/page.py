@@ -32,6 +32,7 @@ from sanlab.views.rows import (
     host_cells,
     repeat_text,
     shows_hosts,
+    with_interval,
 )
 
 PLOT_CONFIG: Mapping[str, Any] = {
@@ -91,11 +92,13 @@ def _variant_cell(name: str, color: str) -> str:
     return f'<td><span class="swatch" style="background:{color}"></span>{_esc(name)}</td>'
 
 
-def _iops_cell(iops: float, top_iops: float, color: str, *, best: bool) -> str:
-    """An IOPS cell shaded, in the variant's colour, to its share of `top_iops`; bold when `best`."""
+def _iops_cell(iops: float, top_iops: float, color: str, *, best: bool, text: str | None = None) -> str:
+    """An IOPS cell shaded, in the variant's colour, to its share of `top_iops`; bold when `best`;
+    `text` written in it (the IOPS, by default)."""
     width = 100.0 * iops / top_iops
     bar = f"background:linear-gradient(90deg,{color}40 {width:.1f}%,transparent {width:.1f}%)"
-    return f'<td class="num{" best" if best else ""}" style="{bar}">{format_count(iops)}</td>'
+    shown = format_count(iops) if text is None else _esc(text)
+    return f'<td class="num{" best" if best else ""}" style="{bar}">{shown}</td>'
 
 
 def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
@@ -170,14 +173,16 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
                 top_iops,
                 color,
                 best=vm["iops"] >= best_iops[group] * (1 - figures.SAME_IOPS_TOLERANCE),
+                text=with_interval(vm, "iops", format_count),
             )
             + f'<td class="num">{"–" if tail is None else format_count(tail)}</td>'
-            f'<td class="num">{format_tenths(vm["mbps"])}</td>'
-            f"<td{best}>{format_ms(lat['mean'])}</td>"
-            f'<td class="num">{format_ms(lat["p50"])}</td>'
-            f'<td class="num">{format_ms(lat["p99"])}</td>'
-            f'<td class="num">{format_ms(lat["p999"])}</td>'
-            "</tr>"
+            f'<td class="num">{_esc(with_interval(vm, "mbps", format_tenths))}</td>'
+            f"<td{best}>{_esc(with_interval(vm, 'mean', format_ms))}</td>"
+            + "".join(
+                f'<td class="num">{_esc(with_interval(vm, figure, format_ms))}</td>'
+                for figure in ("p50", "p99", "p999")
+            )
+            + "</tr>"
         )
     return (
         '<table class="data" id="comparison"><thead><tr>'
@@ -189,8 +194,22 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
         "where a policy that changes its mind has settled. Bold: "
         + ("each group's" if groups else "the")
         + f" most IOPS (to {100 * figures.SAME_IOPS_TOLERANCE:g} %) and lowest mean latency.</p>"
+        + _replicated_note(doc)
         + "".join(f'<p class="note">{spread}</p>' for spread in spreads)
     )
+
+
+REPLICATED_TABLE_NOTE = (
+    "±: half-width of the 95 % interval over the replications (Student's t); tail IOPS: the first "
+    "replication's; few: too few I/Os beyond the percentile in a replication to estimate it."
+)
+"""Under the tables of a replicated run: what `±` is, as the terminal's variants table says it."""
+
+
+def _replicated_note(doc: Document) -> str:
+    """REPLICATED_TABLE_NOTE as a note when a variant ran replications, else nothing."""
+    replicated = any("replicas" in variant for variant in doc["variants"])
+    return f'<p class="note">{_esc(REPLICATED_TABLE_NOTE)}</p>' if replicated else ""
 
 
 def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
@@ -212,7 +231,7 @@ def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
     for variant, host in rows:
         color = colors[variant["name"]]
         cells = [
-            _iops_cell(host["iops"], top_iops, color, best=host["iops"] == top_iops)
+            _iops_cell(host["iops"], top_iops, color, best=host["iops"] == top_iops, text=text)
             if header == "IOPS"
             else f"<td{css}>{_esc(text)}</td>"
             for header, css, text in zip(headers, classes, host_cells(host, flow_control), strict=True)

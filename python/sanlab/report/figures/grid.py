@@ -36,6 +36,14 @@ from sanlab.report.figures.marks import (
     mark_traces,
     overlay_axis,
 )
+from sanlab.report.figures.replicas import (
+    band_caption,
+    band_index,
+    band_trace,
+    replica_ranges,
+    replicated,
+    replication_counts,
+)
 from sanlab.report.groups import Groups
 
 OVERLAP_TOLERANCE = 0.005
@@ -256,7 +264,9 @@ def time_lines(
     fig, height_px = grid_figure(
         grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
     )
-    _add_lines(fig, grid, facets, panels, frame)
+    ranges = band_index(replica_ranges(doc, kind, metrics)) if replicated(doc) else {}
+    band_legend = f"min–max of {replication_counts(doc)} replications" if ranges else ""
+    banded = _add_lines(fig, grid, facets, panels, frame, ranges, band_legend)
     _add_marks(fig, grid, facets, metrics, reference_lines or {}, edges)
     layout(fig, title, height_px)
     if edges and any(facet.title for facet in facets):
@@ -268,6 +278,8 @@ def time_lines(
         caption += f" {groups_text(groups)}"
     if overlay:
         caption += _overlap_text(frame, facets)
+    if banded:
+        caption += band_caption(doc)
     if hidden:
         caption += f" {top_of_each(hidden, ENTITY_PLURALS.get(kind, kind + 's'), f'mean {panels[0][1]}')}."
     return Figure(key, title, caption, fig)
@@ -302,8 +314,12 @@ def _add_lines(
     facets: Sequence[Facet],
     panels: Sequence[tuple[str, str]],
     frame: pd.DataFrame,
-) -> None:
-    """Each facet's lines in each of its panels, every legend entry shown once."""
+    ranges: Mapping[tuple[str, str, str], pd.DataFrame] | None = None,
+    band_legend: str = "",
+) -> bool:
+    """Each facet's lines in each of its panels, every legend entry shown once; behind a line
+    whose variant ran replications, the band of their range (`ranges`, by variant, entity and
+    metric). Whether any band was drawn."""
     # Each line's points by position from one sort and one grouping: filtering the frame per
     # entity is quadratic at 10,000 VMs, and a filter and sort per line was a third of a figure.
     ordered = frame.sort_values(["variant", "name", "metric", "t_s"])
@@ -313,11 +329,22 @@ def _add_lines(
     lines: list[dict[str, Any]] = []
     cells: list[tuple[int, int]] = []
     no_rows = np.empty(0, dtype=np.intp)
+    bands = 0
     for index, facet in enumerate(facets):
         for line in facet.lines:
             for metric_index, (metric, axis_title) in enumerate(panels):
                 points = line_rows.get((line.variant, line.entity, metric), no_rows)
                 shown = line.legend in shown_in_legend
+                band = (ranges or {}).get((line.variant, line.entity, metric))
+                if band is not None:
+                    lines.append(
+                        band_trace(
+                            band, line.color, f"{line.variant} · {line.entity}", axis_title,
+                            showlegend=not bands, legend=band_legend,
+                        )
+                    )  # fmt: skip
+                    cells.append(grid.cell(index, metric_index))
+                    bands += 1
                 lines.append(
                     _line_trace(line, times_s[points], values[points], axis_title, showlegend=not shown)
                 )
@@ -325,6 +352,7 @@ def _add_lines(
                 shown_in_legend.add(line.legend)
     # In one call: plotly checks the figure's traces again on each.
     fig.add_traces(lines, rows=[row for row, _ in cells], cols=[column for _, column in cells])
+    return bands > 0
 
 
 def _line_trace(

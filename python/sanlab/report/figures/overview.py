@@ -23,6 +23,7 @@ from sanlab.report.figures.common import (
     latency_axis,
     layout,
 )
+from sanlab.report.figures.replicas import INTERVAL_NAME, bounds_of, replication_counts, whiskers
 
 SETTLED_TOLERANCE = 0.05
 """The overview's caption names variants whose tail IOPS differ from the whole run's by more than this."""
@@ -93,6 +94,11 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
         row=1,
         col=1,
     )
+    iops_whiskers = whiskers(
+        [(vm["iops"], label, bounds_of(vm, "iops")) for _, label, vm in rows], "IOPS", ",.0f", showlegend=True
+    )
+    if iops_whiskers is not None:
+        fig.add_trace(iops_whiskers, row=1, col=1)
     range_x: list[float | None] = []
     range_y: list[str | None] = []
     for _, label, vm in rows:
@@ -108,6 +114,16 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
         row=1,
         col=2,
     )
+    for stat in ("mean", "p99"):
+        # Under the markers; in the legend once, with the IOPS bars' whiskers or, without them, here.
+        latency_whiskers = whiskers(
+            [(vm["lat_ms"][stat], label, bounds_of(vm, stat)) for _, label, vm in rows],
+            f"{stat} ms",
+            ".3~g",
+            showlegend=iops_whiskers is None and stat == "mean",
+        )
+        if latency_whiskers is not None:
+            fig.add_trace(latency_whiskers, row=1, col=2)
     for stat, name, symbol, fill in (
         ("mean", "mean", "circle", "white"),
         ("p99", "p99", "diamond", "#24292f"),
@@ -138,6 +154,11 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
         shapes=_group_bands(doc, [variant for variant, _, _ in rows]),
     )
     caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
+    if any(bounds_of(vm, "iops") is not None for _, _, vm in rows):
+        caption += (
+            f" Whiskers: the {INTERVAL_NAME} of IOPS, mean and p99 over the {replication_counts(doc)} "
+            "replications (Student's t)."
+        )
     return Figure("overview", title, caption, fig)
 
 

@@ -1,0 +1,185 @@
+"""What replications add to the figures: whiskers for the 95 % intervals of an entity's figures
+(`ci95`, from `sanlab.replications`) and, behind each time line, the range its series spans across
+the replications (each replication's `timeseries` in `replicas`). A run of one replication has
+neither, and its figures are drawn exactly as without this module.
+
+The bands are the lowest to the highest value of the replications at each sample time, not a
+t-interval of their mean: the line drawn is the first replication's, one draw among them, and the
+range of the draws is what it belongs in (with few replications a t-interval of the mean is far
+narrower than one replication's spread, and with two it is 12.7 standard errors wide).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sanlab.document import Document
+
+INTERVAL_NAME = "95 % interval"
+"""The legend entry of the whiskers."""
+INTERVAL_LEGEND_GROUP = "ci95"
+BAND_LEGEND_GROUP = "replica-range"
+BAND_ALPHA = 0.18
+"""The opacity of a band's fill, in its line's colour."""
+WHISKER_COLOR = "#24292f"
+NO_BANDS = pd.DataFrame(columns=["variant", "name", "metric", "t_s", "low", "high", "count"])
+
+
+def replicated(doc: Document) -> bool:
+    """Whether any variant of the document is the mean of several replications."""
+    return any(len(variant.get("replicas", ())) > 1 for variant in doc["variants"])
+
+
+def replication_counts(doc: Document) -> str:
+    """`4`, or `3 to 5` when the variants ran different numbers of replications."""
+    counts = sorted(
+        {len(variant["replicas"]) for variant in doc["variants"] if len(variant.get("replicas", ())) > 1}
+    )
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+
+
+def bounds_of(entity: Mapping[str, Any], figure: str) -> list[float] | None:
+    """An entity's 95 % interval `[low, high]` of a figure (`iops`, or a latency figure of `lat_ms`
+    such as `p99`); None without replications, or where the tail held too few I/Os."""
+    ci95 = entity.get("ci95")
+    if not isinstance(ci95, Mapping):
+        return None
+    bounds = ci95.get(figure) if figure in ("iops", "mbps", "read_iops", "write_iops", "share") else (
+        ci95.get("lat_ms") or {}
+    ).get(figure)
+    return None if bounds is None else [float(bounds[0]), float(bounds[1])]
+
+
+def whiskers(
+    points: Sequence[tuple[float, str, list[float] | None]],
+    what: str,
+    value_format: str,
+    *,
+    showlegend: bool,
+) -> dict[str, Any] | None:
+    """A trace of horizontal whiskers from each point's interval (`(value, row label, [low, high]
+    or None)`; a point without one has none), on a horizontal chart, or None when no point has one.
+
+    The whiskers are plotly error bars (`error_x`, `array` up to the high bound and `arrayminus`
+    down to the low one) on invisible markers at the values, hovered with the bounds."""
+    drawn = [(value, label, bounds) for value, label, bounds in points if bounds is not None]
+    if not drawn:
+        return None
+    values = [value for value, _, _ in drawn]
+    return {
+        "type": "scatter",
+        "x": values,
+        "y": [label for _, label, _ in drawn],
+        "mode": "markers",
+        "marker": {"color": "rgba(0,0,0,0)", "size": 8},
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "array": [bounds[1] - value for value, _, bounds in drawn],
+            "arrayminus": [value - bounds[0] for value, _, bounds in drawn],
+            "color": WHISKER_COLOR,
+            "thickness": 1.5,
+            "width": 6,
+        },
+        "customdata": [bounds for _, _, bounds in drawn],
+        "name": INTERVAL_NAME,
+        "legendgroup": INTERVAL_LEGEND_GROUP,
+        "showlegend": showlegend,
+        "hovertemplate": (
+            f"%{{y}}<br>{what}: 95 % interval %{{customdata[0]:{value_format}}} to "
+            f"%{{customdata[1]:{value_format}}}<extra></extra>"
+        ),
+    }
+
+
+def replica_ranges(doc: Document, kind: str, metrics: Sequence[str]) -> pd.DataFrame:
+    """Per variant of several replications, entity of `kind` (its name), metric and sample time:
+    the lowest and highest value of the replications there and how many had the sample (at least 2)."""
+    frames = []
+    for variant in doc["variants"]:
+        replicas = [replica for replica in variant.get("replicas", ()) if "timeseries" in replica]
+        if len(replicas) < 2:
+            continue
+        series = [replica["timeseries"] for replica in replicas]
+        frame = pd.DataFrame(
+            {column: _chained(series, column) for column in ("t_s", "entity", "metric", "value")}
+        )
+        frame = frame[frame["entity"].str.startswith(f"{kind}/") & frame["metric"].isin(list(metrics))]
+        if frame.empty:
+            continue
+        ranges = frame.groupby(["entity", "metric", "t_s"], sort=True)["value"].agg(["min", "max", "count"])
+        ranges = ranges[ranges["count"] >= 2].reset_index()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "variant": variant["name"],
+                    "name": ranges["entity"].str.split("/", n=1).str[1],
+                    "metric": ranges["metric"],
+                    "t_s": ranges["t_s"],
+                    "low": ranges["min"],
+                    "high": ranges["max"],
+                    "count": ranges["count"],
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else NO_BANDS
+
+
+def _chained(series: Sequence[Mapping[str, Sequence[Any]]], column: str) -> list[Any]:
+    """A column of several time series (`t_s`, `entity` ...) one after the other."""
+    return list(itertools.chain.from_iterable(one[column] for one in series))
+
+
+def band_index(ranges: pd.DataFrame) -> dict[tuple[str, str, str], pd.DataFrame]:
+    """The ranges by (variant, entity name, metric), each in time order."""
+    if ranges.empty:
+        return {}
+    return {key: rows for key, rows in ranges.groupby(["variant", "name", "metric"], sort=False)}
+
+
+def translucent(color: str, alpha: float = BAND_ALPHA) -> str:
+    """`#4C78A8` as `rgba(76,120,168,0.18)`; a colour not written in hex as a translucent grey."""
+    if len(color) == 7 and color.startswith("#"):
+        red, green, blue = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+        return f"rgba({red},{green},{blue},{alpha:g})"
+    return f"rgba(110,119,129,{alpha:g})"
+
+
+def band_trace(
+    rows: pd.DataFrame, color: str, where: str, axis_title: str, *, showlegend: bool, legend: str
+) -> dict[str, Any]:
+    """A shaded band from the lowest to the highest value of the replications at each sample time
+    (`rows` of `replica_ranges`), to lie behind the line `where` names (`variant · entity`)."""
+    times_s = rows["t_s"].to_numpy(dtype=float)
+    counts = rows["count"].to_numpy()
+    return {
+        "type": "scatter",
+        "x": np.concatenate([times_s, times_s[::-1]]),
+        "y": np.concatenate([rows["high"].to_numpy(dtype=float), rows["low"].to_numpy(dtype=float)[::-1]]),
+        "mode": "lines",
+        "line": {"width": 0, "color": color},
+        "fill": "toself",
+        "fillcolor": translucent(color),
+        "hoveron": "points",
+        "customdata": [["highest", int(n)] for n in counts] + [["lowest", int(n)] for n in counts[::-1]],
+        "name": legend,
+        "legendgroup": BAND_LEGEND_GROUP,
+        "showlegend": showlegend,
+        "hovertemplate": (
+            f"{where}<br>%{{x:.3~g}} s: %{{customdata[0]}} of %{{customdata[1]}} replications "
+            f"%{{y:,.4~g}} {axis_title}<extra></extra>"
+        ),
+    }
+
+
+def band_caption(doc: Document) -> str:
+    """The sentence a time-line figure's caption gains when it has bands."""
+    return (
+        f" Shaded: the lowest to the highest value of the {replication_counts(doc)} replications at each "
+        "sample; the line is the first replication's."
+    )
