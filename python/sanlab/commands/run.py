@@ -54,7 +54,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         type=percent,
         metavar="P%",
         help=f"replications ({PILOT_REPLICATIONS} first) until every VM's IOPS, mean and p99 latency has a 95 %% "
-        "half-width within P%% of its value, e.g. 5%%",
+        "half-width within P percent of its value",
     )
     parser.add_argument(
         "--max-replications",
