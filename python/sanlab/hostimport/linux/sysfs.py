@@ -135,6 +135,9 @@ def settings(values: list[SysfsValue], top: Topology, active_disks: dict[str, li
         if limit is not None:
             sizes[vol.name] = (int(limit.value), f"{limit.device} queue/max_sectors_kb, {limit.source}: a larger request is split, each piece its own request")
     depth = _most_common(depths, "the device queue depth", notes)
+    if depth is not None and depth[0] < 1:  # a queue of no command: said, not written (as an HBA's below one)
+        notes.append(f"device queue depth {depth[0]} ({depth[1]}) holds no command: not written, the adapter's default used")
+        depth = None
     if depth is not None:
         value = depth[0]
         if value > MAX_LUN_DEPTH:
