@@ -290,56 +290,62 @@ def _linux_case(name: str, corpus: list[bytes]) -> Callable[[random.Random], Cas
     return build
 
 
-def _linux_scenario(top: object, folder: Path, index: int, **kw: object) -> None:
-    from sanlab.hostimport.linux.scenario import build_scenario
+def _import_linux(folder: Path, index: int, multipath: Path | None = None, nvme: Path | None = None, sysfs: Path | None = None, iostat: Path | None = None) -> None:
+    """`import linux`'s reading and writing, up to the scenario's text: `import_linux` where the
+    tree has it (hostimport/linux/scenario.py), else the route `commands/import_.py` took."""
     from sanlab.hostimport.scenario import DEFAULT_WORKLOAD
 
-    imported = build_scenario(top, host="linux1", workload=DEFAULT_WORKLOAD, duration="60s", **kw)  # type: ignore[arg-type]
+    try:
+        from sanlab.hostimport.linux.scenario import import_linux
+    except ImportError:
+        import_linux = None
+    if import_linux is not None:
+        imported = import_linux(multipath, nvme, sysfs, iostat, host="linux1", workload=DEFAULT_WORKLOAD, duration="60s")
+        _validate(imported.toml, folder, index)
+        return
+    from sanlab.hostimport.linux.multipath import read_multipath
+    from sanlab.hostimport.linux.nvme import read_nvme
+    from sanlab.hostimport.linux.scenario import build_scenario
+    from sanlab.hostimport.linux.topology import from_multipath, from_nvme, merged
+
+    scsi = subsystems = None
+    if multipath is not None:
+        scsi = from_multipath(read_multipath(multipath)[0])
+    if nvme is not None:
+        subsystems = from_nvme(read_nvme(nvme), first_array=len(scsi.arrays) + 1 if scsi else 1)
+    top = merged(scsi, subsystems)
+    keys = volume_loads = media = None
+    if sysfs is not None:
+        from sanlab.hostimport.linux.sysfs import read_sysfs, settings
+
+        keys, _ = settings(read_sysfs(sysfs)[0], top, {v.name: v.active_disks for v in top.volumes})
+    if iostat is not None:
+        from sanlab.hostimport.linux.iostat import read_iostat
+        from sanlab.hostimport.linux.load import loads
+
+        volume_loads, media, _ = loads(top, read_iostat(iostat))
+    imported = build_scenario(top, host="linux1", workload=DEFAULT_WORKLOAD, duration="60s", keys=keys, loads=volume_loads, media=media)
     _validate(imported.toml, folder, index)
 
 
 @family("multipath", 3, _linux_case("multipath", MULTIPATH))
 def _check_multipath(case: Case, folder: Path, index: int) -> None:
-    from sanlab.hostimport.linux.multipath import read_multipath
-    from sanlab.hostimport.linux.topology import from_multipath
-
-    maps, _ = read_multipath(folder / "multipath.txt")
-    _linux_scenario(from_multipath(maps), folder, index)
+    _import_linux(folder, index, multipath=folder / "multipath.txt")
 
 
 @family("nvme", 2, _linux_case("nvme", NVME))
 def _check_nvme(case: Case, folder: Path, index: int) -> None:
-    from sanlab.hostimport.linux.nvme import read_nvme
-    from sanlab.hostimport.linux.topology import from_nvme
-
-    _linux_scenario(from_nvme(read_nvme(folder / "nvme.txt")), folder, index)
-
-
-def _ds8k_topology() -> object:
-    from sanlab.hostimport.linux.multipath import read_multipath
-    from sanlab.hostimport.linux.topology import from_multipath
-
-    return from_multipath(read_multipath(DS8K_MULTIPATH)[0])
+    _import_linux(folder, index, nvme=folder / "nvme.txt")
 
 
 @family("sysfs", 1.5, _linux_case("sysfs", SYSFS))
 def _check_sysfs(case: Case, folder: Path, index: int) -> None:
-    from sanlab.hostimport.linux.sysfs import read_sysfs, settings
-
-    top = _ds8k_topology()
-    values, _ = read_sysfs(folder / "sysfs.txt")
-    keys, _ = settings(values, top, {v.name: v.active_disks for v in top.volumes})  # type: ignore[attr-defined]
-    _linux_scenario(top, folder, index, keys=keys)
+    _import_linux(folder, index, multipath=DS8K_MULTIPATH, sysfs=folder / "sysfs.txt")
 
 
 @family("iostat", 2, _linux_case("iostat", IOSTAT))
 def _check_iostat(case: Case, folder: Path, index: int) -> None:
-    from sanlab.hostimport.linux.iostat import read_iostat
-    from sanlab.hostimport.linux.load import loads
-
-    top = _ds8k_topology()
-    volume_loads, media, _ = loads(top, read_iostat(folder / "iostat.txt"))  # type: ignore[arg-type]
-    _linux_scenario(top, folder, index, loads=volume_loads, media=media)
+    _import_linux(folder, index, multipath=DS8K_MULTIPATH, iostat=folder / "iostat.txt")
 
 
 def _build_points(rng: random.Random) -> Case:
@@ -517,6 +523,8 @@ def classify(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {where}"
 
 
+ENVIRONMENT: Counter[str] = Counter()
+"""Inputs that met an ImportError: sanlab's tree changing under the run, counted, not findings."""
 ACCEPTED: Counter[str] = Counter()
 """Inputs of each family read without an error (the others were refused in one line, or found)."""
 
@@ -541,6 +549,8 @@ def run_case(case: Case, folder: Path, index: int) -> tuple[str, str] | None:
         result = (f"finding: {str(exc)[:60]}", str(exc))
     except Timeout as exc:
         result = ("a hang", str(exc))
+    except ImportError as exc:  # the tree changed under the run (another change half made): not the input's
+        ENVIRONMENT[f"{type(exc).__name__}: {exc}"] += 1
     except RecursionError as exc:
         result = (classify(exc), "RecursionError")
     except Exception as exc:  # noqa: BLE001 (any other exception is what this looks for)
@@ -614,7 +624,7 @@ def fuzz(seed: int, first: int, count: int, only: list[str] | None, report_every
     elapsed = time.monotonic() - started
     summary = {"seed": seed, "first": first, "inputs": sum(per_family.values()), "seconds": round(elapsed, 1),
                "per_family": dict(sorted(per_family.items())), "accepted_per_family": dict(sorted(ACCEPTED.items())),
-               "findings": dict(classes), "failed_per_family": dict(failed_family)}  # fmt: skip
+               "findings": dict(classes), "failed_per_family": dict(failed_family), "environment": dict(ENVIRONMENT)}  # fmt: skip
     print("SUMMARY " + json.dumps(summary), flush=True)
     return 1 if classes else 0
 

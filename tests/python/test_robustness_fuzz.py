@@ -5,6 +5,7 @@ docs/robustness.md "Round 4"), each on its own reproducer, and the harness's sav
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -74,3 +75,23 @@ def test_a_free_bound_past_2_64_is_one_error(bound: str) -> None:
         parse_free(f"array[0].media.servers={bound}..16:int")
     with pytest.raises(CalibrationError, match=r"is not a finite number of at most 2\^64"):
         parse_free(f"array[0].media.servers=1..{bound.lstrip('-')}:int")
+
+
+def test_a_device_queue_of_no_command_is_said_not_written(tmp_path: Path) -> None:
+    """A dm device's `queue/nr_requests:0` capped the paths' queue depth to 0, written as
+    `lun_queue_depth = 0`, which the engine refuses (the read-back stopped the import). A
+    figure that holds no command is said, not written, as an HBA's queue below one is."""
+    import contextlib
+    import io
+
+    from sanlab import cli
+
+    sysfs = tmp_path / "sysfs.txt"
+    text = (LINUX / "sysfs" / "constructed.ibm-ds8k.grep-H.txt").read_text(encoding="utf-8")
+    sysfs.write_text(re.sub(r"(?m)^(/sys/block/dm-0/queue/nr_requests:)\d+$", r"\g<1>0", text), encoding="utf-8")
+    out, err = tmp_path / "host.toml", io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["import", "linux", "--multipath", str(LINUX / "multipath" / "linux-scsi.ibm-ds8k-create.txt"), "--sysfs", str(sysfs), "-o", str(out)])
+    assert code == 0, err.getvalue()
+    assert "lun_queue_depth" not in out.read_text(encoding="utf-8")
+    assert "device queue depth 0 (dm-0 queue/nr_requests 0" in err.getvalue() and "holds no command: not written" in err.getvalue()
