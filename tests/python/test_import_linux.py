@@ -18,7 +18,8 @@ import pytest
 from sanlab import engine
 from sanlab.hostimport.linux.multipath import parse_multipath, read_multipath
 from sanlab.hostimport.linux.records import LinuxInputError
-from sanlab.hostimport.linux.topology import from_multipath, group_states, wwid_prefix
+from sanlab.hostimport.linux.topology import from_multipath, group_states
+from sanlab.hostimport.topology import wwid_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
 MP = ROOT / "tests/data/linux/multipath"
@@ -208,7 +209,9 @@ def _linux_doc_commands() -> list[str]:
     """The `sanlab …` lines of the fenced blocks of docs/from-your-host.md's Linux section (they
     name repository files, so they are `text` blocks the page-examples test leaves alone)."""
     page = (ROOT / "docs/from-your-host.md").read_text()
-    section = page[page.index("## A Linux host"):]
+    start = page.index("## A Linux host")
+    end = page.find("\n## ", start + 1)
+    section = page[start : end if end >= 0 else len(page)]
     blocks = re.findall(r"^```\w*\n(.*?)^```", section, re.S | re.M)
     return [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("sanlab ")]
 
@@ -434,7 +437,7 @@ def test_a_capture_becomes_each_volume_s_load_and_its_array_s_speed(tmp_path: Pa
 
 def test_an_open_load_and_an_idle_volume(tmp_path: Path) -> None:
     from sanlab.hostimport.linux.iostat import parse_iostat
-    from sanlab.hostimport.linux.load import loads
+    from sanlab.hostimport.load import loads
 
     top = from_multipath(list(_maps("os-brick.svc.txt").values()))
     header = "Device:         rrqm/s   wrqm/s     r/s     w/s    rkB/s    wkB/s avgrq-sz avgqu-sz   await r_await w_await  svctm  %util"

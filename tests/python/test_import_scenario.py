@@ -11,8 +11,8 @@ import pytest
 
 from sanlab import _core
 from sanlab.hostimport.esxcli import psp_options
-from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.esxtop import read_capture
+from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
 from sanlab.hostimport.scenario import HostImportError, _adapter_queue, build
 
 RR = "{policy=rr,iops=1,bytes=10485760,useANO=0; lastPathIndex=0: NumIOsPending=0,numBytesPending=0}"

@@ -108,40 +108,12 @@ def _read_back(output: Path) -> Callable[[Path], None]:
 
 def _linux(args: argparse.Namespace) -> int:
     """`sanlab import linux`: the readers and the builder stand in `hostimport/linux/`."""
-    from sanlab.hostimport.linux.multipath import read_multipath
-    from sanlab.hostimport.linux.nvme import read_nvme
-    from sanlab.hostimport.linux.scenario import build_scenario
-    from sanlab.hostimport.linux.topology import from_multipath, from_nvme, merged
+    from sanlab.hostimport.linux.scenario import import_linux
 
-    if args.multipath is None and args.nvme is None:
-        raise UserError("import linux: give --multipath FILE (`multipath -ll`), --nvme FILE (`nvme list-subsys`), or both")
     refuse_inputs(args.output, [p for p in (args.multipath, args.nvme, args.sysfs, args.iostat) if p is not None])
-    notes: list[str] = []
-    scsi = nvme = None
-    if args.multipath is not None:
-        maps, notes = read_multipath(args.multipath)
-        scsi = from_multipath(maps)
-    if args.nvme is not None:
-        nvme = from_nvme(read_nvme(args.nvme), first_array=len(scsi.arrays) + 1 if scsi else 1)
-    top = merged(scsi, nvme)
-    keys = None
-    if args.sysfs is not None:
-        from sanlab.hostimport.linux.sysfs import read_sysfs, settings
-
-        values, sysfs_notes = read_sysfs(args.sysfs)
-        keys, said = settings(values, top, {v.name: v.active_disks for v in top.volumes})
-        notes += [*sysfs_notes, *said]
-    volume_loads = media = None
-    if args.iostat is not None:
-        from sanlab.hostimport.linux.iostat import read_iostat
-        from sanlab.hostimport.linux.load import loads
-
-        volume_loads, media, said = loads(top, read_iostat(args.iostat))
-        notes += said
-    title = "storage listings" + (" and iostat capture" if args.iostat is not None else "")
-    imported = build_scenario(top, host=args.host, workload=args.workload, duration=args.duration, keys=keys, loads=volume_loads, media=media, title=title)
+    imported = import_linux(args.multipath, args.nvme, args.sysfs, args.iostat, host=args.host, workload=args.workload, duration=args.duration)
     replace_text(args.output, imported.toml, check=_read_back(args.output))
-    for note in [*notes, *imported.notes]:
+    for note in imported.notes:
         print(f"note: {shown_name(note)}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
     return 0

@@ -1,4 +1,4 @@
-"""Reader for `iostat -x` (sysstat) captures of every header generation, into `IostatRow`s in
+"""Reader for `iostat -x` (sysstat) captures of every header generation, into `DiskRow`s in
 sanlab's units (sysstat's `iostat.c` and its CHANGES):
 
 1. up to 11.5.6: `Device:  rrqm/s wrqm/s r/s w/s rkB/s wkB/s avgrq-sz avgqu-sz await r_await
@@ -15,7 +15,7 @@ size per direction is its throughput over its rate (kB = 1024 bytes, as iostat d
 other); the requests in the device `aqu-sz` (`avgqu-sz`). Decimal commas of some locales (`7,79`)
 are read as points. The banner (`Linux 5.4.0 (host) …`), `avg-cpu` blocks and `-t` timestamps are
 skipped. The first report covers the time since boot unless `iostat -y` was used: it is left out
-whenever there are several, and said (`IostatCapture.notes`).
+whenever there are several, and said (`DiskCapture.notes`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import math
 import re
 from pathlib import Path
 
-from sanlab.hostimport.linux.common import plain_lines, refuse_foreign
-from sanlab.hostimport.linux.records import IostatCapture, IostatRow, LinuxInputError, Source
+from sanlab.hostimport.linux.records import LinuxInputError, Source
+from sanlab.hostimport.records import CaptureNames, DiskCapture, DiskRow
+from sanlab.hostimport.text import plain_lines, refuse_foreign
 from sanlab.input_files import read_text
 
 IOSTAT = "an `iostat -x` capture (sysstat)"
@@ -33,6 +34,8 @@ _BANNER = re.compile(r"^Linux \S+ \((?P<host>[^)]*)\)")
 _TIME = re.compile(r"^(\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}[ T])?\d{1,2}:\d{2}:\d{2}( ?[AP]M)?([+-]\d{4}|Z)?$")
 # Throughput columns and their bytes per unit.
 _RATE_UNITS = {"kB/s": 1024.0, "MB/s": 1024.0 * 1024.0, "sec/s": 512.0}
+IOSTAT_NAMES = CaptureNames("aqu-sz", "r_await", "w_await", "report")
+"""iostat's names for the figures `load.py` writes in comments and notes."""
 _GENERATIONS = ("sysstat up to 11.5.6 (avgrq-sz in sectors)", "sysstat 11.5.7 to 12.1.1 (rareq-sz in kB, svctm)", "sysstat 12.1.2 and later (discards, no svctm)")
 
 
@@ -66,7 +69,7 @@ def _number(cell: str, comma: bool, where: Source, column: str, device: str) -> 
     return value
 
 
-def _row(cells: list[str], names: list[str], comma: bool, where: Source) -> IostatRow:
+def _row(cells: list[str], names: list[str], comma: bool, where: Source) -> DiskRow:
     if len(cells) != len(names):
         raise LinuxInputError(f"{where}: {len(cells)} cells for the header's {len(names)} columns: the line is cut short or from another header")
     device = cells[0]
@@ -77,24 +80,24 @@ def _row(cells: list[str], names: list[str], comma: bool, where: Source) -> Iost
     reads, writes = v["r/s"], v["w/s"]
     rbytes, wbytes = v[f"r{unit}"] * _RATE_UNITS[unit], v[f"w{unit}"] * _RATE_UNITS[unit]
     r_await, w_await = (v["r_await"], v["w_await"]) if "r_await" in v and "w_await" in v else (v["await"], v["await"])
-    return IostatRow(
+    return DiskRow(
         device, reads, writes, rbytes / reads if reads > 0 else math.nan, wbytes / writes if writes > 0 else math.nan,
         r_await, w_await, v["aqu-sz"] if "aqu-sz" in v else v["avgqu-sz"], where,
     )
 
 
-def parse_iostat(text: str, file: str = "<text>") -> IostatCapture:
+def parse_iostat(text: str, file: str = "<text>") -> DiskCapture:
     """The capture's reports (the first left out when there are several) and its notes."""
     lines = plain_lines(text)
-    refuse_foreign(lines, file, IOSTAT, "--iostat")
+    refuse_foreign(lines, file, IOSTAT, "--iostat", LinuxInputError)
     if next((line.strip() for line in lines if line.strip()), "").startswith("{"):
         raise LinuxInputError(f"{file}:1: iostat's JSON (-o JSON): give the text output of `iostat -x`")
-    capture = IostatCapture(file, None, "")
+    capture = DiskCapture(file, None, "", IOSTAT_NAMES)
     names: list[str] | None = None
     header_at: Source | None = None
     comma: bool | None = None
     cpu_values = False
-    reports: list[list[IostatRow]] = []
+    reports: list[list[DiskRow]] = []
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         where = Source(file, number)
@@ -138,6 +141,6 @@ def parse_iostat(text: str, file: str = "<text>") -> IostatCapture:
     return capture
 
 
-def read_iostat(path: Path) -> IostatCapture:
+def read_iostat(path: Path) -> DiskCapture:
     """The `iostat -x` capture in `path`."""
     return parse_iostat(read_text(path, IOSTAT), str(path))

@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sanlab.hostimport.linux.common import nearest, plain_lines, refuse_foreign
 from sanlab.hostimport.linux.records import LinuxInputError, MultipathMap, PathGroup, ScsiPath, Source
+from sanlab.hostimport.text import nearest, plain_lines, refuse_foreign
 from sanlab.input_files import read_text
 
 MULTIPATH = "`multipath -ll` output (multipath-tools)"
@@ -202,7 +202,7 @@ def _finish(current: _Map | None, maps: list[MultipathMap], seen: dict[str, Sour
 def parse_multipath(text: str, file: str = "<text>") -> tuple[list[MultipathMap], list[str]]:
     """The maps of a `multipath -ll` listing, and notes (log lines skipped)."""
     lines = plain_lines(text)
-    refuse_foreign(lines, file, MULTIPATH, "--multipath")
+    refuse_foreign(lines, file, MULTIPATH, "--multipath", LinuxInputError)
     maps: list[MultipathMap] = []
     seen: dict[str, Source] = {}
     current: _Map | None = None

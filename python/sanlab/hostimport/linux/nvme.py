@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from sanlab.export.files import JsonBoundError, loads_bounded
-from sanlab.hostimport.linux.common import nearest, plain_lines, refuse_foreign
 from sanlab.hostimport.linux.records import LinuxInputError, NvmeController, NvmeSubsystem, Source
+from sanlab.hostimport.text import nearest, plain_lines, refuse_foreign
 from sanlab.input_files import read_text
 
 NVME = "`nvme list-subsys` output (nvme-cli), text or -o json"
@@ -164,7 +164,7 @@ def _json(text: str, file: str) -> list[NvmeSubsystem]:
 def parse_nvme(text: str, file: str = "<text>") -> list[NvmeSubsystem]:
     """The subsystems of `nvme list-subsys` output, text or JSON."""
     lines = plain_lines(text)
-    refuse_foreign(lines, file, NVME, "--nvme")
+    refuse_foreign(lines, file, NVME, "--nvme", LinuxInputError)
     first = next((line.strip() for line in lines if line.strip()), "")
     subsystems = _json(text, file) if first[:1] in "{[" else _text(lines, file)
     if not subsystems:

@@ -1,19 +1,19 @@
 """What a Linux host's listings say about its storage, as plain records, each naming the file and
 line it was read from (`Source`, shared with the ESXi import), so that the scenario built from it
 can say where every value came from. The readers (`multipath.py`, `nvme.py`, `sysfs.py`,
-`iostat.py`) fill these; nothing here parses text."""
+`iostat.py`) fill these (iostat's rows are `hostimport/records.DiskRow`s); nothing here parses
+text."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from sanlab.errors import UserError
-from sanlab.hostimport.host import Source
+from sanlab.hostimport.records import HostInputError, Source
 
-__all__ = ["IOSTAT_NAMES", "CaptureNames", "IostatCapture", "IostatRow", "LinuxInputError", "MultipathMap", "NvmeController", "NvmeSubsystem", "PathGroup", "ScsiPath", "Source", "SysfsValue"]
+__all__ = ["LinuxInputError", "MultipathMap", "NvmeController", "NvmeSubsystem", "PathGroup", "ScsiPath", "Source", "SysfsValue"]
 
 
-class LinuxInputError(UserError, ValueError):
+class LinuxInputError(HostInputError):
     """A Linux listing or capture that cannot be read: the message names the file and line, what
     was expected and the nearest valid choice."""
 
@@ -118,51 +118,3 @@ class SysfsValue:
     attribute: str
     value: str
     source: Source
-
-
-@dataclass(frozen=True)
-class IostatRow:
-    """One device's line of one `iostat -x` report, in sanlab's units whatever the generation."""
-
-    device: str
-    reads_per_s: float
-    writes_per_s: float
-    # Mean request size per direction in bytes (NaN without requests in that direction, or
-    # where the generation gives one size for both directions: then `size_bytes` is that size).
-    read_size_bytes: float
-    write_size_bytes: float
-    # Mean time in the device per request, ms (r_await, w_await; `await` for both in the oldest).
-    read_await_ms: float
-    write_await_ms: float
-    # Requests in the device on average (avgqu-sz, aqu-sz).
-    queue: float
-    source: Source
-
-
-@dataclass(frozen=True)
-class CaptureNames:
-    """How a capture names the figures of an `IostatRow`, for the comments and notes written
-    from them: iostat's, or typeperf's for a Windows host (`hostimport/windows/typeperf.py`),
-    whose samples are read into the same rows."""
-
-    queue: str
-    read_await: str
-    write_await: str
-    # One line of figures over an interval: iostat's report, typeperf's sample.
-    report: str
-
-
-IOSTAT_NAMES = CaptureNames("aqu-sz", "r_await", "w_await", "report")
-
-
-@dataclass
-class IostatCapture:
-    """An `iostat -x` capture: its reports (each a list of rows), the first one since boot left
-    out, and what the reader wants the user to know."""
-
-    path: str
-    host: str | None
-    generation: str
-    reports: list[list[IostatRow]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    names: CaptureNames = IOSTAT_NAMES

@@ -1,133 +1,51 @@
-"""The scenario of a Linux host (`topology.Topology`), as TOML text: every value read from a
-listing carries a comment naming the file and line it came from, every value nothing listed gives
-one saying it is sanlab's default, as the ESXi import writes them (`hostimport/scenario.py`,
-whose `Imported`, default workload and default flash latency this shares).
-
-What sanlab sets per host and Linux per map (the path selector, the queueing when no path is left,
-the device queue depth) is the maps' most common value; each map that differs keeps its own
-selector in its `[[volume]] psp`, and a note names the maps whose queueing or depth differ."""
+"""The scenario of a Linux host: its `multipath -ll` maps' and `nvme list-subsys` subsystems'
+topology (`topology.py`), with its block queue settings (`sysfs.py`) and, with an `iostat -x`
+capture, each volume's load and its array's speed (`hostimport/load.py`), written by the writer
+the Windows import uses too (`hostimport/topology.build_scenario`), in Linux's words."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from pathlib import Path
 
-from sanlab.hostimport.linux.topology import Topology, Volume
-from sanlab.hostimport.scenario import DEFAULT_READ_LATENCY, DEFAULT_WORKLOAD, Imported, scenario_head
-from sanlab.toml_text import toml_comment, toml_value
-
-
-@dataclass
-class HostKeys:
-    """The `[[host]]` keys the settings give (`sysfs.py`): adapter keys and `disk_max_io_size`,
-    each with its comment."""
-
-    adapter: list[tuple[str, object, str]] = field(default_factory=list)
-    host: list[tuple[str, object, str]] = field(default_factory=list)
-
-
-@dataclass
-class VolumeLoad:
-    """What a capture says a volume carried: its fio command line and where that came from."""
-
-    cmdline: str
-    why: str
-
-
-@dataclass
-class ArrayMedia:
-    """An array's media table as measured, and where that came from."""
-
-    table: str
-    why: str
-
-
-def _psp(top: Topology) -> tuple[tuple[str, str] | None, dict[str, tuple[str, str]]]:
-    """The host's psp table (the volumes' most common) and each volume's where it differs."""
-    tables = {v.name: (toml_value(v.psp), v.psp_why) for v in top.volumes}
-    if not tables:
-        return None, {}
-    host_table, _ = Counter(t for t, _ in tables.values()).most_common(1)[0]
-    first = next(why for t, why in tables.values() if t == host_table)
-    return (host_table, first), {name: tw for name, tw in tables.items() if tw[0] != host_table}
-
-
-def _queueing(volumes: Sequence[Volume], notes: list[str]) -> tuple[str, str] | None:
-    said = [(v.name, v.queueing, v.queueing_why) for v in volumes if v.queueing is not None]
-    if not said:
-        return None
-    value, count = Counter(q for _, q, _ in said).most_common(1)[0]
-    why = next(w for _, q, w in said if q == value)
-    others = [f"{name} ({q})" for name, q, _ in said if q != value]
-    if others:
-        notes.append(f"queueing with no path left: sanlab sets it per host; used apd_timeout = {value} ({count} of {len(said)} maps), not: {', '.join(others)}")
-    return value, why
-
-
-def _inline(keys: Sequence[tuple[str, object]]) -> str:
-    return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in keys) + " }"
-
+from sanlab.errors import UserError
+from sanlab.hostimport.linux.multipath import read_multipath
+from sanlab.hostimport.linux.nvme import read_nvme
+from sanlab.hostimport.linux.topology import from_multipath, from_nvme, merged
+from sanlab.hostimport.scenario import Imported
+from sanlab.hostimport.topology import build_scenario
 
 LINUX = ("Linux", "sanlab import linux", "# scheduler: sanlab's default; its kinds share a device among VMs, not Linux's I/O schedulers")
-"""The platform the topology was listed on: its name, the command that imports it, and what the
-scenario says of the host's scheduler. A Windows host's topology is written by the same builder
-(`hostimport/windows/`)."""
+"""The platform: its name, the command that imports it, and what the scenario says of the host's
+scheduler (`build_scenario`'s `platform`)."""
 
 
-def _host(name: str, top: Topology, keys: HostKeys, notes: list[str], scheduler: str) -> list[str]:
-    policy, _ = _psp(top)
-    adapter = [("kind", top.adapter[0]), *((k, v) for k, v, _ in keys.adapter)]
-    comments = [top.adapter[1], *(c for _, _, c in keys.adapter)]
-    lines = ["[[host]]", f"name = {toml_value(name)}", f"adapter = {_inline(adapter)}  # {toml_comment('; '.join(comments))}"]
-    lines += [f"{k} = {toml_value(v)}  # {toml_comment(c)}" for k, v, c in keys.host]
-    queueing = _queueing(top.volumes, notes)
-    if queueing is not None:
-        lines.append(f"failover = {{ apd_timeout = {toml_value(queueing[0])} }}  # {toml_comment(queueing[1])}")
-    if policy is not None:
-        lines.append(f"multipath = {{ psp = {policy[0]} }}  # {toml_comment(policy[1])}")
-    lines.append(scheduler)
-    return [*lines, ""]
+def import_linux(multipath: Path | None, nvme: Path | None, sysfs: Path | None, iostat: Path | None, *, host: str, workload: str, duration: str) -> Imported:
+    """The scenario of the host the listings (and the settings and capture) describe, and the
+    notes: the readers' first, then the writer's."""
+    if multipath is None and nvme is None:
+        raise UserError("import linux: give --multipath FILE (`multipath -ll`), --nvme FILE (`nvme list-subsys`), or both")
+    notes: list[str] = []
+    scsi = subsystems = None
+    if multipath is not None:
+        maps, notes = read_multipath(multipath)
+        scsi = from_multipath(maps)
+    if nvme is not None:
+        subsystems = from_nvme(read_nvme(nvme), first_array=len(scsi.arrays) + 1 if scsi else 1)
+    top = merged(scsi, subsystems)
+    keys = None
+    if sysfs is not None:
+        from sanlab.hostimport.linux.sysfs import read_sysfs, settings
 
+        values, sysfs_notes = read_sysfs(sysfs)
+        keys, said = settings(values, top, {v.name: v.active_disks for v in top.volumes})
+        notes += [*sysfs_notes, *said]
+    volume_loads = media = None
+    if iostat is not None:
+        from sanlab.hostimport.linux.iostat import read_iostat
+        from sanlab.hostimport.load import loads
 
-def build_scenario(top: Topology, *, host: str, workload: str, duration: str, keys: HostKeys | None = None, loads: dict[str, VolumeLoad] | None = None, media: dict[str, ArrayMedia] | None = None, title: str = "storage listings", platform: tuple[str, str, str] = LINUX) -> Imported:
-    """The scenario's text and the notes the user should read."""
-    keys = keys or HostKeys()
-    loads = loads or {}
-    media = media or {}
-    notes = list(top.notes)
-    lines = scenario_head(
-        [
-            f"Imported from a {platform[0]} host's {title} by `{platform[1]}`. Comments name the",
-            "listing and line each value came from, or say that a value is sanlab's default.",
-        ],
-        host + "_imported",
-        duration,
-    )
-    for a in top.arrays:
-        controllers = f"controllers = {a.controllers}  # {toml_comment(a.controllers_why)}" if a.controllers else f"controllers = 2  # {toml_comment(a.controllers_why)}"
-        measured = media.get(a.name)
-        media_line = f"media = {measured.table}  # {toml_comment(measured.why)}" if measured else f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: nothing measured says how fast the array is'
-        lines += ["[[array]]", f"name = {toml_value(a.name)}  # {toml_comment(a.why)}", controllers, media_line, "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
-    _, own = _psp(top)
-    for v in top.volumes:
-        lines += ["[[volume]]", f"name = {toml_value(v.name)}  # {toml_comment(str(v.source))}", f"arrays = [{toml_value(v.array)}]"]
-        if v.name in own:
-            lines.append(f"psp = {own[v.name][0]}  # {toml_comment(own[v.name][1])}")
-        lines.append("")
-    lines += _host(host, top, keys, notes, platform[2])
-    for link in top.links:
-        lines += ["[[path]]", f"name = {toml_value(link.name)}", f"host = {toml_value(host)}", f"array = {toml_value(link.array)}", f"adapter = {toml_value(link.adapter)}  # {toml_comment(str(link.source))}", "# link: sanlab's default (no latency, unlimited bandwidth): the listings do not measure it"]
-        if link.controller is not None:
-            lines.append(f"controller = {link.controller}  # {toml_comment(link.controller_why)}")
-        if link.alua is not None:
-            lines.append(f"alua = {toml_value(link.alua)}  # {toml_comment(link.alua_why)}")
-        lines.append("")
-    for k, v in enumerate(top.volumes):
-        load = loads.get(v.name)
-        job = [f"cmdline = {toml_value(load.cmdline)}", f"# {toml_comment(load.why)}"] if load else [f"cmdline = {toml_value(workload)}  # the default probe: nothing measured for this volume" if workload == DEFAULT_WORKLOAD else f"cmdline = {toml_value(workload)}  # --workload"]
-        lines += ["[[vm]]", f"name = \"vm{k + 1}\"  # the load on {toml_comment(v.name)}", f"host = {toml_value(host)}", f"volume = {toml_value(v.name)}", 'adapter = { kind = "ideal" }  # the application\'s queues above the block device are not in the listings', "[[vm.job]]", *job, ""]
-    for link in top.links:
-        if link.down:
-            lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# the path was `{toml_comment(link.down)}` when listed ({toml_comment(link.down_why)})", ""]
-    return Imported("\n".join(lines).rstrip() + "\n", notes)
+        volume_loads, media, said = loads(top, read_iostat(iostat))
+        notes += said
+    title = "storage listings" + (" and iostat capture" if iostat is not None else "")
+    imported = build_scenario(top, host=host, workload=workload, duration=duration, keys=keys, loads=volume_loads, media=media, title=title, platform=LINUX)
+    return Imported(imported.toml, [*notes, *imported.notes])

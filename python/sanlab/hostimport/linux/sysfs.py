@@ -18,10 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sanlab.hostimport.linux.common import nearest, plain_lines, refuse_foreign
 from sanlab.hostimport.linux.records import LinuxInputError, Source, SysfsValue
-from sanlab.hostimport.linux.scenario import HostKeys
-from sanlab.hostimport.linux.topology import Topology
+from sanlab.hostimport.text import nearest, plain_lines, refuse_foreign
+from sanlab.hostimport.topology import HostKeys, Topology
 from sanlab.input_files import read_text
 
 SYSFS = "sysfs values as `grep -H . /sys/block/*/queue/… /sys/block/*/device/queue_depth` prints them"
@@ -50,7 +49,7 @@ def _scheduler(value: str, where: Source, device: str) -> str:
 def parse_sysfs(text: str, file: str = "<text>") -> tuple[list[SysfsValue], list[str]]:
     """The values read, and a note of the attributes skipped."""
     lines = plain_lines(text)
-    refuse_foreign(lines, file, SYSFS, "--sysfs")
+    refuse_foreign(lines, file, SYSFS, "--sysfs", LinuxInputError)
     out: list[SysfsValue] = []
     skipped: Counter[str] = Counter()
     seen: dict[tuple[str, str], Source] = {}

@@ -30,71 +30,15 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
-from sanlab.hostimport.linux.common import nearest
 from sanlab.hostimport.linux.records import LinuxInputError, MultipathMap, NvmeSubsystem, ScsiPath, Source
+from sanlab.hostimport.text import nearest
+from sanlab.hostimport.topology import Array, Link, Topology, Volume, wwid_prefix
 
 # dm path selectors (the name `multipath -ll` prints in `policy='…'`) -> sanlab's kinds.
 SELECTORS = {"round-robin": "dm_round_robin", "queue-length": "dm_queue_length", "service-time": "dm_service_time", "historical-service-time": "dm_historical_service_time"}
 # Hardware handlers whose non-active groups are passive paths the handler activates on a switch.
 PASSIVE_HANDLERS = ("emc", "rdac", "hp_sw")
-
-
-@dataclass
-class Link:
-    """A sanlab `[[path]]`: the adapter to one target port (or one NVMe controller)."""
-
-    name: str
-    adapter: str
-    array: str
-    source: Source
-    controller: int | None = None
-    controller_why: str = "target ports sharing a path group are one controller's"
-    alua: str | None = None
-    alua_why: str = ""
-    down: str | None = None
-    down_why: str = ""
-
-
-@dataclass
-class Volume:
-    """A map or NVMe subsystem: a sanlab `[[volume]]` with its policy and its block devices."""
-
-    name: str
-    array: str
-    # The psp table's keys (kind first) and the comment saying where they came from.
-    psp: dict[str, object]
-    psp_why: str
-    source: Source
-    # The block devices whose figures are the volume's: its dm device, then its paths' disks.
-    dm: str | None = None
-    disks: list[str] = field(default_factory=list)
-    # All paths down means: "never" (queue), "0s" (fail at once); None for an NVMe subsystem.
-    queueing: str | None = None
-    queueing_why: str = ""
-    # An NVMe subsystem's block devices: its namespaces' heads, `nvme<subsystem>n<nsid>`.
-    disk_pattern: str | None = None
-    # The disks of the path group dm sends I/O to (active/optimized, up).
-    active_disks: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Array:
-    name: str
-    why: str
-    controllers: int | None = None
-    controllers_why: str = ""
-
-
-@dataclass
-class Topology:
-    arrays: list[Array] = field(default_factory=list)
-    volumes: list[Volume] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # The host adapter's kind and why.
-    adapter: tuple[str, str] = ("fc", "Fibre Channel assumed: `multipath -ll` does not say the transport")
 
 
 class _Union:
@@ -112,16 +56,6 @@ class _Union:
 
     def union(self, a: object, b: object) -> None:
         self.parent[self.find(a)] = self.find(b)
-
-
-def wwid_prefix(wwid: str) -> str:
-    """The part of a WWID that names the array, by our rule (module docstring): NAA-6 to the end
-    of its vendor-specific identifier, NAA-5 to the end of its OUI, else nothing."""
-    if len(wwid) == 33 and wwid.startswith("36"):
-        return wwid[:17]
-    if len(wwid) == 17 and wwid.startswith("35"):
-        return wwid[:8]
-    return ""
 
 
 def _selector(m: MultipathMap) -> tuple[str, str]:
@@ -246,7 +180,7 @@ def _queueing(m: MultipathMap) -> tuple[str, str]:
 
 def from_multipath(maps: list[MultipathMap]) -> Topology:
     """The host's arrays, links and volumes from its `multipath -ll` maps."""
-    top = Topology()
+    top = Topology(adapter=("fc", "Fibre Channel assumed: `multipath -ll` does not say the transport"))
     kept = []
     for m in maps:
         orphans = [p for g in m.groups for p in g.paths if p.hctl is None]

@@ -2,4 +2,5 @@
 their paths) read by `mpclaim.py` into the records of `records.py`, and a `typeperf
 "\\PhysicalDisk(*)\\*"` capture read by `typeperf.py`; `topology.py` makes of the listings the
 host's arrays, volumes and links, and `scenario.py` the scenario, with the builders the Linux
-import uses (docs/from-your-host.md, "A Windows host")."""
+import uses (`hostimport/topology.py`, `hostimport/load.py`; docs/from-your-host.md, "A Windows
+host")."""

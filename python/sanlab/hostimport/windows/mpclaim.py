@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from sanlab.hostimport.linux.common import nearest, plain_lines, refuse_foreign
+from sanlab.hostimport.text import nearest, plain_lines, refuse_foreign
 from sanlab.hostimport.windows.records import (
     MpclaimListing,
     MpioDisk,
@@ -131,7 +131,7 @@ def parse_mpclaim(text: str, file: str = "<text>", listing: MpclaimListing | Non
     """The summary rows and disks of one file's `mpclaim` outputs, added to `listing`."""
     listing = listing if listing is not None else MpclaimListing()
     lines = plain_lines(text)
-    refuse_foreign(lines, file, MPCLAIM, OPTION)
+    refuse_foreign(lines, file, MPCLAIM, OPTION, WindowsInputError)
     reader = _Reader(file, listing)
     for number, line in enumerate(lines, start=1):
         text_line = line.strip()

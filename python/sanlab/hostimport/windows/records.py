@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sanlab.errors import UserError
-from sanlab.hostimport.host import Source
+from sanlab.hostimport.records import HostInputError, Source
 
 __all__ = ["MpclaimListing", "MpioDisk", "MpioPath", "MpioSummary", "Source", "WindowsInputError"]
 
 
-class WindowsInputError(UserError, ValueError):
+class WindowsInputError(HostInputError):
     """A Windows listing or capture that cannot be read: the message names the file and line, what
     was expected and the nearest valid choice."""
 

@@ -1,18 +1,17 @@
 """The scenario of a Windows host: its `mpclaim` listings' topology (`topology.py`) and, with a
-typeperf capture, each volume's load and its array's speed (`linux/load.py`, which reads the
+typeperf capture, each volume's load and its array's speed (`hostimport/load.py`, which reads the
 capture's samples as it reads iostat's reports), written by the scenario writer the Linux import
-uses (`linux/scenario.py`), in Windows' words."""
+uses (`hostimport/topology.build_scenario`), in Windows' words."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from sanlab.hostimport.linux.load import loads
-from sanlab.hostimport.linux.records import IostatCapture
-from sanlab.hostimport.linux.scenario import build_scenario
-from sanlab.hostimport.linux.topology import Topology
+from sanlab.hostimport.load import loads
+from sanlab.hostimport.records import DiskCapture
 from sanlab.hostimport.scenario import Imported
+from sanlab.hostimport.topology import Topology, build_scenario
 from sanlab.hostimport.windows.mpclaim import read_mpclaim
 from sanlab.hostimport.windows.records import MpclaimListing, WindowsInputError
 from sanlab.hostimport.windows.topology import from_mpclaim
@@ -22,7 +21,7 @@ WINDOWS = ("Windows", "sanlab import windows", "# scheduler: sanlab's default; i
 DEFAULT_HOST = "win1"
 
 
-def match_disks(top: Topology, listing: MpclaimListing, capture: IostatCapture) -> None:
+def match_disks(top: Topology, listing: MpclaimListing, capture: DiskCapture) -> None:
     """Each volume's disk in the capture: the PhysicalDisk instance of its system disk number
     (`disk2` is `PhysicalDisk(2 E:)`); a capture holding none of them is another host's."""
     present = list(dict.fromkeys(row.device for report in capture.reports for row in report))

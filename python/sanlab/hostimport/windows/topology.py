@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sanlab.hostimport.linux.topology import Array, Link, Topology, Volume, wwid_prefix
+from sanlab.hostimport.topology import Array, Link, Topology, Volume, wwid_prefix
 from sanlab.hostimport.windows.mpclaim import MICROSOFT_DSM, POLICIES, POLICY_CODES, VENDOR
 from sanlab.hostimport.windows.records import (
     MpclaimListing,

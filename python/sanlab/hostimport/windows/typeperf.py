@@ -1,7 +1,7 @@
 """Reader for `typeperf "\\PhysicalDisk(*)\\*"` captures (PDH-CSV 4.0, as typeperf writes with
 `-f CSV`, the default): each physical disk's figures per sample, read into the rows the Linux
-import reads `iostat -x` into (`linux/records.IostatRow`), so that one builder
-(`linux/load.py`) makes each volume's load and its array's speed from either.
+import reads `iostat -x` into (`hostimport/records.DiskRow`), so that one builder
+(`hostimport/load.py`) makes each volume's load and its array's speed from either.
 
 The layout is esxtop's (the PDH-CSV reader of `hostimport/esxtop.py` reads both): a header of
 counter paths `\\\\HOST\\PhysicalDisk(2 E:)\\Disk Reads/sec`, then a row per sample, every value
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from sanlab.hostimport.esxtop import Capture, PdhTool, read_capture
-from sanlab.hostimport.linux.records import CaptureNames, IostatCapture, IostatRow
+from sanlab.hostimport.records import CaptureNames, DiskCapture, DiskRow
 from sanlab.hostimport.windows.records import Source, WindowsInputError
 
 GROUP = "PhysicalDisk"
@@ -53,7 +53,7 @@ def disk_number(instance: str) -> int | None:
     return int(first) if first.isdigit() else None
 
 
-def _rows(capture: Capture, instance: str, blanks: dict[str, int]) -> list[IostatRow | None]:
+def _rows(capture: Capture, instance: str, blanks: dict[str, int]) -> list[DiskRow | None]:
     series = capture.series[(GROUP, instance)]
     missing = [c for c in COUNTERS if c not in series]
     if missing:
@@ -63,20 +63,20 @@ def _rows(capture: Capture, instance: str, blanks: dict[str, int]) -> list[Iosta
     if negative.size:
         k, c = negative[0]
         raise WindowsInputError(f"{capture.path}: sample {k + 1} ({capture.times_utc[k]} UTC): {GROUP}({instance})\\{COUNTERS[c]} is {values[k, c]:g}: expected a rate, size, time or queue of at least 0")
-    out: list[IostatRow | None] = []
+    out: list[DiskRow | None] = []
     blank = 0
     for k, (reads, writes, rsize, wsize, rsec, wsec, queue) in enumerate(values.tolist()):
         if any(math.isnan(v) for v in (reads, writes, rsize, wsize, rsec, wsec, queue)):
             blank += 1
             out.append(None)
             continue
-        out.append(IostatRow(instance, reads, writes, rsize if reads > 0 else math.nan, wsize if writes > 0 else math.nan, rsec * 1000.0, wsec * 1000.0, queue, Source(str(capture.path), k + 2)))
+        out.append(DiskRow(instance, reads, writes, rsize if reads > 0 else math.nan, wsize if writes > 0 else math.nan, rsec * 1000.0, wsec * 1000.0, queue, Source(str(capture.path), k + 2)))
     if blank:
         blanks[instance] = blank
     return out
 
 
-def read_typeperf(path: Path) -> IostatCapture:
+def read_typeperf(path: Path) -> DiskCapture:
     """The disks' figures of a typeperf capture, a report per sample, and the capture's host."""
     capture = read_capture(path, {GROUP: frozenset(COUNTERS)}, TYPEPERF)
     notes = list(capture.notes)
@@ -95,4 +95,4 @@ def read_typeperf(path: Path) -> IostatCapture:
     reports = [r for r in reports if r]
     if not reports:
         raise WindowsInputError(f"{path}: no sample with every counter of a disk: a capture of one sample has only blank rates; capture several ({CAPTURE})")
-    return IostatCapture(str(path), capture.host, "typeperf PDH-CSV", reports, notes, NAMES)
+    return DiskCapture(str(path), capture.host, "typeperf PDH-CSV", NAMES, reports, notes)

@@ -1,4 +1,4 @@
-"""What the Linux readers share: the nearest valid choice for an error, control sequences taken
+"""What the Linux and Windows readers share: the nearest valid choice for an error, control sequences taken
 out of captured terminal output, and the other tools' outputs users hand over by mistake, each
 recognised and named with the option it belongs to."""
 
@@ -8,7 +8,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from sanlab.hostimport.linux.records import LinuxInputError
+from sanlab.hostimport.records import HostInputError
 
 # A terminal's colour and bold sequences (multipath prints its map line in bold on a terminal;
 # `script` and some pasted captures keep the sequence).
@@ -39,14 +39,15 @@ _KNOWN = (
 )
 
 
-def refuse_foreign(lines: Sequence[str], file: str, expected: str, option: str) -> None:
+def refuse_foreign(lines: Sequence[str], file: str, expected: str, option: str, error: type[HostInputError] = HostInputError) -> None:
     """Refuses, in one line, an empty file or another tool's output recognised by its first
-    meaningful line; returns when the first line could be `expected`'s."""
+    meaningful line (as `error`, the platform's own); returns when the first line could be
+    `expected`'s."""
     number, first = next(((k, line.strip()) for k, line in enumerate(lines, start=1) if line.strip()), (1, ""))
     if not first:
-        raise LinuxInputError(f"{file}:1: the file is empty: expected {expected}")
+        raise error(f"{file}:1: the file is empty: expected {expected}")
     if "\x00" in first:
-        raise LinuxInputError(f"{file}:{number}: binary data, not text: expected {expected}")
+        raise error(f"{file}:{number}: binary data, not text: expected {expected}")
     for pattern, what, where in _KNOWN:
         if pattern.search(first) and where != option:
-            raise LinuxInputError(f"{file}:{number}: this is {what}, not {expected}: give it to {where}")
+            raise error(f"{file}:{number}: this is {what}, not {expected}: give it to {where}")

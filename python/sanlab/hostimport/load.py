@@ -1,22 +1,26 @@
-"""What each volume carried in an `iostat -x` capture, as a fio job sanlab runs, and how fast its
-array answered, as the array's service time: the Linux counterpart of `hostimport/workload.py`
-(whose `DeviceLoad` writes the fio command line, and whose closed-loop rule this shares).
+"""What each volume carried in a capture of its disks (`records.DiskCapture`: an `iostat -x`
+capture of a Linux host, a typeperf capture of a Windows host's PhysicalDisk counters), as a fio
+job sanlab runs, and how fast its array answered, as the array's service time: the counterpart of
+`workload.py` for the ESXi import (whose `DeviceLoad` writes the fio command line, and whose
+closed-loop rule this shares). The capture's own names for the figures (`CaptureNames`: `aqu-sz`
+or `Avg. Disk Queue Length`, a report or a sample) are the ones the comments and notes say.
 
 A volume's figures are its map's dm device (`dm-N`, or its alias under `iostat -N`), else its
-paths' disks summed (an NVMe subsystem's: its namespaces' heads, `nvmeXnY`). Over the reports
-(the first since boot left out by the reader):
+disks summed (an NVMe subsystem's: its namespaces' heads, `nvmeXnY`; a Windows MPIO disk's: its
+PhysicalDisk instance). Over the reports (iostat's first since boot left out by the reader):
 
-- rate: the mean of r/s + w/s; read share: reads over reads and writes; request size: bytes per
-  second over requests per second, in whole 512-byte sectors;
-- outstanding: the mean of `aqu-sz` (`avgqu-sz`); a **closed** loop at that depth when it is a
-  steady whole number (`workload.WHOLE`, `workload.STEADY_CV`: a benchmark keeping a depth), else
+- rate: the mean of reads + writes per second; read share: reads over reads and writes; request
+  size: bytes per second over requests per second, in whole 512-byte sectors;
+- outstanding: the mean of the queue length; a **closed** loop at that depth when it is a steady
+  whole number (`workload.WHOLE`, `workload.STEADY_CV`: a benchmark keeping a depth), else
   **open** at the mean rate, Poisson arrivals (an application), as the ESXi import decides;
-- the array's service time: `r_await` and `w_await` of its volumes' paths (the SCSI disks: the
-  dm device's adds dm's own queueing), else of the volumes' devices, each report weighted by its
-  reads (writes), over the array's volumes weighted alike; with enough servers not to queue at the
-  capture's load. `await` counts from a request's start in the block layer to its end, so it holds
-  the wire, the array, and any wait in the disk's queue: the array answers as it did at that load
-  (as DAVG does for ESXi), and will not slow down at a heavier one as a real array would.
+- the array's service time: the read and write times per request (`r_await`, `w_await`; `Avg.
+  Disk sec/Read`, `/Write`) of its volumes' paths (a map's SCSI disks: the dm device's adds dm's
+  own queueing), else of the volumes' devices, each report weighted by its reads (writes), over
+  the array's volumes weighted alike; with enough servers not to queue at the capture's load.
+  These times count from a request's start below the file system to its end, so they hold the
+  wire, the array, and any wait in the disk's queue: the array answers as it did at that load (as
+  DAVG does for ESXi), and will not slow down at a heavier one as a real array would.
 """
 
 from __future__ import annotations
@@ -27,9 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sanlab.hostimport.linux.records import CaptureNames, IostatCapture, IostatRow, LinuxInputError
-from sanlab.hostimport.linux.scenario import ArrayMedia, VolumeLoad
-from sanlab.hostimport.linux.topology import Topology, Volume
+from sanlab.hostimport.records import CaptureNames, DiskCapture, DiskRow, HostInputError
+from sanlab.hostimport.topology import ArrayMedia, Topology, Volume, VolumeLoad
 from sanlab.hostimport.workload import MIN_SERVICE_MS, SECTOR_BYTES, STEADY_CV, WHOLE, DeviceLoad
 
 
@@ -47,7 +50,7 @@ class _Series:
     w_await: np.ndarray
 
 
-def _members(vol: Volume, capture: IostatCapture) -> list[str]:
+def _members(vol: Volume, capture: DiskCapture) -> list[str]:
     """The devices of the capture whose figures are the volume's."""
     present = {row.device for report in capture.reports for row in report}
     for whole in (vol.dm, vol.name):
@@ -58,11 +61,11 @@ def _members(vol: Volume, capture: IostatCapture) -> list[str]:
     return [d for d in vol.disks if d in present]
 
 
-def _series(devices: list[str], capture: IostatCapture) -> _Series:
+def _series(devices: list[str], capture: DiskCapture) -> _Series:
     """Per report: the devices' rates, bytes and queues summed, their awaits weighted by requests."""
     cols: dict[str, list[float]] = {k: [] for k in ("reads", "writes", "rbytes", "wbytes", "queue", "r_await", "w_await")}
     for report in capture.reports:
-        rows: list[IostatRow] = [r for r in report if r.device in devices]
+        rows: list[DiskRow] = [r for r in report if r.device in devices]
         reads, writes = sum(r.reads_per_s for r in rows), sum(r.writes_per_s for r in rows)
         cols["reads"].append(reads)
         cols["writes"].append(writes)
@@ -80,7 +83,7 @@ def _weighted(ms: np.ndarray, n: np.ndarray) -> float:
     return float((ms[ok] * n[ok]).sum()) / total if total > 0 else math.nan
 
 
-def _load(vol: Volume, s: _Series, capture: IostatCapture) -> DeviceLoad | str | None:
+def _load(vol: Volume, s: _Series, capture: DiskCapture) -> DeviceLoad | str | None:
     """The volume's load; None when it did no I/O; else why its figures give none."""
     reads, writes = float(s.reads.mean()), float(s.writes.mean())
     iops = reads + writes
@@ -109,14 +112,14 @@ def _why(load: DeviceLoad, names: CaptureNames) -> str:
     return f"{load.source}: {load.iops:.6g} IOPS, {100 * load.read_share:.0f} % reads, {load.size_bytes} B per request, {loop}; {awaits or 'no await'}"
 
 
-def loads(top: Topology, capture: IostatCapture) -> tuple[dict[str, VolumeLoad], dict[str, ArrayMedia], list[str]]:
+def loads(top: Topology, capture: DiskCapture) -> tuple[dict[str, VolumeLoad], dict[str, ArrayMedia], list[str]]:
     """Each volume's fio job and each array's media from the capture, and the notes."""
     notes: list[str] = list(capture.notes)
     members = {v.name: _members(v, capture) for v in top.volumes}
     if not any(members.values()):
         present = sorted({row.device for report in capture.reports for row in report})
         wanted = sorted({d for v in top.volumes for d in [*([v.dm] if v.dm else []), *v.disks]})
-        raise LinuxInputError(f"{capture.path}: none of the capture's devices ({', '.join(present[:8])}) is a map's, a path's or a subsystem's ({', '.join(wanted[:8]) or 'NVMe heads nvmeXnY'}): is it from the same host?")
+        raise HostInputError(f"{capture.path}: none of the capture's devices ({', '.join(present[:8])}) is a map's, a path's or a subsystem's ({', '.join(wanted[:8]) or 'NVMe heads nvmeXnY'}): is it from the same host?")
     out: dict[str, VolumeLoad] = {}
     measured: dict[str, list[tuple[str, DeviceLoad, _Series]]] = {}
     for vol in top.volumes:
@@ -140,7 +143,7 @@ def loads(top: Topology, capture: IostatCapture) -> tuple[dict[str, VolumeLoad],
     return out, _media(measured, capture, notes), notes
 
 
-def _media(measured: dict[str, list[tuple[str, DeviceLoad, _Series]]], capture: IostatCapture, notes: list[str]) -> dict[str, ArrayMedia]:
+def _media(measured: dict[str, list[tuple[str, DeviceLoad, _Series]]], capture: DiskCapture, notes: list[str]) -> dict[str, ArrayMedia]:
     media: dict[str, ArrayMedia] = {}
     for array, volumes in measured.items():
         direction: dict[str, float] = {}
