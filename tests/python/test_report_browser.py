@@ -318,3 +318,46 @@ def test_measured_against_simulated_renders(chromium: Chromium, tmp_path: Path) 
     figures = load_report(chromium, tmp_path / "imported/report.html", ARTIFACTS / "report-measured.png")
     measured = [figure for figure in figures if figure["key"] == "esxtop-compare"]
     assert len(measured) == 1 and measured[0]["rendered"] and measured[0]["traces"] == 8, measured
+
+
+# Per figure of a replicated run: its whisker traces (error bars with bounds), its band traces
+# (filled polygons) and the error bar and fill paths plotly drew.
+INTERVALS_JS = """
+Object.fromEntries(['overview', 'vm-iops', 'vm-latency'].map(key => {
+  const gd = document.getElementById('plot-' + key);
+  return [key, {
+    whiskers: gd._fullData.filter(t => t.error_x && t.error_x.visible && t.error_x.type === 'data')
+      .map(t => ({n: t.x.length, up: Array.from(t.error_x.array), down: Array.from(t.error_x.arrayminus)})),
+    bands: gd._fullData.filter(t => t.fill === 'toself' && t.x.length > 1).length,
+    bandLegends: gd._fullData.filter(t => t.fill === 'toself' && t.showlegend).map(t => t.name),
+    lines: gd._fullData.filter(t => t.fill !== 'toself').length,
+    drawnErrorBars: gd.querySelectorAll('path.xerror').length,
+    drawnFills: Array.from(gd.querySelectorAll('.cartesianlayer path.js-fill'))
+      .filter(p => p.getBBox().height > 0).length,
+  }];
+}))
+"""
+
+
+@pytest.mark.e2e
+def test_replicated_report_draws_error_bars_and_bands(chromium: Chromium, tmp_path: Path) -> None:
+    """`--replications 3`: the overview's whiskers, the time lines' bands, rendered without error."""
+    out = tmp_path / "run"
+    noise = ROOT / "scenarios" / "examples" / "noise.toml"
+    _sanlab("run", str(noise), "--duration", "5s", "--replications", "3", "--quiet", "--out", str(out))
+    figures = load_report(chromium, out / "report.html", ARTIFACTS / "report-replicated.png")
+    keys = {"overview", "paths", "path-timeline", "vm-iops", "vm-latency", "latency-cdf", "device-queues"}
+    _assert_rendered(figures, keys)
+    drawn = chromium.evaluate(INTERVALS_JS)
+    overview = drawn["overview"]
+    assert [whisker["n"] for whisker in overview["whiskers"]] == [1, 1, 1], overview  # IOPS, mean, p99
+    assert all(width > 0 for whisker in overview["whiskers"] for width in whisker["up"] + whisker["down"])
+    assert overview["drawnErrorBars"] == 3 and overview["bands"] == 0, overview
+    for key in ("vm-iops", "vm-latency"):
+        assert drawn[key]["bands"] == drawn[key]["lines"] == 1, drawn[key]
+        assert drawn[key]["drawnFills"] == 1 and not drawn[key]["whiskers"], drawn[key]
+        assert drawn[key]["bandLegends"] == ["min–max of 3 replications"], drawn[key]
+    notes = chromium.evaluate("document.getElementById('notes').textContent")
+    assert "means of 3 replications" in notes
+    assert " ±" in chromium.evaluate("document.getElementById('comparison').textContent")
+    assert not _problems(chromium.events)

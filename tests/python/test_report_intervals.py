@@ -115,7 +115,7 @@ def test_time_lines_have_the_replications_range_behind_the_first_ones_line(doc: 
     figure = vm_iops_figure(replicated, series_frame(replicated), variant_colors(replicated))
     assert figure is not None
     traces = list(figure.plot.data)
-    bands = [index for index, trace in enumerate(traces) if trace.fill == "toself"]
+    bands = [index for index, trace in enumerate(traces[:-1]) if trace.fill == "toself"]
     assert len(bands) == 2
     for index in bands:
         band, line = traces[index], traces[index + 1]
@@ -127,8 +127,11 @@ def test_time_lines_have_the_replications_range_behind_the_first_ones_line(doc: 
         assert list(band.y) == pytest.approx([iops * max(SCALES)] * 2 + [iops * min(SCALES)] * 2)
         assert band.fillcolor.startswith("rgba(") and band.line.width == 0
         assert "of %{customdata[1]} replications" in band.hovertemplate
-    assert [traces[index].showlegend for index in bands] == [True, False]
-    assert traces[bands[0]].name == "min–max of 3 replications"
+    # One legend entry for every band, in grey, last: clicking it hides or shows them all.
+    assert [traces[index].showlegend for index in bands] == [False, False]
+    legend = traces[-1]
+    assert legend.name == "min–max of 3 replications" and legend.showlegend and legend.fill == "toself"
+    assert {trace.legendgroup for trace in (legend, *(traces[index] for index in bands))} == {"replica-range"}
     assert "Shaded: the lowest to the highest value of the 3 replications at each sample" in figure.caption
 
 
@@ -187,7 +190,7 @@ def test_compare_of_a_replicated_run_and_a_single_one(doc: dict[str, Any]) -> No
     page = render_report(runs)
     whiskers = [trace for trace in _plot_data(page, "overview") if "array" in trace.get("error_x", {})]
     assert whiskers and all(label.startswith("three/") for trace in whiskers for label in trace["y"])
-    bands = [trace for trace in _plot_data(page, "vm-iops") if trace.get("fill") == "toself"]
+    bands = [trace for trace in _plot_data(page, "vm-iops") if trace.get("fill") == "toself"][:-1]
     assert len(bands) == 2 and all(trace["hovertemplate"].startswith("three/") for trace in bands)
 
 
@@ -197,7 +200,7 @@ def test_a_run_folders_report_draws_its_replicas(doc: dict[str, Any], tmp_path: 
     write_run_folder(copy.deepcopy(replicated), tmp_path, argv=["sanlab"], started=STARTED, wall_s=0.1)
     read, manifest = read_run_folder(tmp_path)
     page = render_report([ReportRun("run", read, manifest)])
-    bands = [trace for trace in _plot_data(page, "vm-iops") if trace.get("fill") == "toself"]
+    bands = [trace for trace in _plot_data(page, "vm-iops") if trace.get("fill") == "toself"][:-1]
     assert len(bands) == 2
     written = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert [trace.get("fill") for trace in _plot_data(written, "vm-iops")] == [

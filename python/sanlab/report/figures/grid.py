@@ -39,10 +39,10 @@ from sanlab.report.figures.marks import (
 from sanlab.report.figures.replicas import (
     band_caption,
     band_index,
+    band_legend_trace,
     band_trace,
     replica_ranges,
     replicated,
-    replication_counts,
 )
 from sanlab.report.groups import Groups
 
@@ -265,8 +265,9 @@ def time_lines(
         grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
     )
     ranges = band_index(replica_ranges(doc, kind, metrics)) if replicated(doc) else {}
-    band_legend = f"min–max of {replication_counts(doc)} replications" if ranges else ""
-    banded = _add_lines(fig, grid, facets, panels, frame, ranges, band_legend)
+    banded = _add_lines(fig, grid, facets, panels, frame, ranges)
+    if banded:
+        fig.add_trace(band_legend_trace(doc), row=1, col=1)
     _add_marks(fig, grid, facets, metrics, reference_lines or {}, edges)
     layout(fig, title, height_px)
     if edges and any(facet.title for facet in facets):
@@ -315,7 +316,6 @@ def _add_lines(
     panels: Sequence[tuple[str, str]],
     frame: pd.DataFrame,
     ranges: Mapping[tuple[str, str, str], pd.DataFrame] | None = None,
-    band_legend: str = "",
 ) -> bool:
     """Each facet's lines in each of its panels, every legend entry shown once; behind a line
     whose variant ran replications, the band of their range (`ranges`, by variant, entity and
@@ -337,12 +337,7 @@ def _add_lines(
                 shown = line.legend in shown_in_legend
                 band = (ranges or {}).get((line.variant, line.entity, metric))
                 if band is not None:
-                    lines.append(
-                        band_trace(
-                            band, line.color, f"{line.variant} · {line.entity}", axis_title,
-                            showlegend=not bands, legend=band_legend,
-                        )
-                    )  # fmt: skip
+                    lines.append(band_trace(band, line.color, f"{line.variant} · {line.entity}", axis_title))
                     cells.append(grid.cell(index, metric_index))
                     bands += 1
                 lines.append(

@@ -99,6 +99,8 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     )
     if iops_whiskers is not None:
         fig.add_trace(iops_whiskers, row=1, col=1)
+        # The count at the bar's start, clear of the whisker at its end.
+        fig.update_traces(insidetextanchor="start", selector={"type": "bar"})
     range_x: list[float | None] = []
     range_y: list[str | None] = []
     for _, label, vm in rows:

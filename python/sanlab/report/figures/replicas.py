@@ -66,7 +66,8 @@ def whiskers(
     or None)`; a point without one has none), on a horizontal chart, or None when no point has one.
 
     The whiskers are plotly error bars (`error_x`, `array` up to the high bound and `arrayminus`
-    down to the low one) on invisible markers at the values, hovered with the bounds."""
+    down to the low one; a horizontal chart's bars take them on x) on ticks at the values, hovered
+    with the bounds."""
     drawn = [(value, label, bounds) for value, label, bounds in points if bounds is not None]
     if not drawn:
         return None
@@ -76,7 +77,8 @@ def whiskers(
         "x": values,
         "y": [label for _, label, _ in drawn],
         "mode": "markers",
-        "marker": {"color": "rgba(0,0,0,0)", "size": 8},
+        # A tick at the value, hidden under the bar's end or the mark: the legend's sign of the whiskers.
+        "marker": {"symbol": "line-ns-open", "size": 10, "color": WHISKER_COLOR, "line": {"width": 1.5}},
         "error_x": {
             "type": "data",
             "symmetric": False,
@@ -150,11 +152,10 @@ def translucent(color: str, alpha: float = BAND_ALPHA) -> str:
     return f"rgba(110,119,129,{alpha:g})"
 
 
-def band_trace(
-    rows: pd.DataFrame, color: str, where: str, axis_title: str, *, showlegend: bool, legend: str
-) -> dict[str, Any]:
+def band_trace(rows: pd.DataFrame, color: str, where: str, axis_title: str) -> dict[str, Any]:
     """A shaded band from the lowest to the highest value of the replications at each sample time
-    (`rows` of `replica_ranges`), to lie behind the line `where` names (`variant · entity`)."""
+    (`rows` of `replica_ranges`), to lie behind the line `where` names (`variant · entity`), in
+    the line's colour; the bands share one legend entry (`band_legend_trace`)."""
     times_s = rows["t_s"].to_numpy(dtype=float)
     counts = rows["count"].to_numpy()
     return {
@@ -167,13 +168,31 @@ def band_trace(
         "fillcolor": translucent(color),
         "hoveron": "points",
         "customdata": [["highest", int(n)] for n in counts] + [["lowest", int(n)] for n in counts[::-1]],
-        "name": legend,
+        "name": f"{where}: min–max of the replications",
         "legendgroup": BAND_LEGEND_GROUP,
-        "showlegend": showlegend,
+        "showlegend": False,
         "hovertemplate": (
             f"{where}<br>%{{x:.3~g}} s: %{{customdata[0]}} of %{{customdata[1]}} replications "
             f"%{{y:,.4~g}} {axis_title}<extra></extra>"
         ),
+    }
+
+
+def band_legend_trace(doc: Document) -> dict[str, Any]:
+    """The bands' one legend entry, in grey (each band has its line's colour): clicking it hides
+    or shows every band of the figure."""
+    return {
+        "type": "scatter",
+        "x": [None],
+        "y": [None],
+        "mode": "lines",
+        "line": {"width": 0, "color": "#6e7781"},
+        "fill": "toself",
+        "fillcolor": translucent("#6e7781", 2 * BAND_ALPHA),
+        "name": f"min–max of {replication_counts(doc)} replications",
+        "legendgroup": BAND_LEGEND_GROUP,
+        "showlegend": True,
+        "hoverinfo": "skip",
     }
 
 
