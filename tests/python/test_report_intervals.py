@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import with_hosts
 from sanlab.export.runfolder import read_run_folder, write_run_folder
 from sanlab.formatting import format_count, format_ms, format_tenths
 from sanlab.notes import figure_notes
@@ -208,3 +209,15 @@ def test_a_run_folders_report_draws_its_replicas(doc: dict[str, Any], tmp_path: 
     ]
     expected = [8000.0 * max(SCALES)] * 2 + [8000.0 * min(SCALES)] * 2
     assert list(_values(bands[0]["y"])) == pytest.approx(expected)
+
+
+def test_the_hosts_table_shows_plus_minus(doc: dict[str, Any]) -> None:
+    replicated = _replicated(with_hosts(doc))
+    page = _page(replicated)
+    table = re.search(r'<table class="data" id="hosts">.*?</table>', page, re.S)
+    assert table is not None
+    hosts = [host for variant in replicated["variants"] for host in variant["hosts"]]
+    assert hosts and all("ci95" in host for host in hosts)
+    for host in hosts:
+        assert f">{with_interval(host, 'iops', format_count)}</td>" in table[0]
+        assert f">{with_interval(host, 'mean', format_ms)}</td>" in table[0]

@@ -5,8 +5,8 @@ neither, and its figures are drawn exactly as without this module.
 
 The bands are the lowest to the highest value of the replications at each sample time, not a
 t-interval of their mean: the line drawn is the first replication's, one draw among them, and the
-range of the draws is what it belongs in (with few replications a t-interval of the mean is far
-narrower than one replication's spread, and with two it is 12.7 standard errors wide).
+range of the draws is what it belongs in (with several replications a t-interval of the mean is
+far narrower than one replication's spread; with two, its half-width is 12.7 standard errors).
 """
 
 from __future__ import annotations
