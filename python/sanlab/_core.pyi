@@ -26,12 +26,18 @@ def run(
     duration: str | None = ...,
     progress: Progress | None = ...,
     jobs: int = ...,
+    replications: int = ...,
+    first_replication: int = ...,
 ) -> str:
     """Runs a scenario's variants (all when `variants` is None), up to `jobs` (default 1) at once,
-    and returns the result document as JSON, the same for any `jobs`."""
+    and returns the result document as JSON, the same for any `jobs`; with `replications`, each
+    variant that many times from `first_replication` on (replication r with its seed + r)."""
 
 def cores() -> int:
     """The cores this process may run on: `sanlab run`'s default `--jobs`."""
+
+def run_times(path: str, sets: list[str] = ..., variants: list[str] | None = ...) -> str:
+    """Each selected variant's `{"variant", "duration_s", "warmup_s", "sample_interval_s"}` as JSON."""
 
 def validate(path: str, sets: list[str] = ..., variants: list[str] | None = ..., cost: bool = ...) -> str:
     """Checks a scenario without running it; returns `{"scenario", "variants"}` as JSON, with

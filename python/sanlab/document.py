@@ -433,6 +433,8 @@ class Document(TypedDict):
     notes: NotRequired[list[str]]
     # Written by `sanlab run --precision`: the target and whether the replications reached it.
     precision: NotRequired[dict[str, Any]]
+    # Written by `sanlab run --warmup auto`: the warm-up found and where.
+    warmup: NotRequired[dict[str, Any]]
 
 
 ENTITY_KINDS: tuple[tuple[str, str], ...] = (

@@ -27,6 +27,7 @@ __all__ = [
     "file_name",
     "kinds",
     "run",
+    "run_times",
     "validate",
 ]
 
@@ -119,6 +120,25 @@ def validate(
         raise ScenarioError(str(exc)) from None
     checked: Checked = json.loads(text)
     return checked
+
+
+class RunTimes(TypedDict):
+    """A variant's simulated times with the overrides (`run_times`)."""
+
+    variant: str
+    duration_s: float
+    warmup_s: float
+    sample_interval_s: float
+
+
+def run_times(scenario: PathLike, sets: Sequence[str] = (), variants: Sequence[str] | None = None) -> list[RunTimes]:
+    """Each selected variant's duration, warm-up and sample interval with `sets`, in seconds."""
+    try:
+        text = _core.run_times(os.fspath(scenario), list(sets), _chosen(variants))
+    except _core.ScenarioError as exc:
+        raise ScenarioError(str(exc)) from None
+    times: list[RunTimes] = json.loads(text)
+    return times
 
 
 def kinds() -> list[KindDoc]:

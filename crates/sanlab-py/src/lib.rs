@@ -128,6 +128,17 @@ fn validate(py: Python<'_>, path: PathBuf, sets: Vec<String>, variants: Option<V
     Ok(checked.to_string())
 }
 
+/// Each selected variant's simulated times (duration, warm-up, sample interval, in seconds) with
+/// the overrides, as JSON; raises ScenarioError as `validate` does.
+#[pyfunction]
+#[pyo3(signature = (path, sets=vec![], variants=None))]
+fn run_times(path: PathBuf, sets: Vec<String>, variants: Option<Vec<String>>) -> PyResult<String> {
+    let s = guarded(|| Scenario::load(&path).map_err(to_py))?;
+    let o = Overrides { sets, ..Overrides::default() };
+    let times = guarded(|| s.run_times(&variants.unwrap_or_default(), &o).map_err(to_py))?;
+    serde_json::to_string(&times).map_err(|e| PyException::new_err(format!("serialising the times: {e}")))
+}
+
 /// The file name a variant, job or scenario name becomes in a run folder (one rule for Rust and
 /// Python); a name that gives none, or a too long one, raises ScenarioError.
 #[pyfunction]
@@ -145,6 +156,7 @@ fn kinds() -> String {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run_times, m)?)?;
     m.add_function(wrap_pyfunction!(kinds, m)?)?;
     m.add_function(wrap_pyfunction!(file_name, m)?)?;
     m.add_function(wrap_pyfunction!(cores, m)?)?;

@@ -293,6 +293,24 @@ impl Scenario {
         Ok(self.checked(requested, o)?.into_iter().map(|(v, _)| v).collect())
     }
 
+    /// Each selected variant's simulated times with the overrides: what `sanlab run --warmup auto`
+    /// needs before its pilot.
+    pub fn run_times(&self, requested: &[String], o: &Overrides) -> Result<Vec<RunTimes>, ScenarioError> {
+        let seconds = |ns: u64| ns as f64 / 1e9;
+        let mut times = vec![];
+        for v in self.select(requested)? {
+            let (topology, _) = self.build_topology(&self.resolve(v, o)?, v, false)?;
+            let run = &topology.run;
+            times.push(RunTimes {
+                variant: v.map_or("base".to_string(), |v| v.name.clone()),
+                duration_s: seconds(run.duration_ns),
+                warmup_s: seconds(run.warmup_ns),
+                sample_interval_s: seconds(run.sample_interval_ns),
+            });
+        }
+        Ok(times)
+    }
+
     /// [`Scenario::validate`]'s selection, each variant with what it may hold in memory.
     fn checked(&self, requested: &[String], o: &Overrides) -> Result<Vec<(Option<&Variant>, MemoryBound)>, ScenarioError> {
         let mut checked = vec![];
@@ -399,6 +417,15 @@ fn toml_text(table: &Table) -> String {
         Ok(_) => buffer.to_string(),
         Err(_) => String::new(),
     }
+}
+
+/// A variant's simulated times: the run, its warm-up and its time series' interval.
+#[derive(Serialize)]
+pub struct RunTimes {
+    pub variant: String,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub sample_interval_s: f64,
 }
 
 #[derive(Serialize)]

@@ -9,10 +9,13 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sanlab import engine
+from sanlab.analysis.warmup import find_warmup
 from sanlab.commands import options
 from sanlab.commands.terminal import console, error
 from sanlab.document import Document
@@ -55,6 +58,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="P%",
         help=f"replications ({PILOT_REPLICATIONS} first) until every VM's IOPS, mean and p99 latency has a 95 %% "
         "half-width within P percent of its value",
+    )
+    parser.add_argument(
+        "--warmup",
+        choices=["auto"],
+        help="find the warm-up from the data: a pilot run without warm-up, MSER-5 on each VM's and device's "
+        "IOPS and latency, the largest truncation (never past the first fault) becomes the run's warm-up",
     )
     parser.add_argument(
         "--max-replications",
@@ -111,12 +120,15 @@ def main(args: argparse.Namespace) -> int:
         remove_empty(made)
 
 
-def _run_engine(args: argparse.Namespace, mode: Mode, first: int = 0, count: int = 1) -> tuple[Document, bool]:
+def _run_engine(
+    args: argparse.Namespace, mode: Mode, first: int = 0, count: int = 1, sets: Sequence[str] | None = None
+) -> tuple[Document, bool]:
     """Runs the scenario in a worker thread (the engine releases the GIL and runs `--jobs`
     variants at once on threads of its own) while showing progress.
 
     Returns the document and whether Ctrl-C stopped the run; then the document holds the variants
-    that finished. A second Ctrl-C while the engine stops gives up at once.
+    that finished. A second Ctrl-C while the engine stops gives up at once. `sets`: the overrides
+    (default: the command line's).
     """
     progress_of_engine = engine.Progress()
     outcome: list[Document] = []
@@ -129,7 +141,7 @@ def _run_engine(args: argparse.Namespace, mode: Mode, first: int = 0, count: int
         try:
             outcome.append(
                 engine.run(
-                    args.scenario, args.variants, args.sets, args.seed, args.duration,
+                    args.scenario, args.variants, args.sets if sets is None else sets, args.seed, args.duration,
                     progress=progress_of_engine, jobs=jobs, replications=count, first_replication=first,
                 )
             )
@@ -204,12 +216,64 @@ def _run_and_write(args: argparse.Namespace, made: list[Path]) -> int:
 
 def _replicated(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
     """The run's replications as one document: `--replications` of them, or with `--precision`
-    as many as its intervals need (see `_more_replications`)."""
+    as many as its intervals need (see `_more_replications`); with `--warmup auto`, after the
+    pilot that finds the warm-up."""
+    sets, found = list(args.sets), None
+    if args.warmup == "auto":
+        found, interrupted = _find_warmup(args, mode)
+        if interrupted or found is None:
+            return {**_EMPTY, "scenario": str(args.scenario)}, True  # type: ignore[typeddict-item]
+        sets.append(f"run.warmup={round(found['found_s'] * 1e6)}us")
+    doc, interrupted = _replications(args, mode, sets)
+    if found is not None:
+        doc["warmup"] = found
+    return doc, interrupted
+
+
+_EMPTY = {"file": "", "scenario_sha256": "", "version": engine.VERSION, "cancelled": True, "variants": []}
+PILOT_SAMPLES = 400
+"""Samples of each series in `--warmup auto`'s pilot: 80 batches of MSER-5's 5, so the warm-up is found to
+1/80 of the run."""
+
+
+def _find_warmup(args: argparse.Namespace, mode: Mode) -> tuple[dict[str, Any] | None, bool]:
+    """`--warmup auto`'s pilot: every variant once without warm-up, sampled PILOT_SAMPLES times
+    (or at the scenario's interval when finer), and the warm-up MSER-5 finds in it."""
+    sets = [*args.sets, *([f"run.duration={args.duration}"] if args.duration else [])]
+    times = engine.run_times(args.scenario, sets, args.variants)
+    interval_us = max(1, math.floor(min(min(t["duration_s"] / PILOT_SAMPLES, t["sample_interval_s"]) for t in times) * 1e6))
+    pilot_sets = [*args.sets, "run.warmup=0s", f"run.sample_interval={interval_us}us"]
+    pilot, interrupted = _run_engine(args, mode, sets=pilot_sets)
+    if interrupted:
+        return None, True
+    warmup = find_warmup(pilot, interval_us / 1e6)
+    return {
+        "method": "MSER-5",
+        "found_s": warmup.found_s,
+        "series": warmup.series,
+        "capped_at_fault_s": warmup.capped_at_fault_s,
+        "configured_s": sorted({t["warmup_s"] for t in times}),
+        "pilot_sample_interval_s": interval_us / 1e6,
+    }, False
+
+
+def warmup_line(doc: Document) -> str | None:
+    """What `--warmup auto` found, in one line, or None without it."""
+    found = doc.get("warmup")
+    if not found:
+        return None
+    configured = " or ".join(f"{s:g} s" for s in found["configured_s"])
+    where = f" (longest transient: {found['series']})" if found["series"] else " (no transient found)"
+    capped = f"; cut at the first fault, {found['capped_at_fault_s']:g} s" if found["capped_at_fault_s"] is not None else ""
+    return f"warm-up: {found['found_s']:g} s found by MSER-5{where}{capped}; the scenario's was {configured}"
+
+
+def _replications(args: argparse.Namespace, mode: Mode, sets: Sequence[str]) -> tuple[Document, bool]:
     if args.precision is None:
-        doc, interrupted = _run_engine(args, mode, 0, args.replications or 1)
+        doc, interrupted = _run_engine(args, mode, 0, args.replications or 1, sets)
         return combine(doc), interrupted
     count = min(PILOT_REPLICATIONS, args.max_replications)
-    doc, interrupted = _run_engine(args, mode, 0, count)
+    doc, interrupted = _run_engine(args, mode, 0, count, sets)
     while True:
         combined = combine(doc)
         worst = max(relative_half_widths(combined), key=lambda named: named[1], default=("", 0.0))
@@ -217,7 +281,7 @@ def _replicated(args: argparse.Namespace, mode: Mode) -> tuple[Document, bool]:
         more = _more_replications(count, worst[1], args.precision, args.max_replications)
         if interrupted or reached or not more:
             break
-        later, interrupted = _run_engine(args, mode, count, more)
+        later, interrupted = _run_engine(args, mode, count, more, sets)
         doc, count = merge(doc, later), count + more
     combined["precision"] = {
         "target": args.precision,
@@ -268,7 +332,7 @@ def _print_tables(doc: Document, verbose: bool) -> None:
         summary, left_out = summary_table(doc, terminal)
         print_tables(terminal, [summary])
         print(verbose_adds(named, left_out), flush=True)
-    for note in (seedless_note(doc), precision_line(doc)):
+    for note in (seedless_note(doc), precision_line(doc), warmup_line(doc)):
         if note:
             print(note, flush=True)
 
