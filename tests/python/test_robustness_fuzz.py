@@ -95,3 +95,22 @@ def test_a_device_queue_of_no_command_is_said_not_written(tmp_path: Path) -> Non
     assert code == 0, err.getvalue()
     assert "lun_queue_depth" not in out.read_text(encoding="utf-8")
     assert "device queue depth 0 (dm-0 queue/nr_requests 0" in err.getvalue() and "holds no command: not written" in err.getvalue()
+
+
+def test_a_fixed_preferred_path_the_path_listing_gives_another_device_is_refused_naming_both() -> None:
+    """The device listing's FIXED prefers vmhba2:C0:T1:L1; the path listing gives that runtime
+    name to another device (a device name changed): it was written as this device's preferred
+    path, which the engine refused. The preferred path must be one of the device's own."""
+    from sanlab.hostimport.esxcli import read_listings
+    from sanlab.hostimport.scenario import HostImportError, build_cluster
+
+    esxcli = REPO / "tests" / "data" / "esxi" / "esxcli"
+    paths = (esxcli / "nmp-path-list.esx40-clariion.derived.csv").read_text(encoding="utf-8")
+    lines = paths.splitlines(keepends=True)
+    at = next(k for k, line in enumerate(lines) if "vmhba2:C0:T1:L1" in line)
+    lines[at] = lines[at].replace("naa.600601604670290026cca5f7836fe111,", "naa.600601604670290026cca5f7836fe222,", 1)
+    folder = Path(__import__("tempfile").mkdtemp())
+    (folder / "paths.csv").write_text("".join(lines), encoding="utf-8")
+    listings = read_listings([esxcli / "nmp-device-list.esx40-clariion.txt", folder / "paths.csv"])
+    with pytest.raises(HostImportError, match=r"FIXED prefers vmhba2:C0:T1:L1, which is none of its listed paths \(vmhba2:C0:T0:L1\), and the path listing gives vmhba2:C0:T1:L1 to device naa.600601604670290026cca5f7836fe222"):
+        build_cluster([("esx1", listings, None)])

@@ -105,9 +105,10 @@ class _Link:
     source: Source
 
 
-def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
+def _psp_table(device: NmpDevice, path_names: dict[str, dict[str, str]]) -> tuple[str, str]:
     """sanlab's psp table for a device's policy, and the comment that says where it came from.
-    `path_name`: ESXi runtime name -> the name sanlab gives that device's path."""
+    `path_names`: per device, ESXi runtime name -> the name sanlab gives that device's path."""
+    path_name = path_names.get(device.name, {})
     kind = PSPS.get(device.psp)
     if kind is None:
         known = ", ".join(PSPS)
@@ -134,7 +135,11 @@ def _psp_table(device: NmpDevice, path_name: dict[str, str]) -> tuple[str, str]:
         return "{ " + ", ".join(['kind = "rr"', *keys, *ano]) + " }", why
     if kind == "fixed" and "preferred" in config:
         if config["preferred"] not in path_name:
-            raise HostImportError(f"{device.source}: device {device.name}: FIXED prefers {config['preferred']}, which is none of its listed paths ({', '.join(sorted(path_name))}): give the path listings of the same host")
+            # A runtime name the path listing gives to another device is none of this one's
+            # (it was written as this device's preferred path, which the engine refused).
+            other = next((d for d, names in path_names.items() if config["preferred"] in names), None)
+            elsewhere = f", and the path listing gives {config['preferred']} to device {other}" if other else ""
+            raise HostImportError(f"{device.source}: device {device.name}: FIXED prefers {config['preferred']}, which is none of its listed paths ({', '.join(sorted(path_name)) or 'none'}){elsewhere}: give the listings of one host, taken at one time")
         return f'{{ kind = "fixed", preferred = {toml_value(path_name[config["preferred"]])} }}', why
     return f'{{ kind = "{kind}" }}', why
 
@@ -298,8 +303,7 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         tpgs = [link.controller for link in links if link.array == a and link.controller is not None]
         controllers = f"controllers = {max(tpgs) + 1}  # one per target port group its paths report" if tpgs else "controllers = 2  # sanlab's default: no path listing reports a target port group"
         lines += ["[[array]]", f'name = "{a}"', controllers, _media(a, device_arrays, loads, notes), "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
-    path_name = _sanlab_path_names(paths, array_of)
-    policy, own = _policies(devices, nmp_devices, path_name)
+    policy, own = _policies(devices, nmp_devices, _device_path_names(paths, array_of))
     lines += _volumes(devices, device_arrays, own, notes)
     adapters = list(dict.fromkeys(link.adapter for link in links))
     lines += _host(host, devices, policy, nmp_devices, core_devices, notes, _adapter_kind(listings, notes), _adapter_queue(capture, adapters, notes))
@@ -336,6 +340,15 @@ def _sanlab_path_names(paths: Sequence[_Path], array_of: dict[str, str]) -> dict
     `:<device>` when the link carries several devices (every device on the link's array)."""
     devices_on = Counter(array for _, array in {(p.device, array_of[p.link]) for p in paths})
     return {p.name: p.link + (f":{p.device}" if devices_on[array_of[p.link]] > 1 else "") for p in paths}
+
+
+def _device_path_names(paths: Sequence[_Path], array_of: dict[str, str]) -> dict[str, dict[str, str]]:
+    """`_sanlab_path_names` per device: the runtime names of each device's own paths."""
+    names = _sanlab_path_names(paths, array_of)
+    out: dict[str, dict[str, str]] = {}
+    for p in paths:
+        out.setdefault(p.device, {})[p.name] = names[p.name]
+    return out
 
 
 def _volumes(devices: Sequence[str], device_arrays: Sequence[tuple[str, str]], own_psp: dict[str, tuple[str, str]], notes: list[str]) -> list[str]:
@@ -423,10 +436,10 @@ def _host(host: str, devices: Sequence[str], policy: tuple[str, str] | None, nmp
     return [*lines, ""]
 
 
-def _policies(devices: Sequence[str], nmp: dict[str, NmpDevice], path_name: dict[str, str]) -> tuple[tuple[str, str] | None, dict[str, tuple[str, str]]]:
+def _policies(devices: Sequence[str], nmp: dict[str, NmpDevice], path_names: dict[str, dict[str, str]]) -> tuple[tuple[str, str] | None, dict[str, tuple[str, str]]]:
     """The host's policy (the devices' most common one that names no path of its own) and each
     device's where it differs (a volume's own `psp`)."""
-    tables = {d: _psp_table(nmp[d], path_name) for d in devices if d in nmp}
+    tables = {d: _psp_table(nmp[d], path_names) for d in devices if d in nmp}
     counts = Counter(t for t, _ in tables.values() if "preferred" not in t)
     if not tables:
         return None, {}
@@ -529,7 +542,7 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         for d, a in dict.fromkeys(host_arrays):
             if d in loads:
                 measured.setdefault(a, []).append(loads[d])
-        policy, own = _policies(devices, nmp, _sanlab_path_names(paths, array_of))
+        policy, own = _policies(devices, nmp, _device_path_names(paths, array_of))
         said_psp = list(dict.fromkeys(f"{d.psp}: {PSP_SAID[d.psp]}" for d in nmp.values() if d.psp in PSP_SAID))
         if policy is not None and said_psp and not any(PSP_SAID[d.psp] in policy[1] for d in nmp.values() if d.psp in PSP_SAID):
             policy = (policy[0], f"{policy[1]}; {'; '.join(said_psp)}")
