@@ -52,7 +52,7 @@ DATA = REPO / "tests" / "data"
 SAVED = DATA / "fuzz_newer"
 MAX_SECONDS = 5.0
 """Longest one input may take (an alarm ends it): a reader's work on a file of kilobytes."""
-VALIDATE_EVERY = 50
+VALIDATE_EVERY = 10
 """One scenario written in this many is read back by the engine (`engine.validate`)."""
 SAVE_PER_CLASS = 3
 
