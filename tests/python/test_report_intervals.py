@@ -127,7 +127,7 @@ def test_time_lines_have_the_replications_range_behind_the_first_ones_line(doc: 
         assert list(band.x) == [0.5, 1.0, 1.0, 0.5]
         assert list(band.y) == pytest.approx([iops * max(SCALES)] * 2 + [iops * min(SCALES)] * 2)
         assert band.fillcolor.startswith("rgba(") and band.line.width == 0
-        assert "of %{customdata[1]} replications" in band.hovertemplate
+        assert "the highest (upper edge) or lowest (lower edge) of 3 replications" in band.hovertemplate
     # One legend entry for every band, in grey, last: clicking it hides or shows them all.
     assert [traces[index].showlegend for index in bands] == [False, False]
     legend = traces[-1]

@@ -408,6 +408,7 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
     doc = merge_runs(runs)
     colors = figures.variant_colors(doc)
     series = figures.series_frame(doc)
+    ranges = figures.replica_ranges(doc) if figures.replicated(doc) else None
     sections = [
         _section(
             "overview",
@@ -432,17 +433,21 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
             "vms",
             "VMs over time",
             [
-                _figure_html(figures.vm_iops_figure(doc, series, colors)),
-                _figure_html(figures.vm_latency_figure(doc, series, colors)),
+                _figure_html(figures.vm_iops_figure(doc, series, colors, ranges=ranges)),
+                _figure_html(figures.vm_latency_figure(doc, series, colors, ranges=ranges)),
             ],
         ),
         _section("latency", "Latency distribution", [_figure_html(figures.latency_cdf_figure(doc, colors))]),
-        _section("queues", "Queues", [_figure_html(figures.device_queue_figure(doc, series, colors))]),
+        _section(
+            "queues",
+            "Queues",
+            [_figure_html(figures.device_queue_figure(doc, series, colors, ranges=ranges))],
+        ),
         _section(
             "flow-control",
             "Host flow control",
             [
-                _figure_html(figures.host_flow_control_figure(doc, series, colors)),
+                _figure_html(figures.host_flow_control_figure(doc, series, colors, ranges=ranges)),
                 _figure_html(figures.injector_figure(doc, colors)),
             ],
         ),

@@ -17,12 +17,14 @@ from sanlab.report.figures.latency import latency_cdf_figure
 from sanlab.report.figures.marks import FAULT_MARKS_TEXT
 from sanlab.report.figures.overview import overview_figure, winners
 from sanlab.report.figures.paths import path_timeline_figure, paths_figure
+from sanlab.report.figures.replicas import replica_ranges, replicated
 from sanlab.report.figures.timelines import device_queue_figure, vm_iops_figure, vm_latency_figure
 
 __all__ = [
     "FAULT_MARKS_TEXT", "FAULT_MARK_PX", "MAX_LINES", "MAX_NAMED_VARIANTS", "PALETTE", "SAME_IOPS_TOLERANCE",
     "Figure", "core_util_figure", "degraded_share_figure", "device_queue_figure", "doc_groups",
     "host_flow_control_figure", "in_group_order", "injector_figure", "latency_cdf_figure", "log_ticks",
-    "overview_figure", "path_timeline_figure", "paths_figure", "series_frame", "variant_colors",
+    "overview_figure", "path_timeline_figure", "paths_figure", "replica_ranges", "replicated", "series_frame",
+    "variant_colors",
     "vm_iops_figure", "vm_latency_figure", "winners",
 ]  # fmt: skip

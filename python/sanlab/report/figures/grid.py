@@ -242,6 +242,7 @@ def time_lines(
     kind: str,
     panels: Sequence[tuple[str, str]],
     reference_lines: Mapping[str, Sequence[tuple[str, float, str]]] | None = None,
+    ranges: pd.DataFrame | None = None,
 ) -> Figure | None:
     """Line plots of `kind` entities over time, a panel per (metric, axis title) in `panels`.
 
@@ -250,6 +251,8 @@ def time_lines(
     gets its panels and the entities take the colours (`_line_facets`).
     `reference_lines` adds dashed horizontal lines (metric, value, label) per variant to the panel
     of that metric; variants sharing a panel share a line they have in common.
+    A variant of several replications has a band of their range behind each line: from `ranges`
+    (`replicas.replica_ranges`, computed once for the page), else from the document.
     """
     metrics = [metric for metric, _ in panels]
     frame = series[(series["kind"] == kind) & (series["metric"].isin(metrics))]
@@ -264,8 +267,10 @@ def time_lines(
     fig, height_px = grid_figure(
         grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
     )
-    ranges = band_index(replica_ranges(doc, kind, metrics)) if replicated(doc) else {}
-    banded = _add_lines(fig, grid, facets, panels, frame, ranges)
+    if ranges is None and replicated(doc):
+        ranges = replica_ranges(doc)
+    bands = {} if ranges is None else band_index(ranges, kind, metrics)
+    banded = _add_lines(fig, grid, facets, panels, frame, bands)
     if banded:
         fig.add_trace(band_legend_trace(doc), row=1, col=1)
     _add_marks(fig, grid, facets, metrics, reference_lines or {}, edges)

@@ -27,9 +27,11 @@ def _flow_control_finding(variant: str, controlled: Sequence[HostReport]) -> str
     return f"In {variant}, L ends at {estimate} (threshold {threshold}){windows}."
 
 
-def host_flow_control_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
+def host_flow_control_figure(
+    doc: Document, series: pd.DataFrame, colors: Mapping[str, str], *, ranges: pd.DataFrame | None = None
+) -> Figure | None:
     """Window and latency estimate of every flow-controlled host over time, the threshold dashed:
-    the convergence plots of the PARDA paper (Gulati et al., FAST '09)."""
+    the convergence plots of the PARDA paper (Gulati et al., FAST '09); with `ranges` as bands."""
     thresholds: dict[str, list[tuple[str, float, str]]] = {}
     findings = []
     for variant in doc["variants"]:
@@ -53,6 +55,7 @@ def host_flow_control_figure(doc: Document, series: pd.DataFrame, colors: Mappin
         kind="host",
         panels=[("window", "window, I/Os"), ("latency_estimate_ms", "latency estimate L, ms")],
         reference_lines=thresholds,
+        ranges=ranges,
     )
 
 

@@ -23,7 +23,7 @@ from sanlab.report.figures.common import (
     latency_axis,
     layout,
 )
-from sanlab.report.figures.replicas import INTERVAL_NAME, bounds_of, replication_counts, whiskers
+from sanlab.report.figures.replicas import INTERVAL_NAME, bounds_of, interval_source, whiskers
 
 SETTLED_TOLERANCE = 0.05
 """The overview's caption names variants whose tail IOPS differ from the whole run's by more than this."""
@@ -158,8 +158,7 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
     if any(bounds_of(vm, "iops") is not None for _, _, vm in rows):
         caption += (
-            f" Whiskers: the {INTERVAL_NAME} of IOPS, mean and p99 over the {replication_counts(doc)} "
-            "replications (Student's t)."
+            f" Whiskers: the {INTERVAL_NAME} of IOPS, mean and p99 {interval_source(doc)}."
         )
     return Figure("overview", title, caption, fig)
 

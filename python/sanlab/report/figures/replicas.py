@@ -12,7 +12,7 @@ far narrower than one replication's spread; with two, its half-width is 12.7 sta
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ BAND_LEGEND_GROUP = "replica-range"
 BAND_ALPHA = 0.18
 """The opacity of a band's fill, in its line's colour."""
 WHISKER_COLOR = "#24292f"
-NO_BANDS = pd.DataFrame(columns=["variant", "name", "metric", "t_s", "low", "high", "count"])
+NO_BANDS = pd.DataFrame(columns=["variant", "kind", "name", "metric", "t_s", "low", "high", "count"])
 
 
 def replicated(doc: Document) -> bool:
@@ -35,12 +35,27 @@ def replicated(doc: Document) -> bool:
     return any(len(variant.get("replicas", ())) > 1 for variant in doc["variants"])
 
 
-def replication_counts(doc: Document) -> str:
-    """`4`, or `3 to 5` when the variants ran different numbers of replications."""
+def replications_text(doc: Document) -> str:
+    """`4 replications`, `3 to 5 replications` when the variants ran different numbers of them, or
+    `replications` when the document does not say how many (a hand-made one)."""
     counts = sorted(
-        {len(variant["replicas"]) for variant in doc["variants"] if len(variant.get("replicas", ())) > 1}
+        {
+            count
+            for variant in doc["variants"]
+            if isinstance(count := variant.get("replications", len(variant.get("replicas", ()))), int)
+            and count > 1
+        }
     )
-    return str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    if not counts:
+        return "replications"
+    return f"{counts[0]} replications" if len(counts) == 1 else f"{counts[0]} to {counts[-1]} replications"
+
+
+def interval_source(doc: Document) -> str:
+    """Where the whiskers' intervals come from, as the captions say it."""
+    if replicated(doc):
+        return f"over the {replications_text(doc)} (Student's t)"
+    return "by batch means of the run's time series (IOPS and mean; percentiles have none from one run)"
 
 
 def bounds_of(entity: Mapping[str, Any], figure: str) -> list[float] | None:
@@ -99,46 +114,67 @@ def whiskers(
     }
 
 
-def replica_ranges(doc: Document, kind: str, metrics: Sequence[str]) -> pd.DataFrame:
-    """Per variant of several replications, entity of `kind` (its name), metric and sample time:
-    the lowest and highest value of the replications there and how many had the sample (at least 2)."""
-    frames = []
-    for variant in doc["variants"]:
-        replicas = [replica for replica in variant.get("replicas", ()) if "timeseries" in replica]
-        if len(replicas) < 2:
-            continue
-        series = [replica["timeseries"] for replica in replicas]
-        frame = pd.DataFrame(
-            {column: _chained(series, column) for column in ("t_s", "entity", "metric", "value")}
-        )
-        frame = frame[frame["entity"].str.startswith(f"{kind}/") & frame["metric"].isin(list(metrics))]
-        if frame.empty:
-            continue
-        ranges = frame.groupby(["entity", "metric", "t_s"], sort=True)["value"].agg(["min", "max", "count"])
-        ranges = ranges[ranges["count"] >= 2].reset_index()
-        frames.append(
-            pd.DataFrame(
-                {
-                    "variant": variant["name"],
-                    "name": ranges["entity"].str.split("/", n=1).str[1],
-                    "metric": ranges["metric"],
-                    "t_s": ranges["t_s"],
-                    "low": ranges["min"],
-                    "high": ranges["max"],
-                    "count": ranges["count"],
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True) if frames else NO_BANDS
+def replica_ranges(doc: Document) -> pd.DataFrame:
+    """Per variant of several replications, entity (its `kind` and `name`), metric and sample time:
+    the lowest and highest value of the replications there and how many had the sample (at least
+    2). One pass over every replication's series: the page computes it once for all its figures."""
+    replicated_variants = [
+        (variant["name"], series)
+        for variant in doc["variants"]
+        if len(series := [r["timeseries"] for r in variant.get("replicas", ()) if "timeseries" in r]) >= 2
+    ]
+    if not replicated_variants:
+        return NO_BANDS
+    every = [one for _, series in replicated_variants for one in series]
+    rows = [len(one["t_s"]) for _, series in replicated_variants for one in series]
+    # Text columns as codes into their few distinct values (as `common.series_frame`), and one
+    # grouping for every variant: a frame of a million Python strings took most of the time.
+    total = sum(rows)
+    entity, entities = pd.factorize(np.fromiter(_chained(every, "entity"), dtype=object, count=total))
+    metric, metrics = pd.factorize(np.fromiter(_chained(every, "metric"), dtype=object, count=total))
+    per_variant = [sum(len(one["t_s"]) for one in series) for _, series in replicated_variants]
+    frame = pd.DataFrame(
+        {
+            "variant": np.repeat(np.arange(len(replicated_variants)), per_variant),
+            "entity": entity,
+            "metric": metric,
+            "t_s": np.fromiter(_chained(every, "t_s"), dtype=float, count=total),
+            "value": np.fromiter(_chained(every, "value"), dtype=float, count=total),
+        }
+    )
+    levels = ["variant", "entity", "metric", "t_s"]
+    ranges = frame.groupby(levels, sort=True)["value"].agg(["min", "max", "count"])
+    ranges = ranges[ranges["count"] >= 2]
+    keys = {level: ranges.index.get_level_values(level).to_numpy() for level in levels}
+    parts = pd.Series(entities, dtype=object).str.split("/", n=1, expand=True)
+    names = np.full(len(entities), "", dtype=object)
+    if parts.shape[1] > 1:
+        names = parts[1].to_numpy(dtype=object)
+    return pd.DataFrame(
+        {
+            "variant": np.asarray([name for name, _ in replicated_variants], dtype=object)[keys["variant"]],
+            "kind": parts[0].to_numpy(dtype=object)[keys["entity"]],
+            "name": names[keys["entity"]],
+            "metric": np.asarray(metrics, dtype=object)[keys["metric"]],
+            "t_s": keys["t_s"],
+            "low": ranges["min"].to_numpy(),
+            "high": ranges["max"].to_numpy(),
+            "count": ranges["count"].to_numpy(),
+        }
+    )
 
 
-def _chained(series: Sequence[Mapping[str, Sequence[Any]]], column: str) -> list[Any]:
+def _chained(series: Sequence[Mapping[str, Sequence[Any]]], column: str) -> Iterator[Any]:
     """A column of several time series (`t_s`, `entity` ...) one after the other."""
-    return list(itertools.chain.from_iterable(one[column] for one in series))
+    return itertools.chain.from_iterable(one[column] for one in series)
 
 
-def band_index(ranges: pd.DataFrame) -> dict[tuple[str, str, str], pd.DataFrame]:
-    """The ranges by (variant, entity name, metric), each in time order."""
+def band_index(
+    ranges: pd.DataFrame, kind: str, metrics: Sequence[str]
+) -> dict[tuple[str, str, str], pd.DataFrame]:
+    """The ranges (`replica_ranges`) of `kind` entities' `metrics` by (variant, entity name,
+    metric), each in time order."""
+    ranges = ranges[(ranges["kind"] == kind) & ranges["metric"].isin(list(metrics))]
     if ranges.empty:
         return {}
     return {key: rows for key, rows in ranges.groupby(["variant", "name", "metric"], sort=False)}
@@ -157,7 +193,7 @@ def band_trace(rows: pd.DataFrame, color: str, where: str, axis_title: str) -> d
     (`rows` of `replica_ranges`), to lie behind the line `where` names (`variant · entity`), in
     the line's colour; the bands share one legend entry (`band_legend_trace`)."""
     times_s = rows["t_s"].to_numpy(dtype=float)
-    counts = rows["count"].to_numpy()
+    count = int(rows["count"].max())
     return {
         "type": "scatter",
         "x": np.concatenate([times_s, times_s[::-1]]),
@@ -167,13 +203,12 @@ def band_trace(rows: pd.DataFrame, color: str, where: str, axis_title: str) -> d
         "fill": "toself",
         "fillcolor": translucent(color),
         "hoveron": "points",
-        "customdata": [["highest", int(n)] for n in counts] + [["lowest", int(n)] for n in counts[::-1]],
         "name": f"{where}: min–max of the replications",
         "legendgroup": BAND_LEGEND_GROUP,
         "showlegend": False,
         "hovertemplate": (
-            f"{where}<br>%{{x:.3~g}} s: %{{customdata[0]}} of %{{customdata[1]}} replications "
-            f"%{{y:,.4~g}} {axis_title}<extra></extra>"
+            f"{where}<br>%{{x:.3~g}} s: %{{y:,.4~g}} {axis_title}, the highest (upper edge) or lowest "
+            f"(lower edge) of {count} replications<extra></extra>"
         ),
     }
 
@@ -189,7 +224,7 @@ def band_legend_trace(doc: Document) -> dict[str, Any]:
         "line": {"width": 0, "color": "#6e7781"},
         "fill": "toself",
         "fillcolor": translucent("#6e7781", 2 * BAND_ALPHA),
-        "name": f"min–max of {replication_counts(doc)} replications",
+        "name": f"min–max of {replications_text(doc)}",
         "legendgroup": BAND_LEGEND_GROUP,
         "showlegend": True,
         "hoverinfo": "skip",
@@ -199,6 +234,6 @@ def band_legend_trace(doc: Document) -> dict[str, Any]:
 def band_caption(doc: Document) -> str:
     """The sentence a time-line figure's caption gains when it has bands."""
     return (
-        f" Shaded: the lowest to the highest value of the {replication_counts(doc)} replications at each "
+        f" Shaded: the lowest to the highest value of the {replications_text(doc)} at each "
         "sample; the line is the first replication's."
     )

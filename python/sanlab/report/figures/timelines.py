@@ -14,8 +14,10 @@ PINNED_QUEUE_FRACTION = 0.95
 """A device whose mean ACTV reaches this fraction of its queue depth (with I/Os queued) has a full queue."""
 
 
-def vm_iops_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
-    """IOPS of every VM over time."""
+def vm_iops_figure(
+    doc: Document, series: pd.DataFrame, colors: Mapping[str, str], *, ranges: pd.DataFrame | None = None
+) -> Figure | None:
+    """IOPS of every VM over time (with `ranges`, `replicas.replica_ranges`, as bands)."""
     return time_lines(
         "vm-iops",
         "IOPS over time per VM",
@@ -26,11 +28,14 @@ def vm_iops_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str
         colors,
         kind="vm",
         panels=[("iops", "IOPS")],
+        ranges=ranges,
     )
 
 
-def vm_latency_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
-    """Mean latency of every VM over time."""
+def vm_latency_figure(
+    doc: Document, series: pd.DataFrame, colors: Mapping[str, str], *, ranges: pd.DataFrame | None = None
+) -> Figure | None:
+    """Mean latency of every VM over time (with `ranges` as bands)."""
     return time_lines(
         "vm-latency",
         "Latency over time per VM",
@@ -41,11 +46,15 @@ def vm_latency_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, 
         colors,
         kind="vm",
         panels=[("lat_ms_mean", "mean latency, ms")],
+        ranges=ranges,
     )
 
 
-def device_queue_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str, str]) -> Figure | None:
-    """ACTV (I/Os issued to the paths) and QUED (I/Os waiting in the host) of every device over time."""
+def device_queue_figure(
+    doc: Document, series: pd.DataFrame, colors: Mapping[str, str], *, ranges: pd.DataFrame | None = None
+) -> Figure | None:
+    """ACTV (I/Os issued to the paths) and QUED (I/Os waiting in the host) of every device over time
+    (with `ranges` as bands)."""
     several = any(len(variant["devices"]) > 1 for variant in doc["variants"])
     depths: dict[str, list[tuple[str, float, str]]] = {}
     for variant in doc["variants"]:
@@ -80,4 +89,5 @@ def device_queue_figure(doc: Document, series: pd.DataFrame, colors: Mapping[str
         kind="device",
         panels=[("actv", "ACTV, I/Os"), ("qued", "QUED, I/Os")],
         reference_lines=depths,
+        ranges=ranges,
     )
