@@ -394,7 +394,7 @@ def test_the_windows_section_s_commands_run_as_written(tmp_path: Path) -> None:
     section = page[page.index("## A Windows host"):]
     blocks = re.findall(r"^```\w*\n(.*?)^```", section, re.S | re.M)
     commands = [line.strip() for block in blocks for line in block.splitlines() if line.strip().startswith("sanlab ")]
-    assert [c.split()[1] for c in commands] == ["import", "run", "run", "run"]
+    assert [c.split()[1] for c in commands] == ["import", "run", "compare", "run", "run"]
     (tmp_path / "tests").symlink_to(ROOT / "tests")
     for command in commands:
         args = shlex.split(command)[1:]

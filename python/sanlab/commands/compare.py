@@ -1,5 +1,5 @@
 """`sanlab compare RUN_DIR RUN_DIR...`: runs side by side in one HTML page; `sanlab compare RUN_DIR
---esxtop CAPTURE`: one run beside the host's capture it was imported from."""
+--esxtop|--iostat|--typeperf CAPTURE`: one run beside the host's capture it was imported from."""
 
 from __future__ import annotations
 
@@ -26,13 +26,15 @@ from sanlab.export.runfolder import (
 )
 from sanlab.formatting import format_count, format_ms, shown_name
 from sanlab.hostimport.compare import (
-    COMPARE_FILE,
+    TOOLS,
     Comparison,
     Figure,
     compare,
+    compare_disks,
+    disk_volumes,
     error_text,
+    measured_sections,
     read_comparison,
-    report_section,
     value_text,
 )
 from sanlab.hostimport.esxtop import read_capture
@@ -50,20 +52,36 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more; one with --esxtop)"
     )
-    parser.add_argument(
+    captures = parser.add_mutually_exclusive_group()
+    captures.add_argument(
         "--esxtop", type=Path, metavar="CSV",
         help="a host's esxtop batch capture: compare one run folder's devices and paths with it",
     )
-    options.add_variant(parser, "with --esxtop: the run's variant to compare (default: its only one)")
+    captures.add_argument(
+        "--iostat", type=Path, metavar="FILE",
+        help="a Linux host's `iostat -x` capture: compare one run folder's devices (and, with --multipath, paths) with it",
+    )
+    captures.add_argument(
+        "--typeperf", type=Path, metavar="CSV",
+        help="a Windows host's typeperf capture of its PhysicalDisk counters: compare one run folder's devices with it",
+    )
+    parser.add_argument(
+        "--multipath", type=Path, metavar="FILE",
+        help="with --iostat: the `multipath -ll` listing the scenario was imported from, to find each map's "
+        "devices (dm-N) and each path's disk (sdX) in the capture",
+    )
+    options.add_variant(parser, "with a capture: the run's variant to compare (default: its only one)")
     parser.add_argument(
         "--json", type=Path, metavar="FILE",
-        help="with --esxtop: where to write the comparison (default: RUN_DIR/esxtop-compare.json)",
+        help="with a capture: where to write the comparison (default: RUN_DIR/<tool>-compare.json)",
     )
     options.add_out(parser, "page to write (default: %(default)s)", metavar="FILE", default=DEFAULT_COMPARE_FILE)
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.esxtop is not None:
+    if args.multipath is not None and args.iostat is None:
+        raise RunFolderError("compare: --multipath goes with --iostat (the listing the run's scenario was imported from)")
+    if any(c is not None for c in (args.esxtop, args.iostat, args.typeperf)):
         return _with_capture(args, console())
     if len(args.run_dirs) < 2:
         raise RunFolderError("compare needs two or more run folders; for one, use `sanlab report RUN_DIR`")
@@ -126,9 +144,39 @@ def _table(title: str, figures: list[Figure], terminal: Console) -> None:
     terminal.print(table)
 
 
+def _tool(args: argparse.Namespace) -> tuple[str, Path]:
+    """The capture's tool and file."""
+    return next((name, getattr(args, name)) for name in TOOLS if getattr(args, name) is not None)
+
+
+def _compare(args: argparse.Namespace, tool: str, chosen: dict, results: Path, index: int) -> tuple[Comparison, object]:
+    """The comparison of the capture with the run's variant `chosen`, and the capture read."""
+    if tool == "esxtop":
+        capture = read_capture(args.esxtop)
+        return compare(capture, chosen, results, index), capture  # type: ignore[arg-type]
+    volumes = link_of = None
+    if tool == "iostat":
+        from sanlab.hostimport.linux.iostat import read_iostat
+        from sanlab.hostimport.linux.multipath import read_multipath
+        from sanlab.hostimport.linux.topology import from_multipath
+
+        disks = read_iostat(args.iostat)
+        if args.multipath is not None:
+            maps, _ = read_multipath(args.multipath)
+            volumes = from_multipath(maps).volumes
+            link_of = {p.devnode: f"{p.hctl[0]}:{p.hctl[1]}:{p.hctl[2]}" for m in maps for g in m.groups for p in g.paths if p.devnode and p.hctl}
+    else:
+        from sanlab.hostimport.windows.typeperf import read_typeperf
+
+        disks = read_typeperf(args.typeperf)
+    matched = disk_volumes(chosen, disks, tool, volumes)  # type: ignore[arg-type]
+    return compare_disks(disks, chosen, results, index, tool, matched, link_of or {}), disks  # type: ignore[arg-type]
+
+
 def _with_capture(args: argparse.Namespace, terminal: Console) -> int:
+    tool, capture_path = _tool(args)
     if len(args.run_dirs) != 1:
-        raise RunFolderError("compare --esxtop compares one run folder with the capture: give one RUN_DIR")
+        raise RunFolderError(f"compare --{tool} compares one run folder with the capture: give one RUN_DIR")
     run_dir = args.run_dirs[0]
     document, _ = read_run_folder(run_dir)
     variants = document["variants"]
@@ -139,14 +187,15 @@ def _with_capture(args: argparse.Namespace, terminal: Console) -> int:
     if chosen is None:
         raise RunFolderError(f"{run_dir} has no variant {args.variant!r}; it has {', '.join(names)}")
     if args.json is not None:
-        refuse_inputs(args.json, [args.esxtop, *(run_dir / name for name in (MANIFEST_FILE, RESULTS_FILE, TIMESERIES_FILE))], "--json")
-    capture = read_capture(args.esxtop)
-    comparison: Comparison = compare(capture, chosen, run_dir / RESULTS_FILE, variants.index(chosen))
+        inputs = [capture_path, *([args.multipath] if args.multipath is not None else [])]
+        refuse_inputs(args.json, [*inputs, *(run_dir / name for name in (MANIFEST_FILE, RESULTS_FILE, TIMESERIES_FILE))], "--json")
+    comparison, capture = _compare(args, tool, chosen, run_dir / RESULTS_FILE, variants.index(chosen))
     _table("devices: the capture's mean against the run", comparison.devices, terminal)
-    _table("links: share of all commands", comparison.links, terminal)
+    if comparison.links:
+        _table("links: share of all commands", comparison.links, terminal)
     for note in comparison.notes:
         print(f"note: {shown_name(note)}", file=sys.stderr)
-    document = comparison.document(capture, chosen["name"])
+    document = comparison.document(capture, chosen["name"])  # type: ignore[arg-type]
     # allow_nan=False: a figure that is not finite is a bug here, never `NaN` in the file.
     text = json.dumps(document, allow_nan=False) + "\n"
     if args.json is not None:
@@ -155,10 +204,12 @@ def _with_capture(args: argparse.Namespace, terminal: Console) -> int:
         return 0
     # Into the run folder (someone else's, maybe): never through a link there; read back as
     # `sanlab report` will read it.
-    out = run_dir / COMPARE_FILE
+    out = run_dir / TOOLS[tool].file
     replace_text(out, text, check=read_comparison)
-    # The run's report gains the section; `sanlab report RUN_DIR` keeps it while the file is there.
-    report = render_folders([ReportRun(run_dir.name, *read_run_folder(run_dir))], [report_section(document, chosen, run_dir)])
+    # The run's report gains the section (and keeps any other capture's); `sanlab report RUN_DIR`
+    # keeps them while the files are there.
+    run = ReportRun(run_dir.name, *read_run_folder(run_dir))
+    report = render_folders([run], measured_sections(run_dir, run.doc))
     replace_text(run_dir / REPORT_FILE, report)
-    print(f"comparison: {out}; report: {run_dir / REPORT_FILE} (section \"Measured against simulated\")")
+    print(f"comparison: {out}; report: {run_dir / REPORT_FILE} (section \"{TOOLS[tool].heading}\")")
     return 0

@@ -1,5 +1,8 @@
-"""Measured against simulated: a host's esxtop capture beside a run of the scenario imported from
-it (`sanlab compare RUN_DIR --esxtop CAPTURE`).
+"""Measured against simulated: a host's capture beside a run of the scenario imported from it
+(`sanlab compare RUN_DIR --esxtop CAPTURE`, `--iostat CAPTURE`, `--typeperf CAPTURE`), one
+comparison document and report section whatever the tool (`TOOLS`).
+
+An esxtop capture:
 
 Per device (the capture's `Physical Disk SCSI Device` instances, matched to the run's devices by
 name): IOPS (`Commands/sec`), DAVG, KAVG, GAVG (`Average Driver / Kernel / Guest
@@ -11,6 +14,17 @@ Per link (an adapter to a target port, `vmhbaA:Cc:Tt`): its share of all command
 capture's `Physical Disk Path` instances (a path's runtime name `vmhbaA:Cc:Tt:Ll`, or the name
 `sanlab run --esxtop-csv` writes) and the run's paths. Shares are taken over every device
 together: a capture's path instances do not say which device a LUN number is.
+
+An iostat or typeperf capture (`records.DiskCapture`, `compare_disks`): per device of the run,
+its disks in the capture as the import takes them (`load.py`: a map's dm device or alias, else its
+paths' disks summed; an NVMe subsystem's heads; a Windows MPIO disk's PhysicalDisk), the mean over
+the reports of IOPS (reads + writes per second), read %, request KiB (bytes over requests),
+queue (`aqu-sz`, `Avg. Disk Queue Length`) and the latency per request (`await`, `Avg. Disk
+sec/Transfer`, weighted by requests; and per direction), beside the run's IOPS, the read share and
+request size of its time series, ACTV + QUED, and the device's mean latency (GAVG: the device's
+queue and the path, as await holds the block layer's and the wire). Per link, with the
+`multipath -ll` listing the scenario was imported from: each path disk's (`sdX`) share of all the
+path disks' requests, beside the run's path shares; typeperf has no per-path counters.
 
 Both sides are checked before they are used: the run's figures (`results.json`: each compared
 device's and path's, a number of at most 2^64 or null) and the comparison file `sanlab report`
@@ -31,6 +45,9 @@ import numpy as np
 from sanlab.document import Document, Variant
 from sanlab.export.runfolder import TIMESERIES_FILE, RunFolderError, loads_damaged
 from sanlab.hostimport.esxtop import DEVICE, MAX_VALUE, PATH, Capture, CaptureError
+from sanlab.hostimport.load import VolumeSeries, volume_devices, volume_series
+from sanlab.hostimport.records import DiskCapture, HostInputError
+from sanlab.hostimport.topology import Volume
 from sanlab.hostimport.workload import device_series, mean, weighted_mean
 from sanlab.input_files import read_bytes
 
@@ -43,6 +60,32 @@ DEVICE_FIGURES = [
     ("ACTV", "Active Commands", "actv_mean"),
     ("QUED", "Queued Commands", "qued_mean"),
 ]
+DISK_FIGURES = ("IOPS", "read %", "request KiB", "queue", "latency ms", "read ms", "write ms")
+"""The figures of a disk capture (iostat, typeperf), in `compare_disks`'s order."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A capture's tool as the comparison names it: its option, the key of its measured latency
+    series and that series' label, the report section's anchor and heading."""
+
+    name: str
+    latency_key: str
+    latency_label: str
+    anchor: str
+    heading: str
+
+    @property
+    def file(self) -> str:
+        """The comparison's file in the run folder."""
+        return f"{self.name}-compare.json"
+
+
+TOOLS = {
+    "esxtop": Tool("esxtop", "davg_ms", "DAVG ms", "measured", "Measured against simulated"),
+    "iostat": Tool("iostat", "await_ms", "latency ms", "measured-iostat", "Measured against simulated (iostat)"),
+    "typeperf": Tool("typeperf", "await_ms", "latency ms", "measured-typeperf", "Measured against simulated (typeperf)"),
+}
 _LUN = re.compile(r"^(vmhba[^:]*:C\d+:T\d+):L\d+$")
 
 
@@ -63,12 +106,17 @@ class Comparison:
     devices: list[Figure]
     links: list[Figure]
     notes: list[str]
+    tool: str = "esxtop"
+    # Each compared device's measured series (t_s, iops, the tool's latency); None: esxtop's, read
+    # from the capture by `document`.
+    measured: dict[str, dict[str, list[float | None]]] | None = None
 
-    def document(self, capture: Capture, variant: str) -> dict:
-        """What `compare --esxtop` writes (and the report reads back): the figures, the notes and
-        the measured series of every compared device."""
+    def document(self, capture: Capture | DiskCapture, variant: str) -> dict:
+        """What `compare --esxtop|--iostat|--typeperf` writes (and the report reads back): the
+        tool, the figures, the notes and the measured series of every compared device."""
         devices = list(dict.fromkeys(f.entity for f in self.devices))
-        return {"capture": str(capture.path), "variant": variant, "devices": [asdict(f) for f in self.devices], "links": [asdict(f) for f in self.links], "notes": self.notes, "measured": measured_series(capture, devices)}
+        measured = self.measured if self.measured is not None else measured_series(capture, devices)  # type: ignore[arg-type]
+        return {"tool": self.tool, "capture": str(capture.path), "variant": variant, "devices": [asdict(f) for f in self.devices], "links": [asdict(f) for f in self.links], "notes": self.notes, "measured": measured}
 
 
 def _relative(measured: float | None, simulated: float | None) -> float | None:
@@ -151,15 +199,147 @@ def compare(capture: Capture, variant: Variant, results: Path, index: int) -> Co
     for p in variant["paths"]:
         link = _link(p["name"], names)
         simulated_links[link] = simulated_links.get(link, 0.0) + p["iops"]
+    links = _shares(measured_links, simulated_links)
+    if not capture.instances(PATH):
+        notes.append("the capture has no Physical Disk Path group: no path shares to compare")
+    return Comparison(devices, links, notes)
+
+
+def disk_volumes(variant: Variant, capture: DiskCapture, tool: str, volumes: list[Volume] | None) -> dict[str, Volume]:
+    """Each run device's volume as the import made it, whose devices in the capture are its: the
+    listing's (`volumes`, from the `multipath -ll` the scenario was imported from), else by name:
+    a device named as the capture's (iostat -N prints a map's alias), an NVMe subsystem's heads
+    (`nvme-subsysN`: `nvmeNnM`), a Windows MPIO disk's PhysicalDisk (`diskN`: `N E:`)."""
+    by_volume = {v.name: v for v in volumes or []}
+    present = list(dict.fromkeys(row.device for report in capture.reports for row in report))
+    numbered = {d.split(" ", 1)[0]: d for d in present if d.split(" ", 1)[0].isdigit()}
+    out: dict[str, Volume] = {}
+    for device in variant["devices"]:
+        name, volume = str(device["name"]), str(device["volume"])
+        if volume in by_volume:
+            out[name] = by_volume[volume]
+            continue
+        vol = Volume(volume, "", {}, "", None)  # type: ignore[arg-type]
+        m = re.fullmatch(r"nvme-subsys(\d+)", volume)
+        if m:
+            vol.disk_pattern = rf"nvme{m.group(1)}n\d+"
+        m = re.fullmatch(r"disk(\d+)", volume)
+        if tool == "typeperf" and m and m.group(1) in numbered:
+            vol.disks = [numbered[m.group(1)]]
+        out[name] = vol
+    return out
+
+
+def _sim_means(variant: Variant, entity: str) -> dict[str, float]:
+    """The run's read share, request size and latency per direction of a device, from its time
+    series (each sample's latency weighted by its I/Os)."""
+    got = {m: _simulated_series(variant, entity, m)[1] for m in ("iops", "mbps", "read_iops", "write_iops", "read_lat_ms_mean", "write_lat_ms_mean")}
+    reads, writes, iops = (mean(got[k]) if len(got[k]) else math.nan for k in ("read_iops", "write_iops", "iops"))
+    out = {"read %": 100 * reads / (reads + writes) if reads + writes > 0 else math.nan}
+    out["request KiB"] = mean(got["mbps"]) * 1e6 / iops / 1024 if len(got["mbps"]) and iops > 0 else math.nan
+    for key, direction in (("read ms", "read"), ("write ms", "write")):
+        ms, n = got[f"{direction}_lat_ms_mean"], got[f"{direction}_iops"]
+        out[key] = weighted_mean(ms, n) if len(ms) == len(n) and len(ms) else math.nan
+    return out
+
+
+def _disk_figures(name: str, device: dict, s: VolumeSeries, variant: Variant) -> list[Figure]:
+    reads, writes = float(s.reads.mean()), float(s.writes.mean())
+    iops = reads + writes
+    both = weighted_mean(np.concatenate([s.r_await, s.w_await]), np.concatenate([s.reads, s.writes]))
+    measured = {
+        "IOPS": iops,
+        "read %": 100 * reads / iops if iops > 0 else math.nan,
+        "request KiB": (float(s.rbytes.mean()) + float(s.wbytes.mean())) / iops / 1024 if iops > 0 else math.nan,
+        "queue": float(s.queue.mean()),
+        "latency ms": both,
+        "read ms": weighted_mean(s.r_await, s.reads),
+        "write ms": weighted_mean(s.w_await, s.writes),
+    }
+    lat = device.get("lat_ms")
+    simulated = {"IOPS": device["iops"], "queue": device["actv_mean"] + device["qued_mean"], "latency ms": lat.get("mean") if isinstance(lat, dict) else None, **_sim_means(variant, f"device/{name}")}
+    out = []
+    for label in DISK_FIGURES:
+        m, sim = measured[label], simulated[label]
+        m = None if m is None or not math.isfinite(m) else float(m)
+        sim = None if sim is None or not math.isfinite(float(sim)) else float(sim)
+        out.append(Figure(name, label, m, sim, _relative(m, sim)))
+    return out
+
+
+def _disk_series(s: VolumeSeries, capture: DiskCapture) -> dict[str, list[float | None]]:
+    """A device's measured IOPS and latency per report, for the report to draw again."""
+    def clean(values: np.ndarray) -> list[float | None]:
+        return [float(v) if np.isfinite(v) else None for v in values]
+
+    total = s.reads + s.writes
+    with np.errstate(invalid="ignore", divide="ignore"):
+        latency = np.where(total > 0, (np.nan_to_num(s.r_await) * s.reads + np.nan_to_num(s.w_await) * s.writes) / total, np.nan)
+    t_s = np.array(capture.times_s if capture.times_s is not None else range(len(capture.reports)), dtype=np.float64)
+    return {"t_s": clean(t_s), "iops": clean(total), "await_ms": clean(latency)}
+
+
+def compare_disks(capture: DiskCapture, variant: Variant, results: Path, index: int, tool: str, volumes: dict[str, Volume], link_of: dict[str, str]) -> Comparison:
+    """An iostat or typeperf capture's figures beside the run's (variant `index` of `results`):
+    `volumes` each run device's volume (`disk_volumes`), `link_of` each path disk's link (`sdb`:
+    `2:0:0`), empty without the listing."""
+    check_run(results, index, variant)
+    for number, device in enumerate(variant["devices"]):
+        lat = device.get("lat_ms")
+        if not (isinstance(lat, dict) and (lat.get("mean") is None or _number(lat.get("mean")))):
+            raise RunFolderError(f"{results}: variants[{index}].devices[{number}].lat_ms.mean: expected a number of at most 2^64, or null; the file is damaged")
+    notes: list[str] = [*capture.notes]
+    present = list(dict.fromkeys(row.device for report in capture.reports for row in report))
+    matched = {name: volume_devices(vol, capture) for name, vol in volumes.items()}
+    matched = {name: found for name, found in matched.items() if found}
+    if not matched:
+        hint = " (dm-N: give --multipath, the listing the scenario was imported from, or capture with iostat -N)" if any(d.startswith("dm-") for d in present) else ""
+        raise HostInputError(f"{capture.path}: none of the capture's devices ({', '.join(present[:8]) or 'none'}) is a device of the run ({', '.join(volumes)}){hint}: is it the host the run was imported from{f' ({capture.host})' if capture.host else ''}?")
+    unmeasured = sorted(set(volumes) - set(matched))
+    if unmeasured:
+        notes.append(f"in the run, not in the capture: {', '.join(unmeasured)}")
+    used = {d for found in matched.values() for d in found} | set(link_of)
+    others = [d for d in present if d not in used]
+    if others:
+        notes.append(f"in the capture, not in the run: {', '.join(others[:8])}{' …' if len(others) > 8 else ''}")
+    by_name = {str(d["name"]): d for d in variant["devices"]}
+    devices: list[Figure] = []
+    measured: dict[str, dict[str, list[float | None]]] = {}
+    for name, found in matched.items():
+        s = volume_series(found, capture)
+        devices += _disk_figures(name, by_name[name], s, variant)
+        measured[name] = _disk_series(s, capture)
+    links: list[Figure] = []
+    measured_links: dict[str, float] = {}
+    for disk, link in link_of.items():
+        rates = [r.reads_per_s + r.writes_per_s for report in capture.reports for r in report if r.device == disk]
+        if rates:
+            measured_links[link] = measured_links.get(link, 0.0) + sum(rates) / len(capture.reports)
+    if measured_links:
+        names = set(volumes) | {str(d["volume"]) for d in variant["devices"]}
+        simulated_links: dict[str, float] = {}
+        for p in variant["paths"]:
+            link = _link(p["name"], names)
+            simulated_links[link] = simulated_links.get(link, 0.0) + p["iops"]
+        links = _shares(measured_links, simulated_links)
+    elif tool == "typeperf":
+        notes.append("typeperf's PhysicalDisk counters are per disk, not per path: no path shares to compare")
+    elif link_of:
+        notes.append("none of the listing's path disks (sdX) is in the capture: no path shares to compare")
+    else:
+        notes.append("no path shares: give --multipath (the listing the scenario was imported from) to read each path disk's (sdX) share")
+    return Comparison(devices, links, notes, tool, measured)
+
+
+def _shares(measured_links: dict[str, float], simulated_links: dict[str, float]) -> list[Figure]:
+    """Each link's share of all commands in points, measured and simulated."""
     links = []
     m_total, s_total = sum(measured_links.values()), sum(simulated_links.values())
     for link in dict.fromkeys([*measured_links, *simulated_links]):
         m = 100 * measured_links[link] / m_total if link in measured_links and m_total > 0 else None
         s = 100 * simulated_links[link] / s_total if link in simulated_links and s_total > 0 else None
         links.append(Figure(link, "share %", m, s, None if m is None or s is None else (s - m) / 100))
-    if not capture.instances(PATH):
-        notes.append("the capture has no Physical Disk Path group: no path shares to compare")
-    return Comparison(devices, links, notes)
+    return links
 
 
 def error_text(f: Figure) -> str:
@@ -195,7 +375,7 @@ def _driver_ms(variant: Variant, entity: str, series_file: Path) -> tuple[np.nda
         return t, np.where(total > 0, (np.nan_to_num(read_ms) * reads + np.nan_to_num(write_ms) * writes) / total, np.nan)
 
 
-COMPARE_FILE = "esxtop-compare.json"
+COMPARE_FILE = TOOLS["esxtop"].file
 MAX_COMPARE_BYTES = 256 << 20
 """The comparison file's largest size: three series per device, a sample each; a day's capture
 every 2 s of 100 devices is about 120 MB."""
@@ -216,23 +396,26 @@ def measured_series(capture: Capture, devices: list[str]) -> dict[str, dict[str,
 
 def report_section(document: dict, variant: Variant, run_dir: Path) -> tuple[str, str, str]:
     """The run's report section "Measured against simulated" from a comparison document (the JSON
-    `compare --esxtop` writes, as `read_comparison` returns it): per device, the capture's IOPS and
-    DAVG over time beside the run's (from the run folder `run_dir`), then the comparison's tables.
-    (anchor, heading, HTML), for `render_report`."""
+    `compare --esxtop|--iostat|--typeperf` writes, as `read_comparison` returns it): per device,
+    the capture's IOPS and latency (esxtop's DAVG; iostat's and typeperf's time per request) over
+    time beside the run's (from the run folder `run_dir`: its DAVG, or its device latency), then
+    the comparison's tables. (anchor, heading, HTML), for `render_report`."""
     import html
 
     import plotly.graph_objects as go
     import plotly.io as pio
     from plotly.subplots import make_subplots
 
+    tool = TOOLS[document.get("tool", "esxtop")]
     measured = document["measured"]
     devices = list(measured)
-    fig = make_subplots(rows=max(1, len(devices)), cols=2, subplot_titles=[t for d in devices for t in (f"{d}: IOPS", f"{d}: DAVG ms")], vertical_spacing=0.12 / max(1, len(devices)) + 0.05)
+    fig = make_subplots(rows=max(1, len(devices)), cols=2, subplot_titles=[t for d in devices for t in (f"{d}: IOPS", f"{d}: {tool.latency_label}")], vertical_spacing=0.12 / max(1, len(devices)) + 0.05)
     for row, device in enumerate(devices, start=1):
         entity = f"device/{device}"
-        simulated = [_simulated_series(variant, entity, "iops"), _driver_ms(variant, entity, run_dir / TIMESERIES_FILE)]
-        for col, (key, (t_sim, sim)) in enumerate(zip(("iops", "davg_ms"), simulated, strict=True), start=1):
-            fig.add_trace(go.Scatter(x=measured[device]["t_s"], y=measured[device][key], name="measured (esxtop)", line={"color": "#444"}, legendgroup="m", showlegend=row == 1 and col == 1), row=row, col=col)
+        latency = _driver_ms(variant, entity, run_dir / TIMESERIES_FILE) if tool.name == "esxtop" else _simulated_series(variant, entity, "lat_ms_mean")
+        simulated = [_simulated_series(variant, entity, "iops"), latency]
+        for col, (key, (t_sim, sim)) in enumerate(zip(("iops", tool.latency_key), simulated, strict=True), start=1):
+            fig.add_trace(go.Scatter(x=measured[device]["t_s"], y=measured[device][key], name=f"measured ({tool.name})", line={"color": "#444"}, legendgroup="m", showlegend=row == 1 and col == 1), row=row, col=col)
             fig.add_trace(go.Scatter(x=t_sim, y=sim, name="simulated", line={"color": "#1f77b4"}, legendgroup="s", showlegend=row == 1 and col == 1), row=row, col=col)
     fig.update_layout(height=300 * max(1, len(devices)), margin={"t": 40})
     fig.update_xaxes(title_text="s from the first sample")
@@ -245,14 +428,17 @@ def report_section(document: dict, variant: Variant, run_dir: Path) -> tuple[str
         return f'<table class="data"><thead><tr><th>entity</th><th>figure</th><th>measured</th><th>simulated</th><th>error</th></tr></thead><tbody>{cells}</tbody></table>'
 
     notes = "".join(f"<p>note: {html.escape(n)}</p>" for n in document["notes"])
-    plot = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id="plot-esxtop-compare")
+    key = f"{tool.name}-compare"
+    plot = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"plot-{key}")
+    latency = "DAVG" if tool.name == "esxtop" else "latency (measured: the time per request below the file system; simulated: the device's)"
+    links = f"<h3>Links: share of all commands</h3>{table(document['links'])}" if document["links"] else ""
     body = (
-        f"<p>The host's esxtop capture <code>{html.escape(document['capture'])}</code> beside variant {html.escape(variant['name'])} of this run "
-        f"(<code>sanlab compare RUN_DIR --esxtop CAPTURE</code>).</p>{notes}"
-        f'<figure class="plot" id="esxtop-compare" data-figure="esxtop-compare">{plot}<figcaption>Each device\'s IOPS and DAVG over time, measured and simulated, '
-        f"each from its own first sample.</figcaption></figure><h3>Devices</h3>{table(document['devices'])}<h3>Links: share of all commands</h3>{table(document['links'])}"
+        f"<p>The host's {tool.name} capture <code>{html.escape(document['capture'])}</code> beside variant {html.escape(variant['name'])} of this run "
+        f"(<code>sanlab compare RUN_DIR --{tool.name} CAPTURE</code>).</p>{notes}"
+        f'<figure class="plot" id="{key}" data-figure="{key}">{plot}<figcaption>Each device\'s IOPS and {latency} over time, measured and simulated, '
+        f"each from its own first sample.</figcaption></figure><h3>Devices</h3>{table(document['devices'])}{links}"
     )
-    return "measured", "Measured against simulated", f'<section id="section-measured"><h2>Measured against simulated</h2>{body}</section>'
+    return tool.anchor, tool.heading, f'<section id="section-{tool.anchor}"><h2>{tool.heading}</h2>{body}</section>'
 
 
 def _damaged(path: Path, where: str, what: str) -> RunFolderError:
@@ -270,6 +456,11 @@ def _check_comparison(path: Path, document: object) -> dict[str, Any]:
     for key in ("capture", "variant"):
         if not isinstance(document.get(key), str):
             raise _damaged(path, key, "a string")
+    tool = document.get("tool", "esxtop")
+    if tool not in TOOLS:
+        raise _damaged(path, "tool", f"one of {', '.join(TOOLS)}")
+    keys = ["t_s", "iops", TOOLS[tool].latency_key]
+    said = f"{keys[0]}, {keys[1]} and {keys[2]}"
     notes = document.get("notes")
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise _damaged(path, "notes", "a list of strings")
@@ -288,32 +479,38 @@ def _check_comparison(path: Path, document: object) -> dict[str, Any]:
     if not isinstance(measured, dict):
         raise _damaged(path, "measured", "an object of devices")
     for device, series in measured.items():
-        if not isinstance(series, dict) or sorted(series) != ["davg_ms", "iops", "t_s"]:
-            raise _damaged(path, f"measured.{device}", "an object of t_s, iops and davg_ms")
+        if not isinstance(series, dict) or sorted(series) != sorted(keys):
+            raise _damaged(path, f"measured.{device}", f"an object of {said}")
         if not all(isinstance(v, list) and all(map(_figure_or_null, v)) for v in series.values()):
             raise _damaged(path, f"measured.{device}", "lists of numbers of at most 2^64, or null")
         if len({len(v) for v in series.values()}) != 1:
-            raise _damaged(path, f"measured.{device}", "t_s, iops and davg_ms of one length")
+            raise _damaged(path, f"measured.{device}", f"{said} of one length")
     return document
 
 
 def read_comparison(path: Path) -> dict[str, Any]:
-    """A comparison file as `compare --esxtop` writes it (and reads back before it is kept): a
+    """A comparison file as `compare --esxtop|--iostat|--typeperf` writes it (and reads back before it is kept): a
     RunFolderError names the file and what is wrong with it."""
-    data = read_bytes(path, "the comparison `sanlab compare --esxtop` writes", MAX_COMPARE_BYTES)
+    data = read_bytes(path, "the comparison `sanlab compare --esxtop|--iostat|--typeperf` writes", MAX_COMPARE_BYTES)
     return _check_comparison(path, loads_damaged(path, data))
 
 
 def measured_sections(run_dir: Path, document: Document) -> list[tuple[str, str, str]]:
-    """The report section of a comparison `compare --esxtop` left in the run folder, if any."""
-    path = run_dir / COMPARE_FILE
-    if not (path.exists() or path.is_symlink()):
-        return []
-    comparison = read_comparison(path)
-    names = [v["name"] for v in document["variants"]]
-    if comparison["variant"] not in names:
-        raise RunFolderError(
-            f"{path}: variant {comparison['variant']!r} is not in the run (it has {', '.join(names)}); the file is damaged: "
-            "remove it, or compare again (sanlab compare RUN_DIR --esxtop CAPTURE)"
-        )
-    return [report_section(comparison, document["variants"][names.index(comparison["variant"])], run_dir)]
+    """The report sections of the comparisons `compare --esxtop|--iostat|--typeperf` left in the
+    run folder (`<tool>-compare.json`), if any, in `TOOLS`' order."""
+    sections = []
+    for tool in TOOLS.values():
+        path = run_dir / tool.file
+        if not (path.exists() or path.is_symlink()):
+            continue
+        comparison = read_comparison(path)
+        if comparison.get("tool", "esxtop") != tool.name:
+            raise RunFolderError(f"{path}: a comparison of a {comparison.get('tool', 'esxtop')} capture in {tool.name}'s file; the file is damaged: remove it, or compare again (sanlab compare RUN_DIR --{tool.name} CAPTURE)")
+        names = [v["name"] for v in document["variants"]]
+        if comparison["variant"] not in names:
+            raise RunFolderError(
+                f"{path}: variant {comparison['variant']!r} is not in the run (it has {', '.join(names)}); the file is damaged: "
+                f"remove it, or compare again (sanlab compare RUN_DIR --{tool.name} CAPTURE)"
+            )
+        sections.append(report_section(comparison, document["variants"][names.index(comparison["variant"])], run_dir))
+    return sections

@@ -37,7 +37,7 @@ from sanlab.hostimport.workload import MIN_SERVICE_MS, SECTOR_BYTES, STEADY_CV, 
 
 
 @dataclass
-class _Series:
+class VolumeSeries:
     """A volume's sums per report (NaN-free), and the devices they came from."""
 
     devices: list[str]
@@ -50,7 +50,7 @@ class _Series:
     w_await: np.ndarray
 
 
-def _members(vol: Volume, capture: DiskCapture) -> list[str]:
+def volume_devices(vol: Volume, capture: DiskCapture) -> list[str]:
     """The devices of the capture whose figures are the volume's."""
     present = {row.device for report in capture.reports for row in report}
     for whole in (vol.dm, vol.name):
@@ -61,7 +61,7 @@ def _members(vol: Volume, capture: DiskCapture) -> list[str]:
     return [d for d in vol.disks if d in present]
 
 
-def _series(devices: list[str], capture: DiskCapture) -> _Series:
+def volume_series(devices: list[str], capture: DiskCapture) -> VolumeSeries:
     """Per report: the devices' rates, bytes and queues summed, their awaits weighted by requests."""
     cols: dict[str, list[float]] = {k: [] for k in ("reads", "writes", "rbytes", "wbytes", "queue", "r_await", "w_await")}
     for report in capture.reports:
@@ -74,7 +74,7 @@ def _series(devices: list[str], capture: DiskCapture) -> _Series:
         cols["queue"].append(sum(r.queue for r in rows))
         cols["r_await"].append(sum(r.reads_per_s * r.read_await_ms for r in rows) / reads if reads > 0 else math.nan)
         cols["w_await"].append(sum(r.writes_per_s * r.write_await_ms for r in rows) / writes if writes > 0 else math.nan)
-    return _Series(devices, **{k: np.array(v) for k, v in cols.items()})
+    return VolumeSeries(devices, **{k: np.array(v) for k, v in cols.items()})
 
 
 def _weighted(ms: np.ndarray, n: np.ndarray) -> float:
@@ -83,7 +83,7 @@ def _weighted(ms: np.ndarray, n: np.ndarray) -> float:
     return float((ms[ok] * n[ok]).sum()) / total if total > 0 else math.nan
 
 
-def _load(vol: Volume, s: _Series, capture: DiskCapture) -> DeviceLoad | str | None:
+def _load(vol: Volume, s: VolumeSeries, capture: DiskCapture) -> DeviceLoad | str | None:
     """The volume's load; None when it did no I/O; else why its figures give none."""
     reads, writes = float(s.reads.mean()), float(s.writes.mean())
     iops = reads + writes
@@ -115,18 +115,18 @@ def _why(load: DeviceLoad, names: CaptureNames) -> str:
 def loads(top: Topology, capture: DiskCapture) -> tuple[dict[str, VolumeLoad], dict[str, ArrayMedia], list[str]]:
     """Each volume's fio job and each array's media from the capture, and the notes."""
     notes: list[str] = list(capture.notes)
-    members = {v.name: _members(v, capture) for v in top.volumes}
+    members = {v.name: volume_devices(v, capture) for v in top.volumes}
     if not any(members.values()):
         present = sorted({row.device for report in capture.reports for row in report})
         wanted = sorted({d for v in top.volumes for d in [*([v.dm] if v.dm else []), *v.disks]})
         raise HostInputError(f"{capture.path}: none of the capture's devices ({', '.join(present[:8])}) is a map's, a path's or a subsystem's ({', '.join(wanted[:8]) or 'NVMe heads nvmeXnY'}): is it from the same host?")
     out: dict[str, VolumeLoad] = {}
-    measured: dict[str, list[tuple[str, DeviceLoad, _Series]]] = {}
+    measured: dict[str, list[tuple[str, DeviceLoad, VolumeSeries]]] = {}
     for vol in top.volumes:
         if not members[vol.name]:
             notes.append(f"{capture.path}: no device of {vol.name} in the capture: it runs the default workload")
             continue
-        series = _series(members[vol.name], capture)
+        series = volume_series(members[vol.name], capture)
         load = _load(vol, series, capture)
         if isinstance(load, str):
             notes.append(f"{capture.path}: {vol.name}: {load}: it runs the default workload")
@@ -135,7 +135,7 @@ def loads(top: Topology, capture: DiskCapture) -> tuple[dict[str, VolumeLoad], d
         else:
             out[vol.name] = VolumeLoad(load.fio_cmdline(), _why(load, capture.names))
             paths = [d for d in vol.disks if any(r.device == d for rep in capture.reports for r in rep)]
-            measured.setdefault(vol.array, []).append((vol.name, load, _series(paths, capture) if paths else series))
+            measured.setdefault(vol.array, []).append((vol.name, load, volume_series(paths, capture) if paths else series))
     used = {d for m in members.values() for d in m} | {d for v in top.volumes for d in v.disks}
     others = sorted({row.device for report in capture.reports for row in report} - used)
     if others:
@@ -143,7 +143,7 @@ def loads(top: Topology, capture: DiskCapture) -> tuple[dict[str, VolumeLoad], d
     return out, _media(measured, capture, notes), notes
 
 
-def _media(measured: dict[str, list[tuple[str, DeviceLoad, _Series]]], capture: DiskCapture, notes: list[str]) -> dict[str, ArrayMedia]:
+def _media(measured: dict[str, list[tuple[str, DeviceLoad, VolumeSeries]]], capture: DiskCapture, notes: list[str]) -> dict[str, ArrayMedia]:
     media: dict[str, ArrayMedia] = {}
     for array, volumes in measured.items():
         direction: dict[str, float] = {}

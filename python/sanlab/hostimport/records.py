@@ -63,3 +63,6 @@ class DiskCapture:
     names: CaptureNames
     reports: list[list[DiskRow]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Each report's time in seconds from the first report's, where the capture says (iostat -t,
+    # typeperf's sample times); None where it does not.
+    times_s: list[float] | None = None

@@ -31,6 +31,7 @@ from sanlab.input_files import read_text
 
 IOSTAT = "an `iostat -x` capture (sysstat)"
 _BANNER = re.compile(r"^Linux \S+ \((?P<host>[^)]*)\)")
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2}):(\d{2})(?: ?([AP]M))?")
 _TIME = re.compile(r"^(\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}[ T])?\d{1,2}:\d{2}:\d{2}( ?[AP]M)?([+-]\d{4}|Z)?$")
 # Throughput columns and their bytes per unit.
 _RATE_UNITS = {"kB/s": 1024.0, "MB/s": 1024.0 * 1024.0, "sec/s": 512.0}
@@ -56,6 +57,30 @@ def _columns(line: str, where: Source) -> tuple[list[str], str]:
         raise LinuxInputError(f"{where}: the header lacks {', '.join(missing + ([] if rate else ['rkB/s/wkB/s']) + ([] if queue else ['aqu-sz']) + ([] if 'await' in names or 'r_await' in names else ['r_await/w_await'])) }: expected `iostat -x`'s columns")
     generation = _GENERATIONS[0] if "avgqu-sz" in names else _GENERATIONS[2] if "d/s" in names or "svctm" not in names else _GENERATIONS[1]
     return names, generation
+
+
+def _seconds(line: str) -> float | None:
+    """The time of day of an `iostat -t` line in seconds (its date left out), None without one."""
+    m = _CLOCK.search(line)
+    if m is None:
+        return None
+    hours = int(m.group(1)) % 12 + (12 if m.group(4) == "PM" else 0) if m.group(4) else int(m.group(1))
+    return float(hours * 3600 + int(m.group(2)) * 60 + int(m.group(3)))
+
+
+def _elapsed(times: list[float | None]) -> list[float] | None:
+    """Seconds from the first report, a day added at each wrap past midnight; None unless every
+    report has its time."""
+    if not times or any(t is None for t in times):
+        return None
+    out, day, last = [], 0.0, None
+    for t in times:
+        assert t is not None
+        if last is not None and t + day < last:
+            day += 86400.0
+        last = t + day
+        out.append(last)
+    return [t - out[0] for t in out]
 
 
 def _number(cell: str, comma: bool, where: Source, column: str, device: str) -> float:
@@ -98,6 +123,9 @@ def parse_iostat(text: str, file: str = "<text>") -> DiskCapture:
     comma: bool | None = None
     cpu_values = False
     reports: list[list[DiskRow]] = []
+    # The -t time of each report (None where it has none), and the last time line seen.
+    times: list[float | None] = []
+    clock: float | None = None
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         where = Source(file, number)
@@ -111,7 +139,10 @@ def parse_iostat(text: str, file: str = "<text>") -> DiskCapture:
         if stripped.startswith("avg-cpu:"):
             cpu_values = True
             continue
-        if cpu_values or _TIME.match(stripped):
+        if _TIME.match(stripped):
+            cpu_values, clock = False, _seconds(stripped)
+            continue
+        if cpu_values:
             cpu_values = False
             continue
         if stripped.startswith("Device") or stripped.split()[-1] == "Device":
@@ -120,6 +151,8 @@ def parse_iostat(text: str, file: str = "<text>") -> DiskCapture:
                 raise LinuxInputError(f"{where}: a header of {generation} after ones of {capture.generation} ({header_at}): two captures in one file?")
             capture.generation, names, header_at = generation, found, where
             reports.append([])
+            times.append(clock)
+            clock = None
             continue
         if names is None:
             raise LinuxInputError(f"{where}: `{stripped[:80]}` is not a line of {IOSTAT}: expected the `Linux …` banner, `avg-cpu:`, a `Device …` header or a device's row after one")
@@ -129,15 +162,17 @@ def parse_iostat(text: str, file: str = "<text>") -> DiskCapture:
             if comma:
                 capture.notes.append(f"{file}: numbers with decimal commas (as some locales print them), read as points")
         reports[-1].append(_row(cells, names, comma, where))
+    times = [t for r, t in zip(reports, times, strict=True) if r]
     reports = [r for r in reports if r]
     if not reports:
         raise LinuxInputError(f"{file}:1: no device report (a `Device …` header and its rows): expected {IOSTAT}")
     if len(reports) > 1:
         capture.notes.append(f"{file}: the first of {len(reports)} reports left out: it covers the time since boot unless iostat ran with -y (with -y, one interval is lost)")
-        reports = reports[1:]
+        reports, times = reports[1:], times[1:]
     else:
         capture.notes.append(f"{file}: a single report, used as it is: without -y it is the average since boot, not a measured interval")
     capture.reports = reports
+    capture.times_s = _elapsed(times)
     return capture
 
 

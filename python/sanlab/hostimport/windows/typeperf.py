@@ -91,8 +91,10 @@ def read_typeperf(path: Path) -> DiskCapture:
         notes.append(f"{path}: samples with a blank counter left out (typeperf leaves a rate's first sample blank), of {capture.samples}: {said}")
     if not rows:
         raise WindowsInputError(f"{path}: line 1: no disk but {TOTAL} in the capture: expected {GROUP}(N ...) columns, one set per disk ({CAPTURE})")
-    reports = [[r for r in (rows[i][k] for i in rows) if r is not None] for k in range(capture.samples)]
-    reports = [r for r in reports if r]
+    every = [[r for r in (rows[i][k] for i in rows) if r is not None] for k in range(capture.samples)]
+    kept = [k for k, r in enumerate(every) if r]
+    reports = [every[k] for k in kept]
     if not reports:
         raise WindowsInputError(f"{path}: no sample with every counter of a disk: a capture of one sample has only blank rates; capture several ({CAPTURE})")
-    return DiskCapture(str(path), capture.host, "typeperf PDH-CSV", NAMES, reports, notes)
+    times = [float(capture.t_s[k] - capture.t_s[kept[0]]) for k in kept]
+    return DiskCapture(str(path), capture.host, "typeperf PDH-CSV", NAMES, reports, notes, times)
