@@ -29,7 +29,7 @@ FLOORS: list[set[str]] = [
     {"export"},
     {"progress", "runs", "hostimport", "lint"},
     {"sweep", "calibration"},
-    {"advise", "calibrate"},
+    {"advise", "calibrate", "headroom"},
     {"commands"},
     {"cli"},
     {"_launch", "__init__"},

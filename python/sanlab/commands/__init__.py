@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "search the settings a user can change (path selection, queue depths, ...) for an objective",
     ),
     "lint": ("lint", "flag what makes a fio or vdbench benchmark measure something else than meant"),
+    "headroom": ("headroom", "how much more load a scenario takes before an SLO (p99<=5ms ...) fails"),
 }
 """Each command's name, as typed: its module in this package, and its line in `sanlab --help`."""
 

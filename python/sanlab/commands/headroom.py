@@ -1,0 +1,199 @@
+"""`sanlab headroom SCENARIO --slo 'p99<=5ms'`: how much more load the scenario takes before an
+SLO fails, and what saturates first (docs/headroom.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sanlab import engine
+from sanlab.commands import options
+from sanlab.errors import UserError
+from sanlab.export.files import remove_empty, replace_text
+from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
+from sanlab.formatting import did_you_mean
+from sanlab.headroom.answer import HEADROOM_FILE, headroom_document, read_headroom, text_lines, to_json
+from sanlab.headroom.bottleneck import utilisations
+from sanlab.headroom.grow import describe, plan_growth, sets_at
+from sanlab.headroom.points import DaskRunner, LocalRunner, PointRunError
+from sanlab.headroom.search import Search, estimate
+from sanlab.headroom.slo import parse_slos
+from sanlab.runs import dask_client
+
+DEFAULT_SEEDS = 3
+SEED_CAP_FACTOR = 4
+"""A point's seeds double while its verdict is undecided, up to this many times --seeds."""
+DEFAULT_MAX_RUNS = 400
+SHORT_RUN_S = 10.0
+"""Without --duration, runs last the scenario's warm-up plus this (at most its own duration)."""
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    options.add_scenario(parser)
+    parser.add_argument(
+        "--slo", action="append", default=[], metavar="EXPR", required=True,
+        help="an objective, e.g. 'p99<=5ms', 'mean<=1ms' (mean, p50, p95, p99, p99.9, max) or 'iops>=2000' (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--vm", dest="vms", action="append", default=[], metavar="NAME",
+        help="a VM whose load grows and whose figures the SLOs judge (repeatable; default: every VM)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--grow", choices=("rate", "vms"), default="rate",
+        help="rate (default): the selected VMs' jobs scaled by one factor; vms: not built yet",
+    )  # fmt: skip
+    options.add_variant(parser, "start from this variant (default: the scenario as written, base)")
+    options.add_set(parser, "a fixed override for every run (repeatable)")
+    options.add_duration(parser, "warm-up + 10s, at most the scenario's")
+    options.add_seed(parser, "first seed")
+    parser.add_argument(
+        "--seeds", type=options.whole_number(2), default=DEFAULT_SEEDS, metavar="N",
+        help=f"seeds per point to start with (default {DEFAULT_SEEDS}; up to {SEED_CAP_FACTOR}x while undecided)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-runs", type=options.positive, default=DEFAULT_MAX_RUNS, metavar="N",
+        help=f"runs in the whole search at most (default {DEFAULT_MAX_RUNS})",
+    )  # fmt: skip
+    options.add_cluster(parser)
+    options.add_out(parser, "folder for headroom.json (default runs/headroom-<scenario>-<UTC time>)")
+    options.add_json(parser, "print the answer as one JSON document")
+    options.add_quiet(parser, "no progress lines on stderr")
+
+
+def _duration(scenario: str, sets: list[str], variant: str, given: str | None) -> str | None:
+    if given is not None:
+        return given
+    times = engine.run_times(scenario, sets, [variant])[0]
+    short_s = times["warmup_s"] + SHORT_RUN_S
+    return f"{short_s:g}s" if short_s < times["duration_s"] else None
+
+
+def _selected(today: dict[str, Any], wanted: list[str], where: str) -> list[str]:
+    names = [vm["name"] for vm in today["vms"]]
+    for name in wanted:
+        if name not in names:
+            raise UserError(
+                f"--vm {name}: no VM of that name in {where}; expected one of {', '.join(names)}{did_you_mean(name, names)}"
+            )
+    return list(dict.fromkeys(wanted)) or names
+
+
+def main(args: argparse.Namespace) -> int:
+    """Runs the search and prints the answer; returns the exit code."""
+    slos = parse_slos(args.slo)
+    if args.grow == "vms":
+        raise UserError("--grow vms: not built yet (docs/headroom.md, what is not done); use --grow rate")
+    if args.max_runs < args.seeds:
+        raise UserError(
+            f"--max-runs {args.max_runs}: the search needs at least --seeds {args.seeds} runs (today's load)"
+        )
+    variant = args.variant or "base"
+    where = f"{args.scenario} (variant {variant})"
+    duration = _duration(args.scenario, args.sets, variant, args.duration)
+    # Today, once, in this process: the VMs, the jobs as the engine paces them, the utilisations.
+    probe = engine.run(args.scenario, [variant], args.sets, args.seed, duration)
+    today = probe["variants"][0]
+    if today.get("resolved", {}).get("event") and args.duration is None and duration is not None:
+        duration = None  # a scenario with faults runs its own duration, so that every fault happens
+        probe = engine.run(args.scenario, [variant], args.sets, args.seed, duration)
+        today = probe["variants"][0]
+    vms = _selected(today, args.vms, where)
+    scalings, notes = plan_growth(today["resolved"], today["jobs"], vms)
+    made = args.out is None or not args.out.exists()
+    out_dir = args.out or new_default_out_dir(
+        options.DEFAULT_RUNS_DIR, f"headroom-{probe['scenario']}", datetime.now(UTC)
+    )
+    prepare_out_dir(out_dir)
+    try:
+        return _search_and_write(args, slos, today, vms, scalings, notes, duration, out_dir)
+    finally:
+        if made:
+            remove_empty([out_dir])
+
+
+def _search_and_write(
+    args: argparse.Namespace, slos: list[Any], today: dict[str, Any], vms: list[str],
+    scalings: list[Any], notes: list[str], duration: str | None, out_dir: Path,
+) -> int:  # fmt: skip
+    variant = args.variant or "base"
+    base_seed = args.seed if args.seed is not None else int(today["seed"])
+    scenario = str(Path(args.scenario).resolve())
+    progress = (
+        (lambda line: print(f"headroom: {line}", file=sys.stderr))
+        if not (args.json or args.quiet)
+        else (lambda line: None)
+    )
+    common = {
+        "scenario": scenario,
+        "variant": variant,
+        "base_sets": tuple(args.sets),
+        "duration": duration,
+        "vms": tuple(vms),
+    }
+
+    # Nothing random (fixed delays, nothing that looks at where I/Os land): one seed is exact.
+    exact = today.get("seed_matters") is False
+    seeds = 1 if exact else args.seeds
+
+    def search_on(runner: Any) -> tuple[Search, Any]:
+        search = Search(
+            slos=slos, scalings=scalings, runner=runner, base_seed=base_seed, seeds=seeds,
+            max_seeds=1 if exact else seeds * SEED_CAP_FACTOR, exact=exact, max_runs=args.max_runs,
+            on_round=progress,
+        )  # fmt: skip
+        try:
+            return search, search.run()
+        except PointRunError as exc:
+            raise UserError(f"headroom {args.scenario}: a run failed: {exc}") from None
+
+    if args.workers is None and args.scheduler is None:
+        search, bracket = search_on(LocalRunner(**common, cores=engine.cores()))
+    else:
+        with dask_client(args.scheduler, args.workers) as client:
+            search, bracket = search_on(DaskRunner(**common, client=client))
+    low, high = bracket
+    limit = estimate(search, low, high) if low is not None and high is not None else None
+    at = limit.factor if limit else (low.factor if low else None)
+    utilisation = {"today": utilisations(today)}
+    if at is not None:
+        doc_at = engine.run(
+            args.scenario, [variant], [*args.sets, *sets_at(scalings, at)], base_seed, duration
+        )
+        utilisation["limit"] = utilisations(doc_at["variants"][0])
+    header = {
+        "scenario": args.scenario,
+        "variant": variant,
+        "version": engine.VERSION,
+        "vms": vms,
+        "growth": "--grow rate: each selected VM's load times the factor",
+        "scaled": describe(scalings),
+        "slos": [{"text": s.text, "figure": s.figure, "limit": s.limit, "label": s.label()} for s in slos],
+        "duration_s": float(today["sim_time_s"]),
+        "measured_s": float(today["measured_s"]),
+        "seeds": {"first": base_seed, "initial": seeds, "cap": search.max_seeds, "exact": exact},
+        "at_limit": sets_at(scalings, at) if at is not None else [],
+        "sets": list(args.sets),
+        "runner": "dask"
+        if args.workers is not None or args.scheduler is not None
+        else "local (engine replications)",
+        "notes": [
+            *notes,
+            *(
+                [
+                    "nothing in the scenario is random (seed_matters is false): one seed per point, its figures exact"
+                ]
+                if exact
+                else []
+            ),
+        ],
+    }
+    doc = headroom_document(header, search, bracket, limit, utilisation)
+    replace_text(out_dir / HEADROOM_FILE, to_json(doc), check=read_headroom)
+    if args.json:
+        print(to_json(doc), end="")
+    else:
+        print("\n".join([*text_lines(doc), f"headroom folder: {out_dir}"]))
+    return 0

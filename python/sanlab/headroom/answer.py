@@ -1,0 +1,179 @@
+"""The answer of `sanlab headroom`: its JSON document (headroom.json, what `--json` prints), the
+terminal's short answer, and the reader that checks headroom.json before the command succeeds."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sanlab.errors import UserError
+from sanlab.export.files import loads_bounded
+from sanlab.formatting import format_count, format_ms
+from sanlab.headroom.bottleneck import describe
+from sanlab.headroom.search import Limit, Point, Search
+from sanlab.headroom.slo import Slo
+
+HEADROOM_FILE = "headroom.json"
+REQUIRED = (
+    "scenario",
+    "variant",
+    "slos",
+    "factor",
+    "factor_ci95",
+    "limit_iops",
+    "bottleneck",
+    "curve",
+    "today",
+)
+
+
+class HeadroomFileError(UserError):
+    """A headroom.json that is not one."""
+
+
+def _interval(point: Point, slo: Slo) -> dict[str, Any]:
+    interval = point.interval(slo)
+    half = interval.half if math.isfinite(interval.half) else None
+    return {
+        "mean": interval.mean,
+        "ci95": None if half is None else [interval.low, interval.high],
+        "n": interval.n,
+    }
+
+
+def curve_rows(search: Search) -> list[dict[str, Any]]:
+    """Every point tried, by factor: its IOPS and each SLO figure with its 95 % interval."""
+    rows = []
+    for point in sorted((p for p in search.points if p.runs), key=lambda p: p.factor):
+        iops = point.iops()
+        rows.append({
+            "factor": point.factor,
+            "sets": list(point.sets),
+            "seeds": point.seeds(),
+            "iops": {"mean": iops.mean, "ci95": [iops.low, iops.high] if math.isfinite(iops.half) else None},
+            "figures": {slo.text: _interval(point, slo) for slo in search.slos},
+            "verdicts": search.verdicts(point),
+            "holds": search.holds(point),
+        })  # fmt: skip
+    return rows
+
+
+def _limit_iops(low: Point, high: Point | None, factor: float) -> float:
+    """Total IOPS at `factor`, linearly between the bracket's points' means."""
+    a = low.iops().mean
+    if high is None or high.factor == low.factor:
+        return a
+    b = high.iops().mean
+    return a + (b - a) * (factor - low.factor) / (high.factor - low.factor)
+
+
+def headroom_document(
+    header: Mapping[str, Any],
+    search: Search,
+    bracket: tuple[Point | None, Point | None],
+    limit: Limit | None,
+    utilisation: Mapping[str, list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """headroom.json: `header` (scenario, variant, SLOs, growth ...) and the search's answer."""
+    low, high = bracket
+    today = search.point(1.0)
+    doc: dict[str, Any] = dict(header)
+    doc["today"] = {
+        "iops": today.iops().mean,
+        "figures": {slo.text: _interval(today, slo) for slo in search.slos},
+        "holds": search.holds(today),
+    }
+    doc["factor"] = limit.factor if limit else None
+    doc["factor_ci95"] = [limit.low, limit.high] if limit else None
+    doc["binding_slo"] = limit.slo.text if limit and limit.slo else None
+    doc["bracket"] = [low.factor if low else None, high.factor if high else None]
+    doc["limit_iops"] = _limit_iops(low, high, limit.factor) if limit and low else None
+    at_limit = utilisation.get("limit") or []
+    doc["bottleneck"] = at_limit[0] if at_limit else None
+    doc["utilisation"] = {key: list(value) for key, value in utilisation.items()}
+    doc["curve"] = curve_rows(search)
+    doc["runs"] = search.runs
+    doc["stopped"] = search.stopped
+    doc["undecided"] = sorted(set(search.undecided))
+    return doc
+
+
+def read_headroom(path: Path) -> dict[str, Any]:
+    """headroom.json read back: a JSON object with the answer's keys."""
+    try:
+        doc = loads_bounded(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HeadroomFileError(f"{path}: not a headroom.json: {exc}") from None
+    if not isinstance(doc, dict):
+        raise HeadroomFileError(f"{path}: not a headroom.json: expected a JSON object")
+    missing = [key for key in REQUIRED if key not in doc]
+    if missing:
+        raise HeadroomFileError(f"{path}: not a headroom.json: missing {', '.join(missing)}")
+    if not isinstance(doc["curve"], list) or not doc["curve"]:
+        raise HeadroomFileError(f"{path}: not a headroom.json: `curve` lists no point")
+    return doc
+
+
+def to_json(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, allow_nan=False, default=_no_nan) + "\n"
+
+
+def _no_nan(value: object) -> object:
+    raise TypeError(f"not JSON: {value!r}")
+
+
+def _figure(slo_text: str, figures: Mapping[str, Any], slos: Sequence[Mapping[str, Any]]) -> str:
+    slo = next(item for item in slos if item["text"] == slo_text)
+    mean = figures[slo_text]["mean"]
+    return (
+        f"{slo['figure']} {format_ms(mean)} ms" if slo["figure"] != "iops" else f"{format_count(mean)} IOPS"
+    )
+
+
+def text_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The short answer (docs/headroom.md)."""
+    slos = doc["slos"]
+    today = doc["today"]
+    shown = ", ".join(_figure(s["text"], today["figures"], slos) for s in slos if s["figure"] != "iops")
+    lines = [
+        f"headroom {doc['scenario']} (variant {doc['variant']}), VMs {', '.join(doc['vms'])}: {doc['growth']}"
+    ]
+    for line in doc.get("scaled", []):
+        lines.append(f"  grows: {line}")
+    lines.append(f"today {format_count(today['iops'])} IOPS" + (f", {shown}" if shown else ""))
+    labels = ("the SLO " if len(slos) == 1 else "the SLOs ") + " and ".join(s["label"] for s in slos)
+    verb = "holds" if len(slos) == 1 else "hold"
+    factor, span = doc["factor"], doc["factor_ci95"]
+    low, high = doc["bracket"]
+    if factor is None and low is None:
+        lines.append(
+            f"{labels} {'does' if len(slos) == 1 else 'do'} not hold at any load tried (down to ×{high:g} of today's)"
+        )
+    elif factor is None:
+        lines.append(
+            f"{labels} {verb} at every load tried, up to ×{low:g} ({format_count(doc['limit_iops'] or 0)} IOPS)"
+        )
+    else:
+        plus = max(factor - span[0], span[1] - factor)
+        lines.append(
+            f"{labels} {verb} up to {format_count(doc['limit_iops'])} IOPS (×{factor:.2f} ± {plus:.2f}"
+            + (f"; {doc['binding_slo']} binds first)" if len(slos) > 1 and doc["binding_slo"] else ")")
+        )
+    if doc.get("at_limit"):
+        lines.append("at the limit: " + " ".join(f"--set '{line}'" for line in doc["at_limit"]))
+    bottleneck = doc["bottleneck"]
+    if bottleneck:
+        lines.append(
+            f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit)"
+        )
+    lines.append(f"{doc['runs']} runs of {doc['duration_s']:g} s, {len(doc['curve'])} points")
+    if doc["stopped"]:
+        lines.append(f"stopped: {doc['stopped']}")
+    if doc["undecided"]:
+        factors = ", ".join(f"×{f:.4g}" for f in doc["undecided"])
+        lines.append(f"undecided at the seed cap, judged by their means: {factors}")
+    lines.extend(f"note: {note}" for note in doc.get("notes", []))
+    return lines

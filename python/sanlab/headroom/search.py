@@ -1,0 +1,255 @@
+"""The search of `sanlab headroom` (docs/headroom.md): from today's load (factor 1), expand ×2
+until the SLOs fail (or halve until they hold, when they fail today), then cut the bracket
+between the largest factor that holds and the smallest that fails until it is within 2 % (or the
+run budget ends). Every point runs the same seeds (common random numbers); a point whose verdict
+its 95 % intervals do not decide gets its seeds doubled, up to a cap, and is then judged by its
+means (said). The points of one round run side by side (`points.Runner`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sanlab.headroom.grow import Scaling, sets_at
+from sanlab.headroom.points import Job, RunFigures, Runner
+from sanlab.headroom.slo import Slo
+from sanlab.intervals import Interval
+
+BRACKET = 0.02
+"""The search ends when the bracket's width is at most this share of its low end."""
+MAX_DOUBLINGS = 10
+"""Expanding (or shrinking) stops at 2**10 times today's load (or 1/2**10)."""
+SEED_GROWTH = 2
+
+
+class Budget(Exception):
+    """The run budget (--max-runs) would be passed."""
+
+
+@dataclass(eq=False)
+class Point:
+    """A factor tried: its overrides and each seed's figures."""
+
+    index: int
+    factor: float
+    sets: tuple[str, ...]
+    runs: dict[int, RunFigures] = field(default_factory=dict)
+    exact: bool = False  # nothing random in the scenario: one seed's figure is the figure
+
+    def seeds(self) -> list[int]:
+        return sorted(self.runs)
+
+    def _of(self, values: list[float]) -> Interval:
+        if self.exact and len(values) == 1:
+            return Interval(values[0], 0.0, 1)
+        return Interval.of(values)
+
+    def interval(self, slo: Slo) -> Interval:
+        return self._of([slo.statistic(self.runs[seed]) for seed in self.seeds()])
+
+    def iops(self) -> Interval:
+        return self._of([sum(vm["iops"] for vm in self.runs[seed].values()) for seed in self.seeds()])
+
+
+@dataclass
+class Search:
+    """The search's state: every point tried and the bracket."""
+
+    slos: Sequence[Slo]
+    scalings: Sequence[Scaling]
+    runner: Runner
+    base_seed: int
+    seeds: int
+    max_seeds: int
+    max_runs: int
+    exact: bool = False
+    on_round: Callable[[str], None] = lambda line: None
+    points: list[Point] = field(default_factory=list)
+    runs: int = 0
+    stopped: str = ""
+    undecided: list[float] = field(default_factory=list)
+
+    # --- points and their verdicts -------------------------------------------------------
+    def point(self, factor: float) -> Point:
+        """The point at `factor`, or one already tried with the same overrides (a whole depth
+        rounds several factors to one run)."""
+        sets = tuple(sets_at(self.scalings, factor))
+        for point in self.points:
+            if point.sets == sets:
+                return point
+        point = Point(len(self.points), factor, sets, exact=self.exact)
+        self.points.append(point)
+        return point
+
+    def verdicts(self, point: Point) -> dict[str, str]:
+        return {slo.text: slo.verdict(point.interval(slo)) for slo in self.slos}
+
+    def decided(self, point: Point) -> bool:
+        verdicts = self.verdicts(point).values()
+        return "fails" in verdicts or all(v == "holds" for v in verdicts)
+
+    def holds(self, point: Point) -> bool:
+        """All SLOs hold: by the intervals when they decide, else by the means (at the seed cap)."""
+        verdicts = self.verdicts(point)
+        if "fails" in verdicts.values():
+            return False
+        if all(v == "holds" for v in verdicts.values()):
+            return True
+        return all(slo.holds(point.interval(slo).mean) for slo in self.slos)
+
+    def _launch(self, wanted: dict[int, int]) -> None:
+        """Runs each point (index -> seeds wanted) up to its seeds, in one round."""
+        jobs = []
+        for index, count in wanted.items():
+            point = self.points[index]
+            have = len(point.runs)
+            if have < count:
+                jobs.append(Job(index, point.sets, self.base_seed + have, count - have))
+        needed = sum(job.count for job in jobs)
+        if self.runs + needed > self.max_runs:
+            self.stopped = f"the run budget (--max-runs {self.max_runs}) was reached"
+            raise Budget
+        for (index, seed), figures in self.runner.run(jobs).items():
+            self.points[index].runs[seed] = figures
+        self.runs += needed
+
+    def evaluate(self, points: Sequence[Point]) -> None:
+        """Runs `points` at --seeds seeds, then doubles the seeds of those still undecided, up to
+        the cap; the rounds run the points side by side."""
+        count = self.seeds
+        todo = list(points)
+        while todo:
+            self._launch({point.index: max(count, len(point.runs)) for point in todo})
+            todo = [point for point in todo if not self.decided(point)]
+            if not todo:
+                break
+            if count >= self.max_seeds:
+                self.undecided.extend(point.factor for point in todo)
+                break
+            count = min(count * SEED_GROWTH, self.max_seeds)
+        for point in points:
+            self.on_round(self._line(point))
+
+    def _line(self, point: Point) -> str:
+        verdict = "holds" if self.holds(point) else "fails"
+        return f"×{point.factor:.4g}: {verdict} ({len(point.runs)} seeds)"
+
+    # --- the search --------------------------------------------------------------------------
+    def run(self) -> tuple[Point | None, Point | None]:
+        """The bracket: the largest factor tried that holds and the smallest above it that fails
+        (either None when the search found none)."""
+        try:
+            low, high = self._expand()
+            if low is not None and high is not None:
+                low, high = self._bisect(low, high)
+        except Budget:
+            low, high = self.bracket()
+        return low, high
+
+    def bracket(self) -> tuple[Point | None, Point | None]:
+        tried = sorted((p for p in self.points if p.runs and self._complete(p)), key=lambda p: p.factor)
+        failing = [p for p in tried if not self.holds(p)]
+        high = failing[0] if failing else None
+        holding = [p for p in tried if self.holds(p) and (high is None or p.factor < high.factor)]
+        return (holding[-1] if holding else None), high
+
+    def _complete(self, point: Point) -> bool:
+        return len(point.runs) >= min(self.seeds, self.max_seeds)
+
+    def _expand(self) -> tuple[Point | None, Point | None]:
+        today = self.point(1.0)
+        self.evaluate([today])
+        step = 2.0 if self.holds(today) else 0.5
+        factor = 1.0
+        for _ in range(MAX_DOUBLINGS):
+            factor *= step
+            point = self.point(factor)
+            self.evaluate([point])
+            if self.holds(point) != (step == 2.0):
+                break
+        else:
+            limit = "holds" if step == 2.0 else "fails"
+            self.stopped = (
+                f"the SLOs still {limit} at ×{factor:g} of today's load, the furthest the search goes"
+            )
+        return self.bracket()
+
+    def _bisect(self, low: Point, high: Point) -> tuple[Point, Point]:
+        """k-section of the bracket: as many points per round as the runner runs side by side
+        (its parallel runs over the seeds a point needs; one point: bisection)."""
+        per_round = max(1, self.runner.parallel // self.seeds)
+        while (high.factor - low.factor) > BRACKET * low.factor:
+            factors = [
+                low.factor + (high.factor - low.factor) * (i + 1) / (per_round + 1) for i in range(per_round)
+            ]
+            fresh = [
+                p for p in dict.fromkeys(self.point(f) for f in factors) if p is not low and p is not high
+            ]
+            fresh = [p for p in fresh if not p.runs]
+            if not fresh:
+                self.stopped = "whole-number depths cannot part the bracket further"
+                break
+            self.evaluate(fresh)
+            new_low, new_high = self.bracket()
+            if new_low is None or new_high is None:
+                break
+            low, high = new_low, new_high
+        return low, high
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The answer: the factor where the binding SLO's figure crosses its limit, with its interval."""
+
+    factor: float
+    low: float
+    high: float
+    slo: Slo | None
+
+
+def _cross(f0: float, v0: float, f1: float, v1: float, limit: float) -> float:
+    """Where the line through (f0, v0) and (f1, v1) reaches `limit`, kept within [f0, f1]."""
+    if v1 == v0 or not all(map(math.isfinite, (v0, v1))):
+        return (f0 + f1) / 2
+    return min(f1, max(f0, f0 + (limit - v0) / (v1 - v0) * (f1 - f0)))
+
+
+def _band_cross(search: Search, slo: Slo, sign: float) -> float | None:
+    """Where the band mean + sign × half first fails the SLO going up the tried factors, by
+    linear interpolation between the two points around it (None when it never does)."""
+    tried = sorted((p for p in search.points if p.runs), key=lambda p: p.factor)
+    values = [(p.factor, p.interval(slo)) for p in tried]
+    bands = [(f, i.mean + sign * i.half) for f, i in values]
+    for (f0, v0), (f1, v1) in zip(bands, bands[1:], strict=False):
+        if slo.holds(v0) and not slo.holds(v1):
+            return _cross(f0, v0, f1, v1, slo.limit)
+    return None
+
+
+def estimate(search: Search, low: Point, high: Point) -> Limit:
+    """The limit between `low` (holds) and `high` (fails): for each SLO that fails at `high`, the
+    factor where its mean figure crosses the limit, linearly between the two points; its 95 %
+    interval runs from where the pessimistic bound of the SLO figure's interval (the high end of a
+    latency's) first crosses the limit over the points tried to where the optimistic bound does.
+    The binding SLO is the one whose mean crosses first."""
+    best: Limit | None = None
+    for slo in search.slos:
+        a, b = low.interval(slo), high.interval(slo)
+        if slo.holds(b.mean) and slo.verdict(b) != "fails":
+            continue
+        mean = _cross(low.factor, a.mean, high.factor, b.mean, slo.limit)
+        sign = 1.0 if slo.ceiling else -1.0
+        early = _band_cross(search, slo, sign)
+        late = _band_cross(search, slo, -sign)
+        found = Limit(
+            mean,
+            min(early, mean) if early is not None else min(p.factor for p in search.points),
+            max(late, mean) if late is not None else high.factor,
+            slo,
+        )
+        if best is None or found.factor < best.factor:
+            best = found
+    if best is None:
+        best = Limit((low.factor + high.factor) / 2, low.factor, high.factor, None)
+    return best
