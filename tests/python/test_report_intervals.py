@@ -221,3 +221,12 @@ def test_the_hosts_table_shows_plus_minus(doc: dict[str, Any]) -> None:
     for host in hosts:
         assert f">{with_interval(host, 'iops', format_count)}</td>" in table[0]
         assert f">{with_interval(host, 'mean', format_ms)}</td>" in table[0]
+
+
+def test_replications_that_agree_draw_no_band(doc: dict[str, Any]) -> None:
+    """Nothing random: every replication the same series, no band (and no legend entry for one)."""
+    same = _replicated(doc, (1.0, 1.0, 1.0))
+    figure = vm_iops_figure(same, series_frame(same), variant_colors(same))
+    assert figure is not None
+    assert [trace.fill for trace in figure.plot.data] == [None, None]
+    assert "Shaded: the" not in figure.caption

@@ -173,11 +173,16 @@ def band_index(
     ranges: pd.DataFrame, kind: str, metrics: Sequence[str]
 ) -> dict[tuple[str, str, str], pd.DataFrame]:
     """The ranges (`replica_ranges`) of `kind` entities' `metrics` by (variant, entity name,
-    metric), each in time order."""
+    metric), each in time order; a series the replications agree on at every sample (nothing
+    random on its way) has no band to draw and is left out."""
     ranges = ranges[(ranges["kind"] == kind) & ranges["metric"].isin(list(metrics))]
     if ranges.empty:
         return {}
-    return {key: rows for key, rows in ranges.groupby(["variant", "name", "metric"], sort=False)}
+    return {
+        key: rows
+        for key, rows in ranges.groupby(["variant", "name", "metric"], sort=False)
+        if (rows["high"].to_numpy() > rows["low"].to_numpy()).any()
+    }
 
 
 def translucent(color: str, alpha: float = BAND_ALPHA) -> str:
