@@ -230,3 +230,17 @@ def test_replications_that_agree_draw_no_band(doc: dict[str, Any]) -> None:
     assert figure is not None
     assert [trace.fill for trace in figure.plot.data] == [None, None]
     assert "Shaded: the" not in figure.caption
+
+
+def test_one_runs_batch_means_intervals_have_whiskers_but_no_band(doc: dict[str, Any]) -> None:
+    """`--replications 1`: IOPS and mean intervals from one run's batches, no percentile's, no replicas."""
+    for variant in doc["variants"]:
+        vm = variant["vms"][0]
+        vm["ci95"] = {"iops": [vm["iops"] - 50, vm["iops"] + 50], "lat_ms": {"mean": [2.3, 2.5]}}
+    page = _page(doc)
+    whiskers = [trace for trace in _plot_data(page, "overview") if "array" in trace.get("error_x", {})]
+    assert [len(trace["x"]) for trace in whiskers] == [2, 2]  # IOPS and mean; no p99
+    assert not [trace for trace in _plot_data(page, "vm-iops") if trace.get("fill") == "toself"]
+    assert "Whiskers: the 95 % interval of IOPS and mean by batch means" in page
+    assert "±: half-width of the 95 % interval from batch means" in page
+    assert ">8,000 ±50</td>" in page

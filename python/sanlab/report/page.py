@@ -206,10 +206,21 @@ REPLICATED_TABLE_NOTE = (
 """Under the tables of a replicated run: what `±` is, as the terminal's variants table says it."""
 
 
+BATCH_MEANS_TABLE_NOTE = (
+    "±: half-width of the 95 % interval from batch means of the run's own time series (IOPS and mean "
+    "latency; percentiles need replications)."
+)
+"""Under the tables of a run of one replication whose figures have intervals (`--replications 1`)."""
+
+
 def _replicated_note(doc: Document) -> str:
-    """REPLICATED_TABLE_NOTE as a note when a variant ran replications, else nothing."""
-    replicated = any("replicas" in variant for variant in doc["variants"])
-    return f'<p class="note">{_esc(REPLICATED_TABLE_NOTE)}</p>' if replicated else ""
+    """What ± is, as a note, when the figures have intervals: REPLICATED_TABLE_NOTE when a variant
+    ran replications, BATCH_MEANS_TABLE_NOTE when one run's figures have them; else nothing."""
+    if any("replicas" in variant for variant in doc["variants"]):
+        return f'<p class="note">{_esc(REPLICATED_TABLE_NOTE)}</p>'
+    if any("ci95" in vm for variant in doc["variants"] for vm in variant["vms"]):
+        return f'<p class="note">{_esc(BATCH_MEANS_TABLE_NOTE)}</p>'
+    return ""
 
 
 def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:

@@ -156,10 +156,10 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
         shapes=_group_bands(doc, [variant for variant, _, _ in rows]),
     )
     caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
-    if any(bounds_of(vm, "iops") is not None for _, _, vm in rows):
-        caption += (
-            f" Whiskers: the {INTERVAL_NAME} of IOPS, mean and p99 {interval_source(doc)}."
-        )
+    drawn = [name for figure, name in (("iops", "IOPS"), ("mean", "mean"), ("p99", "p99"))
+             if any(bounds_of(vm, figure) is not None for _, _, vm in rows)]  # fmt: skip
+    if drawn:
+        caption += f" Whiskers: the {INTERVAL_NAME} of {join_names(drawn)} {interval_source(doc)}."
     return Figure("overview", title, caption, fig)
 
 

@@ -55,7 +55,7 @@ def interval_source(doc: Document) -> str:
     """Where the whiskers' intervals come from, as the captions say it."""
     if replicated(doc):
         return f"over the {replications_text(doc)} (Student's t)"
-    return "by batch means of the run's time series (IOPS and mean; percentiles have none from one run)"
+    return "by batch means of the run's own time series (percentiles have none from one run)"
 
 
 def bounds_of(entity: Mapping[str, Any], figure: str) -> list[float] | None:
