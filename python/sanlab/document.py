@@ -397,6 +397,8 @@ class Variant(TypedDict):
     replication: NotRequired[int]
     replications: NotRequired[int]
     replicas: NotRequired[list[dict[str, Any]]]
+    # With `--replications 1`: how its entities' batch-means intervals were made.
+    ci95_method: NotRequired[str]
     wall_s: float
     resolved_toml: NotRequired[str]
     # The resolved scenario as data (see `resolved.resolved_scenario`).

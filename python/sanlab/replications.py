@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sanlab.document import Document, Variant
-from sanlab.intervals import Interval
+from sanlab.intervals import Interval, batch_means
 
 ENTITY_KEYS = ("vms", "hosts", "paths", "devices")
 """The entities whose figures get intervals, as the terminal tables show them."""
@@ -238,3 +238,93 @@ def _wide_figures(variant: Mapping[str, Any]) -> list[tuple[float, str]]:
 def _percent(share: float) -> str:
     """A half-width's share of its figure in per cent: `12 %` (`∞ %` around a figure of zero)."""
     return "∞ %" if math.isinf(share) else f"{100 * share:.0f} %"
+
+
+BATCH_PREFIXES = {"vms": "vm", "hosts": "host", "devices": "device", "paths": "path"}
+"""The time series' entity prefix of each entity list (`vm/db`)."""
+
+
+def with_batch_means(doc: Document) -> Document:
+    """A run of one replication with batch-means intervals (`sanlab.intervals.batch_means`) on each
+    entity's IOPS and mean latency, from its time series: the series past the warm-up cut into
+    non-overlapping batches, merged until their means' lag-1 autocorrelation is negligible; the
+    latency's batches weighted by their I/Os. Percentiles get none (batch means estimate means).
+    Each variant says how (`ci95_method`); where the series make no independent batches, the
+    entity has no interval and a note says why."""
+    combined = dict(doc)
+    combined["variants"] = [_batch_variant(variant) for variant in doc["variants"]]
+    return combined  # type: ignore[return-value]
+
+
+def _per_entity_series(variant: Variant) -> dict[str, dict[str, list[float]]]:
+    series = variant.get("timeseries", {"t_s": [], "entity": [], "metric": [], "value": []})
+    found: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for t_s, entity, metric, value in zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True):
+        if metric in ("iops", "lat_ms_mean"):
+            found.setdefault(entity, {}).setdefault(metric, []).append((t_s, value))
+    return {entity: {metric: [v for _, v in sorted(points)] for metric, points in metrics.items()} for entity, metrics in found.items()}
+
+
+def _batch_variant(variant: Variant) -> Variant:
+    out: dict[str, Any] = dict(variant)
+    series = _per_entity_series(variant)
+    exact = not variant.get("seed_matters", True)
+    batched: list[tuple[int, int]] = []
+    without: list[str] = []
+    for key, prefix in BATCH_PREFIXES.items():
+        entities_out = []
+        for entity in variant.get(key, []):  # type: ignore[attr-defined]
+            entity = dict(entity)
+            found = None if exact else batch_means(series.get(f"{prefix}/{entity['name']}", {}).get("iops", []))
+            entity["ci95"] = _batch_ci95(entity, series.get(f"{prefix}/{entity['name']}", {}), found)
+            if found is not None and found.interval is None:
+                without.append(f"{prefix} {entity['name']}")
+            elif found is not None:
+                batched.append((found.batches, found.batch_size))
+            entities_out.append(entity)
+        out[key] = entities_out
+    if exact:
+        out["ci95_method"] = "exact: nothing random shaped the figures"
+        return out  # type: ignore[return-value]
+    counts = sorted({batches for batches, _ in batched})
+    sizes = sorted({size for _, size in batched})
+    span = lambda values: f"{values[0]}" if len(values) == 1 else f"{values[0]} to {values[-1]}"  # noqa: E731
+    said = [f"batch means: {span(counts)} batches of {span(sizes)} samples, lag-1 autocorrelation negligible"] if batched else []
+    if without:
+        said.append(f"no interval for {', '.join(without[:4])}{' …' if len(without) > 4 else ''}: too few independent batches (run longer)")
+    out["ci95_method"] = "; ".join(said)
+    return out  # type: ignore[return-value]
+
+
+def _batch_ci95(entity: Mapping[str, Any], series: Mapping[str, list[float]], found: Any) -> dict[str, Any]:
+    """An entity's IOPS and mean-latency intervals from its series' batches, centred on its
+    figures (`found` None: nothing random, an exact interval)."""
+    if found is None:
+        latency = {"mean": [entity["lat_ms"]["mean"]] * 2} if "lat_ms" in entity else {}
+        return {"iops": [entity["iops"]] * 2, "lat_ms": latency}
+    if found.interval is None:
+        return {}
+    ci95: dict[str, Any] = {"iops": [entity["iops"] - found.interval.half, entity["iops"] + found.interval.half]}
+    iops, latency = series.get("iops", []), series.get("lat_ms_mean", [])
+    if "lat_ms" in entity and len(latency) == len(iops):
+        size = found.batch_size
+        means = []
+        for start in range(0, found.batches * size, size):
+            weights = iops[start : start + size]
+            total = sum(weights)
+            if total > 0:
+                means.append(sum(w * v for w, v in zip(weights, latency[start : start + size], strict=True)) / total)
+        if len(means) >= 2:
+            half = Interval.of(means).half
+            ci95["lat_ms"] = {"mean": [entity["lat_ms"]["mean"] - half, entity["lat_ms"]["mean"] + half]}
+    return ci95
+
+
+def batch_notes(doc: Document) -> list[str]:
+    """How a run of one replication got its intervals, one line per variant."""
+    return [
+        f"variant {variant['name']}: intervals of IOPS and mean latency from one run: {variant['ci95_method']} "
+        "(percentiles: run --replications 2 or more)"
+        for variant in doc["variants"]
+        if "ci95_method" in variant
+    ]

@@ -24,7 +24,7 @@ from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir, write_
 from sanlab.formatting import few_names, shown_name
 from sanlab.notes import figure_notes
 from sanlab.progress import REFRESH_S, Mode, RunProgress, progress_mode
-from sanlab.replications import combine, merge, relative_half_widths
+from sanlab.replications import combine, merge, relative_half_widths, with_batch_means
 from sanlab.report import REPORT_FILE
 from sanlab.results import json_summary
 from sanlab.views.names import shown_document
@@ -50,7 +50,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         type=options.whole_number(1, MAX_REPLICATIONS),
         metavar="N",
         help="run each variant N times, replication r with its seed + r (the same r on every variant), and "
-        "show each figure as the mean with its 95 %% interval (default 1: one run, as written)",
+        "show each figure as the mean with its 95 %% interval; 1: one run with intervals of its IOPS and mean "
+        "latency by batch means (default: one run, as written, no intervals)",
     )
     replicate.add_argument(
         "--precision",
@@ -271,7 +272,8 @@ def warmup_line(doc: Document) -> str | None:
 def _replications(args: argparse.Namespace, mode: Mode, sets: Sequence[str]) -> tuple[Document, bool]:
     if args.precision is None:
         doc, interrupted = _run_engine(args, mode, 0, args.replications or 1, sets)
-        return combine(doc), interrupted
+        # One replication asked for by name: its precision from its own time series.
+        return (with_batch_means(doc) if args.replications == 1 else combine(doc)), interrupted
     count = min(PILOT_REPLICATIONS, args.max_replications)
     doc, interrupted = _run_engine(args, mode, 0, count, sets)
     while True:

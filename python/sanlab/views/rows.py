@@ -49,7 +49,10 @@ def with_interval(entity: Mapping[str, Any], figure: str, shown: Callable[[float
     ci95 = entity.get("ci95")
     if ci95 is None:
         return shown(value)
-    bounds = ci95.get("lat_ms", {}).get(figure) if latency else ci95.get(figure)
+    bounds_of = ci95.get("lat_ms", {}) if latency else ci95
+    if figure not in bounds_of:
+        return shown(value)  # an interval of means only (batch means): none for a percentile
+    bounds = bounds_of[figure]
     if bounds is None:
         return "few"
     return f"{shown(value)} ±{shown((bounds[1] - bounds[0]) / 2)}"

@@ -56,6 +56,12 @@ REPLICATED_CAPTION = (
 )
 
 
+BATCH_CAPTION = (
+    "± half-width of the 95 % interval of IOPS and mean latency from batch means of the run's time series",
+    "percentiles: run --replications 2 or more",
+)
+
+
 def variants_table(doc: Document) -> Table:
     """One row per variant and VM: IOPS (whole run and tail), MB/s and latency in ms.
 
@@ -65,6 +71,9 @@ def variants_table(doc: Document) -> Table:
     table = titled_table(f"{doc['scenario']}: variants")
     if any("replicas" in variant for variant in doc["variants"]):
         table.caption = legend(REPLICATED_CAPTION)
+        table.caption_justify = "left"
+    elif any("ci95_method" in variant for variant in doc["variants"]):
+        table.caption = legend(BATCH_CAPTION)
         table.caption_justify = "left"
     table.add_column("variant", no_wrap=True)
     table.add_column("VM", no_wrap=True)
