@@ -114,3 +114,38 @@ def test_a_fixed_preferred_path_the_path_listing_gives_another_device_is_refused
     listings = read_listings([esxcli / "nmp-device-list.esx40-clariion.txt", folder / "paths.csv"])
     with pytest.raises(HostImportError, match=r"FIXED prefers vmhba2:C0:T1:L1, which is none of its listed paths \(vmhba2:C0:T0:L1\), and the path listing gives vmhba2:C0:T1:L1 to device naa.600601604670290026cca5f7836fe222"):
         build_cluster([("esx1", listings, None)])
+
+
+ESXCLI_DATA = REPO / "tests" / "data" / "esxi" / "esxcli"
+NAA = "naa.600601604670290026cca5f7836fe111"
+COUNTERS = ("Commands/sec", "Reads/sec", "Writes/sec", "MBytes Read/sec", "MBytes Written/sec", "Active Commands", "Queued Commands", "Average Driver MilliSec/Command")
+
+
+@pytest.mark.parametrize(
+    ("values", "said"),
+    [
+        ({"MBytes Read/sec": "1e18"}, "bytes per command from MBytes Read/sec and Written/sec at 1000 commands/s, above the 4,294,967,296 a request can be"),
+        ({"Active Commands": "100000"}, "100000 commands outstanding (Active Commands + Queued Commands), above the 65536 a job can hold"),
+        ({"Commands/sec": "2e9", "Reads/sec": "1.4e9", "Writes/sec": "6e8", "MBytes Read/sec": "1e7", "Active Commands": "0.5"}, "2e+09 commands/s, outside the rates a job can issue (3.171e-08 to 1e+09)"),
+    ],
+)
+def test_a_load_past_the_engines_bounds_for_a_job_is_said_not_written(tmp_path: Path, values: dict[str, str], said: str) -> None:
+    """A capture of 1e18 MB/s was written `--bs=6447604371278022049792`, which the engine refuses
+    (the read-back stopped the import): a size, depth or rate past what a job takes is said."""
+    import contextlib
+    import io
+
+    from sanlab import cli
+
+    cells = {"Commands/sec": "1000", "Reads/sec": "700", "Writes/sec": "300", "MBytes Read/sec": "2.73", "MBytes Written/sec": "1.17",
+             "Active Commands": "4", "Queued Commands": "0", "Average Driver MilliSec/Command": "0.51", **values}  # fmt: skip
+    header = ['"(PDH-CSV 4.0) (UTC)(0)"', *(f'"\\\\esx1\\Physical Disk SCSI Device({NAA})\\{c}"' for c in COUNTERS)]
+    rows = [[f'"01/01/2026 00:00:{5 * k:02d}"', *(f'"{cells[c]}"' for c in COUNTERS)] for k in range(3)]
+    capture = tmp_path / "esxtop.csv"
+    capture.write_text("\n".join(",".join(row) for row in [header, *rows]) + "\n", encoding="utf-8")
+    out, err = tmp_path / "host.toml", io.StringIO()
+    listings = [str(ESXCLI_DATA / "nmp-device-list.esx40-clariion.txt"), str(ESXCLI_DATA / "nmp-path-list.esx40-clariion.txt")]
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["import", "esxi", "--esxcli", *listings, "--esxtop", str(capture), "-o", str(out)])
+    assert code == 0, err.getvalue()
+    assert said in err.getvalue(), err.getvalue()

@@ -25,8 +25,9 @@ queueing in the array at the capture's load, so the estimate is the array as see
 down as a real one would. Our choice, said in the scenario's comments.
 
 What the capture's figures cannot give is said, never written: a device whose counters have no
-value (empty cells), average below zero, or give no read share or less than a sector per command
-gets the reason (`device_loads`), and runs the default workload; a DAVG that is missing or below
+value (empty cells), average below zero, or give no read share, less than a sector per command or
+a request size, depth or rate past the engine's bounds for a job gets the reason (`device_loads`),
+and runs the default workload; a DAVG that is missing or below
 the engine's 1 µs floor for a service time is left out of its array's, with a note (`service_ms`).
 """
 
@@ -45,6 +46,11 @@ WHOLE = 0.05
 STEADY_CV = 0.1
 SECTOR_BYTES = 512
 MIB = 1 << 20
+# The engine's bounds on the fio options a load is written with (its read-back names them): a
+# figure past them is said, not written (a capture's 1e18 MB/s gave --bs=6447604371278022049792).
+MAX_BS = 4 << 30
+MAX_IODEPTH = 65536
+RATE_IOPS = (3.171e-8, 1e9)
 MIN_SERVICE_MS = 0.001
 """The engine's floor for an array's service time, 1 µs (docs/robustness.md, "Numbers"). esxtop
 writes latencies with two decimals, so a DAVG of 0.00 ms is a rounded figure, not a service time."""
@@ -77,7 +83,7 @@ class DeviceLoad:
             return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={depth}"
         # Open: arrivals at the measured rate; the depth only caps what may be outstanding.
         # The rate as measured: rounded to a whole number, 0.3 IOPS would be 0, which is no limit.
-        return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={max(depth * 4, 64)} --rate_iops={self.iops:.6g} --rate_process=poisson"
+        return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={min(max(depth * 4, 64), MAX_IODEPTH)} --rate_iops={self.iops:.6g} --rate_process=poisson"
 
     def why(self) -> str:
         loop = f"closed loop at {self.outstanding:.1f} outstanding (ACTV+QUED a steady whole number)" if self.closed else f"open loop at {self.iops:.0f} IOPS (ACTV+QUED {self.outstanding:.2f}: arrivals, not a held depth)"
@@ -138,10 +144,16 @@ def _load(capture: Capture, device: str) -> DeviceLoad | str | None:
     sectors = round((means["MBytes Read/sec"] + means["MBytes Written/sec"]) * MIB / iops / SECTOR_BYTES)
     if sectors == 0:
         return f"less than half a sector per command from MBytes Read/sec and Written/sec at {iops:g} commands/s: no I/O size"
+    if sectors * SECTOR_BYTES > MAX_BS:
+        return f"{sectors * SECTOR_BYTES:,} bytes per command from MBytes Read/sec and Written/sec at {iops:g} commands/s, above the {MAX_BS:,} a request can be"
     outstanding_series = get("Active Commands") + get("Queued Commands")
     outstanding = mean(outstanding_series)
     spread = float(np.nanstd(outstanding_series)) / outstanding if outstanding > 0 else math.inf
     closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
+    if closed and outstanding > MAX_IODEPTH:
+        return f"{outstanding:g} commands outstanding (Active Commands + Queued Commands), above the {MAX_IODEPTH} a job can hold"
+    if not closed and not RATE_IOPS[0] <= iops <= RATE_IOPS[1]:
+        return f"{iops:g} commands/s, outside the rates a job can issue ({RATE_IOPS[0]:g} to {RATE_IOPS[1]:g})"
     column = capture.columns[(DEVICE, device, "Commands/sec")]
     source = f"{capture.path.name} column {column.number} ({DEVICE}({device})), {capture.samples} samples"
     davg = weighted_mean(get("Average Driver MilliSec/Command"), get("Commands/sec"))
