@@ -317,11 +317,18 @@ def compare_disks(capture: DiskCapture, variant: Variant, results: Path, index: 
             measured_links[link] = measured_links.get(link, 0.0) + sum(rates) / len(capture.reports)
     if measured_links:
         names = set(volumes) | {str(d["volume"]) for d in variant["devices"]}
+        # Over the listing's SCSI links alone on both sides: an NVMe controller has no disk of its
+        # own in iostat (the namespace's head is the subsystem's).
+        listed = set(link_of.values())
         simulated_links: dict[str, float] = {}
         for p in variant["paths"]:
             link = _link(p["name"], names)
-            simulated_links[link] = simulated_links.get(link, 0.0) + p["iops"]
+            if link in listed:
+                simulated_links[link] = simulated_links.get(link, 0.0) + p["iops"]
         links = _shares(measured_links, simulated_links)
+        others = sorted({_link(p["name"], names) for p in variant["paths"]} - listed)
+        if others:
+            notes.append(f"shares over the listing's SCSI paths (sdX); the run's other paths, no disk of their own in the capture, not compared: {', '.join(others[:8])}")
     elif tool == "typeperf":
         notes.append("typeperf's PhysicalDisk counters are per disk, not per path: no path shares to compare")
     elif link_of:
