@@ -186,7 +186,7 @@ def paths_table(doc: Document) -> Table:
             if path is None:
                 cells.append("")
                 continue
-            latency = format_ms(path["lat_ms"]["mean"]) if path["ios"] else "-"
+            latency = with_interval(path, "mean", format_ms) if path["ios"] else "-"
             mark = ALUA_MARKS.get(path["alua"], "")
             cells.append(f"{100.0 * path['share']:.1f} / {latency}{mark}")
         table.add_row(*(key[index] for index in extra), key[2], *cells)
