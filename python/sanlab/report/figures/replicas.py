@@ -1,7 +1,8 @@
 """What replications add to the figures: whiskers for the 95 % intervals of an entity's figures
 (`ci95`, from `sanlab.replications`) and, behind each time line, the range its series spans across
-the replications (each replication's `timeseries` in `replicas`). A run of one replication has
-neither, and its figures are drawn exactly as without this module.
+the replications (each replication's `timeseries` in `replicas`). A run without intervals has
+neither, and its figures are drawn exactly as without this module; one run with batch-means
+intervals (`--replications 1`) has whiskers and no band.
 
 The bands are the lowest to the highest value of the replications at each sample time, not a
 t-interval of their mean: the line drawn is the first replication's, one draw among them, and the
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sanlab.document import Document
+from sanlab.replications import HEADLINE
 
 INTERVAL_NAME = "95 % interval"
 """The legend entry of the whiskers."""
@@ -60,13 +62,11 @@ def interval_source(doc: Document) -> str:
 
 def bounds_of(entity: Mapping[str, Any], figure: str) -> list[float] | None:
     """An entity's 95 % interval `[low, high]` of a figure (`iops`, or a latency figure of `lat_ms`
-    such as `p99`); None without replications, or where the tail held too few I/Os."""
+    such as `p99`); None where it has none (no replications, or a tail of too few I/Os)."""
     ci95 = entity.get("ci95")
     if not isinstance(ci95, Mapping):
         return None
-    bounds = ci95.get(figure) if figure in ("iops", "mbps", "read_iops", "write_iops", "share") else (
-        ci95.get("lat_ms") or {}
-    ).get(figure)
+    bounds = ci95.get(figure) if figure in HEADLINE else (ci95.get("lat_ms") or {}).get(figure)
     return None if bounds is None else [float(bounds[0]), float(bounds[1])]
 
 
