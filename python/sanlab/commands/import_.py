@@ -11,12 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sanlab import engine
+from sanlab.commands import options
 from sanlab.errors import UserError
 from sanlab.export.files import refuse_inputs, replace_text
 from sanlab.formatting import shown_name
 from sanlab.hostimport.esxcli import LISTING, ListingError, detect_kind, read_listings
 from sanlab.hostimport.esxtop import Capture, read_capture
-from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, build_cluster
+from sanlab.hostimport.scenario import DEFAULT_WORKLOAD, Imported, build_cluster
 from sanlab.input_files import InputFileError, read_text
 
 
@@ -53,6 +54,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     linux.add_argument("--host", default="linux1", help="the host's name in the scenario (default linux1)")
     linux.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
     linux.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
+    _add_calibrate(linux, "--iostat")
     windows = platforms.add_parser(
         "windows",
         help="from `mpclaim -s -d` and `mpclaim -s -d N` (Windows MPIO, Microsoft DSM), with a `typeperf \\PhysicalDisk(*)\\*` capture",
@@ -69,6 +71,59 @@ def register(parser: argparse.ArgumentParser) -> None:
     windows.add_argument("--host", help="the host's name in the scenario (default: the capture's host name, else win1); a capture naming another host is refused")
     windows.add_argument("--duration", default="60s", help="the scenario's simulated time (default 60s)")
     windows.add_argument("-o", "--output", required=True, type=Path, metavar="SCENARIO", help="the scenario file to write")
+    _add_calibrate(windows, "--typeperf")
+
+
+def _add_calibrate(parser: argparse.ArgumentParser, capture: str) -> None:
+    parser.add_argument(
+        "--calibrate", action="store_true",
+        help=f"with {capture}: also fit each measured array's read and write service time so that the scenario's VMs run at the "
+        "capture's IOPS and latency (sanlab calibrate), writing SCENARIO's measured points beside it (NAME.points.csv) and the "
+        "fitted scenario (NAME.calibrated.toml, based on SCENARIO)",
+    )
+    parser.add_argument("--generations", type=options.positive, default=8, metavar="N", help="with --calibrate: the fit's generations at most (default: 8)")
+    parser.add_argument("--popsize", type=options.positive, default=5, metavar="N", help="with --calibrate: candidates per generation per free value (default: 5)")
+    parser.add_argument("--fit-duration", default="5s", metavar="D", help="with --calibrate: the simulated time of each of the fit's runs (default: 5s)")
+
+
+def _calibration_files(output: Path) -> tuple[Path, Path]:
+    """The measured points and the calibrated scenario `--calibrate` writes beside `output`."""
+    return output.with_name(f"{output.stem}.points.csv"), output.with_name(f"{output.stem}.calibrated.toml")
+
+
+def _calibrate(args: argparse.Namespace, imported: Imported, capture: str) -> None:
+    """`--calibrate`: the capture's VM figures (IOPS, mean latency) as one measured point, each
+    measured array's service time in the direction most of its requests took free within a third
+    and three times the value the import set (log scale; one latency per VM cannot tell the two
+    directions apart, so the other stays as measured), fitted with `sanlab calibrate`'s machinery
+    in this process; the tables, then the two files."""
+    from sanlab.calibrate import Calibration, calibrate, local_mapper, read_points
+    from sanlab.calibration.inputs import parse_free
+    from sanlab.commands.calibrate import not_converged, points_table, values_table, write_calibrated
+    from sanlab.commands.terminal import console
+
+    points_file, calibrated = _calibration_files(args.output)
+    if not imported.measured or not imported.service_us:
+        raise UserError(f"import {args.platform} --calibrate: the capture gave no volume's load and no array's service time to fit ({capture}): nothing to calibrate")
+    columns = ["label", *(f"vm:{vm}:{figure}" for vm in imported.measured for figure in ("iops", "lat_ms"))]
+    cells = [f"the capture {getattr(args, capture.lstrip('-')).name}", *(f"{value:.6g}" for vm in imported.measured for value in imported.measured[vm])]
+    replace_text(points_file, ",".join(columns) + "\n" + ",".join(cells) + "\n", check=read_points)
+    free = tuple(parse_free(f"{key}={us / 3:.1f}us..{us * 3:.1f}us:log") for key, us in imported.service_us.items())
+    points = tuple(read_points(points_file))
+    scenario = str(args.output.resolve())
+    try:  # the seed the scenario's runs take (its `[run] seed`, else the engine's), and a first check
+        seed = int(engine.run(scenario, None, [f"run.duration={args.fit_duration}"])["variants"][0]["seed"])
+    except engine.ScenarioError as exc:
+        raise UserError(f"import {args.platform} --calibrate: --fit-duration {args.fit_duration}: {exc}") from None
+    cal = Calibration(scenario, free, points, seed, (f"run.duration={args.fit_duration}",), None, None, args.generations, args.popsize)
+    print(f"calibrating {', '.join(p.key for p in free)} on {points_file} ({len(free) * args.popsize} candidates × {args.generations} generations at most)", file=sys.stderr, flush=True)
+    fit = calibrate(cal, local_mapper)
+    for table in (points_table(fit), values_table(fit)):
+        console().print(table)
+    write_calibrated(fit, args.output, calibrated, points_file, args.argv)
+    for warning in not_converged(fit):
+        print(f"warning: {shown_name(warning)}", file=sys.stderr)
+    print(f"calibrated scenario: {calibrated} (base: {args.output}); measured points: {points_file}")
 
 
 def _files(paths: list[Path]) -> tuple[list[Path], list[str]]:
@@ -110,25 +165,40 @@ def _linux(args: argparse.Namespace) -> int:
     """`sanlab import linux`: the readers and the builder stand in `hostimport/linux/`."""
     from sanlab.hostimport.linux.scenario import import_linux
 
-    refuse_inputs(args.output, [p for p in (args.multipath, args.nvme, args.sysfs, args.iostat) if p is not None])
+    inputs = [p for p in (args.multipath, args.nvme, args.sysfs, args.iostat) if p is not None]
+    _refuse(args, inputs, args.iostat, "--iostat")
     imported = import_linux(args.multipath, args.nvme, args.sysfs, args.iostat, host=args.host, workload=args.workload, duration=args.duration)
-    replace_text(args.output, imported.toml, check=_read_back(args.output))
-    for note in imported.notes:
-        print(f"note: {shown_name(note)}", file=sys.stderr)
-    print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
-    return 0
+    return _write(args, imported, "--iostat")
 
 
 def _windows(args: argparse.Namespace) -> int:
     """`sanlab import windows`: the readers and the builder stand in `hostimport/windows/`."""
     from sanlab.hostimport.windows.scenario import import_windows
 
-    refuse_inputs(args.output, [*args.mpclaim, *([args.typeperf] if args.typeperf is not None else [])])
+    inputs = [*args.mpclaim, *([args.typeperf] if args.typeperf is not None else [])]
+    _refuse(args, inputs, args.typeperf, "--typeperf")
     imported = import_windows(args.mpclaim, args.typeperf, host=args.host, workload=args.workload, duration=args.duration)
+    return _write(args, imported, "--typeperf")
+
+
+def _refuse(args: argparse.Namespace, inputs: list[Path], capture: Path | None, option: str) -> None:
+    """No output is an input; --calibrate needs the capture, and its files are no input either."""
+    if args.calibrate and capture is None:
+        raise UserError(f"import {args.platform} --calibrate: give the capture ({option} FILE): its load and latency are what the fit matches")
+    refuse_inputs(args.output, inputs)
+    if args.calibrate:
+        for path in _calibration_files(args.output):
+            refuse_inputs(path, inputs, "--calibrate (the file it writes beside -o)")
+
+
+def _write(args: argparse.Namespace, imported: Imported, capture: str) -> int:
+    """The scenario written (and read back), the notes, and with --calibrate the fit."""
     replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in imported.notes:
         print(f"note: {shown_name(note)}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
+    if args.calibrate:
+        _calibrate(args, imported, capture)
     return 0
 
 

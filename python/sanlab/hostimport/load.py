@@ -33,7 +33,14 @@ import numpy as np
 
 from sanlab.hostimport.records import CaptureNames, DiskCapture, DiskRow, HostInputError
 from sanlab.hostimport.topology import ArrayMedia, Topology, Volume, VolumeLoad
-from sanlab.hostimport.workload import MIN_SERVICE_MS, SECTOR_BYTES, STEADY_CV, WHOLE, DeviceLoad
+from sanlab.hostimport.workload import (
+    MIN_SERVICE_MS,
+    SECTOR_BYTES,
+    STEADY_CV,
+    WHOLE,
+    DeviceLoad,
+    beyond_a_job,
+)
 
 
 @dataclass
@@ -95,6 +102,9 @@ def _load(vol: Volume, s: VolumeSeries, capture: DiskCapture) -> DeviceLoad | st
     outstanding = float(s.queue.mean())
     spread = float(s.queue.std()) / outstanding if outstanding > 0 else math.inf
     closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
+    beyond = beyond_a_job(sectors * SECTOR_BYTES, outstanding, iops, closed, "request", "the queue's mean length")
+    if beyond:  # a size, depth or rate past what a job takes: said, not written (as for ESXi)
+        return beyond
     r_await, w_await = _weighted(s.r_await, s.reads), _weighted(s.w_await, s.writes)
     both = _weighted(np.concatenate([s.r_await, s.w_await]), np.concatenate([s.reads, s.writes]))
     source = f"{_file_name(capture.path)}: {' + '.join(s.devices)}, {len(capture.reports)} {capture.names.report}s"
@@ -133,7 +143,7 @@ def loads(top: Topology, capture: DiskCapture) -> tuple[dict[str, VolumeLoad], d
         elif load is None:
             notes.append(f"{capture.path}: {vol.name} did no I/O in the capture: it runs the default workload")
         else:
-            out[vol.name] = VolumeLoad(load.fio_cmdline(), _why(load, capture.names))
+            out[vol.name] = VolumeLoad(load.fio_cmdline(), _why(load, capture.names), load.iops, load.davg_ms)
             paths = [d for d in vol.disks if any(r.device == d for rep in capture.reports for r in rep)]
             measured.setdefault(vol.array, []).append((vol.name, load, volume_series(paths, capture) if paths else series))
     used = {d for m in members.values() for d in m} | {d for v in top.volumes for d in v.disks}
@@ -147,10 +157,12 @@ def _media(measured: dict[str, list[tuple[str, DeviceLoad, VolumeSeries]]], capt
     media: dict[str, ArrayMedia] = {}
     for array, volumes in measured.items():
         direction: dict[str, float] = {}
+        requests: dict[str, float] = {}
         for name, attr, count in (("read", "r_await", "reads"), ("write", "w_await", "writes")):
             ms = np.concatenate([getattr(s, attr) for _, _, s in volumes])
             n = np.concatenate([getattr(s, count) for _, _, s in volumes])
             value = _weighted(ms, n)
+            requests[name] = float(n[np.isfinite(n)].sum())
             if n.sum() > 0 and not value >= MIN_SERVICE_MS:
                 notes.append(f"{capture.path}: {array}: the {name}s' await ({'no value' if math.isnan(value) else f'{value:.4f} ms'}) is below the 1 µs an array takes at least: left out")
                 value = math.nan
@@ -164,5 +176,8 @@ def _media(measured: dict[str, list[tuple[str, DeviceLoad, VolumeSeries]]], capt
         media[array] = ArrayMedia(
             f'{{ kind = "flash", read_latency = "{read * 1000:.1f}us", write_latency = "{write * 1000:.1f}us", servers = {servers} }}',
             f"{capture.names.read_await} and {capture.names.write_await} of {sources} at the capture's load ({_file_name(capture.path)}), each {capture.names.report} weighted by its reads (writes); servers enough not to queue",
+            float(f"{read * 1000:.1f}"),
+            float(f"{write * 1000:.1f}"),
+            "read_latency" if requests["read"] >= requests["write"] else "write_latency",
         )
     return media

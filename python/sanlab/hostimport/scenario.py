@@ -71,6 +71,11 @@ class Imported:
 
     toml: str
     notes: list[str] = field(default_factory=list)
+    # What a capture measured, for `sanlab import … --calibrate`: each VM's IOPS and mean latency
+    # (ms) as the host saw them, and each array's service time the scenario sets from it in the
+    # direction most of its requests took (the `--set` key, µs), the fit's starting point. Empty without a capture (and for ESXi, so far).
+    measured: dict[str, tuple[float, float]] = field(default_factory=dict)
+    service_us: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ scheduler) is the caller's: `linux/scenario.LINUX`, `windows/scenario.WINDOWS`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -106,6 +107,9 @@ class VolumeLoad:
 
     cmdline: str
     why: str
+    # The capture's IOPS and mean time per request (ms), both directions weighted.
+    iops: float = math.nan
+    lat_ms: float = math.nan
 
 
 @dataclass
@@ -114,6 +118,12 @@ class ArrayMedia:
 
     table: str
     why: str
+    # The read and write service times the table sets (µs).
+    read_us: float = math.nan
+    write_us: float = math.nan
+    # The direction most of the array's requests took (`read_latency`, `write_latency`): the one
+    # `--calibrate` fits, one latency per VM telling the two directions' times apart no better.
+    dominant: str = "read_latency"
 
 
 def _psp(top: Topology) -> tuple[tuple[str, str] | None, dict[str, tuple[str, str]]]:
@@ -171,7 +181,13 @@ def build_scenario(top: Topology, *, host: str, workload: str, duration: str, ke
         host + "_imported",
         duration,
     )
-    for a in top.arrays:
+    vm_figures: dict[str, tuple[float, float]] = {}
+    service_us: dict[str, float] = {}
+    for index, a in enumerate(top.arrays):
+        if a.name in media:
+            value = media[a.name].read_us if media[a.name].dominant == "read_latency" else media[a.name].write_us
+            if math.isfinite(value):
+                service_us[f"array[{index}].media.{media[a.name].dominant}"] = value
         controllers = f"controllers = {a.controllers}  # {toml_comment(a.controllers_why)}" if a.controllers else f"controllers = 2  # {toml_comment(a.controllers_why)}"
         measured = media.get(a.name)
         media_line = f"media = {measured.table}  # {toml_comment(measured.why)}" if measured else f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: nothing measured says how fast the array is'
@@ -192,9 +208,11 @@ def build_scenario(top: Topology, *, host: str, workload: str, duration: str, ke
         lines.append("")
     for k, v in enumerate(top.volumes):
         load = loads.get(v.name)
+        if load and math.isfinite(load.iops) and math.isfinite(load.lat_ms):
+            vm_figures[f"vm{k + 1}"] = (load.iops, load.lat_ms)
         job = [f"cmdline = {toml_value(load.cmdline)}", f"# {toml_comment(load.why)}"] if load else [f"cmdline = {toml_value(workload)}  # the default probe: nothing measured for this volume" if workload == DEFAULT_WORKLOAD else f"cmdline = {toml_value(workload)}  # --workload"]
         lines += ["[[vm]]", f"name = \"vm{k + 1}\"  # the load on {toml_comment(v.name)}", f"host = {toml_value(host)}", f"volume = {toml_value(v.name)}", 'adapter = { kind = "ideal" }  # the application\'s queues above the block device are not in the listings', "[[vm.job]]", *job, ""]
     for link in top.links:
         if link.down:
             lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# the path was `{toml_comment(link.down)}` when listed ({toml_comment(link.down_why)})", ""]
-    return Imported("\n".join(lines).rstrip() + "\n", notes)
+    return Imported("\n".join(lines).rstrip() + "\n", notes, vm_figures, service_us)

@@ -124,6 +124,19 @@ def device_series(capture: Capture, device: str) -> dict[str, np.ndarray]:
 _LOAD_COUNTERS = ("Reads/sec", "Writes/sec", "MBytes Read/sec", "MBytes Written/sec", "Active Commands", "Queued Commands")
 
 
+def beyond_a_job(size_bytes: int, outstanding: float, iops: float, closed: bool, per: str, queue: str) -> str | None:
+    """Why a load cannot be written as a job, or None: a request size, a closed loop's depth or
+    an open loop's rate past the engine's bounds (MAX_BS, MAX_IODEPTH, RATE_IOPS). `per`: what
+    the capture counts (`command`, `request`); `queue`: the counters the depth is read from."""
+    if size_bytes > MAX_BS:
+        return f"{size_bytes:,} bytes per {per} at {iops:g} {per}s/s, above the {MAX_BS:,} a request can be"
+    if closed and outstanding > MAX_IODEPTH:
+        return f"{outstanding:g} {per}s outstanding ({queue}), above the {MAX_IODEPTH} a job can hold"
+    if not closed and not RATE_IOPS[0] <= iops <= RATE_IOPS[1]:
+        return f"{iops:g} {per}s/s, outside the rates a job can issue ({RATE_IOPS[0]:g} to {RATE_IOPS[1]:g})"
+    return None
+
+
 def _load(capture: Capture, device: str) -> DeviceLoad | str | None:
     """The device's load; None when it issued no command; else why its figures give none."""
     series = device_series(capture, device)
@@ -144,16 +157,13 @@ def _load(capture: Capture, device: str) -> DeviceLoad | str | None:
     sectors = round((means["MBytes Read/sec"] + means["MBytes Written/sec"]) * MIB / iops / SECTOR_BYTES)
     if sectors == 0:
         return f"less than half a sector per command from MBytes Read/sec and Written/sec at {iops:g} commands/s: no I/O size"
-    if sectors * SECTOR_BYTES > MAX_BS:
-        return f"{sectors * SECTOR_BYTES:,} bytes per command from MBytes Read/sec and Written/sec at {iops:g} commands/s, above the {MAX_BS:,} a request can be"
     outstanding_series = get("Active Commands") + get("Queued Commands")
     outstanding = mean(outstanding_series)
     spread = float(np.nanstd(outstanding_series)) / outstanding if outstanding > 0 else math.inf
     closed = outstanding >= 1 - WHOLE and abs(outstanding - round(outstanding)) <= WHOLE and spread < STEADY_CV
-    if closed and outstanding > MAX_IODEPTH:
-        return f"{outstanding:g} commands outstanding (Active Commands + Queued Commands), above the {MAX_IODEPTH} a job can hold"
-    if not closed and not RATE_IOPS[0] <= iops <= RATE_IOPS[1]:
-        return f"{iops:g} commands/s, outside the rates a job can issue ({RATE_IOPS[0]:g} to {RATE_IOPS[1]:g})"
+    beyond = beyond_a_job(sectors * SECTOR_BYTES, outstanding, iops, closed, "command", "Active Commands + Queued Commands")
+    if beyond:
+        return beyond
     column = capture.columns[(DEVICE, device, "Commands/sec")]
     source = f"{capture.path.name} column {column.number} ({DEVICE}({device})), {capture.samples} samples"
     davg = weighted_mean(get("Average Driver MilliSec/Command"), get("Commands/sec"))

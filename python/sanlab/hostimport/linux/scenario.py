@@ -5,6 +5,7 @@ the Windows import uses too (`hostimport/topology.build_scenario`), in Linux's w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from sanlab.errors import UserError
@@ -48,4 +49,4 @@ def import_linux(multipath: Path | None, nvme: Path | None, sysfs: Path | None, 
         notes += said
     title = "storage listings" + (" and iostat capture" if iostat is not None else "")
     imported = build_scenario(top, host=host, workload=workload, duration=duration, keys=keys, loads=volume_loads, media=media, title=title, platform=LINUX)
-    return Imported(imported.toml, [*notes, *imported.notes])
+    return replace(imported, notes=[*notes, *imported.notes])

@@ -6,6 +6,7 @@ uses (`hostimport/topology.build_scenario`), in Windows' words."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from sanlab.hostimport.load import loads
@@ -51,4 +52,4 @@ def import_windows(mpclaim: Sequence[Path], typeperf: Path | None, *, host: str 
         title += " and typeperf capture"
         host = host or capture.host
     imported = build_scenario(top, host=host or DEFAULT_HOST, workload=workload, duration=duration, loads=volume_loads, media=media, title=title, platform=WINDOWS)
-    return Imported(imported.toml, [*notes, *imported.notes])
+    return replace(imported, notes=[*notes, *imported.notes])
