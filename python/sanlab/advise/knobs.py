@@ -77,6 +77,53 @@ class Knob:
         return f"{self.key}={value}"
 
 
+@dataclass(frozen=True)
+class Coupled:
+    """Two settings that act together, searched as one: each value is a pair (`a / b`), and a point
+    holds each part as its own knob's value. A host's device queue is the smaller of its LUN queue
+    depth and its DSNRO when VMs share the device, so moving either alone can never raise it."""
+
+    parts: tuple[Knob, Knob]
+
+    @property
+    def key(self) -> str:
+        return " & ".join(part.key for part in self.parts)
+
+    @property
+    def what(self) -> str:
+        return " and ".join(part.what for part in self.parts)
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        first, second = self.parts
+        return tuple(self.pair(a, b) for a in first.values for b in second.values)
+
+    @property
+    def today(self) -> str:
+        return self.pair(self.parts[0].today, self.parts[1].today)
+
+    @staticmethod
+    def pair(a: str, b: str) -> str:
+        return f"{a} / {b}"
+
+    def split(self, value: str) -> tuple[str, str]:
+        a, _, b = value.partition(" / ")
+        return a, b
+
+
+def coupled(knobs: Sequence[Knob]) -> list[Coupled]:
+    """The pairs of knobs to search together: each host's LUN queue depth with its DSNRO."""
+    by_key = {knob.key: knob for knob in knobs}
+    pairs = []
+    for knob in knobs:
+        if knob.key.endswith(".adapter.lun_queue_depth"):
+            host = knob.key.removesuffix(".adapter.lun_queue_depth")
+            dsnro = by_key.get(f"{host}.scheduler.dsnro")
+            if dsnro is not None:
+                pairs.append(Coupled((knob, dsnro)))
+    return pairs
+
+
 def _canonical(value: Any) -> Any:
     """Tables with `kind` first and their other keys sorted: one text per value, however written."""
     if not isinstance(value, dict):

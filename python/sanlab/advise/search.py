@@ -1,4 +1,5 @@
-"""The search of `sanlab advise`: coordinate descent over the knobs, each step a small sweep
+"""The search of `sanlab advise`: coordinate descent over the knobs, then over the coupled pairs
+(`knobs.coupled`: a pair's values all together), each step a small sweep
 (`sanlab.sweep`) of one knob's values with the same seeds for every value (common random numbers),
 seeds added while the best value is not parted from another: while the 95 % interval of their
 seed-by-seed difference holds zero (docs/advise.md)."""
@@ -13,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from sanlab.advise.knobs import Knob
+from sanlab.advise.knobs import Coupled, Knob, coupled
 from sanlab.advise.objective import Objective, RunFigures
 from sanlab.intervals import Interval
 from sanlab.sweep import SweepError, SweepSpec, load, run_sweep
@@ -75,14 +76,22 @@ class Search:
     steps: list[Step] = field(default_factory=list)
     stopped: str = ""
 
-    def _sweep(self, base: Point, knob: Knob, values: Sequence[str], first_seed: int, count: int) -> None:
-        """Runs `values` of `knob` at `base` for `count` seeds from `first_seed`, as one sweep."""
-        rest = frozenset(item for item in base if item[0] != knob.key)
+    def _sweep(self, base: Point, knob: Searched, values: Sequence[str], first_seed: int, count: int) -> None:
+        """Runs `values` of `knob` at `base` for `count` seeds from `first_seed`, as one sweep (a
+        coupled pair's as the grid of the values its parts take among them)."""
+        rest = _without(base, knob)
         self.sweeps += 1
         folder = self.out_dir / "sweeps" / f"{self.sweeps:04d}"
+        if isinstance(knob, Coupled):
+            split = [knob.split(value) for value in values]
+            axes = [
+                f"{part.key}={','.join(dict.fromkeys(pair[i] for pair in split))}" for i, part in enumerate(knob.parts)
+            ]
+        else:
+            axes = [f"{knob.key}={','.join(values)}"]
         spec = SweepSpec.create(
             self.scenario,
-            [f"{knob.key}={','.join(values)}"],
+            axes,
             seeds=count,
             base_seed=first_seed,
             sets=[*self.sets, *set_lines(rest, self.knobs)],
@@ -92,22 +101,27 @@ class Search:
         result = run_sweep(spec, folder, client=self.client)
         self.runs += len(spec.tasks())
         self.on_runs(self.runs)
-        points = spec.points()
+        points = [Coupled.pair(*point) if isinstance(knob, Coupled) else point[0] for point in spec.points()]
         for failure in result.failures:
-            self.errors[self._point(base, knob, points[failure.point][0])] = failure.error
+            self.errors[self._point(base, knob, points[failure.point])] = failure.error
         if len(result.failures) == len(spec.tasks()):
             return
         results, _ = load(folder)
         for (index, seed), rows in results.groupby(["point", "seed"]):
-            point = self._point(base, knob, points[int(index)][0])
+            point = self._point(base, knob, points[int(index)])
             if point not in self.errors:
                 self.figures.setdefault(point, {})[int(seed)] = _figures(rows)
 
-    def _point(self, base: Point, knob: Knob, value: str) -> Point:
-        rest = frozenset(item for item in base if item[0] != knob.key)
+    def _point(self, base: Point, knob: Searched, value: str) -> Point:
+        if isinstance(knob, Coupled):
+            point = base
+            for part, part_value in zip(knob.parts, knob.split(value), strict=True):
+                point = self._point(point, part, part_value)
+            return point
+        rest = _without(base, knob)
         return rest if value == knob.today else rest | {(knob.key, value)}
 
-    def ensure(self, base: Point, knob: Knob, values: Sequence[str], count: int) -> None:
+    def ensure(self, base: Point, knob: Searched, values: Sequence[str], count: int) -> None:
         """Every value run with the first `count` seeds (those it has are kept)."""
         missing: dict[int, list[str]] = {}
         for value in values:
@@ -155,11 +169,11 @@ class Search:
         difference = self.difference(a, b)
         return difference.low > 0 or difference.high < 0
 
-    def step(self, current: Point, knob: Knob, pass_number: int) -> Point:
+    def step(self, current: Point, knob: Searched, pass_number: int) -> Point:
         """Visits `knob` at `current`: evaluates its values, adds seeds while the best is not parted
         from another, and returns the point the search moves to (`current` when no value beats it)."""
         today_runs = self.runs_of(TODAY)
-        here = dict(current).get(knob.key, knob.today)
+        here = _value_at(current, knob)
         count = self.seeds
         values = list(knob.values)
         while True:
@@ -221,7 +235,7 @@ class Search:
                 raise SweepError(f"today's scenario does not run: {self.errors[TODAY]}")
             for pass_number in range(1, MAX_PASSES + 1):
                 start = current
-                for knob in self.knobs:
+                for knob in [*self.knobs, *coupled(self.knobs)]:
                     current = self.step(current, knob, pass_number)
                 if current == start:
                     break
@@ -230,6 +244,23 @@ class Search:
         except _Budget:
             pass
         return current
+
+
+Searched = Knob | Coupled
+"""What one step of the search varies: a knob, or a coupled pair of knobs as one."""
+
+
+def _without(point: Point, knob: Searched) -> Point:
+    """The point without the knob's values (a pair's: both parts')."""
+    keys = {part.key for part in knob.parts} if isinstance(knob, Coupled) else {knob.key}
+    return frozenset(item for item in point if item[0] not in keys)
+
+
+def _value_at(point: Point, knob: Searched) -> str:
+    """The knob's value at the point (a pair's as `a / b`)."""
+    if isinstance(knob, Coupled):
+        return Coupled.pair(*(_value_at(point, part) for part in knob.parts))
+    return dict(point).get(knob.key, knob.today)
 
 
 class _Budget(Exception):
