@@ -284,3 +284,16 @@ def test_dask_runs_the_same_points_as_this_process(tmp_path: Path) -> None:
     assert here["runner"].startswith("local") and there["runner"] == "dask"
     assert [point["figures"] for point in here["curve"]] == [point["figures"] for point in there["curve"]]
     assert "--max-runs 9" in here["stopped"]
+
+
+def test_a_load_that_stops_growing_is_said_not_taken_for_a_limit(tmp_path: Path) -> None:
+    """The example trace holds 2 s of I/O: replayed faster in a 3 s run, it ends sooner and its IOPS
+    stay where they were; the answer says the load stopped growing, not that an SLO failed. An SLO
+    below the array's fixed 150 µs fails at any load: said too."""
+    trace = ROOT / "scenarios" / "examples" / "trace.toml"
+    grown = _headroom(str(trace), "--slo", "p99<=5ms", "--duration", "3s", out=tmp_path / "a")
+    assert grown["limited_by"] == "stalled" and grown["binding_slo"] is None
+    assert grown["stalled"] and grown["factor"] == grown["bracket"][0] < 2
+    never = _headroom(str(trace), "--slo", "p99<=0.1ms", "--duration", "1s", out=tmp_path / "b")
+    assert never["limited_by"] == "fails today" and never["factor"] is None and never["today"]["holds"] is False
+    assert "×1/1024" in never["stopped"]

@@ -13,7 +13,7 @@ from sanlab.errors import UserError
 from sanlab.export.files import loads_bounded
 from sanlab.formatting import format_count, format_ms
 from sanlab.headroom.bottleneck import describe
-from sanlab.headroom.search import Limit, Point, Search
+from sanlab.headroom.search import Limit, Point, Search, factor_text
 from sanlab.headroom.slo import Slo
 
 HEADROOM_FILE = "headroom.json"
@@ -90,7 +90,14 @@ def headroom_document(
     doc["factor_ci95"] = [limit.low, limit.high] if limit else None
     doc["binding_slo"] = limit.slo.text if limit and limit.slo else None
     doc["bracket"] = [low.factor if low else None, high.factor if high else None]
-    doc["limit_iops"] = _limit_iops(low, high, limit.factor) if limit and low else None
+    stalled = high is not None and search.stalled(high)
+    doc["limited_by"] = (
+        "stalled" if stalled else "slo" if limit else "nothing tried failed" if low else "fails today"
+    )
+    if limit and low and not stalled:
+        doc["limit_iops"] = _limit_iops(low, high, limit.factor)
+    else:
+        doc["limit_iops"] = low.iops().mean if low else None
     at_limit = utilisation.get("limit") or []
     doc["bottleneck"] = at_limit[0] if at_limit else None
     doc["utilisation"] = {key: list(value) for key, value in utilisation.items()}
@@ -98,6 +105,7 @@ def headroom_document(
     doc["runs"] = search.runs
     doc["stopped"] = search.stopped
     doc["undecided"] = sorted(set(search.undecided))
+    doc["stalled"] = sorted(p.factor for p in search.points if p.runs and search.stalled(p))
     return doc
 
 
@@ -150,11 +158,16 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     low, high = doc["bracket"]
     if factor is None and low is None:
         lines.append(
-            f"{labels} {'does' if len(slos) == 1 else 'do'} not hold at any load tried (down to ×{high:g} of today's)"
+            f"{labels} {'does' if len(slos) == 1 else 'do'} not hold at any load tried (down to {factor_text(high)} of today's)"
         )
     elif factor is None:
         lines.append(
-            f"{labels} {verb} at every load tried, up to ×{low:g} ({format_count(doc['limit_iops'] or 0)} IOPS)"
+            f"{labels} {verb} at every load tried, up to {factor_text(low)} ({format_count(doc['limit_iops'] or 0)} IOPS)"
+        )
+    elif doc.get("limited_by") == "stalled":
+        lines.append(
+            f"{labels} {verb} as far as the load grew: up to {factor_text(low)} ({format_count(doc['limit_iops'])} IOPS); "
+            f"at {factor_text(high)} it did not grow (below)"
         )
     else:
         plus = max(factor - span[0], span[1] - factor)
@@ -173,7 +186,14 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     if doc["stopped"]:
         lines.append(f"stopped: {doc['stopped']}")
     if doc["undecided"]:
-        factors = ", ".join(f"×{f:.4g}" for f in doc["undecided"])
+        factors = ", ".join(factor_text(f) for f in doc["undecided"])
         lines.append(f"undecided at the seed cap, judged by their means: {factors}")
+    if doc.get("stalled"):
+        factors = ", ".join(factor_text(f) for f in doc["stalled"])
+        lines.append(
+            f"the load did not grow at {factors} (no I/O, or under 3/4 of the factor × today's IOPS), "
+            "counted as failing: a trace replayed faster ends sooner (a --duration within the replay), "
+            "or the system cannot take the arrivals"
+        )
     lines.extend(f"note: {note}" for note in doc.get("notes", []))
     return lines

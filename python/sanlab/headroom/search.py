@@ -21,6 +21,13 @@ BRACKET = 0.02
 MAX_DOUBLINGS = 10
 """Expanding (or shrinking) stops at 2**10 times today's load (or 1/2**10)."""
 SEED_GROWTH = 2
+STALLED = 0.75
+"""An open-loop point delivering less than this share of factor × today's IOPS did not grow."""
+
+
+def factor_text(factor: float) -> str:
+    """`×4`, `×1.078`, `×1/1024`."""
+    return f"×1/{1 / factor:.4g}" if factor < 1 / 16 else f"×{factor:.4g}"
 
 
 class Budget(Exception):
@@ -39,6 +46,10 @@ class Point:
 
     def seeds(self) -> list[int]:
         return sorted(self.runs)
+
+    def idle(self) -> bool:
+        """A selected VM measured no I/O with some seed."""
+        return any(vm["iops"] <= 0 for run in self.runs.values() for vm in run.values())
 
     def _of(self, values: list[float]) -> Interval:
         if self.exact and len(values) == 1:
@@ -83,6 +94,9 @@ class Search:
         return point
 
     def verdicts(self, point: Point) -> dict[str, str]:
+        """Each SLO's verdict; every SLO fails at a point whose load did not grow (`stalled`)."""
+        if self.stalled(point):
+            return {slo.text: "fails" for slo in self.slos}
         return {slo.text: slo.verdict(point.interval(slo)) for slo in self.slos}
 
     def decided(self, point: Point) -> bool:
@@ -135,6 +149,17 @@ class Search:
         verdict = "holds" if self.holds(point) else "fails"
         return f"×{point.factor:.4g}: {verdict} ({len(point.runs)} seeds)"
 
+    def stalled(self, point: Point) -> bool:
+        """The load did not grow: a selected VM measured no I/O with some seed, or (every scaled
+        job an open loop) the VMs delivered less than STALLED of factor × today's IOPS: a trace
+        replayed faster ends sooner, arrivals the system cannot take pile up."""
+        if point.idle():
+            return True
+        today = next((p for p in self.points if p.factor == 1.0 and p.runs), None)
+        if today is None or point is today or not all(s.loop == "open" for s in self.scalings):
+            return False
+        return point.iops().mean < STALLED * point.factor * today.iops().mean
+
     # --- the search --------------------------------------------------------------------------
     def run(self) -> tuple[Point | None, Point | None]:
         """The bracket: the largest factor tried that holds and the smallest above it that fails
@@ -169,10 +194,8 @@ class Search:
             if self.holds(point) != (step == 2.0):
                 break
         else:
-            limit = "holds" if step == 2.0 else "fails"
-            self.stopped = (
-                f"the SLOs still {limit} at ×{factor:g} of today's load, the furthest the search goes"
-            )
+            verdict = "hold" if step == 2.0 else "fail"
+            self.stopped = f"the objectives still {verdict} at {factor_text(factor)} of today's load, the furthest the search goes"
         return self.bracket()
 
     def _bisect(self, low: Point, high: Point) -> tuple[Point, Point]:
@@ -233,6 +256,8 @@ def estimate(search: Search, low: Point, high: Point) -> Limit:
     interval runs from where the pessimistic bound of the SLO figure's interval (the high end of a
     latency's) first crosses the limit over the points tried to where the optimistic bound does.
     The binding SLO is the one whose mean crosses first."""
+    if search.stalled(high):  # the load stopped growing: no SLO crossed its limit
+        return Limit(low.factor, low.factor, high.factor, None)
     best: Limit | None = None
     for slo in search.slos:
         a, b = low.interval(slo), high.interval(slo)
