@@ -35,7 +35,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     options.add_scenario(parser)
     parser.add_argument(
         "--slo", action="append", default=[], metavar="EXPR", required=True,
-        help="an objective, e.g. 'p99<=5ms', 'mean<=1ms' (mean, p50, p95, p99, p99.9, max) or 'iops>=2000' (repeatable)",
+        help="an objective: FIGURE<=LATENCY (mean, p50, p95, p99, p99.9, max; such as p99<=5ms) or iops>=N (repeatable)",
     )  # fmt: skip
     parser.add_argument(
         "--vm", dest="vms", action="append", default=[], metavar="NAME",
