@@ -124,7 +124,7 @@ COUNTERS = ("Commands/sec", "Reads/sec", "Writes/sec", "MBytes Read/sec", "MByte
 @pytest.mark.parametrize(
     ("values", "said"),
     [
-        ({"MBytes Read/sec": "1e18"}, "bytes per command from MBytes Read/sec and Written/sec at 1000 commands/s, above the 4,294,967,296 a request can be"),
+        ({"MBytes Read/sec": "1e18"}, "bytes per command at 1000 commands/s, above the 4,294,967,296 a request can be"),
         ({"Active Commands": "100000"}, "100000 commands outstanding (Active Commands + Queued Commands), above the 65536 a job can hold"),
         ({"Commands/sec": "2e9", "Reads/sec": "1.4e9", "Writes/sec": "6e8", "MBytes Read/sec": "1e7", "Active Commands": "0.5"}, "2e+09 commands/s, outside the rates a job can issue (3.171e-08 to 1e+09)"),
     ],
@@ -149,3 +149,31 @@ def test_a_load_past_the_engines_bounds_for_a_job_is_said_not_written(tmp_path: 
         code = cli.main(["import", "esxi", "--esxcli", *listings, "--esxtop", str(capture), "-o", str(out)])
     assert code == 0, err.getvalue()
     assert said in err.getvalue(), err.getvalue()
+
+
+def test_an_iostat_load_past_the_engines_bounds_is_said_not_written(tmp_path: Path) -> None:
+    """The same bound for `import linux` (one function, `workload.beyond_a_job`): an iostat
+    capture of 1e15 kB/s read gives a request size no job can have."""
+    import contextlib
+    import io
+
+    from sanlab import cli
+
+    lines = (LINUX / "iostat" / "constructed.ibm-ds8k.xt.txt").read_text(encoding="utf-8").splitlines()
+    column = None
+    for k, line in enumerate(lines):
+        cells = line.split()
+        if cells and cells[0].rstrip(":") == "Device":
+            column = cells.index("rkB/s")
+        elif column is not None and len(cells) > column and cells[0] != "avg-cpu:":
+            cells[column] = "1000000000000000"
+            lines[k] = " ".join(cells)
+        else:
+            column = None if not cells else column
+    capture = tmp_path / "iostat.txt"
+    capture.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out, err = tmp_path / "host.toml", io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["import", "linux", "--multipath", str(LINUX / "multipath" / "linux-scsi.ibm-ds8k-create.txt"), "--iostat", str(capture), "-o", str(out)])
+    assert code == 0, err.getvalue()
+    assert "a request can be" in err.getvalue(), err.getvalue()

@@ -73,6 +73,9 @@ class DeviceLoad:
     writes_per_s: float
     closed: bool
     source: str
+    # The latency the guest saw (GAVG, weighted by commands): what `import … --calibrate` fits the
+    # run's VM latency to; NaN where the capture has none.
+    gavg_ms: float = math.nan
 
     def fio_cmdline(self) -> str:
         """The fio command line that issues this load."""
@@ -83,7 +86,13 @@ class DeviceLoad:
             return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={depth}"
         # Open: arrivals at the measured rate; the depth only caps what may be outstanding.
         # The rate as measured: rounded to a whole number, 0.3 IOPS would be 0, which is no limit.
-        return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={min(max(depth * 4, 64), MAX_IODEPTH)} --rate_iops={self.iops:.6g} --rate_process=poisson"
+        # A mix takes a rate per direction (fio's `rate_iops=R,W`): one value would cap reads and
+        # writes each at the total, twice the load at half reads.
+        rate = f"{self.iops:.6g}"
+        if 0 < mix < 100:
+            reads = self.iops * mix / 100
+            rate = f"{max(reads, RATE_IOPS[0]):.6g},{max(self.iops - reads, RATE_IOPS[0]):.6g}"
+        return f"--name=load --ioengine=libaio --rw={rw} --bs={self.size_bytes} --iodepth={min(max(depth * 4, 64), MAX_IODEPTH)} --rate_iops={rate} --rate_process=poisson"
 
     def why(self) -> str:
         loop = f"closed loop at {self.outstanding:.1f} outstanding (ACTV+QUED a steady whole number)" if self.closed else f"open loop at {self.iops:.0f} IOPS (ACTV+QUED {self.outstanding:.2f}: arrivals, not a held depth)"
@@ -168,7 +177,8 @@ def _load(capture: Capture, device: str) -> DeviceLoad | str | None:
     source = f"{capture.path.name} column {column.number} ({DEVICE}({device})), {capture.samples} samples"
     davg = weighted_mean(get("Average Driver MilliSec/Command"), get("Commands/sec"))
     by_direction = [weighted_mean(series[c], get(n)) if c in series else davg for c, n in (("Average Driver MilliSec/Read", "Reads/sec"), ("Average Driver MilliSec/Write", "Writes/sec"))]
-    return DeviceLoad(device, iops, reads / (reads + writes), sectors * SECTOR_BYTES, outstanding, davg, by_direction[0], by_direction[1], reads, writes, closed, source)
+    gavg = weighted_mean(series["Average Guest MilliSec/Command"], get("Commands/sec")) if "Average Guest MilliSec/Command" in series else math.nan
+    return DeviceLoad(device, iops, reads / (reads + writes), sectors * SECTOR_BYTES, outstanding, davg, by_direction[0], by_direction[1], reads, writes, closed, source, gavg)
 
 
 def device_loads(capture: Capture) -> tuple[dict[str, DeviceLoad], dict[str, str]]:
