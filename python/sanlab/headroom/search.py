@@ -21,6 +21,8 @@ BRACKET = 0.02
 MAX_DOUBLINGS = 10
 """Expanding (or shrinking) stops at 2**10 times today's load (or 1/2**10)."""
 SEED_GROWTH = 2
+SETTLE_STEPS = 4
+"""Points tried past an undecided bracket end, 2 % to 16 % further out."""
 STALLED = 0.75
 """An open-loop point delivering less than this share of factor × today's IOPS did not grow."""
 
@@ -168,9 +170,25 @@ class Search:
             low, high = self._expand()
             if low is not None and high is not None:
                 low, high = self._bisect(low, high)
+                self._settle(low, high)
         except Budget:
             low, high = self.bracket()
         return low, high
+
+    def _settle(self, low: Point, high: Point) -> None:
+        """A bracket end its intervals left undecided (judged by its means) gets a decided
+        neighbour: points 2 %, 4 %, 8 %, 16 % further out until one is decided the same way, so
+        that the limit's interval rests on decided points on both sides, a few % apart."""
+        for end, outward, verdict in ((high, 1.0, False), (low, -1.0, True)):
+            if self.decided(end):
+                continue
+            step = BRACKET
+            for _ in range(SETTLE_STEPS):
+                point = self.point(end.factor * (1 + step) ** outward)
+                self.evaluate([point])
+                if self.decided(point) and self.holds(point) == verdict:
+                    break
+                step *= 2
 
     def bracket(self) -> tuple[Point | None, Point | None]:
         tried = sorted((p for p in self.points if p.runs and self._complete(p)), key=lambda p: p.factor)
