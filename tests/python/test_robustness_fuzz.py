@@ -177,3 +177,60 @@ def test_an_iostat_load_past_the_engines_bounds_is_said_not_written(tmp_path: Pa
         code = cli.main(["import", "linux", "--multipath", str(LINUX / "multipath" / "linux-scsi.ibm-ds8k-create.txt"), "--iostat", str(capture), "-o", str(out)])
     assert code == 0, err.getvalue()
     assert "a request can be" in err.getvalue(), err.getvalue()
+
+
+def _iostat_with(tmp_path: Path, column: str, value: str) -> tuple[int, str, str]:
+    """`import linux` of the DS8000 listing and its iostat capture with `column` of every row
+    set to `value`: exit code, stderr and the scenario written (empty when none)."""
+    import contextlib
+    import io
+
+    from sanlab import cli
+
+    lines = (LINUX / "iostat" / "constructed.ibm-ds8k.xt.txt").read_text(encoding="utf-8").splitlines()
+    at = None
+    for k, line in enumerate(lines):
+        cells = line.split()
+        if cells and cells[0].rstrip(":") == "Device":
+            at = cells.index(column)
+        elif at is not None and len(cells) > at and cells[0] != "avg-cpu:":
+            cells[at] = value
+            lines[k] = " ".join(cells)
+    capture = tmp_path / "iostat.txt"
+    capture.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out, err = tmp_path / "host.toml", io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["import", "linux", "--multipath", str(LINUX / "multipath" / "linux-scsi.ibm-ds8k-create.txt"), "--iostat", str(capture), "-o", str(out)])
+    return code, err.getvalue(), out.read_text(encoding="utf-8") if out.exists() else ""
+
+
+def test_an_await_past_the_engines_longest_duration_is_said_not_written(tmp_path: Path) -> None:
+    """An r_await of 1e18 ms was written `read_latency = "2305843009213693952000.0us"`, past the
+    365 days the engine takes: the service time's bounds are one function (`no_service_time`)
+    for ESXi's DAVG and iostat's and typeperf's await alike."""
+    code, err, written = _iostat_with(tmp_path, "r_await", "1000000000000000000")
+    assert code == 0, err
+    assert "the reads' await (1e+18 ms, above the 365 days the engine takes) is no service time: left out" in err, err
+    assert "e+" not in written.split("[[volume]]")[0]
+
+
+def test_an_arrays_servers_are_at_most_the_engines(tmp_path: Path) -> None:
+    """Four servers per outstanding command: 300,000 outstanding (an open loop's) gave 1.2 M
+    servers, past the engine's 1,000,000."""
+    import contextlib
+    import io
+
+    from sanlab import cli
+
+    cells = {"Commands/sec": "1000", "Reads/sec": "700", "Writes/sec": "300", "MBytes Read/sec": "2.73", "MBytes Written/sec": "1.17",
+             "Active Commands": "300000.5", "Queued Commands": "0", "Average Driver MilliSec/Command": "0.51"}  # fmt: skip
+    header = ['"(PDH-CSV 4.0) (UTC)(0)"', *(f'"\\\\esx1\\Physical Disk SCSI Device({NAA})\\{c}"' for c in COUNTERS)]
+    rows = [[f'"01/01/2026 00:00:{5 * k:02d}"', *(f'"{cells[c]}"' for c in COUNTERS)] for k in range(3)]
+    capture = tmp_path / "esxtop.csv"
+    capture.write_text("\n".join(",".join(row) for row in [header, *rows]) + "\n", encoding="utf-8")
+    out, err = tmp_path / "host.toml", io.StringIO()
+    listings = [str(ESXCLI_DATA / "nmp-device-list.esx40-clariion.txt"), str(ESXCLI_DATA / "nmp-path-list.esx40-clariion.txt")]
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["import", "esxi", "--esxcli", *listings, "--esxtop", str(capture), "-o", str(out)])
+    assert code == 0, err.getvalue()
+    assert "servers = 1000000 }" in out.read_text(encoding="utf-8")

@@ -34,12 +34,13 @@ import numpy as np
 from sanlab.hostimport.records import CaptureNames, DiskCapture, DiskRow, HostInputError
 from sanlab.hostimport.topology import ArrayMedia, Topology, Volume, VolumeLoad
 from sanlab.hostimport.workload import (
-    MIN_SERVICE_MS,
     SECTOR_BYTES,
     STEADY_CV,
     WHOLE,
     DeviceLoad,
     beyond_a_job,
+    no_service_time,
+    servers_for,
 )
 
 
@@ -163,15 +164,16 @@ def _media(measured: dict[str, list[tuple[str, DeviceLoad, VolumeSeries]]], capt
             n = np.concatenate([getattr(s, count) for _, _, s in volumes])
             value = _weighted(ms, n)
             requests[name] = float(n[np.isfinite(n)].sum())
-            if n.sum() > 0 and not value >= MIN_SERVICE_MS:
-                notes.append(f"{capture.path}: {array}: the {name}s' await ({'no value' if math.isnan(value) else f'{value:.4f} ms'}) is below the 1 µs an array takes at least: left out")
+            found = no_service_time(value) if n.sum() > 0 else None
+            if found:
+                notes.append(f"{capture.path}: {array}: the {name}s' await ({found}) is no service time: left out")
                 value = math.nan
             direction[name] = value
         read, write = direction["read"], direction["write"]
         read, write = (read if math.isfinite(read) else write), (write if math.isfinite(write) else read)
         if not math.isfinite(read):
             continue
-        servers = max(64, 4 * math.ceil(sum(load.outstanding for _, load, _ in volumes)))
+        servers = servers_for(sum(load.outstanding for _, load, _ in volumes))
         sources = ", ".join(" + ".join(s.devices) for _, _, s in volumes)
         media[array] = ArrayMedia(
             f'{{ kind = "flash", read_latency = "{read * 1000:.1f}us", write_latency = "{write * 1000:.1f}us", servers = {servers} }}',

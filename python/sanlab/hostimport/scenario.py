@@ -30,7 +30,7 @@ import numpy as np
 from sanlab.errors import UserError
 from sanlab.hostimport.esxtop import ADAPTER_QUEUE, DEVICE, Capture
 from sanlab.hostimport.host import CoreDevice, CorePath, Listings, NmpDevice, NmpPath, Source
-from sanlab.hostimport.workload import DeviceLoad, device_loads, service_ms
+from sanlab.hostimport.workload import DeviceLoad, device_loads, servers_for, service_ms
 from sanlab.toml_text import toml_comment, toml_value
 
 # The workload each device gets when no capture says what it carries: light enough to leave the
@@ -478,7 +478,7 @@ def _media(array: str, device_arrays: Sequence[tuple[str, str]], loads: dict[str
         if measured:
             notes.append(f"{array}: no DAVG of {', '.join(m.device for m in measured)} gives a service time: sanlab's default flash read latency ({DEFAULT_READ_LATENCY})")
         return f'media = {{ kind = "flash", read_latency = "{DEFAULT_READ_LATENCY}" }}  # sanlab\'s default: nothing measured says how fast the array is'
-    servers = max(64, 4 * math.ceil(sum(m.outstanding for m in measured)))
+    servers = servers_for(sum(m.outstanding for m in measured))
     return (
         f'media = {{ kind = "flash", read_latency = "{read_ms * 1000:.1f}us", write_latency = "{write_ms * 1000:.1f}us", servers = {servers} }}'
         f"  # DAVG per direction at the capture's load, weighted by reads (writes) over {toml_comment(', '.join(dict.fromkeys(m.device for m in measured)))}; servers enough not to queue"

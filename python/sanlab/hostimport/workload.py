@@ -51,6 +51,10 @@ MIB = 1 << 20
 MAX_BS = 4 << 30
 MAX_IODEPTH = 65536
 RATE_IOPS = (3.171e-8, 1e9)
+MAX_SERVICE_MS = 365 * 86400 * 1000.0
+"""The longest duration the engine takes (365 days): a longer DAVG or await is no service time."""
+MAX_SERVERS = 1_000_000
+"""An array's most servers in the engine."""
 MIN_SERVICE_MS = 0.001
 """The engine's floor for an array's service time, 1 µs (docs/robustness.md, "Numbers"). esxtop
 writes latencies with two decimals, so a DAVG of 0.00 ms is a rounded figure, not a service time."""
@@ -195,6 +199,24 @@ def device_loads(capture: Capture) -> tuple[dict[str, DeviceLoad], dict[str, str
     return loads, reasons
 
 
+def no_service_time(ms: float) -> str | None:
+    """Why a measured latency (ms) is no array's service time, or None: missing, below the 1 µs
+    an array takes at least (MIN_SERVICE_MS), or past the engine's longest duration."""
+    if math.isnan(ms):
+        return "no value"
+    if not ms >= MIN_SERVICE_MS:
+        return f"{ms:.4f} ms, below the {MIN_SERVICE_MS * 1000:g} µs an array takes at least"
+    if not ms <= MAX_SERVICE_MS:
+        return f"{ms:g} ms, above the 365 days the engine takes"
+    return None
+
+
+def servers_for(outstanding: float) -> int:
+    """Servers enough that the capture's load (its outstanding commands, summed) does not queue
+    in the array: four per command, 64 at least, MAX_SERVERS at most."""
+    return min(MAX_SERVERS, max(64, 4 * math.ceil(outstanding)))
+
+
 def service_ms(loads: list[DeviceLoad]) -> tuple[float, float, list[str]]:
     """The array's read and write service times: its devices' DAVG per direction, weighted by
     their reads (writes); a direction without any takes the other's; NaN when neither has one.
@@ -204,10 +226,10 @@ def service_ms(loads: list[DeviceLoad]) -> tuple[float, float, list[str]]:
 
     def weighted(direction: str, pairs: list[tuple[str, float, float]]) -> float:
         for device, ms, n in pairs:
-            if n > 0 and not ms >= MIN_SERVICE_MS:
-                found = "no value" if math.isnan(ms) else f"{ms:.4f} ms, below the {MIN_SERVICE_MS * 1000:g} µs an array takes at least"
+            found = no_service_time(ms) if n > 0 else None
+            if found:
                 notes.append(f"{device}: the DAVG of its {direction} ({found}) is no service time: left out of its array's")
-        kept = [(ms, n) for _, ms, n in pairs if n > 0 and ms >= MIN_SERVICE_MS]
+        kept = [(ms, n) for _, ms, n in pairs if n > 0 and no_service_time(ms) is None]
         total = sum(n for _, n in kept)
         return sum(ms * n for ms, n in kept) / total if total else math.nan
 
