@@ -1,4 +1,4 @@
-"""`sanlab import linux|windows … --calibrate`: the twin fitted in one step. The capture's VM
+"""`sanlab import esxi|linux|windows … --calibrate`: the twin fitted in one step. The capture's VM
 figures become `NAME.points.csv`, each measured array's service time (the direction most of its
 requests took) is fitted by `sanlab calibrate`'s machinery, and `NAME.calibrated.toml` (based on
 the imported scenario) runs at the capture's IOPS within 5 % and latency within 10 %; without a
@@ -52,6 +52,23 @@ def test_the_calibrated_twin_runs_at_the_capture_s_load(tmp_path: Path, platform
     assert calibrated["base"] == "host.toml" and key in calibrated["array"][0]["media"]
     vm = _run(tmp_path / "host.calibrated.toml", tmp_path / "run")["vms"][0]
     assert vm["iops"] == pytest.approx(iops, rel=0.05) and vm["lat_ms"]["mean"] == pytest.approx(lat_ms, rel=0.10)
+
+
+def test_an_esxi_host_s_twin_takes_the_guest_latency(tmp_path: Path) -> None:
+    """esx1's capture: a mixed open loop of 1,333 commands/s whose guest saw 1.12 ms (GAVG) over a
+    DAVG of 0.90 ms. The import's array (the DAVG per direction) answers faster than the guest saw;
+    the fit moves the reads' service time (three quarters of the commands) until the twin's VM sees
+    the capture's GAVG."""
+    cluster = ROOT / "tests/data/esxi/cluster"
+    done = _sanlab("import", "esxi", "--esxcli", cluster / "esx1", "--esxtop", cluster / "esx1.csv", "-o", "esx1.toml", "--calibrate", *FAST, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "--rate_iops=1000,333.333" in (tmp_path / "esx1.toml").read_text()  # a rate per direction
+    imported = _run(tmp_path / "esx1.toml", tmp_path / "imported")["vms"][0]
+    twin = _run(tmp_path / "esx1.calibrated.toml", tmp_path / "twin")["vms"][0]
+    assert imported["lat_ms"]["mean"] < 1.0  # DAVG alone: the guest's 0.2 ms more are not in it
+    assert twin["iops"] == pytest.approx(1333.33, rel=0.05) and twin["lat_ms"]["mean"] == pytest.approx(1.12, rel=0.10)
+    refused = _sanlab("import", "esxi", "--esxcli", cluster / "esx1", "--esxcli", cluster / "esx2", "-o", tmp_path / "c.toml", "--calibrate")
+    assert refused.returncode == 2 and "the fit of a cluster is not there yet" in refused.stderr
 
 
 def test_calibrate_without_a_capture_is_one_line(tmp_path: Path) -> None:

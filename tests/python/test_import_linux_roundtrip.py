@@ -1,6 +1,6 @@
 """`sanlab import linux`'s round trip: a Linux host simulated (a dm-multipath map with service-time
 over four paths, two ALUA optimized and two not, under a closed loop; an NVMe subsystem over two
-controllers with round-robin under Poisson arrivals), its `multipath -ll` and `nvme list-subsys`
+controllers with round-robin under Poisson arrivals of reads and writes), its `multipath -ll` and `nvme list-subsys`
 written as they print them and its counters as `iostat -xty` prints them (sysstat 12.3 and
 later), imported and simulated again: each device's IOPS within 5 %, latency within 10 %, the
 paths' shares within 2 points; and `sanlab compare --iostat` says so of the second run against
@@ -9,6 +9,7 @@ the capture."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -62,7 +63,7 @@ host = "lnx1"
 volume = "nvme-subsys0"
 adapter = { kind = "ideal" }
 [[vm.job]]
-cmdline = "--name=web --ioengine=libaio --rw=randread --bs=4k --iodepth=64 --rate_iops=3000 --rate_process=poisson"
+cmdline = "--name=web --ioengine=libaio --rw=randrw --rwmixread=80 --bs=4k --iodepth=64 --rate_iops=2400,600 --rate_process=poisson"
 """
 
 MULTIPATH = """mpatha (3600a098038303053453f463045727a41) dm-0 NETAPP,LUN C-Mode
@@ -162,6 +163,8 @@ def test_the_import_reads_the_host_it_was_written_from(round_trip: tuple[dict, d
     _, _, toml, _ = round_trip
     assert 'multipath = { psp = { kind = "dm_service_time" } }' in toml and 'psp = { kind = "nvme_round_robin" }' in toml
     assert "closed loop at 16 outstanding (aqu-sz 16.00" in toml and "--rate_process=poisson" in toml
+    # A mixed open loop is a rate per direction: one value would cap reads and writes each at it.
+    assert re.search(r"--rw=randrw --rwmixread=(79|80|81) --bs=4096 --iodepth=64 --rate_iops=2\d{3}(\.\d+)?,[56]\d{2}(\.\d+)? ", toml)
     assert toml.count('alua = "ANO"') == 2 and toml.count('alua = "AO"') == 4
 
 

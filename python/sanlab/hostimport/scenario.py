@@ -317,7 +317,22 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
     for link in links:
         if link.down:
             lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# {link.down} when listed ({toml_comment(str(link.source))})", ""]
-    return Imported("\n".join(lines).rstrip() + "\n", notes)
+    vm_figures = {f"vm{k + 1}": (loads[d].iops, loads[d].gavg_ms) for k, d in enumerate(devices) if d in loads and math.isfinite(loads[d].gavg_ms)}
+    return Imported("\n".join(lines).rstrip() + "\n", notes, vm_figures, _service_us(arrays, device_arrays, loads))
+
+
+def _service_us(arrays: Sequence[str], device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad]) -> dict[str, float]:
+    """Each measured array's service time, as `_media` writes it, in the direction most of its
+    devices' commands took (`Imported.service_us`)."""
+    out: dict[str, float] = {}
+    for index, array in enumerate(arrays):
+        measured = [loads[d] for d in dict.fromkeys(d for d, a in device_arrays if a == array) if d in loads]
+        read_ms, write_ms, _ = service_ms(measured)
+        reads = sum(m.reads_per_s for m in measured) >= sum(m.writes_per_s for m in measured)
+        value = read_ms if reads else write_ms
+        if measured and math.isfinite(value):
+            out[f"array[{index}].media.{'read' if reads else 'write'}_latency"] = float(f"{value * 1000:.1f}")
+    return out
 
 
 def _capture_loads(capture: Capture | None, devices: Sequence[str], notes: list[str]) -> dict[str, DeviceLoad]:
