@@ -117,7 +117,7 @@ def _calibrate(args: argparse.Namespace, imported: Imported, capture: str, captu
         seed = int(engine.run(scenario, None, [f"run.duration={args.fit_duration}"])["variants"][0]["seed"])
     except engine.ScenarioError as exc:
         raise UserError(f"import {args.platform} --calibrate: --fit-duration {args.fit_duration}: {exc}") from None
-    cal = Calibration(scenario, free, points, seed, (f"run.duration={args.fit_duration}",), None, None, args.generations, args.popsize)
+    cal = Calibration(scenario=scenario, free=free, points=points, seed=seed, sets=(f"run.duration={args.fit_duration}",), generations=args.generations, popsize=args.popsize)
     print(f"calibrating {', '.join(p.key for p in free)} on {points_file} ({len(free) * args.popsize} candidates × {args.generations} generations at most)", file=sys.stderr, flush=True)
     fit = calibrate(cal, local_mapper)
     for table in (points_table(fit), values_table(fit)):
