@@ -50,7 +50,7 @@ DEFAULT_COMPARE_FILE = Path("compare.html")
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more; one with --esxtop)"
+        "run_dirs", metavar="RUN_DIR", type=Path, nargs="+", help="run folders (two or more; one with --esxtop, --iostat or --typeperf)"
     )
     captures = parser.add_mutually_exclusive_group()
     captures.add_argument(

@@ -79,8 +79,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 def _add_calibrate(parser: argparse.ArgumentParser, capture: str) -> None:
     parser.add_argument(
         "--calibrate", action="store_true",
-        help=f"with {capture}: also fit each measured array's read and write service time so that the scenario's VMs run at the "
-        "capture's IOPS and latency (sanlab calibrate), writing SCENARIO's measured points beside it (NAME.points.csv) and the "
+        help=f"with {capture}: also fit each measured array's service time (the direction most of its requests took) so that "
+        "the scenario's VMs run at the capture's IOPS and latency (sanlab calibrate), writing SCENARIO's measured points beside it (NAME.points.csv) and the "
         "fitted scenario (NAME.calibrated.toml, based on SCENARIO)",
     )
     parser.add_argument("--generations", type=options.positive, default=8, metavar="N", help="with --calibrate: the fit's generations at most (default: 8)")
