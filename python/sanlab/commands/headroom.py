@@ -81,6 +81,17 @@ def _selected(today: dict[str, Any], wanted: list[str], where: str) -> list[str]
     return list(dict.fromkeys(wanted)) or names
 
 
+def _probe(args: argparse.Namespace, variant: str, duration: str | None) -> Any:
+    """Today's run at the search's duration; a scenario whose faults come after the short run
+    (the engine refuses an event beyond the run) runs its own duration."""
+    try:
+        return engine.run(args.scenario, [variant], args.sets, args.seed, duration)
+    except engine.ScenarioError:
+        if args.duration is not None or duration is None:
+            raise
+        return engine.run(args.scenario, [variant], args.sets, args.seed, None)
+
+
 def main(args: argparse.Namespace) -> int:
     """Runs the search and prints the answer; returns the exit code."""
     slos = parse_slos(args.slo)
@@ -94,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
     where = f"{args.scenario} (variant {variant})"
     duration = _duration(args.scenario, args.sets, variant, args.duration)
     # Today, once, in this process: the VMs, the jobs as the engine paces them, the utilisations.
-    probe = engine.run(args.scenario, [variant], args.sets, args.seed, duration)
+    probe = _probe(args, variant, duration)
     today = probe["variants"][0]
     if today.get("resolved", {}).get("event") and args.duration is None and duration is not None:
         duration = None  # a scenario with faults runs its own duration, so that every fault happens

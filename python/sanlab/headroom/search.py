@@ -208,6 +208,13 @@ class Search:
         for _ in range(MAX_DOUBLINGS):
             factor *= step
             point = self.point(factor)
+            if point.runs:  # whole counts: the factor rounds to a point already tried
+                verdict = "hold" if step == 2.0 else "fail"
+                self.stopped = (
+                    f"the objectives still {verdict} at {factor_text(point.factor)} of today's load, and whole "
+                    f"depths (at least 1) cannot {'grow' if step == 2.0 else 'shrink'} it further"
+                )
+                break
             self.evaluate([point])
             if self.holds(point) != (step == 2.0):
                 break
