@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import gzip
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -354,7 +355,7 @@ def _build_points(rng: random.Random) -> Case:
     free = [mutate(rng, f.encode()).decode("utf-8", "replace") if rng.random() < 0.3 else f for f in rng.sample(FREE, rng.randint(1, 2))]
     sizes = (-1, 0, 1, 2, 15, 100, 10**6, 10**8, 2**63) if rng.random() < 0.2 else (1, 2, 5, 15, 30)
     return Case("points", {"points.csv": gzip.compress(data) if gz else data},
-                {"free": free, "generations": rng.choice(sizes), "popsize": rng.choice(sizes)})  # fmt: skip
+                {"free": free, "generations": rng.choice(sizes), "popsize": rng.choice(sizes), "seeds": rng.choice((0, 1, 3, 10, 10**6))})  # fmt: skip
 
 
 @family("points", 3, _build_points)
@@ -364,7 +365,10 @@ def _check_points(case: Case, folder: Path, index: int) -> None:
 
     points = read_points(folder / "points.csv")
     free = [parse_free(text) for text in case.params["free"]]  # type: ignore[union-attr]
-    _bounded(len(free), len(points), case.params["generations"], case.params["popsize"])  # type: ignore[arg-type]
+    if "seeds" in inspect.signature(_bounded).parameters:  # with the ranges' seeds (--range-seeds)
+        _bounded(len(free), points, case.params["generations"], case.params["popsize"], case.params.get("seeds", 3))  # type: ignore[arg-type]
+    else:
+        _bounded(len(free), len(points), case.params["generations"], case.params["popsize"])  # type: ignore[arg-type]
     if index % VALIDATE_EVERY == 0:
         check(str(DATA / "calibrate" / "flash4.toml"), free, points, (), None)
 
