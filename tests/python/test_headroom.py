@@ -20,15 +20,19 @@ from typing import Any
 
 import pytest
 
+from sanlab.headroom.answer import headroom_document, read_headroom, to_json
 from sanlab.headroom.grow import GrowError, Scaling, plan_growth, sets_at
+from sanlab.headroom.page import page
 from sanlab.headroom.points import Job, RunFigures
 from sanlab.headroom.search import Search, estimate
 from sanlab.headroom.slo import SloError, parse_slo, parse_slos
 from sanlab.intervals import Interval
+from test_report_browser import ARTIFACTS, Chromium, chromium, load_report
 
 ROOT = Path(__file__).resolve().parents[2]
 MM1 = ROOT / "scenarios" / "validation" / "mm1.toml"
 METRO = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
+__all__ = ["chromium"]  # the fixture, used by the browser test below
 TODAY_IOPS = 5000.0
 """mm1.toml's Poisson arrival rate: factor 1."""
 FAST = ["--duration", "6s", "--seed", "1"]
@@ -99,6 +103,7 @@ def test_mm1_p99_limit_matches_theory(tmp_path: Path) -> None:
         assert figure["ci95"][0] <= figure["mean"] <= figure["ci95"][1]
         assert len(point["seeds"]) >= 3 and point["seeds"][0] == 1  # common seeds from --seed
     assert doc["at_limit"] and doc["at_limit"][0].startswith("vm[0].job[0].rate_iops=")
+    assert "Load and latency" in (tmp_path / "h" / "headroom.html").read_text(encoding="utf-8")
 
 
 def test_mm1_mean_and_mm2_erlang_c_limits(tmp_path: Path) -> None:
@@ -278,12 +283,12 @@ def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
 def test_dask_runs_the_same_points_as_this_process(tmp_path: Path) -> None:
     """--workers sends each point's seeds to Dask as RunTasks; the figures are those of the
     engine's replications here (replication r is seed + r)."""
-    args = [str(MM1), "--slo", "mean<=1ms", "--duration", "3s", "--seed", "4", "--max-runs", "9"]
+    args = [str(MM1), "--slo", "mean<=1ms", "--duration", "2s", "--seed", "4", "--max-runs", "6"]
     here = _headroom(*args, out=tmp_path / "here")
     there = _headroom(*args, "--workers", "1", out=tmp_path / "dask")
     assert here["runner"].startswith("local") and there["runner"] == "dask"
     assert [point["figures"] for point in here["curve"]] == [point["figures"] for point in there["curve"]]
-    assert "--max-runs 9" in here["stopped"]
+    assert "--max-runs 6" in here["stopped"]
 
 
 def test_a_load_that_stops_growing_is_said_not_taken_for_a_limit(tmp_path: Path) -> None:
@@ -297,3 +302,33 @@ def test_a_load_that_stops_growing_is_said_not_taken_for_a_limit(tmp_path: Path)
     never = _headroom(str(trace), "--slo", "p99<=0.1ms", "--duration", "1s", out=tmp_path / "b")
     assert never["limited_by"] == "fails today" and never["factor"] is None and never["today"]["holds"] is False
     assert "×1/1024" in never["stopped"]
+
+
+def test_headroom_html_renders_offline_in_chromium(chromium: Chromium, tmp_path: Path) -> None:
+    """headroom.html of a search on a known curve: the curve, the SLO line and the limit drawn
+    without a JavaScript error or a network request."""
+    scalings = [Scaling("vm", "j", "vm[0].job[0].rate_iops", (5.0,), "open", "rate")]
+    slos = [parse_slo("p99<=1ms")]
+    search = Search(slos=slos, scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    low, high = search.run()
+    assert low is not None and high is not None
+    header = {
+        "scenario": "curve.toml", "variant": "base", "version": "test", "vms": ["vm"], "growth": "--grow rate",
+        "scaled": ["VM vm job j: rate"], "slos": [{"text": s.text, "figure": s.figure, "limit": s.limit, "label": s.label()} for s in slos],
+        "duration_s": 6.0, "notes": [],
+    }  # fmt: skip
+    utilisation = {"today": [{"kind": "array media", "name": "a", "utilisation": 0.5}],
+                   "limit": [{"kind": "array media", "name": "a", "utilisation": 0.9}]}  # fmt: skip
+    doc = headroom_document(header, search, (low, high), estimate(search, low, high), utilisation)
+    assert read_headroom(_written(tmp_path / "headroom.json", to_json(doc)))["factor"] == pytest.approx(1.8, rel=0.01)
+    html_page = _written(tmp_path / "headroom.html", page(doc))
+    figures = load_report(chromium, html_page, ARTIFACTS / "headroom.png")
+    assert [figure["key"] for figure in figures] == ["headroom-curve"]
+    assert figures[0]["rendered"] and figures[0]["traces"] == 1 and figures[0]["height"] > 200
+    text = html_page.read_text(encoding="utf-8")
+    assert "the SLO p99 ≤ 1 ms holds up to " in text and "(×1.80 ± " in text and "array `a` media" in text
+
+
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -58,7 +58,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         help=f"runs in the whole search at most (default {DEFAULT_MAX_RUNS})",
     )  # fmt: skip
     options.add_cluster(parser)
-    options.add_out(parser, "folder for headroom.json (default runs/headroom-<scenario>-<UTC time>)")
+    options.add_out(
+        parser, "folder for headroom.json and headroom.html (default runs/headroom-<scenario>-<UTC time>)"
+    )
     options.add_json(parser, "print the answer as one JSON document")
     options.add_quiet(parser, "no progress lines on stderr")
 
@@ -203,6 +205,9 @@ def _search_and_write(
     }
     doc = headroom_document(header, search, bracket, limit, utilisation)
     replace_text(out_dir / HEADROOM_FILE, to_json(doc), check=read_headroom)
+    from sanlab.headroom.page import PAGE_FILE, page  # plotly: imported once there is a page to draw
+
+    replace_text(out_dir / PAGE_FILE, page(doc))
     if args.json:
         print(to_json(doc), end="")
     else:
