@@ -278,6 +278,14 @@ def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
     low, high = tight.run()
     assert "--max-runs 12" in tight.stopped and tight.runs <= 12
     assert low is not None and high is not None and low.factor == 1.75 and high.factor == 2.0
+    # A floor on IOPS that today misses: less load cannot raise IOPS, so the search stops and says so.
+    floor = Search(slos=[parse_slo("iops>=6000")], scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    assert floor.run() == (None, floor.points[0]) and floor.runs == 3
+    assert "iops>=6000 fails at today's load, and less load cannot raise IOPS" in floor.stopped
+    # With a ceiling, a floor today meets is one more condition at every point.
+    both = Search(slos=[parse_slo("p99<=1ms"), parse_slo("iops>=4000")], scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    low, high = both.run()
+    assert low is not None and high is not None and low.factor < 1.8 < high.factor
 
 
 def test_dask_runs_the_same_points_as_this_process(tmp_path: Path) -> None:

@@ -182,7 +182,9 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit)"
         )
-    lines.append(f"{doc['runs']} runs of {doc['duration_s']:g} s, {len(doc['curve'])} points")
+    lines.append(
+        f"{doc['runs']} runs of {doc['duration_s']:g} s, {len(doc['curve'])} point{'s' if len(doc['curve']) != 1 else ''}"
+    )
     if doc["stopped"]:
         lines.append(f"stopped: {doc['stopped']}")
     if doc["undecided"]:

@@ -203,6 +203,13 @@ class Search:
     def _expand(self) -> tuple[Point | None, Point | None]:
         today = self.point(1.0)
         self.evaluate([today])
+        failing = [slo for slo in self.slos if not slo.holds(today.interval(slo).mean)]
+        if failing and all(not slo.ceiling for slo in failing) and not self.stalled(today):
+            self.stopped = (
+                f"{', '.join(slo.text for slo in failing)} fails at today's load, and less load cannot "
+                "raise IOPS: the floor is out of reach from here (headroom looks for the most load that meets it)"
+            )
+            return self.bracket()
         step = 2.0 if self.holds(today) else 0.5
         factor = 1.0
         for _ in range(MAX_DOUBLINGS):
