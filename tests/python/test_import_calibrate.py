@@ -67,8 +67,13 @@ def test_an_esxi_host_s_twin_takes_the_guest_latency(tmp_path: Path) -> None:
     twin = _run(tmp_path / "esx1.calibrated.toml", tmp_path / "twin")["vms"][0]
     assert imported["lat_ms"]["mean"] < 1.0  # DAVG alone: the guest's 0.2 ms more are not in it
     assert twin["iops"] == pytest.approx(1333.33, rel=0.05) and twin["lat_ms"]["mean"] == pytest.approx(1.12, rel=0.10)
-    refused = _sanlab("import", "esxi", "--esxcli", cluster / "esx1", "--esxcli", cluster / "esx2", "-o", tmp_path / "c.toml", "--calibrate")
-    assert refused.returncode == 2 and "the fit of a cluster is not there yet" in refused.stderr
+    # The cluster of three such hosts: one point of each host's VM, one array fitted for all.
+    hosts = [arg for k in (1, 2, 3) for arg in ("--esxcli", cluster / f"esx{k}", "--host", f"esx{k}", "--esxtop", cluster / f"esx{k}.csv")]
+    done = _sanlab("import", "esxi", *hosts, "-o", "cluster.toml", "--calibrate", *FAST, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cluster.points.csv").read_text().startswith("label,vm:esx1_vm1:iops,vm:esx1_vm1:lat_ms,vm:esx2_vm1:iops")
+    for vm in _run(tmp_path / "cluster.calibrated.toml", tmp_path / "cluster")["vms"]:
+        assert vm["iops"] == pytest.approx(1333.33, rel=0.05) and vm["lat_ms"]["mean"] == pytest.approx(1.12, rel=0.10), vm["name"]
 
 
 def test_calibrate_without_a_capture_is_one_line(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def _calibration_files(output: Path) -> tuple[Path, Path]:
     return output.with_name(f"{output.stem}.points.csv"), output.with_name(f"{output.stem}.calibrated.toml")
 
 
-def _calibrate(args: argparse.Namespace, imported: Imported, capture: str, captured: Path) -> None:
+def _calibrate(args: argparse.Namespace, imported: Imported, capture: str, captured: list[Path]) -> None:
     """`--calibrate`: the capture's VM figures (IOPS, mean latency) as one measured point, each
     measured array's service time in the direction most of its requests took free within a third
     and three times the value the import set (log scale; one latency per VM cannot tell the two
@@ -108,7 +108,7 @@ def _calibrate(args: argparse.Namespace, imported: Imported, capture: str, captu
     if not imported.measured or not imported.service_us:
         raise UserError(f"import {args.platform} --calibrate: the capture gave no volume's load and no array's service time to fit ({capture}): nothing to calibrate")
     columns = ["label", *(f"vm:{vm}:{figure}" for vm in imported.measured for figure in ("iops", "lat_ms"))]
-    cells = [f"the capture {captured.name}", *(f"{value:.6g}" for vm in imported.measured for value in imported.measured[vm])]
+    cells = [f"the capture{'s' if len(captured) > 1 else ''} {' '.join(p.name for p in captured)}", *(f"{value:.6g}" for vm in imported.measured for value in imported.measured[vm])]
     replace_text(points_file, ",".join(columns) + "\n" + ",".join(cells) + "\n", check=read_points)
     free = tuple(parse_free(f"{key}={us / 3:.1f}us..{us * 3:.1f}us:log") for key, us in imported.service_us.items())
     points = tuple(read_points(points_file))
@@ -170,7 +170,7 @@ def _linux(args: argparse.Namespace) -> int:
     inputs = [p for p in (args.multipath, args.nvme, args.sysfs, args.iostat) if p is not None]
     _refuse(args, inputs, args.iostat, "--iostat")
     imported = import_linux(args.multipath, args.nvme, args.sysfs, args.iostat, host=args.host, workload=args.workload, duration=args.duration)
-    return _write(args, imported, "--iostat", args.iostat)
+    return _write(args, imported, "--iostat", [args.iostat] if args.iostat else [])
 
 
 def _windows(args: argparse.Namespace) -> int:
@@ -180,7 +180,7 @@ def _windows(args: argparse.Namespace) -> int:
     inputs = [*args.mpclaim, *([args.typeperf] if args.typeperf is not None else [])]
     _refuse(args, inputs, args.typeperf, "--typeperf")
     imported = import_windows(args.mpclaim, args.typeperf, host=args.host, workload=args.workload, duration=args.duration)
-    return _write(args, imported, "--typeperf", args.typeperf)
+    return _write(args, imported, "--typeperf", [args.typeperf] if args.typeperf else [])
 
 
 def _refuse(args: argparse.Namespace, inputs: list[Path], capture: Path | None, option: str) -> None:
@@ -193,14 +193,13 @@ def _refuse(args: argparse.Namespace, inputs: list[Path], capture: Path | None, 
             refuse_inputs(path, inputs, "--calibrate (the file it writes beside -o)")
 
 
-def _write(args: argparse.Namespace, imported: Imported, capture: str, captured: Path | None) -> int:
+def _write(args: argparse.Namespace, imported: Imported, capture: str, captured: list[Path]) -> int:
     """The scenario written (and read back), the notes, and with --calibrate the fit."""
     replace_text(args.output, imported.toml, check=_read_back(args.output))
     for note in imported.notes:
         print(f"note: {shown_name(note)}", file=sys.stderr)
     print(f"wrote {args.output}: run it with `sanlab run {args.output}`")
     if args.calibrate:
-        assert captured is not None
         _calibrate(args, imported, capture, captured)
     return 0
 
@@ -259,10 +258,8 @@ def main(args: argparse.Namespace) -> int:
         listed.append(files)
         notes += said
     captures = args.esxtop or []
-    if args.calibrate and len(hosts) > 1:
-        raise UserError(f"import esxi --calibrate: {len(hosts)} hosts: the fit of a cluster is not there yet; import one host with its --esxtop to calibrate it")
     _refuse(args, [*(f for files in listed for f in files), *captures], captures[0] if captures else None, "--esxtop")
     by_host, said = _captures(captures, hosts, named=args.host is not None)
     notes += said
     imported = build_cluster([(h, read_listings(files), c) for h, files, c in zip(hosts, listed, by_host, strict=True)], workload=args.workload, duration=args.duration)
-    return _write(args, replace(imported, notes=[*notes, *imported.notes]), "--esxtop", captures[0] if captures else None)
+    return _write(args, replace(imported, notes=[*notes, *imported.notes]), "--esxtop", captures)

@@ -318,15 +318,17 @@ def build(listings: Listings, *, host: str = "esx1", workload: str = DEFAULT_WOR
         if link.down:
             lines += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# {link.down} when listed ({toml_comment(str(link.source))})", ""]
     vm_figures = {f"vm{k + 1}": (loads[d].iops, loads[d].gavg_ms) for k, d in enumerate(devices) if d in loads and math.isfinite(loads[d].gavg_ms)}
-    return Imported("\n".join(lines).rstrip() + "\n", notes, vm_figures, _service_us(arrays, device_arrays, loads))
+    measured = {a: [loads[d] for d in dict.fromkeys(d for d, x in device_arrays if x == a) if d in loads] for a in arrays}
+    return Imported("\n".join(lines).rstrip() + "\n", notes, vm_figures, _service_us(arrays, measured))
 
 
-def _service_us(arrays: Sequence[str], device_arrays: Sequence[tuple[str, str]], loads: dict[str, DeviceLoad]) -> dict[str, float]:
-    """Each measured array's service time, as `_media` writes it, in the direction most of its
-    devices' commands took (`Imported.service_us`)."""
+def _service_us(arrays: Sequence[str], measured_on: dict[str, list[DeviceLoad]]) -> dict[str, float]:
+    """Each measured array's service time (`arrays` in the scenario's order, `measured_on` the
+    loads of their devices), as `_media` writes it, in the direction most of its devices' commands
+    took (`Imported.service_us`)."""
     out: dict[str, float] = {}
     for index, array in enumerate(arrays):
-        measured = [loads[d] for d in dict.fromkeys(d for d, a in device_arrays if a == array) if d in loads]
+        measured = measured_on.get(array, [])
         read_ms, write_ms, _ = service_ms(measured)
         reads = sum(m.reads_per_s for m in measured) >= sum(m.writes_per_s for m in measured)
         value = read_ms if reads else write_ms
@@ -572,9 +574,8 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
         first_ao[name] = {d: min((link_at[p.link][0], names[p.name]) for p in paths if p.device == d and link_at[p.link][1] == "AO")[1] for d in devices if any(p.device == d and link_at[p.link][1] == "AO" for p in paths)}
     volume_psp = _volume_policies(hosts_built, [d for d, _ in device_arrays], first_ao, notes)
     devices_all = list(dict.fromkeys(d for d, _ in device_arrays))
-    for a in dict.fromkeys(arrays.values()):
-        if a not in {x for _, x in device_arrays}:
-            continue
+    written = [a for a in dict.fromkeys(arrays.values()) if a in {x for _, x in device_arrays}]
+    for a in written:
         node_tpgs = [sorted(set(tpgs[n])).index(t) for n, t in ((n, t) for n, ts in tpgs.items() if arrays[n] == a for t in ts)]
         controllers = f"controllers = {max(node_tpgs) + 1}  # one per target port group its paths report, on every host" if node_tpgs else "controllers = 2  # sanlab's default: no path listing reports a target port group"
         lines += ["[[array]]", f'name = "{a}"', controllers, _media(a, device_arrays, {}, notes, measured.get(a, [])), "# cores, cache, target queue: sanlab's defaults (none): nothing listed or captured says", ""]
@@ -590,7 +591,8 @@ def build_cluster(hosts: Sequence[tuple[str, Listings, Capture | None]], *, work
                 events += ["[[event]]", 'kind = "path_down"', f"path = {toml_value(link.name)}", 'at = "0s"', f"# {link.down} when listed ({toml_comment(str(link.source))})", ""]
         notes += [f"{name}: {n}" for n in said]
     lines += events
-    return Imported("\n".join(lines).rstrip() + "\n", notes)
+    vm_figures = {f"{name}_vm{k + 1}": (loads[d].iops, loads[d].gavg_ms) for name, *_, devices, loads, _p, _o, _s in hosts_built for k, d in enumerate(devices) if d in loads and math.isfinite(loads[d].gavg_ms)}
+    return Imported("\n".join(lines).rstrip() + "\n", notes, vm_figures, _service_us(written, measured))
 
 
 _HostPaths = tuple[str, Listings, "Capture | None", list[_Path]]
