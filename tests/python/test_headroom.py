@@ -104,6 +104,9 @@ def test_mm1_p99_limit_matches_theory(tmp_path: Path) -> None:
         assert len(point["seeds"]) >= 3 and point["seeds"][0] == 1  # common seeds from --seed
     assert doc["at_limit"] and doc["at_limit"][0].startswith("vm[0].job[0].rate_iops=")
     assert "Load and latency" in (tmp_path / "h" / "headroom.html").read_text(encoding="utf-8")
+    # The operational-law bound from today's utilisation: X / U = μ = 10,000 IOPS, above the limit.
+    assert doc["bound"]["iops"] == pytest.approx(10_000, rel=0.03) and doc["bound"]["holds"] is True
+    assert doc["bound"]["resource"]["name"] == "server"
 
 
 def test_mm1_mean_and_mm2_erlang_c_limits(tmp_path: Path) -> None:

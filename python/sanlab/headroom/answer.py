@@ -12,11 +12,13 @@ from typing import Any
 from sanlab.errors import UserError
 from sanlab.export.files import loads_bounded
 from sanlab.formatting import format_count, format_ms
-from sanlab.headroom.bottleneck import describe
+from sanlab.headroom.bottleneck import describe, throughput_bound
 from sanlab.headroom.search import Limit, Point, Search, factor_text
 from sanlab.headroom.slo import Slo
 
 HEADROOM_FILE = "headroom.json"
+BOUND_SLACK = 1.02
+"""The search's limit may pass the operational-law bound by the noise of a measured utilisation."""
 REQUIRED = (
     "scenario",
     "variant",
@@ -101,6 +103,10 @@ def headroom_document(
     at_limit = utilisation.get("limit") or []
     doc["bottleneck"] = at_limit[0] if at_limit else None
     doc["utilisation"] = {key: list(value) for key, value in utilisation.items()}
+    bound = throughput_bound(list(utilisation.get("today", [])), doc["today"]["iops"])
+    if bound is not None and doc["limit_iops"] is not None:
+        bound["holds"] = doc["limit_iops"] <= bound["iops"] * BOUND_SLACK
+    doc["bound"] = bound
     doc["curve"] = curve_rows(search)
     doc["runs"] = search.runs
     doc["stopped"] = search.stopped
@@ -181,6 +187,21 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     if bottleneck:
         lines.append(
             f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit)"
+        )
+    bound = doc.get("bound")
+    if bound:
+        check = (
+            ""
+            if "holds" not in bound
+            else (
+                "; the limit found is within it"
+                if bound["holds"]
+                else "; the limit found passes it: check the utilisations"
+            )
+        )
+        lines.append(
+            f"operational-law bound: {describe(bound['resource'])} busy {bound['resource']['utilisation']:.2f} "
+            f"today, so at most {format_count(bound['iops'])} IOPS (×{bound['factor']:.2f}){check}"
         )
     lines.append(
         f"{doc['runs']} runs of {doc['duration_s']:g} s, {len(doc['curve'])} point{'s' if len(doc['curve']) != 1 else ''}"

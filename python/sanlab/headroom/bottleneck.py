@@ -57,3 +57,19 @@ def describe(item: Mapping[str, Any]) -> str:
         array, _, part = name.partition("/")
         return f"array `{array}` {kind.removeprefix('array ')}" + (f" {part}" if part else "")
     return f"{kind} `{name}`"
+
+
+DEMAND_KINDS = ("array media", "array core", "array controller", "drive")
+"""Utilisations that are a service demand times the throughput (the utilisation law U = X·D): a
+queue's occupancy (device queue) is not one."""
+
+
+def throughput_bound(today: list[dict[str, Any]], iops: float) -> dict[str, Any] | None:
+    """The operational-law bound from today's run: X ≤ 1/Dmax, with each resource's demand
+    D = U / X (the utilisation law) at today's throughput X; None without a busy resource."""
+    demands = [item for item in today if item["kind"] in DEMAND_KINDS and item["utilisation"] > 0]
+    if not demands or iops <= 0:
+        return None
+    busiest = max(demands, key=lambda item: item["utilisation"])
+    limit = iops / busiest["utilisation"]
+    return {"iops": limit, "factor": limit / iops, "resource": busiest}
