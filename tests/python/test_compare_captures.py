@@ -6,14 +6,18 @@ read back, the report's section kept by `sanlab report`; bad input one line and 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sanlab.export.runfolder import RunFolderError
 from sanlab.hostimport.compare import DISK_FIGURES, read_comparison
+from test_report_browser import ARTIFACTS, CHROMIUM, Chromium, load_report
 
 ROOT = Path(__file__).resolve().parents[2]
 DS8K = ROOT / "tests/data/linux/multipath/linux-scsi.ibm-ds8k-create.txt"
@@ -138,3 +142,30 @@ def test_a_comparison_file_of_another_tool_or_shape_is_damaged(tmp_path: Path) -
     del old["tool"]
     path.write_text(json.dumps(old))
     assert "tool" not in read_comparison(path)
+
+
+
+@pytest.fixture
+def chromium() -> Iterator[Chromium]:
+    """test_report_browser's headless Chromium, with a fresh profile."""
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (`make test` does: apt-get install chromium)")
+    profile = Path(tempfile.mkdtemp(prefix="sanlab-chromium-"))
+    browser = Chromium(profile)
+    try:
+        yield browser
+    finally:
+        browser.close()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_the_sections_render_offline(chromium: Chromium, linux_run: Path, windows_run: Path) -> None:
+    """The iostat and typeperf sections draw their figures in headless Chromium, offline, without a
+    JavaScript error (test_report_browser's harness)."""
+    assert _sanlab("compare", linux_run, "--iostat", DS8K_IOSTAT, "--multipath", DS8K).returncode == 0
+    assert _sanlab("compare", windows_run, "--typeperf", HV01).returncode == 0
+    for run, key in ((linux_run, "iostat-compare"), (windows_run, "typeperf-compare")):
+        figures = load_report(chromium, run / "report.html", ARTIFACTS / f"report-{key}.png")
+        found = [figure for figure in figures if figure["key"] == key]
+        # One device: its IOPS and latency, measured and simulated.
+        assert len(found) == 1 and found[0]["rendered"] and found[0]["traces"] == 4, found
