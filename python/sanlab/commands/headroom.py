@@ -57,12 +57,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--max-runs", type=options.positive, default=DEFAULT_MAX_RUNS, metavar="N",
         help=f"runs in the whole search at most (default {DEFAULT_MAX_RUNS})",
     )  # fmt: skip
-    options.add_cluster(parser)
-    for action in parser._actions:  # the shared help says a local cluster is the default; here it is not
-        if action.dest == "workers":
-            action.help = (
-                "run the points on a local Dask cluster of N worker processes (default: in this process)"
-            )
+    options.add_cluster(parser, "run the points on a local Dask cluster of N worker processes (default: in this process)")
     options.add_out(
         parser, "folder for headroom.json and headroom.html (default runs/headroom-<scenario>-<UTC time>)"
     )

@@ -119,12 +119,13 @@ def add_duration(parser: argparse.ArgumentParser, default: str = "the scenario's
     )
 
 
-def add_cluster(parser: argparse.ArgumentParser) -> None:
-    """`--workers N | --scheduler ADDRESS`: where the runs of a many-runs command go."""
+def add_cluster(
+    parser: argparse.ArgumentParser, workers: str = "worker processes of the local cluster (default: one per CPU)"
+) -> None:
+    """`--workers N | --scheduler ADDRESS`: where the runs of a many-runs command go; `workers` is
+    the help of --workers, which says what happens without it."""
     where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--workers", type=parallel, metavar="N", help="worker processes of the local cluster (default: one per CPU)"
-    )
+    where.add_argument("--workers", type=parallel, metavar="N", help=workers)
     where.add_argument(
         "--scheduler",
         metavar="ADDRESS",
