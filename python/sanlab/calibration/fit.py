@@ -138,6 +138,33 @@ class Best:
             self.values, self.objective, self.figures = tuple(values), value, figures
 
 
+@dataclass(frozen=True)
+class Range:
+    """One fitted value's range: `low`..`high` (both kept), whether each end is the box's, and
+    the nearest value found left out on each side (None: none was, the box's end or the steps
+    ran out first)."""
+
+    low: float
+    high: float
+    at_lo: bool
+    at_hi: bool
+    outside: tuple[float | None, float | None]
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """Every fitted value's range, and what they were judged on."""
+
+    ranges: tuple[Range, ...]
+    seeds: tuple[int, ...]
+    fit_objective: float
+    """The fit's mean objective over `seeds`."""
+    allowance: float
+    """The measurement's allowance s² · t(0.975, ν)² (0 with ν = 0)."""
+    dof: int
+    runs: int
+
+
 @dataclass
 class Fit:
     """The outcome: best values, objective, each point's simulated figures, sensitivities."""
@@ -151,6 +178,8 @@ class Fit:
     evaluations: int
     batches: int
     interrupted: bool
+    ranges: Ranges | None = None
+    """Each value's range (sanlab.calibration.ranges), None when not asked for or interrupted."""
 
     @property
     def rms(self) -> float:
@@ -232,10 +261,13 @@ def _sensitivity(evaluator: Evaluator, values: tuple[float, ...]) -> list[tuple[
 
 
 def calibrate(
-    calibration: Calibration, mapper: Mapper, on_batch: Callable[[Best, int], None] = lambda best, n: None
+    calibration: Calibration,
+    mapper: Mapper,
+    on_batch: Callable[[Best, int], None] = lambda best, n: None,
 ) -> Fit:
     """Fits the free parameters. Ctrl-C (KeyboardInterrupt) stops the search and keeps the best
-    candidate evaluated so far (`interrupted`; no sensitivities then)."""
+    candidate evaluated so far (`interrupted`; no sensitivities then). The ranges of the values
+    are `sanlab.calibration.ranges.with_ranges`'."""
     from scipy.optimize import differential_evolution
 
     evaluator = Evaluator(calibration, mapper, on_batch)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sanlab.calibration.inputs import CalibrationError
-from sanlab.toml_text import toml_key, toml_value
+from sanlab.toml_text import toml_comment, toml_key, toml_value
 
 _SEGMENT = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
 
@@ -112,7 +112,7 @@ def _write_table(
             continue
         line = f"{toml_key(name)} = {toml_value(value)}"
         comment = comments.get((*path, name))
-        lines.append(f"{line}  # {comment}" if comment else line)
+        lines.append(f"{line}  # {toml_comment(comment)}" if comment else line)
     for name, value in table.items():
         if isinstance(value, dict):
             lines.extend(["", f"[{'.'.join(toml_key(part) for part in (*header, name))}]"])
@@ -153,7 +153,7 @@ def calibrated_text(
     on each fitted value, and the variant the fit ran (copied, since variants are not inherited)."""
     base = os.path.relpath(original.resolve(), out.resolve().parent)
     lines = [
-        *(f"# {line}" for line in header),
+        *(f"# {toml_comment(line)}" for line in header),
         "schema_version = 1",
         f"name = {toml_value(name)}",
         f"base = {toml_value(base)}",

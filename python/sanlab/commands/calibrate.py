@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import sys
 import time
 import tomllib
@@ -36,6 +37,7 @@ from sanlab.calibration.inputs import (
     parse_free,
     read_points,
 )
+from sanlab.calibration.ranges import RANGE_SEEDS, max_runs, shown, with_ranges
 from sanlab.calibration.toml_out import calibrated_text
 from sanlab.commands import options
 from sanlab.commands.terminal import console
@@ -125,13 +127,31 @@ def values_table(fit: Fit) -> Table:
         title_justify="left",
         show_edge=False,
     )
-    for header in ("key", "value", "bounds", "objective at −5 %", "at +5 %"):
-        table.add_column(header, justify="left" if header in ("key", "value", "bounds") else "right")
-    for param, value, (low, high) in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True):
+    for header in ("key", "value (range)", "bounds", "objective at −5 %", "at +5 %"):
+        table.add_column(header, justify="right" if header.startswith(("objective", "at ")) else "left")
+    for index, (param, value, (low, high)) in enumerate(zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True)):
         bounds = f"{param.format(param.lo)}..{param.format(param.hi)}"
         side = ["-" if x is None else f"{x:.4g}" for x in (low, high)]
-        table.add_row(shown_name(param.key), param.format(value), bounds, *side)
+        text = shown(param, value, fit.ranges.ranges[index]) if fit.ranges else param.format(value)
+        table.add_row(shown_name(param.key), text, bounds, *side)
     return table
+
+
+def range_lines(fit: Fit) -> list[str]:
+    """`key = value (low–high)` per fitted value, and what the ranges were judged on."""
+    if fit.ranges is None:
+        return []
+    r = fit.ranges
+    seeds = f"seeds {r.seeds[0]}-{r.seeds[-1]}"
+    noise = (
+        f"the measurement's allowance {r.allowance:.3g} (s² t², {r.dof} degrees of freedom)"
+        if r.dof
+        else "no measurement allowance (as many figures as free values): the simulation's noise alone"
+    )
+    lines = [f"ranges: the values within noise of the fit (objective {r.fit_objective:.4g} on {seeds}; {noise}; {r.runs} runs)"]
+    for param, value, span in zip(fit.calibration.free, fit.values, r.ranges, strict=True):
+        lines.append(f"  {param.key} = {shown(param, value, span)}")
+    return lines
 
 
 def _sources(points: Sequence[Point]) -> str:
@@ -148,16 +168,24 @@ MAX_FIT_RUNS = 1_000_000
 """Simulations in one fit: at a tenth of a second each, more than a day on one core."""
 
 
-def _bounded(free: int, points: int, generations: int, popsize: int) -> None:
-    """Refuses a fit larger than MAX_FIT_RUNS before it starts, with its size: differential
-    evolution runs popsize x free candidates per generation, plus the first, each at every point."""
-    runs = (generations + 1) * popsize * free * points
-    if runs > MAX_FIT_RUNS:
-        raise CalibrationError(
-            f"the fit would run up to {format_count(runs)} simulations ((--generations {generations} + 1) x "
-            f"--popsize {popsize} x {free} free value(s) x {points} point(s)), above the limit of "
-            f"{format_count(MAX_FIT_RUNS)}: lower --popsize or --generations, or fit fewer points"
+def _bounded(free: int, points: Sequence[Point], generations: int, popsize: int, seeds: int) -> tuple[int, int]:
+    """The most runs of the fit and of its ranges; refuses them when above MAX_FIT_RUNS together,
+    before anything starts: differential evolution runs popsize x free candidates per generation,
+    plus the first, each at every point; the ranges, `max_runs` at the weighted points."""
+    fit = (generations + 1) * popsize * free * len(points)
+    ranges = max_runs(free, sum(1 for point in points if point.weight > 0), seeds) if seeds else 0
+    if fit + ranges > MAX_FIT_RUNS:
+        size = (
+            f"((--generations {generations} + 1) x --popsize {popsize} x {free} free value(s) x {len(points)} point(s)"
+            + (f", and up to {format_count(ranges)} for the ranges with --range-seeds {seeds}" if ranges else "")
         )
+        raise CalibrationError(
+            f"the fit would run up to {format_count(fit + ranges)} simulations {size}), above the limit of "
+            f"{format_count(MAX_FIT_RUNS)}: lower --popsize or --generations"
+            + (", --range-seeds or give --no-range" if ranges else "")
+            + ", or fit fewer points"
+        )
+    return fit, ranges
 
 
 def _at_bound(fit: Fit, param: FreeParam) -> str | None:
@@ -178,6 +206,14 @@ def not_converged(fit: Fit) -> list[str]:
     for param, value, sides in zip(fit.calibration.free, fit.values, fit.sensitivity, strict=True):
         if any(x is not None and x < fit.objective for x in sides):
             warnings.append(f"{param.key}: {param.format(value)} is not a minimum (the objective is lower 5 % away): raise --generations or --popsize")
+        if fit.ranges is not None:
+            span = fit.ranges.ranges[fit.calibration.free.index(param)]
+            ends = [param.format(b) for b, at in ((param.lo, span.at_lo), (param.hi, span.at_hi)) if at]
+            if ends:
+                warnings.append(
+                    f"{param.key}: its range reaches the bound {' and '.join(ends)} of --free: the points allow "
+                    f"values beyond {param.format(param.lo)}..{param.format(param.hi)}; widen the bounds to see how far"
+                )
         end = _at_bound(fit, param)
         if end is not None:
             warnings.append(
@@ -202,8 +238,14 @@ def _comment(fit: Fit, param: FreeParam) -> str:
     short = " NOT CONVERGED: a value 5 % away fits better" if any(x is not None and x < fit.objective for x in (low, high)) else ""
     if _at_bound(fit, param) is not None:
         short += " AT A BOUND: the points may ask for a value outside the bounds"
+    span = ""
+    if fit.ranges is not None:
+        index = fit.calibration.free.index(param)
+        span = f"range {shown(param, fit.values[index], fit.ranges.ranges[index]).partition(' ')[2][1:-1]}; "
+        if fit.ranges.ranges[index].at_lo or fit.ranges.ranges[index].at_hi:
+            short += " RANGE AT A BOUND of --free"
     return (
-        f"fitted on {_sources(points)} ({_count(len(points), 'point')}): rms error {100 * fit.rms:.1f} %, "
+        f"{span}fitted on {_sources(points)} ({_count(len(points), 'point')}): rms error {100 * fit.rms:.1f} %, "
         f"largest {100 * largest:.1f} % ({at}); objective {fit.objective:.3g}, {sides} at -5 %/+5 %{short}"
     )
 
@@ -228,6 +270,7 @@ def write_calibrated(fit: Fit, original: Path, out: Path, measured: Path, argv: 
         + (f", variant {cal.variant}" if cal.variant else "")
         + (f", --set {' '.join(cal.sets)}" if cal.sets else ""),
     ]
+    header.extend(line.strip() for line in range_lines(fit)[:1])
     if fit.interrupted:
         header.append("INTERRUPTED: the best values found before Ctrl-C, not a finished search.")
     variant = None
@@ -269,13 +312,47 @@ def progress_line(cal: Calibration, stream: TextIO, started: float) -> Callable[
     return show
 
 
+def range_progress(most: int, stream: TextIO, started: float) -> Callable[[int, int], None]:
+    """A line per round of the ranges on `stream`: the runs so far against the most."""
+
+    def show(round_: int, runs: int) -> None:
+        print(f"[range round {round_}] {format_count(runs)} of at most {format_count(most)} runs; "
+              f"{format_wall_s(time.perf_counter() - started)}", file=stream, flush=True)
+
+    return show
+
+
+def fit_document(fit: Fit, out: str) -> dict[str, Any]:
+    """The fit as `--json` prints it: the values with their ranges, the objective, the points."""
+    ranges = fit.ranges
+    values = []
+    for index, (param, value) in enumerate(zip(fit.calibration.free, fit.values, strict=True)):
+        entry: dict[str, Any] = {"key": param.key, "value": param.format(value), "bounds": [param.format(param.lo), param.format(param.hi)]}
+        if ranges is not None:
+            span = ranges.ranges[index]
+            entry["range"] = [param.format(span.low), param.format(span.high)]
+            entry["range_at_bound"] = [span.at_lo, span.at_hi]
+            entry["outside"] = [None if x is None else param.format(x) for x in span.outside]
+        entry["shown"] = shown(param, value, ranges.ranges[index]) if ranges else param.format(value)
+        values.append(entry)
+    document: dict[str, Any] = {"values": values, "objective": fit.objective, "rms_error": fit.rms, "interrupted": fit.interrupted, "calibrated": out}
+    if ranges is not None:
+        document["ranges"] = {"seeds": list(ranges.seeds), "fit_objective": ranges.fit_objective, "allowance": ranges.allowance, "dof": ranges.dof, "runs": ranges.runs}
+    document["points"] = [
+        {"point": point.name, "figures": {name: {"measured": measured, "fitted": figures[name]} for name, measured in point.figures}}
+        for point, figures in zip(fit.calibration.points, fit.figures, strict=True)
+    ]
+    return document
+
+
 def main(args: argparse.Namespace) -> int:
     """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o."""
     given = args.scenario  # as typed, for messages; the runs take the absolute path (Dask workers)
     refuse_inputs(Path(args.out), [Path(given), Path(args.measured)])
     free = tuple(parse_free(text) for text in args.free)
     points = tuple(read_points(args.measured))
-    _bounded(len(free), len(points), args.generations, args.popsize)
+    seeds = 0 if args.no_range else args.range_seeds
+    fit_runs, range_runs = _bounded(len(free), points, args.generations, args.popsize, seeds)
     sets = tuple(args.sets)
     if args.duration:
         sets = (*sets, f"run.duration={args.duration}")
@@ -288,14 +365,28 @@ def main(args: argparse.Namespace) -> int:
     cal = Calibration(scenario, free, points, seed, sets, variant, None, args.generations, args.popsize)
     started = time.perf_counter()
     on_batch = (lambda best, n: None) if args.quiet else progress_line(cal, sys.stderr, started)
-    with dask_client(args.scheduler, args.workers) as client:
-        fit = calibrate(cal, dask_mapper(client), on_batch)
+    on_range = (lambda round_, runs: None) if args.quiet else range_progress(range_runs, sys.stderr, started)
     if not args.quiet:
+        ranges = (
+            f"the ranges up to {format_count(range_runs)} ({seeds} seeds; --no-range skips them)"
+            if seeds
+            else "no ranges (--no-range)"
+        )
+        print(f"runs: the fit up to {format_count(fit_runs)}, {ranges}", file=sys.stderr, flush=True)
+    with dask_client(args.scheduler, args.workers) as client:
+        mapper = dask_mapper(client)
+        fit = with_ranges(calibrate(cal, mapper, on_batch), mapper, seeds, on_range)
+    if not args.quiet and not args.json:
         terminal = console()
         for table in (points_table(fit), values_table(fit)):
             terminal.print(table)
+        for line in range_lines(fit):
+            print(shown_name(line), flush=True)
     write_calibrated(fit, Path(args.scenario), Path(args.out), Path(args.measured), args.argv)
-    print(f"calibrated scenario: {shown_name(str(args.out))}", flush=True)
+    if args.json:
+        print(json.dumps(fit_document(fit, args.out), indent=2), flush=True)
+    else:
+        print(f"calibrated scenario: {shown_name(str(args.out))}", flush=True)
     for warning in not_converged(fit):
         print(f"warning: {shown_name(warning)}", file=sys.stderr, flush=True)
     if fit.interrupted:
@@ -326,6 +417,14 @@ def register(parser: argparse.ArgumentParser) -> None:
     options.add_duration(parser)
     options.add_seed(parser, "seed of every run and of the optimiser")
     parser.add_argument(
+        "--range-seeds",
+        type=options.whole_number(2, 1000, "a count of seeds"),
+        default=RANGE_SEEDS,
+        metavar="N",
+        help=f"seeds each fitted value's range is judged on, after the fit's own (default: {RANGE_SEEDS})",
+    )
+    parser.add_argument("--no-range", action="store_true", help="skip the ranges of the fitted values (their runs)")
+    parser.add_argument(
         "--generations",
         type=options.positive,
         default=25,
@@ -342,3 +441,5 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--out", required=True, metavar="FILE", help="the calibrated scenario to write")
     options.add_cluster(parser)
     options.add_quiet(parser, "no progress lines and no tables")
+    options.add_json(parser)
+
