@@ -140,9 +140,9 @@ class Best:
 
 @dataclass(frozen=True)
 class Range:
-    """One fitted value's range: `low`..`high` (both kept), whether each end is the box's, and
-    the nearest value found left out on each side (None: none was, the box's end or the steps
-    ran out first)."""
+    """One fitted value's range (found by sanlab.calibration.ranges): `low`..`high` (both kept),
+    whether each end is the box's, and the nearest value found left out on each side (None: none
+    was, the box's end or the steps ran out first)."""
 
     low: float
     high: float
