@@ -625,6 +625,8 @@ def fuzz(seed: int, first: int, count: int, only: list[str] | None, report_every
     finally:
         os.chdir(REPO)
         shutil.rmtree(work, ignore_errors=True)
+        if "run" in _RUN:  # the prepared run folder's own
+            shutil.rmtree(_RUN.pop("run").parent, ignore_errors=True)
     elapsed = time.monotonic() - started
     summary = {"seed": seed, "first": first, "inputs": sum(per_family.values()), "seconds": round(elapsed, 1),
                "per_family": dict(sorted(per_family.items())), "accepted_per_family": dict(sorted(ACCEPTED.items())),
