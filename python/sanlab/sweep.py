@@ -40,6 +40,7 @@ from sanlab.export.files import JsonBoundError, loads_bounded, refuse_links, rep
 from sanlab.formatting import format_count, format_ms, shown_name
 from sanlab.intervals import t_quantile_975
 from sanlab.runs import RunOutcome, RunTask, dask_client, run_task
+from sanlab.views.legend import legend
 
 SWEEP_FILE = "sweep.json"
 PARTS_DIR = "parts"
@@ -508,6 +509,6 @@ def summary_rich_table(out_dir: Path) -> Table:
         )
     if len(wide) > TABLE_ROWS:
         where = shown_name(str(out_dir / SUMMARY_FILE))
-        table.caption = f"first {TABLE_ROWS} of {len(wide)} rows; all in {where}"
+        table.caption = legend([f"first {TABLE_ROWS} of {len(wide)} rows", f"all in {where}"])
         table.caption_justify = "left"
     return table
