@@ -90,10 +90,6 @@ class Coupled:
         return " & ".join(part.key for part in self.parts)
 
     @property
-    def what(self) -> str:
-        return " and ".join(part.what for part in self.parts)
-
-    @property
     def values(self) -> tuple[str, ...]:
         first, second = self.parts
         return tuple(self.pair(a, b) for a in first.values for b in second.values)

@@ -9,7 +9,7 @@ MSER-5 searches the first half of a series, so the warm-up found is at most half
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sanlab.document import Document, Variant
@@ -66,7 +66,3 @@ def find_warmup(doc: Document, sample_interval_s: float) -> Warmup:
                 best = Warmup(found_s, name, capped)
     return best
 
-
-def too_few_samples(doc: Document) -> Sequence[str]:
-    """The series too short for MSER-5 (fewer than LEAST_SAMPLES samples)."""
-    return [name for variant in doc["variants"] for name, values in _series(variant) if len(values) < LEAST_SAMPLES]
