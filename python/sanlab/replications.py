@@ -41,6 +41,24 @@ PRECISION_FIGURES = (("vms", "iops"), ("vms", "mean"), ("vms", "p99"))
 """What `--precision` watches: each VM's IOPS, mean and p99 latency."""
 
 
+def value_of(entity: Mapping[str, Any], figure: str) -> float:
+    """An entity's figure: a rate of HEADLINE, or a latency figure of its `lat_ms` (`p99`)."""
+    return float(entity[figure] if figure in HEADLINE else entity["lat_ms"][figure])
+
+
+def ci95_of(entity: Mapping[str, Any], figure: str) -> tuple[bool, list[float] | None]:
+    """Whether the entity's intervals cover the figure, and its `[low, high]` (None where a tail
+    held too few I/Os). Not covered: a single run, or a percentile under batch means."""
+    ci95 = entity.get("ci95")
+    if not isinstance(ci95, Mapping):
+        return False, None
+    bounds = ci95 if figure in HEADLINE else ci95.get("lat_ms") or {}
+    if figure not in bounds:
+        return False, None
+    given = bounds[figure]
+    return True, None if given is None else [float(given[0]), float(given[1])]
+
+
 def combine(doc: Document) -> Document:
     """The engine's document of several replications as one document (see the module)."""
     groups: dict[str, list[Variant]] = {}
@@ -174,9 +192,8 @@ def relative_half_widths(doc: Document) -> list[tuple[str, float]]:
     for variant in doc["variants"]:
         for key, figure in PRECISION_FIGURES:
             for entity in variant.get(key, []):  # type: ignore[attr-defined]
-                ci95 = entity.get("ci95", {})
-                bounds = ci95.get(figure) if figure in HEADLINE else ci95.get("lat_ms", {}).get(figure)
-                value = entity[figure] if figure in HEADLINE else entity["lat_ms"][figure]
+                _, bounds = ci95_of(entity, figure)
+                value = value_of(entity, figure)
                 if bounds is None:
                     share = math.inf
                 elif bounds[0] == bounds[1]:

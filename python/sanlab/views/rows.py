@@ -13,6 +13,7 @@ from typing import Any
 from sanlab.analysis import failover
 from sanlab.document import Document, HostReport, PspEventReport, hosts
 from sanlab.formatting import format_count, format_ms, format_time_s
+from sanlab.replications import ci95_of, value_of
 
 HOST_COLUMNS = ("host", "VMs", "IOPS", "VM mean\nms", "DAVG\nms")
 """The hosts table's columns for every host: VM mean latency and device latency (DAVG) in ms."""
@@ -44,15 +45,10 @@ def with_interval(entity: Mapping[str, Any], figure: str, shown: Callable[[float
     """An entity's figure (`iops`, or a latency figure of `lat_ms` such as `p99`) as `shown`
     writes it, with `±` its interval's half-width when replications gave one (`few` when the tail
     held too few I/Os to estimate it)."""
-    latency = figure not in ("iops", "mbps", "read_iops", "write_iops", "share")
-    value = entity["lat_ms"][figure] if latency else entity[figure]
-    ci95 = entity.get("ci95")
-    if ci95 is None:
-        return shown(value)
-    bounds_of = ci95.get("lat_ms", {}) if latency else ci95
-    if figure not in bounds_of:
-        return shown(value)  # an interval of means only (batch means): none for a percentile
-    bounds = bounds_of[figure]
+    value = value_of(entity, figure)
+    covered, bounds = ci95_of(entity, figure)
+    if not covered:
+        return shown(value)  # no replications, or an interval of means only (batch means)
     if bounds is None:
         return "few"
     return f"{shown(value)} ±{shown((bounds[1] - bounds[0]) / 2)}"

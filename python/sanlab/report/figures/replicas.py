@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sanlab.document import Document
-from sanlab.replications import HEADLINE
+from sanlab.replications import ci95_of
 
 INTERVAL_NAME = "95 % interval"
 """The legend entry of the whiskers."""
@@ -63,11 +63,7 @@ def interval_source(doc: Document) -> str:
 def bounds_of(entity: Mapping[str, Any], figure: str) -> list[float] | None:
     """An entity's 95 % interval `[low, high]` of a figure (`iops`, or a latency figure of `lat_ms`
     such as `p99`); None where it has none (no replications, or a tail of too few I/Os)."""
-    ci95 = entity.get("ci95")
-    if not isinstance(ci95, Mapping):
-        return None
-    bounds = ci95.get(figure) if figure in HEADLINE else (ci95.get("lat_ms") or {}).get(figure)
-    return None if bounds is None else [float(bounds[0]), float(bounds[1])]
+    return ci95_of(entity, figure)[1]
 
 
 def whiskers(
