@@ -144,7 +144,7 @@ def range_lines(fit: Fit) -> list[str]:
     r = fit.ranges
     seeds = f"seeds {r.seeds[0]}-{r.seeds[-1]}"
     noise = (
-        f"the measurement's allowance {r.allowance:.3g} (s² t², {r.dof} degrees of freedom)"
+        f"the measurement's allowance {r.allowance:.3g} (s² t², {r.dof} degree{'s' if r.dof > 1 else ''} of freedom)"
         if r.dof
         else "no measurement allowance (as many figures as free values): the simulation's noise alone"
     )
@@ -270,7 +270,7 @@ def write_calibrated(fit: Fit, original: Path, out: Path, measured: Path, argv: 
         + (f", variant {cal.variant}" if cal.variant else "")
         + (f", --set {' '.join(cal.sets)}" if cal.sets else ""),
     ]
-    header.extend(line.strip() for line in range_lines(fit)[:1])
+    header.extend(range_lines(fit))  # `  KEY = VALUE (LOW–HIGH)` lines: what `--predict` reads back
     if fit.interrupted:
         header.append("INTERRUPTED: the best values found before Ctrl-C, not a finished search.")
     variant = None
