@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from sanlab.headroom.answer import headroom_document, read_headroom, to_json
-from sanlab.headroom.grow import GrowError, Scaling, plan_growth, sets_at
+from sanlab.headroom.grow import GrowError, RateGrowth, Scaling, plan_growth, sets_at
 from sanlab.headroom.page import page
 from sanlab.headroom.points import Job, RunFigures
 from sanlab.headroom.search import Search, estimate
@@ -245,6 +245,10 @@ def test_jobs_that_cannot_grow_are_refused_with_the_fix(job: dict[str, Any], sai
     assert said in str(caught.value) and "inline" in str(caught.value) and "\n" not in str(caught.value)
 
 
+def _rate(scalings: list[Scaling]) -> RateGrowth:
+    return RateGrowth(tuple(scalings), "curve.toml", "base", (), ("vm",), ("vm",))
+
+
 class _Curve:
     """A runner whose p99 is a known curve of the rate, with seed noise: p99 = 1 / (10 - rate)
     ms (M/M/1-like), today's rate 5 per ms; the limit of p99<=1ms is at rate 9, factor 1.8."""
@@ -259,7 +263,7 @@ class _Curve:
         self.calls.append(list(jobs))
         found = {}
         for job in jobs:
-            rate = float(job.sets[0].partition("=")[2]) if job.sets else 5.0
+            rate = float(job.setup.sets[0].partition("=")[2]) if job.setup.sets else 5.0
             for seed in range(job.first, job.first + job.count):
                 p99 = 1 / max(1e-3, 10 - rate) * (1 + 0.01 * ((seed % 3) - 1))
                 found[(job.point, seed)] = {"vm": {"iops": rate * 1000, "p99": p99}}
@@ -269,7 +273,7 @@ class _Curve:
 def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
     scalings = [Scaling("vm", "j", "vm[0].job[0].rate_iops", (5.0,), "open", "rate")]
     runner = _Curve(scalings)
-    search = Search(slos=[parse_slo("p99<=1ms")], scalings=scalings, runner=runner, base_seed=10, seeds=3, max_seeds=12, max_runs=500)
+    search = Search(slos=[parse_slo("p99<=1ms")], growth=_rate(scalings), runner=runner, base_seed=10, seeds=3, max_seeds=12, max_runs=500)
     low, high = search.run()
     assert low is not None and high is not None
     assert low.factor < 1.8 < high.factor and high.factor - low.factor <= 0.02 * low.factor
@@ -277,16 +281,16 @@ def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
     assert limit.factor == pytest.approx(1.8, rel=0.005) and limit.low <= limit.factor <= limit.high
     # Every point ran the same seeds, from the first: common random numbers.
     assert all(sorted(point.runs)[:3] == [10, 11, 12] for point in search.points)
-    tight = Search(slos=[parse_slo("p99<=1ms")], scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=12)
+    tight = Search(slos=[parse_slo("p99<=1ms")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=12)
     low, high = tight.run()
     assert "--max-runs 12" in tight.stopped and tight.runs <= 12
     assert low is not None and high is not None and low.factor == 1.75 and high.factor == 2.0
     # A floor on IOPS that today misses: less load cannot raise IOPS, so the search stops and says so.
-    floor = Search(slos=[parse_slo("iops>=6000")], scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    floor = Search(slos=[parse_slo("iops>=6000")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
     assert floor.run() == (None, floor.points[0]) and floor.runs == 3
     assert "iops>=6000 fails at today's load, and less load cannot raise IOPS" in floor.stopped
     # With a ceiling, a floor today meets is one more condition at every point.
-    both = Search(slos=[parse_slo("p99<=1ms"), parse_slo("iops>=4000")], scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    both = Search(slos=[parse_slo("p99<=1ms"), parse_slo("iops>=4000")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
     low, high = both.run()
     assert low is not None and high is not None and low.factor < 1.8 < high.factor
 
@@ -320,11 +324,11 @@ def test_headroom_html_renders_offline_in_chromium(chromium: Chromium, tmp_path:
     without a JavaScript error or a network request."""
     scalings = [Scaling("vm", "j", "vm[0].job[0].rate_iops", (5.0,), "open", "rate")]
     slos = [parse_slo("p99<=1ms")]
-    search = Search(slos=slos, scalings=scalings, runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    search = Search(slos=slos, growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
     low, high = search.run()
     assert low is not None and high is not None
     header = {
-        "scenario": "curve.toml", "variant": "base", "version": "test", "vms": ["vm"], "growth": "--grow rate",
+        "scenario": "curve.toml", "variant": "base", "version": "test", "grown_vms": ["vm"], "judged_vms": ["vm"], "growth": "--grow rate",
         "scaled": ["VM vm job j: rate"], "slos": [{"text": s.text, "figure": s.figure, "limit": s.limit, "label": s.label()} for s in slos],
         "duration_s": 6.0, "notes": [],
     }  # fmt: skip

@@ -17,10 +17,12 @@ from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
 from sanlab.headroom.answer import HEADROOM_FILE, headroom_document, read_headroom, text_lines, to_json
 from sanlab.headroom.bottleneck import utilisations
-from sanlab.headroom.grow import describe, plan_growth, sets_at
+from sanlab.headroom.grow import RateGrowth, describe, plan_growth
 from sanlab.headroom.points import DaskRunner, LocalRunner, PointRunError
 from sanlab.headroom.search import Search, estimate
 from sanlab.headroom.slo import parse_slos
+from sanlab.headroom.timeline import GrowthRate, parse_growth
+from sanlab.headroom.vms import VmGrowth
 from sanlab.runs import dask_client
 
 DEFAULT_SEEDS = 3
@@ -39,11 +41,19 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--vm", dest="vms", action="append", default=[], metavar="NAME",
-        help="a VM whose load grows and whose figures the SLOs judge (repeatable; default: every VM)",
+        help="a VM whose load grows (repeatable; default: every VM)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--judge", action="append", default=[], metavar="NAME",
+        help="a VM whose figures the SLOs judge (repeatable; default: the VMs that grow)",
     )  # fmt: skip
     parser.add_argument(
         "--grow", choices=("rate", "vms"), default="rate",
-        help="rate (default): the selected VMs' jobs scaled by one factor; vms: not built yet",
+        help="rate (default): the grown VMs' jobs scaled by one factor; vms: more VMs like them (how many VMs)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--growth", metavar="RATE", default=None,
+        help="a compound growth rate such as 4%%/month (also /week, /year): the time until the SLOs break",
     )  # fmt: skip
     options.add_variant(parser, "start from this variant (default: the scenario as written, base)")
     options.add_set(parser, "a fixed override for every run (repeatable)")
@@ -73,12 +83,12 @@ def _duration(scenario: str, sets: list[str], variant: str, given: str | None) -
     return f"{short_s:g}s" if short_s < times["duration_s"] else None
 
 
-def _selected(today: dict[str, Any], wanted: list[str], where: str) -> list[str]:
+def _selected(today: dict[str, Any], wanted: list[str], where: str, option: str) -> list[str]:
     names = [vm["name"] for vm in today["vms"]]
     for name in wanted:
         if name not in names:
             raise UserError(
-                f"--vm {name}: no VM of that name in {where}; expected one of {', '.join(names)}{did_you_mean(name, names)}"
+                f"{option} {name}: no VM of that name in {where}; expected one of {', '.join(names)}{did_you_mean(name, names)}"
             )
     return list(dict.fromkeys(wanted)) or names
 
@@ -97,8 +107,7 @@ def _probe(args: argparse.Namespace, variant: str, duration: str | None) -> Any:
 def main(args: argparse.Namespace) -> int:
     """Runs the search and prints the answer; returns the exit code."""
     slos = parse_slos(args.slo)
-    if args.grow == "vms":
-        raise UserError("--grow vms: not built yet (docs/headroom.md, what is not done); use --grow rate")
+    rate = parse_growth(args.growth) if args.growth is not None else None
     if args.max_runs < args.seeds:
         raise UserError(
             f"--max-runs {args.max_runs}: the search needs at least --seeds {args.seeds} runs (today's load)"
@@ -113,39 +122,50 @@ def main(args: argparse.Namespace) -> int:
         duration = None  # a scenario with faults runs its own duration, so that every fault happens
         probe = engine.run(args.scenario, [variant], args.sets, args.seed, duration)
         today = probe["variants"][0]
-    vms = _selected(today, args.vms, where)
-    scalings, notes = plan_growth(today["resolved"], today["jobs"], vms)
+    grown = _selected(today, args.vms, where, "--vm")
+    judged = _selected(today, args.judge, where, "--judge") if args.judge else grown
     made = args.out is None or not args.out.exists()
     out_dir = args.out or new_default_out_dir(
         options.DEFAULT_RUNS_DIR, f"headroom-{probe['scenario']}", datetime.now(UTC)
     )
     prepare_out_dir(out_dir)
     try:
-        return _search_and_write(args, slos, today, vms, scalings, notes, duration, out_dir)
+        growth, scaled, notes = _growth(args, today, grown, judged, out_dir)
+        return _search_and_write(args, slos, rate, today, growth, scaled, notes, duration, out_dir)
     finally:
         if made:
             remove_empty([out_dir])
 
 
+def _growth(
+    args: argparse.Namespace, today: dict[str, Any], grown: list[str], judged: list[str], out_dir: Path
+) -> tuple[RateGrowth | VmGrowth, list[str], list[str]]:
+    """What a factor changes, what it grows (for people) and notes on what it leaves."""
+    variant = args.variant or "base"
+    scenario = str(Path(args.scenario).resolve())
+    if args.grow == "vms":
+        mine = [job for job in today["jobs"] if job["vm"] in grown]
+        growth = VmGrowth(
+            scenario, variant, tuple(args.sets), today["resolved"], tuple(grown), tuple(judged), out_dir,
+            open_loop=all(job["pacing"]["kind"] == "open" for job in mine),
+        )  # fmt: skip
+        return growth, [f"copies of VM {', '.join(grown)} (each on its VM's host and volume)"], []
+    scalings, notes = plan_growth(today["resolved"], today["jobs"], grown)
+    rate_growth = RateGrowth(tuple(scalings), scenario, variant, tuple(args.sets), tuple(grown), tuple(judged))
+    return rate_growth, describe(scalings), notes
+
+
 def _search_and_write(
-    args: argparse.Namespace, slos: list[Any], today: dict[str, Any], vms: list[str],
-    scalings: list[Any], notes: list[str], duration: str | None, out_dir: Path,
+    args: argparse.Namespace, slos: list[Any], rate: GrowthRate | None, today: dict[str, Any],
+    growth: RateGrowth | VmGrowth, scaled: list[str], notes: list[str], duration: str | None, out_dir: Path,
 ) -> int:  # fmt: skip
     variant = args.variant or "base"
     base_seed = args.seed if args.seed is not None else int(today["seed"])
-    scenario = str(Path(args.scenario).resolve())
     progress = (
         (lambda line: print(f"headroom: {line}", file=sys.stderr))
         if not (args.json or args.quiet)
         else (lambda line: None)
     )
-    common = {
-        "scenario": scenario,
-        "variant": variant,
-        "base_sets": tuple(args.sets),
-        "duration": duration,
-        "vms": tuple(vms),
-    }
 
     # Nothing random (fixed delays, nothing that looks at where I/Os land): one seed is exact.
     exact = today.get("seed_matters") is False
@@ -153,7 +173,7 @@ def _search_and_write(
 
     def search_on(runner: Any) -> tuple[Search, Any]:
         search = Search(
-            slos=slos, scalings=scalings, runner=runner, base_seed=base_seed, seeds=seeds,
+            slos=slos, growth=growth, runner=runner, base_seed=base_seed, seeds=seeds,
             max_seeds=1 if exact else seeds * SEED_CAP_FACTOR, exact=exact, max_runs=args.max_runs,
             on_round=progress,
         )  # fmt: skip
@@ -163,31 +183,40 @@ def _search_and_write(
             raise UserError(f"headroom {args.scenario}: a run failed: {exc}") from None
 
     if args.workers is None and args.scheduler is None:
-        search, bracket = search_on(LocalRunner(**common, cores=engine.cores()))
+        search, bracket = search_on(LocalRunner(duration, cores=engine.cores()))
     else:
         with dask_client(args.scheduler, args.workers) as client:
-            search, bracket = search_on(DaskRunner(**common, client=client))
+            search, bracket = search_on(DaskRunner(duration, client=client))
     low, high = bracket
     limit = estimate(search, low, high) if low is not None and high is not None else None
-    at = limit.factor if limit else (low.factor if low else None)
+    # The limit's scenario: at the factor found (a VM count rounds down: the most VMs that hold).
+    at = (low.factor if isinstance(growth, VmGrowth) else limit.factor) if limit else (low.factor if low else None)
+    at_setup = growth.setup(at)[0] if at is not None else None
     utilisation = {"today": utilisations(today)}
-    if at is not None:
-        doc_at = engine.run(
-            args.scenario, [variant], [*args.sets, *sets_at(scalings, at)], base_seed, duration
-        )
+    if at_setup is not None:
+        doc_at = engine.run(at_setup.scenario, [at_setup.variant], at_setup.all_sets(), base_seed, duration)
         utilisation["limit"] = utilisations(doc_at["variants"][0])
+    vm_count = isinstance(growth, VmGrowth)
     header = {
         "scenario": args.scenario,
         "variant": variant,
         "version": engine.VERSION,
-        "vms": vms,
-        "growth": "--grow rate: each selected VM's load times the factor",
-        "scaled": describe(scalings),
+        "grown_vms": list(growth.grown),
+        "judged_vms": list(growth.judged),
+        "vms_today": len(growth.grown) if vm_count else None,
+        "vms": at_setup.vms if vm_count and at_setup is not None and limit is not None else None,
+        "growth": (
+            "--grow vms: copies of the grown VMs, the factor their count over today's"
+            if vm_count
+            else "--grow rate: each grown VM's load times the factor"
+        ),
+        "scaled": scaled,
         "slos": [{"text": s.text, "figure": s.figure, "limit": s.limit, "label": s.label()} for s in slos],
         "duration_s": float(today["sim_time_s"]),
         "measured_s": float(today["measured_s"]),
         "seeds": {"first": base_seed, "initial": seeds, "cap": search.max_seeds, "exact": exact},
-        "at_limit": sets_at(scalings, at) if at is not None else [],
+        "at_limit": list(at_setup.sets) if at_setup is not None else [],
+        "at_limit_scenario": at_setup.scenario if vm_count and at_setup is not None else None,
         "sets": list(args.sets),
         "runner": "dask"
         if args.workers is not None or args.scheduler is not None
@@ -204,6 +233,8 @@ def _search_and_write(
         ],
     }
     doc = headroom_document(header, search, bracket, limit, utilisation)
+    if rate is not None:
+        doc["time_to_limit"] = rate.answer(doc)
     replace_text(out_dir / HEADROOM_FILE, to_json(doc), check=read_headroom)
     from sanlab.headroom.page import PAGE_FILE, page  # plotly: imported once there is a page to draw
 

@@ -15,6 +15,7 @@ from sanlab.formatting import format_count, format_ms
 from sanlab.headroom.bottleneck import describe, throughput_bound
 from sanlab.headroom.search import Limit, Point, Search, factor_text
 from sanlab.headroom.slo import Slo
+from sanlab.headroom.timeline import time_line
 
 HEADROOM_FILE = "headroom.json"
 BOUND_SLACK = 1.02
@@ -57,6 +58,8 @@ def curve_rows(search: Search) -> list[dict[str, Any]]:
             "seeds": point.seeds(),
             "iops": {"mean": iops.mean, "ci95": [iops.low, iops.high] if math.isfinite(iops.half) else None},
             "figures": {slo.text: _interval(point, slo) for slo in search.slos},
+            "vms": point.setup.vms,
+            "worst_vm": {slo.text: point.worst(slo) for slo in search.slos},
             "verdicts": search.verdicts(point),
             "holds": search.holds(point),
         })  # fmt: skip
@@ -147,13 +150,28 @@ def _figure(slo_text: str, figures: Mapping[str, Any], slos: Sequence[Mapping[st
     )
 
 
+def _worst_at_limit(doc: Mapping[str, Any]) -> str:
+    """Which judged VM decides, at the bracket's top (where the SLO fails), when several are judged."""
+    if len(doc["judged_vms"]) < 2 and doc.get("vms") is None:
+        return ""
+    top = doc["bracket"][1]
+    point = next((row for row in doc["curve"] if row["factor"] == top), None)
+    if point is None:
+        return ""
+    worst = ", ".join(f"{slo} worst on VM {name}" for slo, name in point["worst_vm"].items())
+    many = f" of {point['vms']} VMs" if point.get("vms") else ""
+    return f"judged on the worst VM{many}: at {factor_text(top)}, {worst}"
+
+
 def text_lines(doc: Mapping[str, Any]) -> list[str]:
     """The short answer (docs/headroom.md)."""
     slos = doc["slos"]
     today = doc["today"]
     shown = ", ".join(_figure(s["text"], today["figures"], slos) for s in slos if s["figure"] != "iops")
+    grown, judged = doc["grown_vms"], doc["judged_vms"]
+    judged_text = "" if judged == grown else f"; the SLOs judge VM {', '.join(judged)}"
     lines = [
-        f"headroom {doc['scenario']} (variant {doc['variant']}), VMs {', '.join(doc['vms'])}: {doc['growth']}"
+        f"headroom {doc['scenario']} (variant {doc['variant']}), VMs {', '.join(grown)}{judged_text}: {doc['growth']}"
     ]
     for line in doc.get("scaled", []):
         lines.append(f"  grows: {line}")
@@ -181,8 +199,22 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
             f"{labels} {verb} up to {format_count(doc['limit_iops'])} IOPS (×{factor:.2f} ± {plus:.2f}"
             + (f"; {doc['binding_slo']} binds first)" if len(slos) > 1 and doc["binding_slo"] else ")")
         )
-    if doc.get("at_limit"):
+    if doc.get("vms") is not None:
+        copies = doc["vms"] - doc["vms_today"]
+        failing = next((row["vms"] for row in doc["curve"] if row["factor"] == doc["bracket"][1]), None)
+        lines.append(
+            f"{doc['vms']} VMs meet {labels} (today's {doc['vms_today']} and {copies} "
+            f"cop{'y' if copies == 1 else 'ies'})" + (f"; {failing} do not" if failing else "")
+        )
+    if doc.get("at_limit_scenario"):
+        lines.append(f"at the limit: sanlab run {doc['at_limit_scenario']}")
+    elif doc.get("at_limit"):
         lines.append("at the limit: " + " ".join(f"--set '{line}'" for line in doc["at_limit"]))
+    worst = _worst_at_limit(doc)
+    if worst:
+        lines.append(worst)
+    if doc.get("time_to_limit"):
+        lines.append(time_line(doc["time_to_limit"], labels, len(slos) == 1))
     bottleneck = doc["bottleneck"]
     if bottleneck:
         lines.append(

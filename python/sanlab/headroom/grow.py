@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sanlab.errors import UserError
+from sanlab.headroom.points import Setup
 
 _NUMBER = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _RATE_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
@@ -256,3 +257,28 @@ def describe(scalings: Sequence[Scaling]) -> list[str]:
 
 def _today(scaling: Scaling) -> str:
     return ",".join("" if part is None else _number(part) for part in scaling.parts)
+
+
+@dataclass(frozen=True)
+class RateGrowth:
+    """`--grow rate`: the grown VMs' jobs scaled by the factor, as `--set` lines over the scenario."""
+
+    scalings: tuple[Scaling, ...]
+    scenario: str
+    variant: str
+    base_sets: tuple[str, ...]
+    grown: tuple[str, ...]
+    judged: tuple[str, ...]
+    bisect_to_counts = False
+
+    @property
+    def open_loop(self) -> bool:
+        return all(s.loop == "open" for s in self.scalings)
+
+    @property
+    def counts(self) -> str:
+        return "whole depths (at least 1)"
+
+    def setup(self, factor: float) -> tuple[Setup, float]:
+        sets = tuple(sets_at(self.scalings, factor))
+        return Setup(self.scenario, self.variant, sets, self.base_sets, self.grown, self.judged), factor

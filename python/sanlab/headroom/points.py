@@ -20,7 +20,7 @@ from sanlab.runs import RunTask, entity_table, run_task
 LATENCY_COLUMNS = ("mean", "p50", "p95", "p99", "p999", "max")
 
 RunFigures = dict[str, dict[str, float]]
-"""One run: selected VM name -> {"iops", "mean", "p50", "p95", "p99", "p999", "max"}."""
+"""One run: VM name -> {"iops", "mean", "p50", "p95", "p99", "p999", "max"}, every VM of the run."""
 
 
 class PointRunError(Exception):
@@ -28,11 +28,29 @@ class PointRunError(Exception):
 
 
 @dataclass(frozen=True)
+class Setup:
+    """A point's scenario as it runs: `sanlab run SCENARIO --variant VARIANT --set BASE_SETS...
+    --set SETS...`, and the VMs whose load grew and whose figures the SLOs judge (with
+    `--grow vms`, the copies among them)."""
+
+    scenario: str
+    variant: str
+    sets: tuple[str, ...]  # the growth's own overrides, shown with the point
+    base_sets: tuple[str, ...]  # --set given for every run, applied first
+    grown: tuple[str, ...]
+    judged: tuple[str, ...]
+    vms: int | None = None  # --grow vms: how many VMs grow (today's and their copies)
+
+    def all_sets(self) -> list[str]:
+        return [*self.base_sets, *self.sets]
+
+
+@dataclass(frozen=True)
 class Job:
-    """A point's runs to do: `seeds` from `first` on, with `sets` (the factor's overrides)."""
+    """A point's runs to do: `count` seeds from `first` on, of the point's `setup`."""
 
     point: int
-    sets: tuple[str, ...]
+    setup: Setup
     first: int
     count: int
 
@@ -43,15 +61,13 @@ class Runner(Protocol):
     def run(self, jobs: Sequence[Job]) -> dict[tuple[int, int], RunFigures]: ...
 
 
-def figures_of(table: pa.Table, vms: Sequence[str]) -> RunFigures:
-    """The selected VMs' figures of one run's entity table."""
+def figures_of(table: pa.Table) -> RunFigures:
+    """Every VM's figures of one run's entity table."""
     found: RunFigures = {}
     for row in table.to_pylist():
         if row["entity_kind"] != "vm":
             continue
         name = row["entity"].removeprefix("vm/")
-        if name not in vms:
-            continue
         figures = {"iops": float(row.get("iops") or 0.0)}
         for column in LATENCY_COLUMNS:
             value = row.get(f"lat_ms_{column}")
@@ -65,11 +81,7 @@ class LocalRunner:
     """Points in this process: one engine call per point (its seeds as replications: replication r
     runs seed + r), the points of a round side by side on threads (the engine releases the GIL)."""
 
-    scenario: str
-    variant: str
-    base_sets: tuple[str, ...]
     duration: str | None
-    vms: tuple[str, ...]
     cores: int
 
     @property
@@ -77,18 +89,18 @@ class LocalRunner:
         return self.cores
 
     def _one(self, job: Job, jobs_each: int) -> dict[tuple[int, int], RunFigures]:
-        sets = [*self.base_sets, *job.sets]
+        setup = job.setup
         try:
             doc = engine.run(
-                self.scenario, [self.variant], sets, job.first, self.duration,
+                setup.scenario, [setup.variant], setup.all_sets(), job.first, self.duration,
                 jobs=jobs_each, replications=job.count,
             )  # fmt: skip
         except engine.ScenarioError as exc:
-            raise PointRunError(f"{exc} (with --set {' --set '.join(job.sets)})") from None
+            raise PointRunError(f"{exc} ({_shown(setup)})") from None
         found: dict[tuple[int, int], RunFigures] = {}
         for variant in doc["variants"]:
             table = entity_table({**doc, "variants": [variant]}, job.point, variant["seed"])  # type: ignore[typeddict-item]
-            found[(job.point, int(variant["seed"]))] = figures_of(table, self.vms)
+            found[(job.point, int(variant["seed"]))] = figures_of(table)
         return found
 
     def run(self, jobs: Sequence[Job]) -> dict[tuple[int, int], RunFigures]:
@@ -106,11 +118,7 @@ class LocalRunner:
 class DaskRunner:
     """Points on Dask: one `RunTask` per point and seed, as sweep and advise send them."""
 
-    scenario: str
-    variant: str
-    base_sets: tuple[str, ...]
     duration: str | None
-    vms: tuple[str, ...]
     client: Any
 
     @property
@@ -122,9 +130,9 @@ class DaskRunner:
             RunTask(
                 job.point,
                 seed,
-                self.scenario,
-                (*self.base_sets, *job.sets),
-                (self.variant,),
+                job.setup.scenario,
+                tuple(job.setup.all_sets()),
+                (job.setup.variant,),
                 self.duration,
                 engine.VERSION,
             )
@@ -133,10 +141,15 @@ class DaskRunner:
         ]
         futures = self.client.map(run_task, tasks, pure=False)
         found: dict[tuple[int, int], RunFigures] = {}
-        sets_of: Mapping[int, tuple[str, ...]] = {job.point: job.sets for job in jobs}
+        setup_of: Mapping[int, Setup] = {job.point: job.setup for job in jobs}
         for outcome in self.client.gather(futures):
             if outcome.error is not None or outcome.table is None:
-                sets = " --set ".join(sets_of[outcome.point])
-                raise PointRunError(f"seed {outcome.seed} (--set {sets}): {outcome.error}")
-            found[(outcome.point, outcome.seed)] = figures_of(outcome.table, self.vms)
+                raise PointRunError(f"seed {outcome.seed} ({_shown(setup_of[outcome.point])}): {outcome.error}")
+            found[(outcome.point, outcome.seed)] = figures_of(outcome.table)
         return found
+
+
+def _shown(setup: Setup) -> str:
+    """Which point failed: its scenario file (--grow vms) or its overrides."""
+    sets = " ".join(f"--set {line}" for line in setup.sets)
+    return f"{setup.scenario} {sets}".strip() if setup.vms is not None else f"with {sets or 'no --set'}"

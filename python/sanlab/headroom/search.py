@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from sanlab.headroom.grow import Scaling, sets_at
-from sanlab.headroom.points import Job, RunFigures, Runner
+from sanlab.headroom.points import Job, RunFigures, Runner, Setup
 from sanlab.headroom.slo import Slo
 from sanlab.intervals import Interval
 
@@ -36,33 +36,76 @@ class Budget(Exception):
     """The run budget (--max-runs) would be passed."""
 
 
+class Growth(Protocol):
+    """What a load factor changes (`grow.RateGrowth`, `vms.VmGrowth`)."""
+
+    @property
+    def open_loop(self) -> bool:
+        """Every grown job an open loop: its IOPS must follow the factor (`Search.stalled`)."""
+        ...
+
+    @property
+    def counts(self) -> str:
+        """Whole counts that round the factor, for people (`whole depths`); empty for none."""
+        ...
+
+    @property
+    def bisect_to_counts(self) -> bool:
+        """The bracket is cut down to neighbouring counts (VMs), not to 2 %."""
+        ...
+
+    def setup(self, factor: float) -> tuple[Setup, float]:
+        """The scenario at `factor`, and the factor it really gets (a count's, for VMs)."""
+        ...
+
+
 @dataclass(eq=False)
 class Point:
-    """A factor tried: its overrides and each seed's figures."""
+    """A factor tried: its scenario and each seed's figures."""
 
     index: int
     factor: float
-    sets: tuple[str, ...]
+    setup: Setup
     runs: dict[int, RunFigures] = field(default_factory=dict)
     exact: bool = False  # nothing random in the scenario: one seed's figure is the figure
+
+    @property
+    def sets(self) -> tuple[str, ...]:
+        return self.setup.sets
 
     def seeds(self) -> list[int]:
         return sorted(self.runs)
 
     def idle(self) -> bool:
-        """A selected VM measured no I/O with some seed."""
-        return any(vm["iops"] <= 0 for run in self.runs.values() for vm in run.values())
+        """A grown or judged VM measured no I/O with some seed."""
+        names = {*self.setup.grown, *self.setup.judged}
+        return any(run[name]["iops"] <= 0 for run in self.runs.values() for name in names if name in run)
 
     def _of(self, values: list[float]) -> Interval:
         if self.exact and len(values) == 1:
             return Interval(values[0], 0.0, 1)
         return Interval.of(values)
 
+    def _judged(self, seed: int) -> RunFigures:
+        run = self.runs[seed]
+        return {name: run[name] for name in self.setup.judged}
+
     def interval(self, slo: Slo) -> Interval:
-        return self._of([slo.statistic(self.runs[seed]) for seed in self.seeds()])
+        return self._of([slo.statistic(self._judged(seed)) for seed in self.seeds()])
 
     def iops(self) -> Interval:
-        return self._of([sum(vm["iops"] for vm in self.runs[seed].values()) for seed in self.seeds()])
+        """The grown VMs' total IOPS."""
+        return self._of([sum(self.runs[seed][name]["iops"] for name in self.setup.grown) for seed in self.seeds()])
+
+    def worst(self, slo: Slo) -> str:
+        """The judged VM whose figure is the worst on average over the seeds (a latency's highest)."""
+        sign = 1.0 if slo.ceiling else -1.0
+        seeds = self.seeds()
+
+        def mean_of(name: str) -> float:
+            return sign * sum(self.runs[seed][name][slo.key] for seed in seeds) / len(seeds)
+
+        return max(self.setup.judged, key=mean_of)
 
 
 @dataclass
@@ -70,7 +113,7 @@ class Search:
     """The search's state: every point tried and the bracket."""
 
     slos: Sequence[Slo]
-    scalings: Sequence[Scaling]
+    growth: Growth
     runner: Runner
     base_seed: int
     seeds: int
@@ -85,13 +128,13 @@ class Search:
 
     # --- points and their verdicts -------------------------------------------------------
     def point(self, factor: float) -> Point:
-        """The point at `factor`, or one already tried with the same overrides (a whole depth
-        rounds several factors to one run)."""
-        sets = tuple(sets_at(self.scalings, factor))
+        """The point at `factor`, or one already tried with the same scenario (a whole depth or
+        count rounds several factors to one run)."""
+        setup, applied = self.growth.setup(factor)
         for point in self.points:
-            if point.sets == sets:
+            if point.setup == setup:
                 return point
-        point = Point(len(self.points), factor, sets, exact=self.exact)
+        point = Point(len(self.points), applied, setup, exact=self.exact)
         self.points.append(point)
         return point
 
@@ -121,7 +164,7 @@ class Search:
             point = self.points[index]
             have = len(point.runs)
             if have < count:
-                jobs.append(Job(index, point.sets, self.base_seed + have, count - have))
+                jobs.append(Job(index, point.setup, self.base_seed + have, count - have))
         needed = sum(job.count for job in jobs)
         if self.runs + needed > self.max_runs:
             self.stopped = f"the run budget (--max-runs {self.max_runs}) was reached"
@@ -158,7 +201,7 @@ class Search:
         if point.idle():
             return True
         today = next((p for p in self.points if p.factor == 1.0 and p.runs), None)
-        if today is None or point is today or not all(s.loop == "open" for s in self.scalings):
+        if today is None or point is today or not self.growth.open_loop:
             return False
         return point.iops().mean < STALLED * point.factor * today.iops().mean
 
@@ -218,8 +261,8 @@ class Search:
             if point.runs:  # whole counts: the factor rounds to a point already tried
                 verdict = "hold" if step == 2.0 else "fail"
                 self.stopped = (
-                    f"the objectives still {verdict} at {factor_text(point.factor)} of today's load, and whole "
-                    f"depths (at least 1) cannot {'grow' if step == 2.0 else 'shrink'} it further"
+                    f"the objectives still {verdict} at {factor_text(point.factor)} of today's load, and "
+                    f"{self.growth.counts} cannot {'grow' if step == 2.0 else 'shrink'} it further"
                 )
                 break
             self.evaluate([point])
@@ -234,7 +277,8 @@ class Search:
         """k-section of the bracket: as many points per round as the runner runs side by side
         (its parallel runs over the seeds a point needs; one point: bisection)."""
         per_round = max(1, self.runner.parallel // self.seeds)
-        while (high.factor - low.factor) > BRACKET * low.factor:
+        share = 0.0 if self.growth.bisect_to_counts else BRACKET
+        while (high.factor - low.factor) > share * low.factor:
             factors = [
                 low.factor + (high.factor - low.factor) * (i + 1) / (per_round + 1) for i in range(per_round)
             ]
@@ -243,7 +287,8 @@ class Search:
             ]
             fresh = [p for p in fresh if not p.runs]
             if not fresh:
-                self.stopped = "whole-number depths cannot part the bracket further"
+                if not self.growth.bisect_to_counts:  # neighbouring VM counts are the answer
+                    self.stopped = f"{self.growth.counts} cannot part the bracket further"
                 break
             self.evaluate(fresh)
             new_low, new_high = self.bracket()
