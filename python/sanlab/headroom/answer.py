@@ -106,7 +106,7 @@ def headroom_document(
     at_limit = utilisation.get("limit") or []
     doc["bottleneck"] = at_limit[0] if at_limit else None
     doc["utilisation"] = {key: list(value) for key, value in utilisation.items()}
-    bound = throughput_bound(list(utilisation.get("today", [])), doc["today"]["iops"])
+    bound = throughput_bound(list(utilisation.get("today", [])), doc["today"]["iops"], today.all_iops().mean)
     if bound is not None and doc["limit_iops"] is not None:
         bound["holds"] = doc["limit_iops"] <= bound["iops"] * BOUND_SLACK
     doc["bound"] = bound

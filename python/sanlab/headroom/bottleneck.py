@@ -64,12 +64,14 @@ DEMAND_KINDS = ("array media", "array core", "array controller", "drive")
 queue's occupancy (device queue) is not one."""
 
 
-def throughput_bound(today: list[dict[str, Any]], iops: float) -> dict[str, Any] | None:
-    """The operational-law bound from today's run: X ≤ 1/Dmax, with each resource's demand
-    D = U / X (the utilisation law) at today's throughput X; None without a busy resource."""
+def throughput_bound(today: list[dict[str, Any]], iops: float, all_iops: float) -> dict[str, Any] | None:
+    """The operational-law bound from today's run on the grown VMs' IOPS: X ≤ 1/Dmax, with each
+    resource's demand D = U / X_all (the utilisation law) at today's throughput of every VM,
+    X_all. VMs that do not grow keep their share X_others·D, so the grown VMs reach at most
+    X + (1 − U) / D, taking their I/Os to cost what the others' do (None without a busy resource)."""
     demands = [item for item in today if item["kind"] in DEMAND_KINDS and item["utilisation"] > 0]
     if not demands or iops <= 0:
         return None
     busiest = max(demands, key=lambda item: item["utilisation"])
-    limit = iops / busiest["utilisation"]
+    limit = iops + (1 - busiest["utilisation"]) * all_iops / busiest["utilisation"]
     return {"iops": limit, "factor": limit / iops, "resource": busiest}

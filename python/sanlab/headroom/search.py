@@ -97,6 +97,10 @@ class Point:
         """The grown VMs' total IOPS."""
         return self._of([sum(self.runs[seed][name]["iops"] for name in self.setup.grown) for seed in self.seeds()])
 
+    def all_iops(self) -> Interval:
+        """Every VM's total IOPS, grown or not."""
+        return self._of([sum(vm["iops"] for vm in self.runs[seed].values()) for seed in self.seeds()])
+
     def worst(self, slo: Slo) -> str:
         """The judged VM whose figure is the worst on average over the seeds (a latency's highest)."""
         sign = 1.0 if slo.ceiling else -1.0

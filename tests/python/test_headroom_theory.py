@@ -1,0 +1,111 @@
+"""`sanlab headroom` against queueing theory beyond M/M/1 (docs/headroom.md, "How far to trust
+it"): M/M/4 by Erlang C, a closed network of two stations by exact mean value analysis, and a
+two-station tandem whose bottleneck moves with the request size.
+
+Noise: every search runs 6 s per point (5 s measured, 10,000 to 200,000 I/Os a run), 3 to 12
+seeds a point, first seed 1; over first seeds 1 to 3 the answers below stayed within the
+spreads docs/headroom.md gives, and the tests allow 3 %."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from test_headroom import FAST, MM1, ROOT, TODAY_IOPS, _erlang_c, _headroom
+
+TANDEM = ROOT / "tests" / "data" / "scenarios" / "headroom_tandem.toml"
+CORE_MS = 0.05
+"""headroom_tandem.toml's core: exponential 50 µs a request."""
+MEDIA_MS = {"4k": 0.020 + 4096 / 1e9 * 1e3, "256k": 0.020 + 262144 / 1e9 * 1e3}
+"""Its media: exponential around 20 µs + size / 1 GB/s (the whole service time is drawn
+exponential around that mean: the media's utilisation gives the mean, its p95 at no load the shape)."""
+
+
+def _solve(figure: Callable[[float], float], low: float, high: float, limit: float) -> float:
+    """The largest x in [low, high] where the increasing `figure(x)` is at most `limit`."""
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if figure(middle) <= limit else (low, middle)
+    return low
+
+
+def _mmc_mean_ms(servers: int, rate_per_ms: float, mu: float = 10.0) -> float:
+    """M/M/c's mean response time: 1/μ + C(c, λ/μ) / (cμ − λ)."""
+    return 1 / mu + _erlang_c(servers, rate_per_ms / mu) / (servers * mu - rate_per_ms)
+
+
+def _mva(demands_ms: tuple[float, ...], population: int) -> list[tuple[float, float]]:
+    """Exact MVA of a closed network of FIFO exponential stations: for n = 1 .. population, the
+    mean response time R(n) (ms) and throughput X(n) (IOPS). R_k(n) = D_k (1 + Q_k(n − 1)),
+    X(n) = n / Σ R_k(n), Q_k(n) = X(n) R_k(n) (Reiser and Lavenberg, 1980)."""
+    queues = [0.0] * len(demands_ms)
+    found = []
+    for n in range(1, population + 1):
+        times = [demand * (1 + queue) for demand, queue in zip(demands_ms, queues, strict=True)]
+        rate = n / sum(times)
+        queues = [rate * time for time in times]
+        found.append((sum(times), rate * 1000))
+    return found
+
+
+def _jackson_mean_ms(rate_per_ms: float, demands_ms: tuple[float, ...]) -> float:
+    """An open tandem of M/M/1 stations (Jackson): Σ S_k / (1 − λ S_k)."""
+    return sum(demand / (1 - rate_per_ms * demand) for demand in demands_ms)
+
+
+def test_mm4_mean_limit_by_erlang_c(tmp_path: Path) -> None:
+    """Four 100 µs servers: mean ≤ 0.15 ms holds up to the λ where 1/μ + C(4, λ/μ)/(4μ − λ) is
+    0.15 ms, 29,897 IOPS (ρ = 0.75)."""
+    theory = _solve(lambda rate: _mmc_mean_ms(4, rate), 0.0, 39.999, 0.15) * 1000
+    assert theory == pytest.approx(29_897, abs=1)
+    doc = _headroom(
+        str(MM1), "--slo", "mean<=0.15ms", "--set", "array[0].media.servers=4", *FAST, out=tmp_path / "h"
+    )
+    assert doc["factor"] * TODAY_IOPS == pytest.approx(theory, rel=0.03)
+    assert doc["limit_iops"] == pytest.approx(theory, rel=0.03)
+    assert doc["bottleneck"]["utilisation"] == pytest.approx(theory / 40_000, abs=0.03)
+
+
+def test_closed_network_population_by_exact_mva(tmp_path: Path) -> None:
+    """A closed loop over the tandem's core (50 µs) and media (24.1 µs at 4 KiB): the factor scales
+    the outstanding I/Os (2 today). MVA gives R(8) = 0.4006 ms and R(9) = 0.4503 ms, so mean ≤
+    0.425 ms (midway, so that a few % of noise cannot move the answer) holds up to 8 outstanding.
+    Every point's mean and IOPS are checked against MVA at its population."""
+    mva = _mva((CORE_MS, MEDIA_MS["4k"]), 64)
+    largest = max(n for n, (mean_ms, _) in enumerate(mva, start=1) if mean_ms <= 0.425)
+    assert largest == 8
+    doc = _headroom(str(TANDEM), "--slo", "mean<=0.425ms", *FAST, out=tmp_path / "h")
+    assert doc["at_limit"] == [f"vm[0].job[0].iodepth={largest}"]
+    depths = [round(point["factor"] * 2) for point in doc["curve"]]
+    assert largest in depths and largest + 1 in depths
+    for depth, point in zip(depths, doc["curve"], strict=True):
+        mean_ms, iops = mva[depth - 1]
+        assert point["figures"]["mean<=0.425ms"]["mean"] == pytest.approx(mean_ms, rel=0.03), depth
+        assert point["iops"]["mean"] == pytest.approx(iops, rel=0.03), depth
+    assert doc["bottleneck"]["name"] == "server/ctrl1.core1"  # 50 µs against 24.1: the core saturates
+
+
+@pytest.mark.parametrize(
+    ("size", "today_iops", "slo_ms", "bottleneck"),
+    [("4k", 5000, 0.3, ("array core", "server/ctrl1.core1")), ("256k", 1000, 1.5, ("array media", "server"))],
+)
+def test_tandem_bottleneck_moves_with_the_request_size(
+    tmp_path: Path, size: str, today_iops: int, slo_ms: float, bottleneck: tuple[str, str]
+) -> None:
+    """Poisson arrivals through the core (50 µs) and then the media (20 µs + size / 1 GB/s):
+    at 4 KiB the core is the slower station (50 against 24.1 µs), at 256 KiB the media
+    (282.1 against 50 µs). The mean limit solves the Jackson tandem's Σ S/(1 − λS) = SLO:
+    16,162 IOPS at 4 KiB for 0.3 ms, 2,851 at 256 KiB for 1.5 ms."""
+    demands = (CORE_MS, MEDIA_MS[size])
+    theory = _solve(lambda rate: _jackson_mean_ms(rate, demands), 0.0, 1 / max(demands) - 1e-9, slo_ms) * 1000
+    sets = [f"vm[0].job[0].bs={size}", f"vm[0].job[0].rate_iops={today_iops}"]
+    doc = _headroom(
+        str(TANDEM), "--variant", "open", "--slo", f"mean<={slo_ms}ms",
+        *(arg for line in sets for arg in ("--set", line)), *FAST, out=tmp_path / size,
+    )  # fmt: skip
+    assert doc["limit_iops"] == pytest.approx(theory, rel=0.03)
+    assert (doc["bottleneck"]["kind"], doc["bottleneck"]["name"]) == bottleneck
+    slowest = max(demands)
+    assert doc["bottleneck"]["utilisation"] == pytest.approx(theory / 1000 * slowest, abs=0.03)

@@ -1,0 +1,155 @@
+"""`sanlab headroom --grow vms` (how many VMs), `--judge` (the VMs the SLOs judge apart from those
+that grow) and `--growth` (the time until the SLOs break), against M/M/1: every VM of
+headroom_neighbours.toml sends Poisson arrivals into one exponential 100 µs server, so each sees
+the mean response time 1 / (μ − λ) of the total rate λ.
+
+Noise: 4 s per point (3 s measured, 3,000 to 27,000 I/Os a VM), 3 to 12 seeds a point."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sanlab import engine
+from sanlab.headroom.timeline import GrowthRateError, parse_growth, time_line
+from sanlab.headroom.vms import VmGrowth, copy_names, scenario_text
+from test_headroom import ROOT, _headroom
+
+NEIGHBOURS = ROOT / "tests" / "data" / "scenarios" / "headroom_neighbours.toml"
+NOISY = ROOT / "scenarios" / "studies" / "noisy_neighbor.toml"
+FAST = ["--duration", "4s", "--seed", "1"]
+
+
+def test_growth_rate_and_its_time() -> None:
+    rate = parse_growth("4%/month")
+    assert (rate.share, rate.period) == (0.04, "month")
+    assert rate.periods_to(2.7) == pytest.approx(math.log(2.7) / math.log(1.04))  # 25.3 months
+    assert parse_growth(" 10 % / year ").periods_to(1.1) == pytest.approx(1.0)
+    doc = {"factor": 2.0, "factor_ci95": [1.9, 2.1], "bracket": [1.98, 2.02]}
+    found = parse_growth("2%/week").answer(doc)
+    assert found["periods"] == pytest.approx(35.0, abs=0.01)
+    low, high = found["periods_ci95"]
+    assert low == pytest.approx(math.log(1.9) / math.log(1.02)) and high > found["periods"] > low
+    assert time_line(found, "the SLO p99 ≤ 1 ms", True) == (
+        "at 2%/week compound growth, the SLO p99 ≤ 1 ms breaks in 35.0 weeks (95 % interval 32.4 to 37.5)"
+    )
+    none = parse_growth("2%/week").answer({"factor": None, "factor_ci95": None, "bracket": [1024, None]})
+    assert "at_least_periods" in none and "periods" not in none
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("4%", "expected PERCENT%/PERIOD"),
+        ("4%/fortnight", "unknown period 'fortnight'"),
+        ("0%/year", "never reaches"),
+    ],
+)
+def test_growth_rate_errors_are_one_line(text: str, said: str) -> None:
+    with pytest.raises(GrowthRateError) as caught:
+        parse_growth(text)
+    message = str(caught.value)
+    assert message.startswith(f"--growth {text!r}: ") and said in message and "\n" not in message
+
+
+def test_copies_round_robin_and_the_written_scenario_reads_back() -> None:
+    assert copy_names(["db", "web"], ["db", "web", "web-copy1"], 3) == [
+        ("db", "db-copy1"), ("web", "web-copy2"), ("db", "db-copy2"),
+    ]  # fmt: skip
+    table = {"name": "s", "run": {"duration": "1s"}, "vm": [{"name": "a", "job": [{"bs": "4k"}]}]}
+    assert tomllib.loads(scenario_text(table)) == table
+
+
+def test_copies_spread_over_the_hosts_as_today(tmp_path: Path) -> None:
+    """The noisy neighbour with its good VM on the second host: copies land on their VM's host and
+    volume, named jobs renamed, relative to nothing; the file passes the engine's checks."""
+    doc = engine.run(NOISY, ["two_hosts"], ["run.warmup=0s"], 1, "1s")
+    today = doc["variants"][0]
+    growth = VmGrowth(
+        str(NOISY), "two_hosts", ("run.warmup=0s",), today["resolved"], ("bad", "good"), ("good",),
+        tmp_path, open_loop=False,
+    )  # fmt: skip
+    setup, factor = growth.setup(2.0)
+    assert factor == 2.0 and setup.vms == 4 and setup.variant == "base" and setup.base_sets == ()
+    assert setup.grown == ("bad", "good", "bad-copy1", "good-copy1")
+    assert setup.judged == ("good", "good-copy1")  # the judged VM's copies are judged too
+    written = tomllib.loads(Path(setup.scenario).read_text(encoding="utf-8"))
+    placed = {vm["name"]: (vm["host"], vm["volume"], vm["job"][0]["name"]) for vm in written["vm"]}
+    assert placed["bad-copy1"] == ("esx1", "bad_vvol", "randwrite-bad-copy1")
+    assert placed["good-copy1"] == ("esx2", "good_vvol", "ioping-good-copy1")
+    assert growth.setup(1.0)[0].scenario == str(NOISY)  # today: the scenario as given
+    assert growth.setup(1.9)[0] == setup  # 3.8 VMs round to 4: the same point
+
+
+def test_how_many_vms_meet_the_slo(tmp_path: Path) -> None:
+    """Copies of `grower` at 1,000 IOPS beside `judged` at 1,000: n grown VMs offer
+    1,000 (n + 1) IOPS, so mean ≤ 0.6 ms holds for n = 7 (0.5 ms) and fails at 8 (1 ms)."""
+    doc = _headroom(
+        str(NEIGHBOURS), "--vm", "grower", "--grow", "vms", "--slo", "mean<=0.6ms",
+        "--set", "vm[0].job[0].rate_iops=1000", "--growth", "10%/year", *FAST, out=tmp_path / "h",
+    )  # fmt: skip
+    assert doc["vms"] == 7 and doc["vms_today"] == 1 and doc["judged_vms"] == ["grower"]
+    counts = sorted(point["vms"] for point in doc["curve"])
+    assert 7 in counts and 8 in counts and all(isinstance(count, int) for count in counts)
+    assert [point["factor"] for point in doc["curve"]] == sorted(point["factor"] for point in doc["curve"])
+    assert doc["bracket"] == [7.0, 8.0]
+    at_seven = next(point for point in doc["curve"] if point["vms"] == 7)
+    assert at_seven["iops"]["mean"] == pytest.approx(7000, rel=0.03)
+    assert at_seven["worst_vm"]["mean<=0.6ms"].startswith("grower")
+    assert doc["at_limit_scenario"] == str(tmp_path / "h" / "vms-7.toml")
+    engine.validate(doc["at_limit_scenario"])  # the scenario at the limit runs as it is
+    assert doc["time_to_limit"]["periods"] == pytest.approx(math.log(doc["factor"]) / math.log(1.1))
+
+
+def test_judged_vm_apart_from_the_grown_one(tmp_path: Path) -> None:
+    """`grower` grows from 2,000 IOPS; `judged` (1,000) is judged: mean ≤ 0.5 ms holds while the
+    total is at most 8,000, so the grower reaches 7,000 IOPS (×3.5). The operational-law bound
+    leaves the judged VM its 1,000: 9,000."""
+    doc = _headroom(
+        str(NEIGHBOURS),
+        "--vm",
+        "grower",
+        "--judge",
+        "judged",
+        "--slo",
+        "mean<=0.5ms",
+        *FAST,
+        out=tmp_path / "h",
+    )
+    assert doc["grown_vms"] == ["grower"] and doc["judged_vms"] == ["judged"] and doc["vms"] is None
+    assert doc["factor"] == pytest.approx(3.5, rel=0.03) and doc["limit_iops"] == pytest.approx(
+        7000, rel=0.03
+    )
+    assert doc["bound"]["iops"] == pytest.approx(9000, rel=0.03) and doc["bound"]["holds"] is True
+    assert all(set(point["worst_vm"].values()) == {"judged"} for point in doc["curve"])
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--judge", "nobody"], "error: --judge nobody: no VM of that name in"),
+        (["--growth", "4 percent"], "error: --growth '4 percent': expected PERCENT%/PERIOD"),
+    ],
+)
+def test_bad_options_are_one_line(tmp_path: Path, args: list[str], said: str) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "sanlab.cli",
+        "headroom",
+        str(NEIGHBOURS),
+        "--slo",
+        "p99<=1ms",
+        *args,
+        "--out",
+        str(tmp_path / "x"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(said)
+    assert not (tmp_path / "x").exists()
