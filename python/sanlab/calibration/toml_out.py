@@ -24,6 +24,8 @@ from sanlab.toml_text import toml_comment, toml_key, toml_value
 _SEGMENT = re.compile(r"^(?P<name>[^\[\]]+)(?P<indexes>(?:\[\d+\])*)$")
 
 Path_ = tuple[str | int, ...]
+MAX_BASES = 8
+"""Bases followed from a file at most (its base, that one's base, …)."""
 
 
 def resolved_root(path: Path, depth: int = 0) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def resolved_root(path: Path, depth: int = 0) -> dict[str, Any]:
     merged key by key, anything else replaced, the bases' variants dropped."""
     root = tomllib.loads(path.read_text(encoding="utf-8"))
     base = root.pop("base", None)
-    if not isinstance(base, str) or depth >= 8:
+    if not isinstance(base, str) or depth >= MAX_BASES:
         return root
     merged = resolved_root(path.parent / base, depth + 1)
     merged.pop("variant", None)

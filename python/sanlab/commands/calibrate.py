@@ -1,6 +1,7 @@
 """`sanlab calibrate SCENARIO --measured FILE --free KEY=LO..HI -o FILE`: checks the input, runs
 the fit (`sanlab.calibration.fit`) on Dask, prints the points and fitted values, writes the
-calibrated scenario (docs/cli.md)."""
+calibrated scenario (docs/cli.md). `sanlab calibrate SCENARIO --predict`: runs a calibrated
+scenario at its fitted values and the corners of their ranges (`sanlab.calibration.predict`)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from sanlab.calibration.inputs import (
     parse_free,
     read_points,
 )
+from sanlab.calibration.predict import Prediction, predict
 from sanlab.calibration.ranges import RANGE_SEEDS, max_runs, shown, with_ranges
 from sanlab.calibration.toml_out import calibrated_text
 from sanlab.commands import options
@@ -345,8 +347,127 @@ def fit_document(fit: Fit, out: str) -> dict[str, Any]:
     return document
 
 
+GENERATIONS = 25
+POPSIZE = 10
+PREDICT_REPLICATIONS = 5
+"""Seeds a prediction runs at each setting, by default (`--replications`)."""
+FIT_ONLY = (
+    ("measured", None, "--measured"),
+    ("free", None, "--free"),
+    ("out", None, "-o"),
+    ("range_seeds", RANGE_SEEDS, "--range-seeds"),
+    ("no_range", False, "--no-range"),
+    ("generations", GENERATIONS, "--generations"),
+    ("popsize", POPSIZE, "--popsize"),
+)
+"""The options of a fit, with their defaults: refused with --predict."""
+
+
+def _checked_mode(args: argparse.Namespace) -> None:
+    """A fit needs --measured, --free and -o and takes one --variant; --predict takes none of a
+    fit's options, nor --scheduler (its runs are the engine's, in this process)."""
+    if args.predict:
+        given = [option for dest, default, option in FIT_ONLY if getattr(args, dest) != default]
+        if args.scheduler is not None:
+            given.append("--scheduler")
+        if given:
+            raise CalibrationError(
+                f"--predict runs a calibrated scenario and takes no {', '.join(given)} "
+                "(a fit's options; --workers sets its parallel runs)"
+            )
+        return
+    missing = [option for dest, _, option in FIT_ONLY[:3] if getattr(args, dest) is None]
+    if missing:
+        raise CalibrationError(
+            f"a fit needs {', '.join(missing)} (or give --predict to run a calibrated scenario)"
+        )
+    if args.replications is not None:
+        raise CalibrationError("--replications is --predict's: a fit runs each candidate at one seed")
+    if args.variants and len(args.variants) > 1:
+        raise CalibrationError(f"a fit takes one --variant, got {len(args.variants)}: {', '.join(args.variants)}")
+
+
+def _figure_text(figure: str, value: float) -> str:
+    return format_count(value) if figure == "iops" else format_ms(value)
+
+
+def prediction_table(prediction: Prediction) -> Table:
+    """Each figure at the fitted values with the seeds' 95 % interval, and over the ranges."""
+    table = Table(
+        title=f"predicted at the fitted values ({prediction.replications} seeds) and over their ranges "
+        f"({_count(len(prediction.corners), 'corner')})",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        show_edge=False,
+    )
+    for header, justify in (
+        ("variant", "left"),
+        ("vm", "left"),
+        ("figure", "left"),
+        ("at the fit", "right"),
+        ("seeds' 95 %", "right"),
+        ("over the ranges", "right"),
+    ):
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for item in prediction.figures:
+        interval = "-" if item.ci95 is None else "–".join(_figure_text(item.figure, x) for x in item.ci95)
+        table.add_row(
+            shown_name(item.variant),
+            shown_name(item.vm),
+            "IOPS" if item.figure == "iops" else f"{item.figure} ms",
+            _figure_text(item.figure, item.value),
+            interval,
+            "–".join(_figure_text(item.figure, x) for x in item.spread),
+        )
+    return table
+
+
+def prediction_document(prediction: Prediction) -> dict[str, Any]:
+    """The prediction as `--predict --json` prints it."""
+    return {
+        "ranges_from": str(prediction.source),
+        "ranges": [{"key": r.key, "value": r.value, "range": [r.low, r.high]} for r in prediction.ranges],
+        "corners": [list(corner) for corner in prediction.corners],
+        "replications": prediction.replications,
+        "figures": [
+            {"variant": f.variant, "vm": f.vm, "figure": f.figure, "value": f.value, "ci95": f.ci95, "range": list(f.spread)}
+            for f in prediction.figures
+        ],
+    }
+
+
+def _predict_main(args: argparse.Namespace) -> int:
+    """`sanlab calibrate SCENARIO --predict`: the runs, then the table or the JSON."""
+    sets = tuple(args.sets)
+    try:
+        engine.validate(args.scenario, sets, args.variants)
+    except engine.ScenarioError as exc:
+        raise CalibrationError(str(exc)) from None
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        if not args.quiet:
+            print(f"[setting {done}/{total}] {format_wall_s(time.perf_counter() - started)}", file=sys.stderr, flush=True)
+
+    replications = args.replications or PREDICT_REPLICATIONS
+    jobs = args.workers or engine.cores()
+    prediction = predict(Path(args.scenario), args.variants, sets, args.seed, args.duration, replications, jobs, progress)
+    if args.json:
+        print(json.dumps(prediction_document(prediction), indent=2), flush=True)
+        return 0
+    console().print(prediction_table(prediction))
+    print(f"ranges from {shown_name(str(prediction.source))}:", flush=True)
+    for span in prediction.ranges:
+        print(shown_name(f"  {span.key} = {span.value} ({span.low}–{span.high})"), flush=True)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
-    """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o."""
+    """`sanlab calibrate`: checks the input, fits on Dask, prints the tables, writes -o; with
+    --predict, runs a calibrated scenario over its fitted ranges."""
+    _checked_mode(args)
+    if args.predict:
+        return _predict_main(args)
     given = args.scenario  # as typed, for messages; the runs take the absolute path (Dask workers)
     refuse_inputs(Path(args.out), [Path(given), Path(args.measured)])
     free = tuple(parse_free(text) for text in args.free)
@@ -356,7 +477,7 @@ def main(args: argparse.Namespace) -> int:
     sets = tuple(args.sets)
     if args.duration:
         sets = (*sets, f"run.duration={args.duration}")
-    variant = _variant(given, sets, args.variant)  # checks the chosen variant only
+    variant = _variant(given, sets, args.variants[0] if args.variants else None)  # checks the chosen variant only
     check(given, free, points, sets, [variant] if variant else None)
     scenario_seed, figures = _first_run(given, sets, variant, points[0], free)
     _check_vm_figures(figures, points)
@@ -403,16 +524,23 @@ def register(parser: argparse.ArgumentParser) -> None:
     """The arguments (no `e.g.` in their help: see test_doc_examples)."""
     options.add_scenario(parser)
     parser.add_argument(
-        "--measured", required=True, metavar="FILE", help="measured points, CSV or Parquet (docs/cli.md)"
+        "--measured", metavar="FILE", help="measured points, CSV or Parquet (docs/cli.md; needed to fit)"
     )
     parser.add_argument(
         "--free",
-        required=True,
         action="append",
         metavar="KEY=LO..HI[:int][:log]",
-        help="a value to fit and its bounds, such as array[0].media.read_latency=50us..500us (repeatable)",
+        help="a value to fit and its bounds, such as array[0].media.read_latency=50us..500us (repeatable; needed "
+        "to fit)",
     )
-    options.add_variant(parser, "the variant to fit (needed when the scenario has several)")
+    parser.add_argument(
+        "--variant",
+        dest="variants",
+        metavar="NAME",
+        action="append",
+        help="the variant to fit (needed when the scenario has several); with --predict, a variant to run "
+        "(repeatable; default: all)",
+    )
     options.add_set(parser, "a fixed override for every run (repeatable)")
     options.add_duration(parser)
     options.add_seed(parser, "seed of every run and of the optimiser")
@@ -427,18 +555,32 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--generations",
         type=options.positive,
-        default=25,
+        default=GENERATIONS,
         metavar="N",
-        help="differential evolution's generations at most (default: 25)",
+        help=f"differential evolution's generations at most (default: {GENERATIONS})",
     )
     parser.add_argument(
         "--popsize",
         type=options.positive,
-        default=10,
+        default=POPSIZE,
         metavar="N",
-        help="candidates per generation per free value (default: 10)",
+        help=f"candidates per generation per free value (default: {POPSIZE})",
     )
-    parser.add_argument("-o", "--out", required=True, metavar="FILE", help="the calibrated scenario to write")
+    parser.add_argument("-o", "--out", metavar="FILE", help="the calibrated scenario to write (needed to fit)")
+    parser.add_argument(
+        "--predict",
+        action="store_true",
+        help="run SCENARIO, a calibrated scenario or one based on it, at its fitted values and at every corner of "
+        "their ranges (read from its header): each VM's figures with the seeds' 95 %% interval and the range "
+        "the fitted values' spread gives",
+    )
+    parser.add_argument(
+        "--replications",
+        type=options.whole_number(2, 1000, "a count of seeds"),
+        metavar="N",
+        help=f"with --predict, the seeds each setting runs at, replication r at the variant's seed + r "
+        f"(default: {PREDICT_REPLICATIONS})",
+    )
     options.add_cluster(parser)
     options.add_quiet(parser, "no progress lines and no tables")
     options.add_json(parser)
