@@ -280,5 +280,10 @@ class RateGrowth:
         return "whole depths (at least 1)"
 
     def setup(self, factor: float) -> tuple[Setup, float]:
+        """The scenario at `factor`; its factor the rounded one when every value is a whole count
+        rounded alike (iodepth 8 × 0.72 is 6: ×0.75)."""
         sets = tuple(sets_at(self.scalings, factor))
-        return Setup(self.scenario, self.variant, sets, self.base_sets, self.grown, self.judged), factor
+        applied = {s.applied(factor) for s in self.scalings if s.whole}
+        rounded = len(applied) == 1 and all(s.whole for s in self.scalings)
+        setup = Setup(self.scenario, self.variant, sets, self.base_sets, self.grown, self.judged)
+        return setup, applied.pop() if rounded else factor
