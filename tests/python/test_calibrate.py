@@ -161,7 +161,7 @@ def _check_prediction(cli: Callable[..., object], calibrated: Path, fitted: floa
     assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
     document = json.loads(done.stdout)  # type: ignore[attr-defined]
     assert document["ranges"] == [{"key": LATENCY, "value": f"{fitted:g}us", "range": [f"{low}us", f"{high}us"]}]
-    assert document["corners"] == [[f"{LATENCY}={low}us"], [f"{LATENCY}={high}us"]]
+    assert document["ends"] == [f"{LATENCY}={low}us", f"{LATENCY}={high}us"]
     (latency,) = [item for item in document["figures"] if item["figure"] == "mean"]
     seeds = range(11, 14)
 

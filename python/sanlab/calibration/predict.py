@@ -3,19 +3,23 @@
 
 The fitted values and their ranges are read back from the header `sanlab calibrate -o` writes
 (`#   KEY = VALUE (LOW–HIGH)` under `# ranges: …`), in SCENARIO or the first of its bases that
-has one. The scenario then runs as written (at the fitted values) and at every corner of the
-ranges (each value at its low or its high end, the others too: 2^n corners for n values), each
-with the same replications (replication r at the variant's seed + r, common random numbers across
-the corners), combined by the run's own rule (`sanlab.replications.combine`). Each figure
-`--precision` watches (every VM's IOPS, mean and p99 latency) is given as the fit's mean with its
-95 % interval over the seeds, and beside it the lowest and highest mean over the fit and the
-corners: how far the fitted values' spread moves the prediction. The corners bound it where a
-figure moves one way along each value; one that peaks inside the ranges is not bounded by them.
+has one. The scenario then runs as written (at the fitted values) and at each end of each range
+with the other values at their fit (2 settings per value), each with the same replications
+(replication r at the variant's seed + r, common random numbers across the settings), combined by
+the run's own rule (`sanlab.replications.combine`). Each figure `--precision` watches (every VM's
+IOPS, mean and p99 latency) is given as the fit's mean with its 95 % interval over the seeds, and
+beside it the lowest and highest mean over the fit and the ends: how far the fitted values'
+spread moves the prediction.
+
+The ends one at a time, not the corners of the ranges: a range is found with the other values at
+their fit, so each end is a setting that fits the measurement within noise, and a corner need not
+be (two values that trade off fit along a ridge: two of the NVMe study's four corners fit its
+points, two do not). Values moved together along such a ridge can move a prediction further than
+either end alone; a figure that peaks inside a range is not bounded by its ends either.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import tomllib
 from collections.abc import Callable, Sequence
@@ -48,7 +52,7 @@ class FittedRange:
 class Predicted:
     """One figure of one VM in one variant: the mean over the seeds at the fitted values, its 95 %
     interval (None: the tail held too few I/Os), and the lowest and highest mean over the fit and
-    the corners of the ranges."""
+    the ends of the ranges."""
 
     variant: str
     vm: str
@@ -63,8 +67,8 @@ class Prediction:
     source: Path
     """The calibrated file the ranges were read from."""
     ranges: tuple[FittedRange, ...]
-    corners: tuple[tuple[str, ...], ...]
-    """Each corner's overrides (`KEY=END` per fitted value)."""
+    settings: tuple[str, ...]
+    """The ends run besides the fit, each as its override (`KEY=END`)."""
     replications: int
     figures: tuple[Predicted, ...]
 
@@ -104,12 +108,13 @@ def fitted_ranges(scenario: Path) -> tuple[Path, tuple[FittedRange, ...]]:
     )
 
 
-def corners(ranges: Sequence[FittedRange]) -> tuple[tuple[str, ...], ...]:
-    """Every combination of the ranges' ends, as overrides (an end met twice, once)."""
-    ends = [dict.fromkeys((span.low, span.high)) for span in ranges]
+def ends(ranges: Sequence[FittedRange]) -> tuple[str, ...]:
+    """Each range's ends other than its fitted value, as overrides."""
     return tuple(
-        tuple(f"{span.key}={end}" for span, end in zip(ranges, chosen, strict=True))
-        for chosen in itertools.product(*ends)
+        f"{span.key}={end}"
+        for span in ranges
+        for end in dict.fromkeys((span.low, span.high))
+        if end != span.value
     )
 
 
@@ -150,15 +155,15 @@ def predict(
     jobs: int,
     on_setting: Callable[[int, int], None] = lambda done, total: None,
 ) -> Prediction:
-    """Runs `scenario` at its fitted values and at the corners of their ranges (see the module);
+    """Runs `scenario` at its fitted values and at the ends of their ranges (see the module);
     `on_setting` hears each setting done, of how many."""
     source, ranges = fitted_ranges(scenario)
-    settings = corners(ranges)
+    settings = ends(ranges)
     total = 1 + len(settings)
     runs = [_run(scenario, variants, sets, seed, duration, replications, jobs)]
     on_setting(1, total)
-    for done, corner in enumerate(settings, start=2):
-        runs.append(_run(scenario, variants, [*sets, *corner], seed, duration, replications, jobs))
+    for done, end in enumerate(settings, start=2):
+        runs.append(_run(scenario, variants, [*sets, end], seed, duration, replications, jobs))
         on_setting(done, total)
     figures = []
     for (variant, vm, figure), (value, ci95) in runs[0].items():

@@ -1,7 +1,7 @@
 """`sanlab calibrate SCENARIO --measured FILE --free KEY=LO..HI -o FILE`: checks the input, runs
 the fit (`sanlab.calibration.fit`) on Dask, prints the points and fitted values, writes the
 calibrated scenario (docs/cli.md). `sanlab calibrate SCENARIO --predict`: runs a calibrated
-scenario at its fitted values and the corners of their ranges (`sanlab.calibration.predict`)."""
+scenario at its fitted values and the ends of their ranges (`sanlab.calibration.predict`)."""
 
 from __future__ import annotations
 
@@ -395,7 +395,7 @@ def prediction_table(prediction: Prediction) -> Table:
     """Each figure at the fitted values with the seeds' 95 % interval, and over the ranges."""
     table = Table(
         title=f"predicted at the fitted values ({prediction.replications} seeds) and over their ranges "
-        f"({_count(len(prediction.corners), 'corner')})",
+        f"({_count(len(prediction.settings), 'end')}, one value at a time)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
         show_edge=False,
@@ -427,7 +427,7 @@ def prediction_document(prediction: Prediction) -> dict[str, Any]:
     return {
         "ranges_from": str(prediction.source),
         "ranges": [{"key": r.key, "value": r.value, "range": [r.low, r.high]} for r in prediction.ranges],
-        "corners": [list(corner) for corner in prediction.corners],
+        "ends": list(prediction.settings),
         "replications": prediction.replications,
         "figures": [
             {"variant": f.variant, "vm": f.vm, "figure": f.figure, "value": f.value, "ci95": f.ci95, "range": list(f.spread)}
@@ -570,8 +570,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--predict",
         action="store_true",
-        help="run SCENARIO, a calibrated scenario or one based on it, at its fitted values and at every corner of "
-        "their ranges (read from its header): each VM's figures with the seeds' 95 %% interval and the range "
+        help="run SCENARIO, a calibrated scenario or one based on it, at its fitted values and at each end of "
+        "their ranges, one value at a time (read from its header): each VM's figures with the seeds' 95 %% interval and the range "
         "the fitted values' spread gives",
     )
     parser.add_argument(
@@ -582,6 +582,6 @@ def register(parser: argparse.ArgumentParser) -> None:
         f"(default: {PREDICT_REPLICATIONS})",
     )
     options.add_cluster(parser)
-    options.add_quiet(parser, "no progress lines and no tables")
+    options.add_quiet(parser, "no progress lines (and, for a fit, no tables)")
     options.add_json(parser)
 
