@@ -153,3 +153,20 @@ def test_bad_options_are_one_line(tmp_path: Path, args: list[str], said: str) ->
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(said)
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("variant", ["shared_pe", "shared_pe_esxi"])
+def test_noisy_neighbour_grows_until_the_shared_queue_is_full(tmp_path: Path, variant: str) -> None:
+    """The noisy neighbour's question (docs/studies/noisy_neighbor.md): the QoS-capped VM's 40
+    writes as one job, so its outstanding I/Os grow one by one. The shared PE device is clamped to
+    DSNRO = 32 slots: at 31 outstanding one slot stays free for the good VM's probe (its 0.30 ms),
+    at 32 the probe waits for a held write to leave, under FIFO and under ESXi's scheduler alike."""
+    doc = _headroom(
+        str(NOISY), "--variant", variant, "--vm", "bad", "--judge", "good", "--slo", "p99<=1ms",
+        "--set", "vm[0].job[0].numjobs=1", "--set", "vm[0].job[0].iodepth=40", out=tmp_path / variant,
+    )  # fmt: skip
+    assert doc["at_limit"] == ["vm[0].job[0].iodepth=31"]
+    p99 = {tuple(point["sets"]): point["figures"]["p99<=1ms"]["mean"] for point in doc["curve"]}
+    assert p99[("vm[0].job[0].iodepth=31",)] == pytest.approx(0.30, abs=0.02)
+    assert p99[("vm[0].job[0].iodepth=32",)] > 30  # most of one 39 ms slot cycle
+    assert doc["bottleneck"]["kind"] == "device queue"
