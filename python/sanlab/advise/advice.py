@@ -17,7 +17,7 @@ from sanlab.advise.search import (
     TODAY,
     Point,
     Search,
-    knob_summary,
+    outcomes,
     paired_gain,
     runner_up,
     set_lines,
@@ -46,9 +46,15 @@ def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) ->
     seeds), today, the recommendation and its gain, the runner-up, each knob's outcome and every
     step of the search."""
     changed = dict(chosen)
-    outcomes = {
-        key: "changed" if key in changed else outcome for key, outcome in knob_summary(search).items()
+    last = outcomes(search)
+    # A group's key joins its parts' keys (`a & b`): changed when any part is.
+    told = {
+        key: "changed" if any(part in changed for part in key.split(" & ")) else step.outcome
+        for key, step in last.items()
     }
+    whole = {key: told[key] for key, step in last.items() if step.whole}
+    narrowed = [key for key, step in last.items() if not step.whole and told[key] != "changed"]
+    group_of = {part: key for key in last for part in key.split(" & ")}
     second = runner_up(search, chosen)
     unsettled = [
         f"{step.knob} (pass {step.pass_number}): {step.note}" for step in search.steps if not step.settled
@@ -57,6 +63,7 @@ def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) ->
     today = search.interval(TODAY)
     return {
         **header,
+        "notes": [*header["notes"], *search.notes],
         "today": _interval(today),
         "recommended": {
             **_candidate(search, chosen),
@@ -66,20 +73,22 @@ def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) ->
         "runner_up": None
         if second is None
         else {
-            **_candidate(search, second),
-            "parted_from_recommended": search.parted(second, chosen),
+            **_candidate(search, second[0]),
+            "minus_recommended": _interval(second[1]),
+            "parted_from_recommended": search.parted(second[0], chosen),
         },
         "settled": not unsettled and not search.stopped,
         "why_not_settled": [*unsettled, *([search.stopped] if search.stopped else [])],
-        "did_not_matter": [key for key, outcome in outcomes.items() if outcome == "no difference"],
-        "today_is_best": [key for key, outcome in outcomes.items() if outcome == "kept"],
+        "did_not_matter": [key for key, outcome in whole.items() if outcome == "no difference"],
+        "today_is_best": [key for key, outcome in whole.items() if outcome == "kept"],
+        "kept_among_best_few": narrowed,
         "knobs": [
             {
                 "key": knob.key,
                 "what": knob.what,
                 "values": list(knob.values),
                 "today": knob.today,
-                "outcome": outcomes.get(knob.key, "not visited"),
+                "outcome": told.get(group_of.get(knob.key, ""), "not visited"),
             }
             for knob in search.knobs
         ],
@@ -133,20 +142,43 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append("recommended: keep today's settings: no value tried did better")
     second = doc["runner_up"]
     if second is not None:
-        tie = "" if second["parted_from_recommended"] else ", not parted from the recommendation"
-        lines += [f"runner-up:   {_figure(second, unit)}{tie}", *_sets(second["set"])]
+        lines += [f"runner-up:   {_figure(second, unit)}", f"  {_runner_up_rank(doc)}", *_sets(second["set"])]
     if doc["did_not_matter"]:
         lines.append(
             "did not matter (no value parted from the one kept): " + ", ".join(doc["did_not_matter"])
         )
     if doc["today_is_best"]:
-        lines.append(f"today's value is among the best, others worse: {', '.join(doc['today_is_best'])}")
+        lines.append(
+            "today's value is among the best, the rest as recommended (every value or combination "
+            f"run; others worse): {', '.join(doc['today_is_best'])}"
+        )
+    if doc["kept_among_best_few"]:
+        lines.append(
+            "today's values kept in a joint step over each part's best few values only (not every "
+            f"combination): {', '.join(doc['kept_among_best_few'])}"
+        )
     lines += [f"note: {note}" for note in doc["notes"]]
     if doc["settled"]:
         lines.append("settled: at each step the best value parted from the others, or tied with them exactly")
     else:
         lines += [f"not settled: {why}" for why in doc["why_not_settled"]]
     return lines
+
+
+def _runner_up_rank(doc: Mapping[str, Any]) -> str:
+    """Where the runner-up stands against the recommendation on the seeds both ran: its own mean
+    can be the higher one (fewer seeds, or within the noise where the search keeps its place)."""
+    second, unit = doc["runner_up"], doc["objective"]["unit"]
+    difference = second["minus_recommended"]
+    better = (difference["mean"] > 0) == doc["objective"]["higher_is_better"] and difference["mean"] != 0
+    text = f"minus the recommendation, seed by seed over {difference['seeds']} seeds: {_figure(difference, unit)}"
+    if second["parted_from_recommended"]:
+        why = "better than the recommendation, parted: the search passed it" if better else "parted"
+    elif better:
+        why = "not parted: a better mean within the seeds' noise, and the search moves only to a value parted from where it stands"
+    else:
+        why = "not parted"
+    return f"{text}; {why}"
 
 
 def _esc(value: object) -> str:

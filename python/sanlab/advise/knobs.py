@@ -5,7 +5,8 @@ value list is what it is; the sources are in docs/references.md."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,58 +67,71 @@ QOS_FACTORS = (0.5, 2.0)
 @dataclass(frozen=True)
 class Knob:
     """One setting: its key, the values it may take (TOML text, as `--set` reads them) and which of
-    them the scenario has today."""
+    them the scenario has today. Knobs with the same `group` act together (`coupled`)."""
 
     key: str
     what: str
     values: tuple[str, ...]
     today: str
+    group: str = ""
 
     def set_line(self, value: str) -> str:
         return f"{self.key}={value}"
 
 
+SEPARATOR = " / "
+"""Between the parts of a coupled value (`128 / 128`); no knob's value holds it."""
+
+
 @dataclass(frozen=True)
 class Coupled:
-    """Two settings that act together, searched as one: each value is a pair (`a / b`), and a point
-    holds each part as its own knob's value. A host's device queue is the smaller of its LUN queue
-    depth and its DSNRO when VMs share the device, so moving either alone can never raise it."""
+    """Settings that act together, searched as one: each value is a combination of its parts'
+    values (`a / b / c`), `choices` the values each part takes in it (all of the part's, or its
+    best few when the whole space is too large to run)."""
 
-    parts: tuple[Knob, Knob]
+    parts: tuple[Knob, ...]
+    choices: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def of(cls, parts: Sequence[Knob]) -> Coupled:
+        return cls(tuple(parts), tuple(part.values for part in parts))
 
     @property
     def key(self) -> str:
         return " & ".join(part.key for part in self.parts)
 
     @property
+    def whole(self) -> bool:
+        """Every combination of the parts' values is among the values."""
+        pairs = zip(self.choices, self.parts, strict=True)
+        return all(len(chosen) == len(part.values) for chosen, part in pairs)
+
+    @property
     def values(self) -> tuple[str, ...]:
-        first, second = self.parts
-        return tuple(self.pair(a, b) for a in first.values for b in second.values)
+        return tuple(self.join(combination) for combination in itertools.product(*self.choices))
 
     @property
     def today(self) -> str:
-        return self.pair(self.parts[0].today, self.parts[1].today)
+        return self.join(part.today for part in self.parts)
 
     @staticmethod
-    def pair(a: str, b: str) -> str:
-        return f"{a} / {b}"
+    def join(values: Iterable[str]) -> str:
+        return SEPARATOR.join(values)
 
-    def split(self, value: str) -> tuple[str, str]:
-        a, _, b = value.partition(" / ")
-        return a, b
+    @staticmethod
+    def split(value: str) -> list[str]:
+        return value.split(SEPARATOR)
 
 
 def coupled(knobs: Sequence[Knob]) -> list[Coupled]:
-    """The pairs of knobs to search together: each host's LUN queue depth with its DSNRO."""
-    by_key = {knob.key: knob for knob in knobs}
-    pairs = []
+    """The knobs to search together, by group in the knobs' order: each host's LUN queue depth
+    with its DSNRO, each flow-controlled volume's threshold with its VMs' shares. A group with one
+    knob left (the others kept) is searched alone."""
+    groups: dict[str, list[Knob]] = {}
     for knob in knobs:
-        if knob.key.endswith(".adapter.lun_queue_depth"):
-            host = knob.key.removesuffix(".adapter.lun_queue_depth")
-            dsnro = by_key.get(f"{host}.scheduler.dsnro")
-            if dsnro is not None:
-                pairs.append(Coupled((knob, dsnro)))
-    return pairs
+        if knob.group:
+            groups.setdefault(knob.group, []).append(knob)
+    return [Coupled.of(parts) for parts in groups.values() if len(parts) > 1]
 
 
 def _canonical(value: Any) -> Any:
@@ -128,12 +142,12 @@ def _canonical(value: Any) -> Any:
     return {key: _canonical(value[key]) for key in keys}
 
 
-def _knob(key: str, what: str, today: Any, values: Sequence[Any]) -> Knob | None:
+def _knob(key: str, what: str, today: Any, values: Sequence[Any], group: str = "") -> Knob | None:
     """A knob with today's value first, or None when no value differs from today's."""
     today_text = toml_value(_canonical(today))
     texts = [today_text, *(toml_value(_canonical(value)) for value in values)]
     unique = tuple(dict.fromkeys(texts))
-    return Knob(key, what, unique, today_text) if len(unique) > 1 else None
+    return Knob(key, what, unique, today_text, group) if len(unique) > 1 else None
 
 
 def _hosts_of_volumes(scenario: Mapping[str, Any]) -> dict[str, set[str]]:
@@ -187,17 +201,20 @@ def queue_knobs(scenario: Mapping[str, Any], lun_depths: Mapping[str, int]) -> l
         if host.get("adapter", {}).get("kind") == "ideal" or name not in lun_depths:
             continue  # an ideal adapter has no queue limit; a host without devices has nothing to tune
         key = f"host[{index}]"
+        # A shared device's depth is the smaller of the two: raising either alone cannot deepen it.
+        group = f"{key} queues"
         knobs.append(
             _knob(
                 f"{key}.adapter.lun_queue_depth",
                 f"host {name}'s LUN queue depth",
                 lun_depths[name],
                 QUEUE_DEPTHS,
+                group,
             )
         )
         if sum(vm.get("host") == name for vm in vms) > 1:  # DSNRO acts only between competing VMs
             today = host.get("scheduler", {}).get("dsnro", DEFAULT_DSNRO)
-            knobs.append(_knob(f"{key}.scheduler.dsnro", f"host {name}'s DSNRO", today, QUEUE_DEPTHS))
+            knobs.append(_knob(f"{key}.scheduler.dsnro", f"host {name}'s DSNRO", today, QUEUE_DEPTHS, group))
     return [knob for knob in knobs if knob]
 
 
@@ -238,7 +255,7 @@ def volume_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
             thresholds = [f"{ms}ms" for ms in SIOC_THRESHOLDS_MS]
             today = control.get(part, "30ms")
             what = f"volume {name}'s {flow} threshold"
-            knobs.append(_knob(f"{key}.flow_control.{part}", what, today, thresholds))
+            knobs.append(_knob(f"{key}.flow_control.{part}", what, today, thresholds, _flow_group(name)))
         qos = volume.get("qos")
         if qos and "max" in qos:
             scaled = [
@@ -250,11 +267,23 @@ def volume_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
     return [knob for knob in knobs if knob]
 
 
+def _flow_group(volume: str) -> str:
+    """A volume's flow-control threshold and its VMs' shares act together: the shares divide the
+    windows only while latency is above the threshold, and below it they change nothing."""
+    return f"volume {volume} flow control"
+
+
 def share_knobs(scenario: Mapping[str, Any]) -> list[Knob]:
     """Per VM whose volume has flow control (SIOC, PARDA): its shares."""
     controlled = {volume["name"] for volume in scenario.get("volume", []) if "flow_control" in volume}
     knobs = [
-        _knob(f"vm[{index}].shares", f"VM {vm['name']}'s shares", vm.get("shares", "normal"), SHARES)
+        _knob(
+            f"vm[{index}].shares",
+            f"VM {vm['name']}'s shares",
+            vm.get("shares", "normal"),
+            SHARES,
+            _flow_group(vm["volume"]),
+        )
         for index, vm in enumerate(scenario.get("vm", []))
         if vm.get("volume") in controlled
     ]

@@ -1,5 +1,6 @@
-"""The search of `sanlab advise`: coordinate descent over the knobs, then over the coupled pairs
-(`knobs.coupled`: a pair's values all together), each step a small sweep
+"""The search of `sanlab advise`: coordinate descent over the knobs, then over the coupled groups
+(`knobs.coupled`: every combination of a group's values, or of its parts' best few when the whole
+space is more than WHOLE_SPACE_RUNS runs), each step a small sweep
 (`sanlab.sweep`) of one knob's values with the same seeds for every value (common random numbers),
 seeds added while the best value is not parted from another: while the 95 % interval of their
 seed-by-seed difference holds zero (docs/advise.md)."""
@@ -7,7 +8,7 @@ seed-by-seed difference holds zero (docs/advise.md)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,14 @@ MAX_PASSES = 3
 
 SEED_GROWTH = 2
 """Seeds double while the leaders overlap, up to the cap."""
+
+WHOLE_SPACE_RUNS = 300
+"""A coupled group's every combination is run when that takes this many runs or fewer at the
+starting seeds; beyond, each part keeps its best few values from its own step (BEST_FEW)."""
+
+BEST_FEW = (3, 2, 1)
+"""How many of each part's values a narrowed joint step keeps, fewest last (always with the value
+where the search stands)."""
 
 Point = frozenset[tuple[str, str]]
 """A candidate: the (key, value) of each knob whose value differs from today's."""
@@ -50,6 +59,7 @@ class Step:
     chosen: str
     outcome: str  # "moved", "kept", "no difference"
     note: str = ""
+    whole: bool = True  # False: a coupled group's step over its parts' best few values only
 
 
 @dataclass
@@ -74,6 +84,7 @@ class Search:
     figures: dict[Point, dict[int, RunFigures]] = field(default_factory=dict)
     errors: dict[Point, str] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     stopped: str = ""
 
     def _sweep(self, base: Point, knob: Searched, values: Sequence[str], first_seed: int, count: int) -> None:
@@ -82,16 +93,9 @@ class Search:
         rest = _without(base, knob)
         self.sweeps += 1
         folder = self.out_dir / "sweeps" / f"{self.sweeps:04d}"
-        if isinstance(knob, Coupled):
-            split = [knob.split(value) for value in values]
-            axes = [
-                f"{part.key}={','.join(dict.fromkeys(pair[i] for pair in split))}" for i, part in enumerate(knob.parts)
-            ]
-        else:
-            axes = [f"{knob.key}={','.join(values)}"]
         spec = SweepSpec.create(
             self.scenario,
-            axes,
+            [f"{key}={','.join(axis)}" for key, axis in _axes(knob, values)],
             seeds=count,
             base_seed=first_seed,
             sets=[*self.sets, *set_lines(rest, self.knobs)],
@@ -101,7 +105,7 @@ class Search:
         result = run_sweep(spec, folder, client=self.client)
         self.runs += len(spec.tasks())
         self.on_runs(self.runs)
-        points = [Coupled.pair(*point) if isinstance(knob, Coupled) else point[0] for point in spec.points()]
+        points = [Coupled.join(point) for point in spec.points()]
         for failure in result.failures:
             self.errors[self._point(base, knob, points[failure.point])] = failure.error
         if len(result.failures) == len(spec.tasks()):
@@ -132,7 +136,7 @@ class Search:
             if have < count:
                 missing.setdefault(have, []).append(value)
         for have, group in sorted(missing.items()):
-            needed = len(group) * (count - have)
+            needed = math.prod(len(axis) for _, axis in _axes(knob, group)) * (count - have)
             if self.runs + needed > self.max_runs:
                 self.stopped = f"the run budget (--max-runs {self.max_runs}) was reached"
                 raise _Budget
@@ -221,6 +225,7 @@ class Search:
                 chosen,
                 outcome,
                 note,
+                not isinstance(knob, Coupled) or knob.whole,
             )
         )
         return points[chosen]
@@ -235,8 +240,12 @@ class Search:
                 raise SweepError(f"today's scenario does not run: {self.errors[TODAY]}")
             for pass_number in range(1, MAX_PASSES + 1):
                 start = current
-                for knob in [*self.knobs, *coupled(self.knobs)]:
+                for knob in self.knobs:
                     current = self.step(current, knob, pass_number)
+                for group in coupled(self.knobs):
+                    joint = self._joint(group, current)
+                    if joint is not None:
+                        current = self.step(current, joint, pass_number)
                 if current == start:
                     break
             else:
@@ -245,21 +254,61 @@ class Search:
             pass
         return current
 
+    def _joint(self, group: Coupled, current: Point) -> Coupled | None:
+        """The group as its joint step searches it: whole when every combination fits in
+        WHOLE_SPACE_RUNS runs at the starting seeds, else each part's best few values from its own
+        step (and the value where the search stands); None, with a note, when even two each do not."""
+        if len(group.values) * self.seeds <= WHOLE_SPACE_RUNS:
+            return group
+        last = {step.knob: step for step in self.steps}
+        for few in BEST_FEW:
+            choices = []
+            for part in group.parts:
+                step = last[part.key]
+                tried = step.values
+
+                def rank(value: str, step: Step = step) -> tuple[bool, float]:
+                    # Values that kept the objective's limit first, then by their mean.
+                    return value not in step.infeasible, _key(step.values[value], self.objective)
+
+                ranked = sorted(tried, key=rank, reverse=True)
+                kept = {*ranked[:few], _value_at(current, part)}
+                choices.append(tuple(v for v in part.values if v in kept))
+            narrowed = Coupled(group.parts, tuple(choices))
+            if len(narrowed.values) * self.seeds <= WHOLE_SPACE_RUNS:
+                return narrowed
+        note = (
+            f"{group.key}: {len(group.values):,} combinations, more than {WHOLE_SPACE_RUNS} runs even "
+            "at the best value of each and the current one; searched one at a time only"
+        )
+        if note not in self.notes:
+            self.notes.append(note)
+        return None
+
 
 Searched = Knob | Coupled
 """What one step of the search varies: a knob, or a coupled pair of knobs as one."""
 
 
+def _axes(knob: Searched, values: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The sweep axes that run `values` of `knob`: one, or a coupled group's parts with the values
+    each takes among them (their grid holds every value asked, and may hold more)."""
+    if not isinstance(knob, Coupled):
+        return [(knob.key, list(values))]
+    split = [knob.split(value) for value in values]
+    return [(part.key, list(dict.fromkeys(parts[i] for parts in split))) for i, part in enumerate(knob.parts)]
+
+
 def _without(point: Point, knob: Searched) -> Point:
-    """The point without the knob's values (a pair's: both parts')."""
+    """The point without the knob's values (a group's: every part's)."""
     keys = {part.key for part in knob.parts} if isinstance(knob, Coupled) else {knob.key}
     return frozenset(item for item in point if item[0] not in keys)
 
 
 def _value_at(point: Point, knob: Searched) -> str:
-    """The knob's value at the point (a pair's as `a / b`)."""
+    """The knob's value at the point (a group's as `a / b`)."""
     if isinstance(knob, Coupled):
-        return Coupled.pair(*(_value_at(point, part) for part in knob.parts))
+        return Coupled.join(_value_at(point, part) for part in knob.parts)
     return dict(point).get(knob.key, knob.today)
 
 
@@ -302,8 +351,11 @@ def paired_gain(search: Search, point: Point) -> Interval:
     return search.difference(point, TODAY)
 
 
-def runner_up(search: Search, chosen: Point) -> Point | None:
-    """The best other candidate the search ran that keeps the objective's limit."""
+def runner_up(search: Search, chosen: Point) -> tuple[Point, Interval] | None:
+    """The best other candidate the search ran that keeps the objective's limit, and its figure
+    minus the recommendation's seed by seed. Ranked by that difference, over the seeds both ran:
+    a candidate's own mean is over its own seeds, and the recommendation has more where its step
+    added seeds, so two means can rank in another order than the same seeds do."""
     today = search.runs_of(TODAY)
     others = [
         p
@@ -312,9 +364,18 @@ def runner_up(search: Search, chosen: Point) -> Point | None:
         and not search.objective.breaches(search.runs_of(p), today)
         and not _nan(search.interval(p))
     ]
-    return max(others, key=lambda p: _key(search.interval(p), search.objective), default=None)
+    if not others:
+        return None
+    best = max(others, key=lambda p: _key(search.difference(p, chosen), search.objective))
+    return best, search.difference(best, chosen)
 
 
-def knob_summary(search: Search) -> Mapping[str, str]:
-    """Each knob's last outcome: moved, kept (today's value is the best) or no difference."""
-    return {step.knob: step.outcome for step in search.steps}
+def outcomes(search: Search) -> dict[str, Step]:
+    """The last step of each knob, and of each coupled group its joint step visited; a knob in a
+    visited group is told by the group's step (its own, one at a time, tested less)."""
+    last = {step.knob: step for step in search.steps}
+    for group in coupled(search.knobs):
+        if group.key in last:
+            for part in group.parts:
+                last.pop(part.key, None)
+    return last
