@@ -22,6 +22,7 @@ from test_headroom import ROOT, _headroom
 
 NEIGHBOURS = ROOT / "tests" / "data" / "scenarios" / "headroom_neighbours.toml"
 NOISY = ROOT / "scenarios" / "studies" / "noisy_neighbor.toml"
+METRO = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
 FAST = ["--duration", "4s", "--seed", "1"]
 
 
@@ -97,7 +98,7 @@ def test_how_many_vms_meet_the_slo(tmp_path: Path) -> None:
     counts = sorted(point["vms"] for point in doc["curve"])
     assert 7 in counts and 8 in counts and all(isinstance(count, int) for count in counts)
     assert [point["factor"] for point in doc["curve"]] == sorted(point["factor"] for point in doc["curve"])
-    assert doc["bracket"] == [7.0, 8.0]
+    assert doc["bracket"] == [7.0, 8.0] and doc["limit_iops"] == pytest.approx(7000, rel=0.03)
     at_seven = next(point for point in doc["curve"] if point["vms"] == 7)
     assert at_seven["iops"]["mean"] == pytest.approx(7000, rel=0.03)
     assert at_seven["worst_vm"]["mean<=0.6ms"].startswith("grower")
@@ -170,3 +171,20 @@ def test_noisy_neighbour_grows_until_the_shared_queue_is_full(tmp_path: Path, va
     assert p99[("vm[0].job[0].iodepth=31",)] == pytest.approx(0.30, abs=0.02)
     assert p99[("vm[0].job[0].iodepth=32",)] > 30  # most of one 39 ms slot cycle
     assert doc["bottleneck"]["kind"] == "device queue"
+
+
+def test_metro_cluster_takes_one_more_vm_said_on_the_terminal(tmp_path: Path) -> None:
+    """The metro study under ALUA (docs/studies/metro_cluster_psp.md): each VM keeps 32 writes
+    outstanding at 2.263 ms; the LUN queue has 64 slots, so two VMs fit without queueing in the
+    host (p99 2 × 2.263 = 4.53 ms: each write now waits for one ahead) and three wait longer
+    (96 / 14,143 IOPS = 6.79 ms)."""
+    command = [
+        sys.executable, "-m", "sanlab.cli", "headroom", str(METRO), "--variant", "alua_rr", "--grow", "vms",
+        "--slo", "p99<=5ms", "--duration", "4s", "--out", str(tmp_path / "m"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "the SLO p99 ≤ 5 ms holds up to 2 VMs, 14,14" in done.stdout  # 32 / 2.263 ms, to the I/O
+    assert "IOPS (today's 1 and 1 more); 3 do not" in done.stdout
+    assert f"at the limit: sanlab run {tmp_path / 'm' / 'vms-2.toml'}" in done.stdout
+    assert "first to saturate: device queue `esx1/metro_vol` (utilisation 1.00 at the limit)" in done.stdout

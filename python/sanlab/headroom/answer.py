@@ -99,9 +99,9 @@ def headroom_document(
     doc["limited_by"] = (
         "stalled" if stalled else "slo" if limit else "nothing tried failed" if low else "fails today"
     )
-    if limit and low and not stalled:
+    if limit and low and not stalled and doc.get("vms_today") is None:
         doc["limit_iops"] = _limit_iops(low, high, limit.factor)
-    else:
+    else:  # a VM count's limit is the largest count that holds
         doc["limit_iops"] = low.iops().mean if low else None
     at_limit = utilisation.get("limit") or []
     doc["bottleneck"] = at_limit[0] if at_limit else None
@@ -193,18 +193,19 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
             f"{labels} {verb} as far as the load grew: up to {factor_text(low)} ({format_count(doc['limit_iops'])} IOPS); "
             f"at {factor_text(high)} it did not grow (below)"
         )
+    elif doc.get("vms") is not None:
+        plus = max(factor - span[0], span[1] - factor)
+        failing = next((row["vms"] for row in doc["curve"] if row["factor"] == high), None)
+        lines.append(
+            f"{labels} {verb} up to {doc['vms']} VMs, {format_count(doc['limit_iops'])} IOPS (today's "
+            f"{doc['vms_today']} and {doc['vms'] - doc['vms_today']} more); {failing} do not "
+            f"(the figure reaches its limit at {factor:.2f} ± {plus:.2f} times today's count)"
+        )
     else:
         plus = max(factor - span[0], span[1] - factor)
         lines.append(
             f"{labels} {verb} up to {format_count(doc['limit_iops'])} IOPS (×{factor:.2f} ± {plus:.2f}"
             + (f"; {doc['binding_slo']} binds first)" if len(slos) > 1 and doc["binding_slo"] else ")")
-        )
-    if doc.get("vms") is not None:
-        copies = doc["vms"] - doc["vms_today"]
-        failing = next((row["vms"] for row in doc["curve"] if row["factor"] == doc["bracket"][1]), None)
-        lines.append(
-            f"{doc['vms']} VMs meet {labels} (today's {doc['vms_today']} and {copies} "
-            f"cop{'y' if copies == 1 else 'ies'})" + (f"; {failing} do not" if failing else "")
         )
     if doc.get("at_limit_scenario"):
         lines.append(f"at the limit: sanlab run {doc['at_limit_scenario']}")
@@ -236,7 +237,8 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
             f"today, so at most {format_count(bound['iops'])} IOPS (×{bound['factor']:.2f}){check}"
         )
     lines.append(
-        f"{doc['runs']} runs of {doc['duration_s']:g} s, {len(doc['curve'])} point{'s' if len(doc['curve']) != 1 else ''}"
+        f"{doc['runs']} run{'s' if doc['runs'] != 1 else ''} of {doc['duration_s']:g} s, "
+        f"{len(doc['curve'])} point{'s' if len(doc['curve']) != 1 else ''}"
     )
     if doc["stopped"]:
         lines.append(f"stopped: {doc['stopped']}")

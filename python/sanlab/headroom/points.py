@@ -144,7 +144,9 @@ class DaskRunner:
         setup_of: Mapping[int, Setup] = {job.point: job.setup for job in jobs}
         for outcome in self.client.gather(futures):
             if outcome.error is not None or outcome.table is None:
-                raise PointRunError(f"seed {outcome.seed} ({_shown(setup_of[outcome.point])}): {outcome.error}")
+                raise PointRunError(
+                    f"seed {outcome.seed} ({_shown(setup_of[outcome.point])}): {outcome.error}"
+                )
             found[(outcome.point, outcome.seed)] = figures_of(outcome.table)
         return found
 

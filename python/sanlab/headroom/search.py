@@ -95,7 +95,9 @@ class Point:
 
     def iops(self) -> Interval:
         """The grown VMs' total IOPS."""
-        return self._of([sum(self.runs[seed][name]["iops"] for name in self.setup.grown) for seed in self.seeds()])
+        return self._of(
+            [sum(self.runs[seed][name]["iops"] for name in self.setup.grown) for seed in self.seeds()]
+        )
 
     def all_iops(self) -> Interval:
         """Every VM's total IOPS, grown or not."""
@@ -196,7 +198,8 @@ class Search:
 
     def _line(self, point: Point) -> str:
         verdict = "holds" if self.holds(point) else "fails"
-        return f"×{point.factor:.4g}: {verdict} ({len(point.runs)} seeds)"
+        seeds = len(point.runs)
+        return f"×{point.factor:.4g}: {verdict} ({seeds} seed{'s' if seeds != 1 else ''})"
 
     def stalled(self, point: Point) -> bool:
         """The load did not grow: a selected VM measured no I/O with some seed, or (every scaled
