@@ -175,9 +175,9 @@ def test_noisy_neighbour_grows_until_the_shared_queue_is_full(tmp_path: Path, va
 
 def test_metro_cluster_takes_one_more_vm_said_on_the_terminal(tmp_path: Path) -> None:
     """The metro study under ALUA (docs/studies/metro_cluster_psp.md): each VM keeps 32 writes
-    outstanding at 2.263 ms; the LUN queue has 64 slots, so two VMs fit without queueing in the
-    host (p99 2 × 2.263 = 4.53 ms: each write now waits for one ahead) and three wait longer
-    (96 / 14,143 IOPS = 6.79 ms)."""
+    outstanding at 2.263 ms. With a second VM on the device ESXi clamps its queue to DSNRO = 32,
+    so the device still completes 32 / 2.263 ms = 14,143 writes a second and n VMs' writes take
+    32 n / 14,143: 4.53 ms for two, 6.79 ms for three."""
     command = [
         sys.executable, "-m", "sanlab.cli", "headroom", str(METRO), "--variant", "alua_rr", "--grow", "vms",
         "--slo", "p99<=5ms", "--duration", "4s", "--out", str(tmp_path / "m"),
