@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from sanlab import engine
+from sanlab.advise.advice import advice_document
 from sanlab.advise.knobs import Knob, coupled, knobs_of, platform_psps
 from sanlab.advise.objective import RunFigures, parse_objective
 from sanlab.advise.search import Point, Search, Step
@@ -238,6 +239,36 @@ def test_a_group_too_large_to_run_whole_keeps_each_parts_best_values() -> None:
     joint = search._joint(group, frozenset())
     assert joint is not None and not joint.whole
     assert joint.choices == (('"normal"', '"high"'),) * 5
+
+
+class _Queues(_Synthetic):
+    """A host's LUN depth and DSNRO as a group, each run's figure from both (today 64 / 32 the best)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda v, s: 0.0)
+        self.knobs = [
+            Knob("host[0].adapter.lun_queue_depth", "lun", ("64", "32", "128"), "64", "host[0] queues"),
+            Knob("host[0].scheduler.dsnro", "dsnro", ("32", "64", "128"), "32", "host[0] queues"),
+        ]
+
+    def _sweep(self, base: Point, knob: Any, values: Sequence[str], first_seed: int, count: int) -> None:
+        self.runs += len(values) * count
+        for value in values:
+            point = self._point(base, knob, value)
+            settings = {"host[0].adapter.lun_queue_depth": "64", "host[0].scheduler.dsnro": "32", **dict(point)}
+            iops = 100.0 - abs(int(settings["host[0].adapter.lun_queue_depth"]) - 64) - abs(int(settings["host[0].scheduler.dsnro"]) - 32)
+            for seed in range(first_seed, first_seed + count):
+                self.figures.setdefault(point, {})[seed] = RunFigures({"vm1": iops + _noise(seed)}, {"vm1": 1.0})
+
+
+def test_among_the_best_is_said_of_a_group_from_its_joint_step_only() -> None:
+    search = _Queues()
+    chosen = search.run()
+    assert chosen == frozenset()
+    doc = advice_document(search, chosen, {"notes": []})
+    assert doc["today_is_best"] == ["host[0].adapter.lun_queue_depth & host[0].scheduler.dsnro"]
+    assert doc["did_not_matter"] == [] and doc["kept_among_best_few"] == []
+    assert {knob["outcome"] for knob in doc["knobs"]} == {"kept"}
 
 
 def test_the_run_budget_ends_the_search_and_says_so(tmp_path: Path) -> None:

@@ -52,8 +52,11 @@ def advice_document(search: Search, chosen: Point, header: Mapping[str, Any]) ->
         key: "changed" if any(part in changed for part in key.split(" & ")) else step.outcome
         for key, step in last.items()
     }
-    whole = {key: told[key] for key, step in last.items() if step.whole}
-    narrowed = [key for key, step in last.items() if not step.whole and told[key] != "changed"]
+    # What a step found is claimed only where it stood at the recommendation with every value run
+    # (a search stopped by its budget or its passes may have moved on from a step).
+    here = {key: step for key, step in last.items() if step.at == chosen}
+    whole = {key: told[key] for key, step in here.items() if step.whole}
+    narrowed = [key for key, step in here.items() if not step.whole and told[key] != "changed"]
     group_of = {part: key for key in last for part in key.split(" & ")}
     second = runner_up(search, chosen)
     unsettled = [

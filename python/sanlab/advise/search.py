@@ -60,6 +60,7 @@ class Step:
     outcome: str  # "moved", "kept", "no difference"
     note: str = ""
     whole: bool = True  # False: a coupled group's step over its parts' best few values only
+    at: Point = frozenset()  # where the search stood: what the step found holds there
 
 
 @dataclass
@@ -226,6 +227,7 @@ class Search:
                 outcome,
                 note,
                 not isinstance(knob, Coupled) or knob.whole,
+                current,
             )
         )
         return points[chosen]
