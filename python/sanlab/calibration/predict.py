@@ -9,7 +9,7 @@ with the other values at their fit (2 settings per value), each with the same re
 the run's own rule (`sanlab.replications.combine`). Each figure `--precision` watches (every VM's
 IOPS, mean and p99 latency) is given as the fit's mean with its 95 % interval over the seeds, and
 beside it the lowest and highest mean over the fit and the ends: how far the fitted values'
-spread moves the prediction.
+spread moves the prediction. A VM that did no I/O at the fit (one that starts later) is left out.
 
 The ends one at a time, not the corners of the ranges: a range is found with the other values at
 their fit, so each end is a setting that fits the measurement within noise, and a corner need not
@@ -167,6 +167,8 @@ def predict(
         on_setting(done, total)
     figures = []
     for (variant, vm, figure), (value, ci95) in runs[0].items():
+        if runs[0][variant, vm, "iops"][0] == 0:
+            continue  # a VM that did no I/O at the fit (one not started yet) predicts nothing
         means = [run[variant, vm, figure][0] for run in runs]
         figures.append(Predicted(variant, vm, figure, value, ci95, (min(means), max(means))))
     return Prediction(source, ranges, settings, replications, tuple(figures))
