@@ -1,6 +1,7 @@
 """docs/validation.md's table of claims is what docs/validation_table.py prints from
 tests/data/claims.toml, the file the Rust tests read their targets and tolerances from; every
-claim names a test that exists and calls `claim` with that claim's id."""
+claim names a test that exists and calls `claim` with that claim's id, and gives its 95 % interval
+over seeds or says it is exact."""
 
 from __future__ import annotations
 
@@ -50,3 +51,13 @@ def test_every_claim_is_checked_by_the_test_it_names() -> None:
         body = _function((TESTS / file).read_text(encoding="utf-8"), function)
         assert any(p.match(claim["id"]) for p in _claimed(body)), f"{claim['test']} does not call claim({claim['id']!r})"
         assert ("band" in claim) != ("tolerance" in claim), f"{claim['id']}: a tolerance or a band, one of them"
+
+
+def test_every_claim_gives_its_interval_over_seeds_or_is_exact() -> None:
+    for claim in TABLE["claims"]():
+        where = f"tests/data/claims.toml, claim {claim['id']}"
+        assert claim.get("replications", 0) >= 2, f"{where}: no `replications` (record them: docs/validation.md, how to read the intervals)"
+        assert claim.get("exact", False) != ("ci95" in claim), f"{where}: `ci95 = [low, high]` or `exact = true`, one of them"
+        if "ci95" in claim:
+            low, high = claim["ci95"]
+            assert low <= high, f"{where}: ci95 {claim['ci95']} is not low to high"

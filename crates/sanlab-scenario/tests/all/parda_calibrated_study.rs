@@ -1,7 +1,8 @@
 //! PARDA (FAST '09) in the paper's own numbers: the array fitted on Table 3's uncontrolled run
-//! (scenarios/studies/parda/paper_hosts_calibrated.toml) predicts the other experiments. Each
-//! tolerance is the prediction error docs/studies/parda_calibrated.md derives plus the noise of a
-//! 200 s measurement (under 1 %); the divergences are named where they are asserted.
+//! (scenarios/studies/parda/paper_hosts_calibrated.toml) predicts the other experiments. The paper
+//! gives no error bars: each prediction's tolerance is our error at seed 1 plus a margin for the
+//! seeds' noise, drawn around our output, so the claims say "known divergence"; the margins'
+//! arithmetic is in docs/studies/parda_calibrated.md.
 use crate::common::{claim, run, with_sets};
 use crate::parda_study::{device_ms, host, overall_ms, total_iops, variant};
 use sanlab_model::report::RunReport;
@@ -33,6 +34,10 @@ fn tables_3_and_4_are_predicted_from_table_3_uncontrolled() {
         claim(&format!("parda_cal.t3_parda30.host{}_latency", i + 1), host(t3, &format!("host{}", i + 1)).device_lat_ms);
     }
     let t4 = variant(&r.variants, "table4_uncontrolled");
+    // Host 5 is the page's one miss (+32 %): the paper's host 5 sat somewhere the others did not.
+    for (i, iops) in hosts_iops(t4, 6).into_iter().enumerate() {
+        claim(&format!("parda_cal.t4_uncontrolled.host{}_iops", i + 1), iops);
+    }
     claim("parda_cal.t4_uncontrolled.aggregate", total_iops(t4));
     claim("parda_cal.t4_uncontrolled.latency", overall_ms(t4));
     let t4p = variant(&r.variants, "table4_parda30");

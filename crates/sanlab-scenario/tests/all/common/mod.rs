@@ -3,8 +3,9 @@
 mod claims;
 pub use claims::claim;
 
-use sanlab_scenario::{run_file, Overrides, RunResult, VariantResult};
-use std::path::PathBuf;
+use sanlab_scenario::{Overrides, RunResult, Scenario, VariantResult};
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
 
 pub fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
@@ -12,9 +13,18 @@ pub fn repo(path: &str) -> PathBuf {
 
 pub fn run(path: &str, variants: &[&str], o: Overrides) -> RunResult {
     let v: Vec<String> = variants.iter().map(|s| s.to_string()).collect();
-    let r = run_file(&repo(path), &v, &o, None).unwrap_or_else(|e| panic!("{e}"));
+    run_path(&repo(path), &v, &o)
+}
+
+/// The one place the tests run a scenario: as written, or as the replication
+/// SANLAB_CLAIMS_SEED_OFFSET names when the claims' intervals are recorded (`claims.rs`).
+fn run_path(path: &Path, variants: &[String], o: &Overrides) -> RunResult {
+    let r = Scenario::load(path)
+        .and_then(|s| s.run_variants(variants, o, None, NonZeroUsize::MIN, claims::replication()))
+        .unwrap_or_else(|e| panic!("{e}"));
     for v in &r.variants {
         assert_conserved(v);
+        claims::ran(v);
     }
     r
 }
@@ -34,10 +44,7 @@ pub fn with_sets(sets: &[&str]) -> Overrides {
 /// Runs the only variant of a scenario given as text, with `--set` assignments; checks that no
 /// I/O is lost.
 pub fn run_text(text: &str, sets: &[&str]) -> VariantResult {
-    let r = run_file(&write_scenario(text), &[], &with_sets(sets), None).unwrap_or_else(|e| panic!("{e}"));
-    let v = r.variants.into_iter().next().expect("one variant");
-    assert_conserved(&v);
-    v
+    run_path(&write_scenario(text), &[], &with_sets(sets)).variants.into_iter().next().expect("one variant")
 }
 
 /// Writes `text` to a fresh scenario file in the temp folder and returns its path.
