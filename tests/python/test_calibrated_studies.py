@@ -4,6 +4,8 @@ and the values found just outside them do not (the rule of `sanlab.calibration.r
 same seeds the page's ranges were found on), the fitted points are as close as the pages say, and
 the points left out of the fit (weight 0) are predicted as closely as they say.
 
+The calibrated file's header carries the same ranges, as `sanlab calibrate --predict` reads them.
+
 - PARDA on the paper's array (docs/studies/parda_calibrated.md): Table 3, uncontrolled.
 - An NVMe SSD's queue-depth curve (docs/studies/nvme_calibrated.md): three of ezFIO's nine points.
 
@@ -24,6 +26,7 @@ import pytest
 from sanlab.calibrate import Calibration, dask_mapper, local_mapper, read_points
 from sanlab.calibration.fit import Evaluator, rms_error
 from sanlab.calibration.inputs import FreeParam, parse_free
+from sanlab.calibration.predict import fitted_ranges
 from sanlab.calibration.ranges import range_seeds, within
 
 pytestmark = pytest.mark.e2e
@@ -130,3 +133,19 @@ def test_each_fitted_value_lies_in_the_range_its_page_gives(study: Fitted, mappe
     judged = within(calibration, fitted, candidates, mapper, range_seeds(SEED, 5))
     for values, keep, got in zip(candidates, expected, judged, strict=True):
         assert got == keep, f"{values}: {'outside' if keep else 'inside'} the range, the page says {'inside' if keep else 'outside'}"
+
+
+@pytest.mark.parametrize(
+    ("study", "scenario"),
+    [(PARDA, STUDIES / "parda_calibrated.toml"), (NVME, STUDIES / "flash" / "firecuda530_calibrated.toml")],
+    ids=["parda", "nvme"],
+)
+def test_the_calibrated_file_carries_the_ranges_its_page_gives(study: Fitted, scenario: Path) -> None:
+    """Read as `--predict` reads them: from the study's scenario, through its bases."""
+    source, ranges = fitted_ranges(scenario)
+    assert source == study.calibrated
+    free = study.calibration().free
+    assert [(r.key, r.value, r.low, r.high) for r in ranges] == [
+        (param.key, param.format(study.value(param)), low, high)
+        for param, (low, high, _, _) in zip(free, study.ranges, strict=True)
+    ]
