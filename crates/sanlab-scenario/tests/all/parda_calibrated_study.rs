@@ -1,8 +1,8 @@
 //! PARDA (FAST '09) in the paper's own numbers: the array fitted on Table 3's uncontrolled run
 //! (scenarios/studies/parda/paper_hosts_calibrated.toml) predicts the other experiments. The paper
-//! gives no error bars: each prediction's tolerance is our error at seed 1 plus a margin for the
-//! seeds' noise, drawn around our output, so the claims say "known divergence"; the margins'
-//! arithmetic is in docs/studies/parda_calibrated.md.
+//! gives no error bars: a prediction's tolerance (all but Fig. 8's window ratio) is our error plus
+//! a margin for the seeds' noise, drawn around our output, so the claim says "known divergence";
+//! the margins' arithmetic is in docs/studies/parda_calibrated.md.
 use crate::common::{claim, run, with_sets};
 use crate::parda_study::{device_ms, host, overall_ms, total_iops, variant};
 use sanlab_model::report::RunReport;
