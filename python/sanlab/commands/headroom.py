@@ -151,7 +151,9 @@ def _growth(
         )  # fmt: skip
         return growth, [f"copies of VM {', '.join(grown)} (each on its VM's host and volume)"], []
     scalings, notes = plan_growth(today["resolved"], today["jobs"], grown)
-    rate_growth = RateGrowth(tuple(scalings), scenario, variant, tuple(args.sets), tuple(grown), tuple(judged))
+    rate_growth = RateGrowth(
+        tuple(scalings), scenario, variant, tuple(args.sets), tuple(grown), tuple(judged)
+    )
     return rate_growth, describe(scalings), notes
 
 
@@ -189,14 +191,14 @@ def _search_and_write(
             search, bracket = search_on(DaskRunner(duration, client=client))
     low, high = bracket
     limit = estimate(search, low, high) if low is not None and high is not None else None
-    # The limit's scenario: at the factor found (a VM count rounds down: the most VMs that hold).
-    at = (low.factor if isinstance(growth, VmGrowth) else limit.factor) if limit else (low.factor if low else None)
+    vm_count = isinstance(growth, VmGrowth)
+    # The limit's scenario: at the factor found; a VM count's is the largest count that holds.
+    at = limit.factor if limit and not vm_count else low.factor if low else None
     at_setup = growth.setup(at)[0] if at is not None else None
     utilisation = {"today": utilisations(today)}
     if at_setup is not None:
         doc_at = engine.run(at_setup.scenario, [at_setup.variant], at_setup.all_sets(), base_seed, duration)
         utilisation["limit"] = utilisations(doc_at["variants"][0])
-    vm_count = isinstance(growth, VmGrowth)
     header = {
         "scenario": args.scenario,
         "variant": variant,
