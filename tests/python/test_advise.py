@@ -153,14 +153,28 @@ def test_the_platforms_come_from_the_engines_registry() -> None:
         (["--objective", "worst-case"], "has no [[event]] faults"),
         (["--seeds", "1"], "expected at least 2, got 1"),
         # advise checked its seed apart from every other command, with no upper bound.
-        (["--seed", str(2**63)], f"expected a seed 0 to 2**63-1 ({2**63 - 1}), got {2**63}; the nearest is {2**63 - 1}"),
+        (
+            ["--seed", str(2**63)],
+            f"expected a seed 0 to 2**63-1 ({2**63 - 1}), got {2**63}; the nearest is {2**63 - 1}",
+        ),
         # A budget below today's runs and one other's was a StatisticsError and an empty folder.
-        (["--max-runs", "2"], "--max-runs 2: the search needs at least 3 runs (today's settings at --seeds 3)"),
+        (
+            ["--max-runs", "2"],
+            "--max-runs 2: the search needs at least 3 runs (today's settings at --seeds 3)",
+        ),
         # A setting given with --set is pinned: with the others kept, nothing is left to vary.
         (
             [
-                "--set", "host[0].multipath.psp.kind=rr", "--set", "volume[0].qos={ max = 1000 }",
-                "--keep", "host[0].adapter.lun_queue_depth", "--keep", "host[0].scheduler.dsnro", "--keep", "volume[1].qos",
+                "--set",
+                "host[0].multipath.psp.kind=rr",
+                "--set",
+                "volume[0].qos={ max = 1000 }",
+                "--keep",
+                "host[0].adapter.lun_queue_depth",
+                "--keep",
+                "host[0].scheduler.dsnro",
+                "--keep",
+                "volume[1].qos",
             ],
             "no setting left to vary (--keep and --set pin every one advise found)",
         ),
@@ -228,7 +242,10 @@ def test_a_group_too_large_to_run_whole_keeps_each_parts_best_values() -> None:
     joint step runs; each part's best value from its own step and the current one (32
     combinations) remain."""
     shares = ('"normal"', '"low"', '"high"')
-    parts = [Knob(f"vm[{index}].shares", "shares", shares, '"normal"', "volume ds flow control") for index in range(5)]
+    parts = [
+        Knob(f"vm[{index}].shares", "shares", shares, '"normal"', "volume ds flow control")
+        for index in range(5)
+    ]
     search = _Synthetic(lambda v, s: 0.0)
     search.knobs = parts
     for part in parts:  # each part's own step: high the best, then low
@@ -255,10 +272,20 @@ class _Queues(_Synthetic):
         self.runs += len(values) * count
         for value in values:
             point = self._point(base, knob, value)
-            settings = {"host[0].adapter.lun_queue_depth": "64", "host[0].scheduler.dsnro": "32", **dict(point)}
-            iops = 100.0 - abs(int(settings["host[0].adapter.lun_queue_depth"]) - 64) - abs(int(settings["host[0].scheduler.dsnro"]) - 32)
+            settings = {
+                "host[0].adapter.lun_queue_depth": "64",
+                "host[0].scheduler.dsnro": "32",
+                **dict(point),
+            }
+            iops = (
+                100.0
+                - abs(int(settings["host[0].adapter.lun_queue_depth"]) - 64)
+                - abs(int(settings["host[0].scheduler.dsnro"]) - 32)
+            )
             for seed in range(first_seed, first_seed + count):
-                self.figures.setdefault(point, {})[seed] = RunFigures({"vm1": iops + _noise(seed)}, {"vm1": 1.0})
+                self.figures.setdefault(point, {})[seed] = RunFigures(
+                    {"vm1": iops + _noise(seed)}, {"vm1": 1.0}
+                )
 
 
 def test_among_the_best_is_said_of_a_group_from_its_joint_step_only() -> None:
@@ -313,8 +340,13 @@ def test_coupled_queue_settings_are_searched_together_and_match_the_exhaustive_s
     for lun in depths:
         for dsnro in depths:
             overrides = [f"host[0].adapter.lun_queue_depth={lun}", f"host[0].scheduler.dsnro={dsnro}"]
-            runs = [engine.run(SHARED_DEVICE, sets=overrides, seed=seed, duration=f"{doc['duration_s']:g}s") for seed in seeds]
-            every[(lun, dsnro)] = statistics.fmean(sum(vm["iops"] for vm in run["variants"][0]["vms"]) for run in runs)
+            runs = [
+                engine.run(SHARED_DEVICE, sets=overrides, seed=seed, duration=f"{doc['duration_s']:g}s")
+                for seed in seeds
+            ]
+            every[(lun, dsnro)] = statistics.fmean(
+                sum(vm["iops"] for vm in run["variants"][0]["vms"]) for run in runs
+            )
     best = max(every.values())
     chosen = (int(sets["host[0].adapter.lun_queue_depth"]), int(sets["host[0].scheduler.dsnro"]))
     assert every[chosen] >= 0.99 * best, (chosen, every[chosen], best)
@@ -324,14 +356,21 @@ def test_coupled_queue_settings_are_searched_together_and_match_the_exhaustive_s
     assert [step["knob"] for step in moved] == ["host[0].adapter.lun_queue_depth & host[0].scheduler.dsnro"]
 
 
-def _exhaustive(scenario: Path, doc: dict[str, Any], grid: dict[str, Sequence[str]], score: Callable[[dict[str, Any]], float]) -> dict[tuple[str, ...], float]:
+def _exhaustive(
+    scenario: Path,
+    doc: dict[str, Any],
+    grid: dict[str, Sequence[str]],
+    score: Callable[[dict[str, Any]], float],
+) -> dict[tuple[str, ...], float]:
     """Every combination of `grid`'s values run on advise's own seeds and duration: each one's mean
     figure (`score` of a run's variant), by its values in the grid's order."""
     seeds = [doc["seeds"]["first"] + k for k in range(doc["seeds"]["initial"])]
     every = {}
     for values in itertools.product(*grid.values()):
         sets = [f"{key}={value}" for key, value in zip(grid, values, strict=True)]
-        runs = [engine.run(scenario, sets=sets, seed=seed, duration=f"{doc['duration_s']:g}s") for seed in seeds]
+        runs = [
+            engine.run(scenario, sets=sets, seed=seed, duration=f"{doc['duration_s']:g}s") for seed in seeds
+        ]
         every[values] = statistics.fmean(score(run["variants"][0]) for run in runs)
     return every
 
@@ -339,11 +378,17 @@ def _exhaustive(scenario: Path, doc: dict[str, Any], grid: dict[str, Sequence[st
 ADVISE_FLOW_CONTROL = ROOT / "tests" / "data" / "scenarios" / "advise_flow_control.toml"
 
 
-def test_a_threshold_and_the_shares_it_divides_are_searched_together_and_match_the_exhaustive_sweep(tmp_path: Path) -> None:
+def test_a_threshold_and_the_shares_it_divides_are_searched_together_and_match_the_exhaustive_sweep(
+    tmp_path: Path,
+) -> None:
     """Two hosts' VMs on one PARDA volume, latency under today's 50 ms threshold: the shares change
     nothing there, a threshold with equal shares divides the array as before, and only both move
     VM a's p99. advise's answer is the best of all 45 combinations on the same seeds."""
-    keep = [arg for i in (0, 1) for arg in ("--keep", f"host[{i}].adapter.lun_queue_depth", "--keep", f"host[{i}].multipath.psp")]
+    keep = [
+        arg
+        for i in (0, 1)
+        for arg in ("--keep", f"host[{i}].adapter.lun_queue_depth", "--keep", f"host[{i}].multipath.psp")
+    ]
     doc = _advice(str(ADVISE_FLOW_CONTROL), *FAST, "--objective", "p99:a", *keep, out=tmp_path / "advice")
     shares = ('"low"', '"normal"', '"high"')
     grid = {
@@ -351,14 +396,28 @@ def test_a_threshold_and_the_shares_it_divides_are_searched_together_and_match_t
         "vm[0].shares": shares,
         "vm[1].shares": shares,
     }
-    every = _exhaustive(ADVISE_FLOW_CONTROL, doc, grid, lambda run: next(vm for vm in run["vms"] if vm["name"] == "a")["lat_ms"]["p99"])
+    every = _exhaustive(
+        ADVISE_FLOW_CONTROL,
+        doc,
+        grid,
+        lambda run: next(vm for vm in run["vms"] if vm["name"] == "a")["lat_ms"]["p99"],
+    )
     today = every[('"50ms"', '"normal"', '"normal"')]
     # One at a time from today cannot find it: at 50 ms every division of shares is today's run...
     assert {every[('"50ms"', a, b)] for a in shares for b in shares} == {today}
     # ...and no threshold with equal shares is 1 % better (the seeds' spread is about 0.5 %).
-    assert min(every[(threshold, '"normal"', '"normal"')] for threshold in grid["volume[0].flow_control.latency_threshold"]) > 0.99 * today
+    assert (
+        min(
+            every[(threshold, '"normal"', '"normal"')]
+            for threshold in grid["volume[0].flow_control.latency_threshold"]
+        )
+        > 0.99 * today
+    )
     sets = dict(line.split("=", 1) for line in doc["recommended"]["set"])
-    chosen = tuple(sets.get(key, every_today) for key, every_today in zip(grid, ('"50ms"', '"normal"', '"normal"'), strict=True))
+    chosen = tuple(
+        sets.get(key, every_today)
+        for key, every_today in zip(grid, ('"50ms"', '"normal"', '"normal"'), strict=True)
+    )
     best = min(every.values())
     assert every[chosen] <= 1.01 * best, (chosen, every[chosen], best)
     assert every[chosen] < 0.8 * today
@@ -374,17 +433,29 @@ def test_a_selector_and_its_parameters_are_one_setting_and_match_the_exhaustive_
     figure, every I/O doubles it. The selector knob's values are selectors with their parameters,
     so one step tries them together; its answer is as good as the best of a wider grid of
     switching counts than the knob offers."""
-    doc = _advice(str(ADVISE_SELECTOR), *FAST, "--keep", "host[0].adapter.lun_queue_depth", out=tmp_path / "advice")
+    doc = _advice(
+        str(ADVISE_SELECTOR), *FAST, "--keep", "host[0].adapter.lun_queue_depth", out=tmp_path / "advice"
+    )
     psps = (
         '{ kind = "fixed" }', '{ kind = "mru" }', '{ kind = "rr_latency" }',
         *(f'{{ kind = "rr", iops = {count} }}' for count in (1, 10, 100, 1000)),
         *(f'{{ kind = "rr", type = "bytes", bytes = {size} }}' for size in (1 << 20, 10 << 20)),
     )  # fmt: skip
-    every = _exhaustive(ADVISE_SELECTOR, doc, {"host[0].multipath.psp": psps}, lambda run: run["vms"][0]["iops"])
+    every = _exhaustive(
+        ADVISE_SELECTOR, doc, {"host[0].multipath.psp": psps}, lambda run: run["vms"][0]["iops"]
+    )
     fixed, rr_default = every[(psps[0],)], every[('{ kind = "rr", iops = 1000 }',)]
-    assert rr_default < 1.05 * fixed, "round robin's switching count, not the selector alone, doubles the figure"
-    (chosen,) = [line.split("=", 1)[1] for line in doc["recommended"]["set"] if line.startswith("host[0].multipath.psp=")]
-    recommended = _exhaustive(ADVISE_SELECTOR, doc, {"host[0].multipath.psp": (chosen,)}, lambda run: run["vms"][0]["iops"])
+    assert rr_default < 1.05 * fixed, (
+        "round robin's switching count, not the selector alone, doubles the figure"
+    )
+    (chosen,) = [
+        line.split("=", 1)[1]
+        for line in doc["recommended"]["set"]
+        if line.startswith("host[0].multipath.psp=")
+    ]
+    recommended = _exhaustive(
+        ADVISE_SELECTOR, doc, {"host[0].multipath.psp": (chosen,)}, lambda run: run["vms"][0]["iops"]
+    )
     best = max(every.values())
     assert recommended[(chosen,)] >= 0.99 * best, (chosen, recommended, best)
     assert best > 1.9 * fixed

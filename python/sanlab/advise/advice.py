@@ -174,11 +174,15 @@ def _runner_up_rank(doc: Mapping[str, Any]) -> str:
     second, unit = doc["runner_up"], doc["objective"]["unit"]
     difference = second["minus_recommended"]
     better = (difference["mean"] > 0) == doc["objective"]["higher_is_better"] and difference["mean"] != 0
-    text = f"minus the recommendation, seed by seed over {difference['seeds']} seeds: {_figure(difference, unit)}"
+    seeds = difference["seeds"]
+    text = f"minus the recommendation, seed by seed over {seeds} seeds: {_figure(difference, unit)}"
     if second["parted_from_recommended"]:
         why = "better than the recommendation, parted: the search passed it" if better else "parted"
     elif better:
-        why = "not parted: a better mean within the seeds' noise, and the search moves only to a value parted from where it stands"
+        why = (
+            "not parted: a better mean within the seeds' noise, and the search moves only to a value "
+            "parted from where it stands"
+        )
     else:
         why = "not parted"
     return f"{text}; {why}"

@@ -266,15 +266,7 @@ class Search:
         for few in BEST_FEW:
             choices = []
             for part in group.parts:
-                step = last[part.key]
-                tried = step.values
-
-                def rank(value: str, step: Step = step) -> tuple[bool, float]:
-                    # Values that kept the objective's limit first, then by their mean.
-                    return value not in step.infeasible, _key(step.values[value], self.objective)
-
-                ranked = sorted(tried, key=rank, reverse=True)
-                kept = {*ranked[:few], _value_at(current, part)}
+                kept = {*_best_first(last[part.key], self.objective)[:few], _value_at(current, part)}
                 choices.append(tuple(v for v in part.values if v in kept))
             narrowed = Coupled(group.parts, tuple(choices))
             if len(narrowed.values) * self.seeds <= WHOLE_SPACE_RUNS:
@@ -316,6 +308,13 @@ def _value_at(point: Point, knob: Searched) -> str:
 
 class _Budget(Exception):
     """The next sweep would pass --max-runs."""
+
+
+def _best_first(step: Step, objective: Objective) -> list[str]:
+    """A step's values: those that kept the objective's limit first, each kind by its mean."""
+    return sorted(
+        step.values, key=lambda v: (v not in step.infeasible, _key(step.values[v], objective)), reverse=True
+    )
 
 
 def _nan(interval: Interval) -> bool:
