@@ -620,3 +620,44 @@ def test_predict_and_fit_options_apart_get_one_message(
     assert cli.main(["calibrate", *argv]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(message), err
+
+
+def test_predict_reads_a_range_marked_at_a_bound_and_leaves_out_a_vm_without_io(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A calibrated file's header as `sanlab calibrate` writes it (an end at the box's bound is
+    marked), read through a file based on it: each end other than the fitted value runs once, the
+    latency's ends bound the prediction (the latency rises with the service time, falls with the
+    servers), and a VM that starts after the run's end is left out."""
+    calibrated = tmp_path / "calibrated.toml"
+    calibrated.write_text(
+        "# ranges: the values within noise of the fit (written by hand for this test)\n"
+        f"#   {LATENCY} = 180us (170us–190us)\n"
+        "#   array[0].media.servers = 4 (3–4 bound)\n"
+        f'schema_version = 1\nname = "calibrated"\nbase = "{FLASH4}"\n[[array]]\nname = "a"\n'
+        'media = { kind = "flash", read_latency = "180us", write_latency = "20us", servers = 4, distribution = "exponential" }\n',
+        encoding="utf-8",
+    )
+    study = tmp_path / "study.toml"
+    late = '[[vm]]\nname = "late"\nhost = "h"\nvolume = "lun"\nadapter = { kind = "ideal" }\n'
+    late += '[[vm.job]]\nname = "late_job"\nrw = "randread"\nbs = "4KiB"\niodepth = 1\nstartdelay = "10s"\n'
+    study.write_text(
+        'schema_version = 1\nname = "study"\nbase = "calibrated.toml"\n'
+        '[[vm]]\nname = "vm"\nhost = "h"\nvolume = "lun"\nadapter = { kind = "ideal" }\n'
+        '[[vm.job]]\nname = "job"\nrw = "randread"\nbs = "4KiB"\niodepth = 8\n' + late,
+        encoding="utf-8",
+    )
+    assert cli.main(["calibrate", str(study), "--predict", "--replications", "2", "--workers", "1", "--quiet", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["ranges_from"] == str(calibrated)
+    assert document["ends"] == [f"{LATENCY}=170us", f"{LATENCY}=190us", "array[0].media.servers=3"]
+    assert {item["vm"] for item in document["figures"]} == {"vm"}
+    (latency,) = [item for item in document["figures"] if item["figure"] == "mean"]
+    low, high = latency["range"]
+    assert low < latency["value"] < high
+    # Three servers at 180 us serve 8 outstanding I/Os slower than 190 us on four: the top is theirs.
+    with_three = statistics.fmean(
+        float(sanlab.run(study, set={"array[0].media.servers": 3}, seed=seed).vms.set_index("name").lat_ms_mean["vm"])
+        for seed in (11, 12)
+    )
+    assert high == pytest.approx(with_three, rel=1e-9)
