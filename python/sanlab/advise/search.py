@@ -211,7 +211,7 @@ class Search:
         else:
             outcome = "moved"
             tied = [v for v in leaders if v == best or self._identical(points[v], points[best])]
-            chosen = min(tied, key=lambda v: _distance(v, here, knob.values))
+            chosen = min(tied, key=lambda v: _distance(v, here, knob))
             if len(tied) > 1:
                 others = ", ".join(v for v in tied if v != chosen)
                 note = note or f"{others} gave exactly the same figures; the smallest change is kept"
@@ -325,12 +325,16 @@ def _key(interval: Interval, objective: Objective) -> float:
     return interval.mean if objective.higher_is_better else -interval.mean
 
 
-def _distance(value: str, here: str, order: Sequence[str]) -> float:
-    """How far a value is from where the search stands: by ratio for numbers, else by list order."""
+def _distance(value: str, here: str, knob: Searched) -> float:
+    """How far a value is from where the search stands: by ratio for numbers, else by list order;
+    a group's, the sum over its parts."""
+    if isinstance(knob, Coupled):
+        parts = zip(knob.split(value), knob.split(here), knob.parts, strict=True)
+        return sum(_distance(part_value, part_here, part) for part_value, part_here, part in parts)
     try:
         return abs(math.log(float(value) / float(here)))
     except (ValueError, ZeroDivisionError):
-        return abs(order.index(value) - order.index(here))
+        return abs(knob.values.index(value) - knob.values.index(here))
 
 
 def _figures(rows: pd.DataFrame) -> RunFigures:
