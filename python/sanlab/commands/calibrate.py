@@ -543,7 +543,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     options.add_set(parser, "a fixed override for every run (repeatable)")
     options.add_duration(parser)
-    options.add_seed(parser, "seed of every run and of the optimiser")
+    options.add_seed(parser, "seed of every run and of the optimiser (with --predict: of replication 0)")
     parser.add_argument(
         "--range-seeds",
         type=options.whole_number(2, 1000, "a count of seeds"),
@@ -581,7 +581,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         help=f"with --predict, the seeds each setting runs at, replication r at the variant's seed + r "
         f"(default: {PREDICT_REPLICATIONS})",
     )
-    options.add_cluster(parser)
+    options.add_cluster(
+        parser,
+        "worker processes of the local cluster (default: one per CPU); with --predict, runs at once (default: one "
+        "per core)",
+    )
     options.add_quiet(parser, "no progress lines (and, for a fit, no tables)")
     options.add_json(parser)
 
