@@ -394,8 +394,8 @@ def _figure_text(figure: str, value: float) -> str:
 def prediction_table(prediction: Prediction) -> Table:
     """Each figure at the fitted values with the seeds' 95 % interval, and over the ranges."""
     table = Table(
-        title=f"predicted at the fitted values ({prediction.replications} seeds) and over their ranges "
-        f"({_count(len(prediction.settings), 'end')}, one value at a time)",
+        title=f"predicted over {_count(prediction.replications, 'seed')} and "
+        f"{_count(len(prediction.settings), 'end')} of the fitted ranges",
         box=box.SIMPLE_HEAD,
         title_justify="left",
         show_edge=False,
