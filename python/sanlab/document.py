@@ -29,7 +29,8 @@ the document imports its types from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Collection, Mapping
 from typing import Any, NotRequired, TypedDict
 
 
@@ -468,3 +469,27 @@ def hosts(variant: Variant) -> list[HostReport]:
 def sorted_percentiles(percentiles: Mapping[str, float]) -> list[tuple[str, float]]:
     """fio's `percentile` entries in numeric order ("5.000000" before "10.000000"), as fio lists them."""
     return sorted(percentiles.items(), key=lambda item: float(item[0]))
+
+
+def warmup_s(variant: Variant) -> float:
+    """The variant's warm-up: the simulated time before its figures count."""
+    return variant["sim_time_s"] - variant["measured_s"]
+
+
+def series_by_entity(variant: Variant, metrics: Collection[str], after_s: float = -math.inf) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """Each (entity, metric) series of the variant among `metrics`, as (t_s, value) in time order,
+    keeping the samples whose interval ends after `after_s`; empty without time series."""
+    series = variant.get("timeseries") or {"t_s": [], "entity": [], "metric": [], "value": []}
+    found: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for t_s, entity, metric, value in zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True):
+        if metric in metrics and t_s > after_s:
+            found.setdefault((entity, metric), []).append((t_s, value))
+    for points in found.values():
+        points.sort()
+    return found
+
+
+def first_fault_s(variant: Variant) -> float | None:
+    """When the variant's first fault starts, or None without faults."""
+    starts = [edge["t_s"] for edge in variant.get("faults", []) if edge.get("phase") == "start"]
+    return min(starts) if starts else None

@@ -5,7 +5,7 @@ the document; this module words it, once for every place."""
 from __future__ import annotations
 
 from sanlab.document import Document
-from sanlab.replications import batch_notes, replication_note, tail_notes, wide_notes
+from sanlab.replications import batch_notes, replication_note, tail_notes, transient_notes, wide_notes
 
 # Trace options the engine adds when a trace is not replayed as written (the trace reader's
 # `out_of_order` and `cut`): each already says what was done.
@@ -30,4 +30,4 @@ def figure_notes(doc: Document) -> list[str]:
     every = len(doc["variants"])
     said = [text if len(variants) == every else f"{text} (in {', '.join(variants)})" for text, variants in found.items()]
     replicated = replication_note(doc)
-    return [*([replicated] if replicated else []), *batch_notes(doc), *tail_notes(doc), *wide_notes(doc), *said]
+    return [*([replicated] if replicated else []), *batch_notes(doc), *tail_notes(doc), *wide_notes(doc), *transient_notes(doc), *said]

@@ -20,11 +20,13 @@ With one replication nothing changes: the document is the engine's.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import statistics
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sanlab.document import Document, Variant
-from sanlab.intervals import Interval, batch_means
+from sanlab.document import Document, Variant, first_fault_s, series_by_entity, warmup_s
+from sanlab.intervals import MSER_BATCH, Interval, batch_means, mser5
 
 ENTITY_KEYS = ("vms", "hosts", "paths", "devices")
 """The entities whose figures get intervals, as the terminal tables show them."""
@@ -274,12 +276,11 @@ def with_batch_means(doc: Document) -> Document:
 
 
 def _per_entity_series(variant: Variant) -> dict[str, dict[str, list[float]]]:
-    series = variant.get("timeseries", {"t_s": [], "entity": [], "metric": [], "value": []})
-    found: dict[str, dict[str, list[tuple[float, float]]]] = {}
-    for t_s, entity, metric, value in zip(series["t_s"], series["entity"], series["metric"], series["value"], strict=True):
-        if metric in ("iops", "lat_ms_mean"):
-            found.setdefault(entity, {}).setdefault(metric, []).append((t_s, value))
-    return {entity: {metric: [v for _, v in sorted(points)] for metric, points in metrics.items()} for entity, metrics in found.items()}
+    """Each entity's IOPS and mean-latency series past the warm-up (the samples the engine counts)."""
+    found: dict[str, dict[str, list[float]]] = {}
+    for (entity, metric), points in series_by_entity(variant, ("iops", "lat_ms_mean"), warmup_s(variant)).items():
+        found.setdefault(entity, {})[metric] = [value for _, value in points]
+    return found
 
 
 def _batch_variant(variant: Variant) -> Variant:
@@ -345,3 +346,71 @@ def batch_notes(doc: Document) -> list[str]:
         for variant in doc["variants"]
         if "ci95_method" in variant
     ]
+
+
+TRANSIENT_METRICS = ("iops", "lat_ms_mean")
+"""The metrics of each VM's and device's time series MSER-5 reads for a transient."""
+TRANSIENT_ENTITIES = ("vm/", "device/")
+TRANSIENT_LEAST_SAMPLES = 10 * MSER_BATCH
+"""Fewer samples than this and a series says too little to find a transient in (ten batches)."""
+TRANSIENT_SHIFT = 0.01
+"""A transient past the warm-up is said when cutting it moves the series' mean by more than this share."""
+
+
+@dataclass(frozen=True)
+class Transient:
+    """Where MSER-5 ends a series' transient (never past the first fault), and by how much the
+    mean past the configured warm-up differs from the mean past that point."""
+
+    series: str
+    end_s: float
+    shift: float
+
+
+def transients(variant: Variant) -> Iterator[tuple[str, list[float], list[float]]]:
+    """Each VM's and device's TRANSIENT_METRICS series (name, sample times, values), zero where
+    an interval had no I/O (nothing measured: no latency)."""
+    for (entity, metric), points in series_by_entity(variant, TRANSIENT_METRICS).items():
+        if entity.startswith(TRANSIENT_ENTITIES):
+            yield f"{entity} {metric}", [t for t, _ in points], [v if math.isfinite(v) else 0.0 for _, v in points]
+
+
+def transient_past_warmup(variant: Variant) -> Transient | None:
+    """The series whose transient (MSER-5 over the run before its first fault: a fault is an event,
+    not a transient) ends furthest past the variant's warm-up and moves the series' mean there by
+    more than TRANSIENT_SHIFT, or None."""
+    series = list(transients(variant))
+    if not series:
+        return None
+    warmup, fault_s = warmup_s(variant), first_fault_s(variant)
+    worst: Transient | None = None
+    for name, times, values in series:
+        if fault_s is not None:
+            kept = sum(1 for t in times if t <= fault_s)
+            times, values = times[:kept], values[:kept]
+        if len(values) < TRANSIENT_LEAST_SAMPLES or not (cut := mser5(values)):
+            continue
+        end_s = times[cut - 1]
+        measured = [v for t, v in zip(times, values, strict=True) if t > warmup]
+        settled = values[cut:]
+        if end_s <= warmup or not (settled_mean := statistics.fmean(settled)):
+            continue
+        shift = statistics.fmean(measured) / settled_mean - 1
+        if abs(shift) > TRANSIENT_SHIFT and (worst is None or end_s > worst.end_s):
+            worst = Transient(name, end_s, shift)
+    return worst
+
+
+def transient_notes(doc: Document) -> list[str]:
+    """One line per variant whose configured warm-up is shorter than a transient in its data."""
+    notes = []
+    for variant in doc["variants"]:
+        found = transient_past_warmup(variant)
+        if found:
+            notes.append(
+                f"variant {variant['name']}: the warm-up ({warmup_s(variant):g} s) is shorter than the transient "
+                f"MSER-5 finds in {found.series}, which settles at {found.end_s:g} s: its mean past the warm-up "
+                f"is {100 * found.shift:+.1f} % off its settled mean; run with --warmup auto, or a warm-up of "
+                f"at least {found.end_s:g} s"
+            )
+    return notes

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sanlab import engine
 from sanlab.analysis.warmup import find_warmup
+from sanlab.replications import transient_past_warmup
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE_FILL = ROOT / "tests" / "data" / "scenarios" / "cache_fill.toml"
@@ -63,3 +64,46 @@ def test_a_fault_is_not_a_transient(cli: CliRunner, tmp_path: Path) -> None:
     found = json.loads((tmp_path / "run" / "results.json").read_text())["warmup"]
     assert found["found_s"] == 10.0 and found["capped_at_fault_s"] == 10.0, found
     assert "warm-up: 10 s found by MSER-5" in shown.stdout and "cut at the first fault, 10 s" in shown.stdout
+
+
+def _variant(values: list[float], warmup_s: float = 0.0, fault_s: float | None = None) -> dict:
+    """A variant whose device `d` has `values` as its IOPS series, one sample a second."""
+    times = [float(t) for t in range(1, len(values) + 1)]
+    return {
+        "name": "v",
+        "sim_time_s": times[-1],
+        "measured_s": times[-1] - warmup_s,
+        "faults": [] if fault_s is None else [{"t_s": fault_s, "phase": "start"}],
+        "timeseries": {"t_s": times, "entity": ["device/d"] * len(times), "metric": ["iops"] * len(times), "value": values},
+    }
+
+
+def _steady(count: int, level: float = 1000.0) -> list[float]:
+    """A steady series with a little deterministic noise (±1 %)."""
+    return [level * (1 + 0.01 * ((7 * i) % 5 - 2) / 2) for i in range(count)]
+
+
+def test_a_warmup_shorter_than_the_transient_is_said_with_where_it_settles() -> None:
+    ramp = [50.0 * (i + 1) for i in range(20)] + _steady(80)
+    found = transient_past_warmup(_variant(ramp, warmup_s=5))
+    assert found is not None and found.series == "device/d iops"
+    assert 20 <= found.end_s <= 25 and found.shift < -0.05, found
+    # A warm-up past the transient, a steady series and a step at a fault say nothing.
+    assert transient_past_warmup(_variant(ramp, warmup_s=25)) is None
+    assert transient_past_warmup(_variant(_steady(100))) is None
+    step = _steady(60) + _steady(40, level=100.0)
+    assert transient_past_warmup(_variant(step, fault_s=60.0)) is None
+
+
+def test_every_run_says_when_its_warmup_is_shorter_than_its_transient(cli: CliRunner, tmp_path: Path) -> None:
+    """The cache filling until 26.2 s under a warm-up of 0 s: the terminal and results.json say
+    so, with where the transient ends; a warm-up past it says nothing."""
+    shown = cli("run", str(CACHE_FILL), "--seed", "2", "--out", str(tmp_path / "short"))
+    notes = json.loads((tmp_path / "short" / "results.json").read_text())["notes"]
+    said = [note for note in notes if "shorter than the transient" in note]
+    assert len(said) == 1 and "warm-up (0 s)" in said[0] and "--warmup auto" in said[0], notes
+    settles_s = float(said[0].split("settles at ")[1].split(" s")[0])
+    assert FILLED_S <= settles_s <= 1.2 * FILLED_S, said
+    assert said[0] in shown.stderr.replace("note: ", "")
+    long = cli("run", str(CACHE_FILL), "--seed", "2", "--set", "run.warmup=32s", "--json")
+    assert not [note for note in json.loads(long.stdout).get("notes", []) if "transient" in note]
