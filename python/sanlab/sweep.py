@@ -38,7 +38,7 @@ from sanlab import engine
 from sanlab.errors import UserError
 from sanlab.export.files import JsonBoundError, loads_bounded, refuse_links, replace_file, replace_text
 from sanlab.formatting import format_count, format_ms, shown_name
-from sanlab.intervals import t_quantile_975
+from sanlab.intervals import Interval
 from sanlab.runs import RunOutcome, RunTask, dask_client, run_task
 from sanlab.views.legend import legend
 
@@ -429,16 +429,16 @@ def summarise(results: pa.Table, spec: SweepSpec) -> pa.Table:
     long = long.dropna(subset=["value"])
     summary = (
         long.groupby([*keys, "metric"], sort=False)
-        .agg(n=("value", "count"), mean=("value", "mean"), std=("value", "std"), row=("row", "min"))
+        .agg(n=("value", "count"), values=("value", list), std=("value", "std"), row=("row", "min"))
         .reset_index()
     )
     # Entities in the engine's order (their first row), metrics in column order.
     summary["metric_index"] = summary["metric"].map({name: index for index, name in enumerate(metrics)})
     summary = summary.sort_values(["row", "metric_index"]).drop(columns=["row", "metric_index"])
-    half = [
-        t_quantile_975(int(n) - 1) * std / math.sqrt(n) if n > 1 else math.nan
-        for n, std in zip(summary["n"], summary["std"], strict=True)
-    ]
+    intervals = [Interval.of(values) for values in summary.pop("values")]
+    summary.insert(summary.columns.get_loc("std"), "mean", [interval.mean for interval in intervals])
+    # One seed: no interval (NaN), as the table shows it.
+    half = [interval.half if interval.n > 1 else math.nan for interval in intervals]
     summary["ci95_low"] = summary["mean"] - half
     summary["ci95_high"] = summary["mean"] + half
     summary["n"] = summary["n"].astype("int64")
