@@ -145,9 +145,9 @@ def random_map_tail(ctx: Context) -> Iterator[Finding]:
         yield Finding(
             "random-map-tail", "rw", ctx.benchmark.line_of("rw"),
             f"rw={rw} with fio's random map: a drawn block already used moves to the next free one (lib/axmap.c), and the job ends when the map is full",
-            "as the pass fills the map, more draws land on used blocks and move on to the next free one: the last part of the pass runs nearly in ascending order, which read-ahead and sequential detection reward",
+            "as the pass fills the map, more draws land on used blocks and take the free one after them: the used runs' ends advance block by block, so the last part of the pass reads next to what it read shortly before, which an array's read-ahead or a cache of large blocks rewards with hits a scrambled order does not get (on a cache that holds the whole region, every order hits alike)",
             "random_generator=lfsr (each block once, in a scrambled order, with no search), or time_based with a region larger than the run covers",
-            change=("random_generator", "lfsr"),
+            change=("random_generator", "lfsr"), metrics=_cache_hits,
         )
 
 
