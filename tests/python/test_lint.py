@@ -14,6 +14,14 @@ from typing import Any
 import pytest
 
 from sanlab import engine
+from sanlab.lint.rules import (
+    Context,
+    depth_beyond_the_device,
+    ends_before_the_run,
+    group_hides_a_slow_job,
+    ramp_shorter_than_warm_up,
+)
+from sanlab.lint.source import Benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 HITAREA = ROOT / "scenarios/studies/vdbench_hitarea.toml"
@@ -189,6 +197,7 @@ def test_a_random_pass_and_a_draining_queue(cli: CliRunner) -> None:
     assert fixed["VM IOPS"] == pytest.approx(written["VM IOPS"], rel=0.006)
     batched = next(f for f in doc["findings"] if f["rule"] == "batched-depth")
     assert (batched["option"], batched["line"], batched["evidence"]) == ("iodepth_low", 6, None)
+    assert next(f for f in doc["findings"] if f["rule"] == "reads-unwritten")["evidence"] is None, "not simulated"
 
 
 def test_a_random_maps_pass_ends_next_to_what_it_read(cli: CliRunner) -> None:
@@ -217,6 +226,19 @@ def test_a_random_maps_pass_ends_next_to_what_it_read(cli: CliRunner) -> None:
         latency = [v for e, m, v in zip(ts["entity"], ts["metric"], ts["value"], strict=True) if (e, m) == ("array/a", "lat_ms_mean") and v > 0]
         start = sum(latency[:5]) / 5
         assert latency[-1] / start == pytest.approx(last, abs=0.04), generator or "random map"
+
+
+def test_skewed_offsets_are_a_cache_figure(cli: CliRunner) -> None:
+    # docs/lint.md's skewed-offsets row: simulated with random, the cache hit ratio shown. The page
+    # gives no figure; over seeds 1-4 (1 s, 100 GiB): 0.859-0.868 with zipf:1.2, 0.0425-0.0437
+    # uniform, the repeats of ~149,000 draws over 1,638,400 cache blocks of 64 KiB.
+    line = "fio --name=t --ioengine=libaio --direct=1 --rw=randread --bs=8k --iodepth=32 --size=100g --time_based --random_distribution=zipf:1.2"
+    _, doc = _lint(cli, "--cmdline", line, "--scenario", str(HITAREA), "--duration", "1s")
+    finding = _finding(doc, "skewed-offsets")
+    assert finding["simulated_change"] == {"option": "random_distribution", "value": "random"}
+    written, fixed = finding["evidence"]["as written"], finding["evidence"]["with the fix"]
+    assert written["array cache hit ratio"] == pytest.approx(0.864, abs=0.01)
+    assert fixed["array cache hit ratio"] == pytest.approx(0.043, abs=0.002)
 
 
 def test_a_pass_drawn_with_replacement_repeats_one_in_e(cli: CliRunner) -> None:
@@ -264,3 +286,47 @@ def test_a_vdbench_files_variables_come_from_var(cli: CliRunner) -> None:
     given = ["--var", "files_threads=32", "--var", "seq_rnd=random", "--var", "xfer_sz=4k", "--var", "elap_secs=60", "--var", "rdwr=100"]
     code, doc = _lint(cli, parm, *given)
     assert (code, doc["benchmark"]["kind"], doc["findings"]) == (0, "vdbench", [])
+
+
+def _job(name: str = "lint.t", depth: int = 16, end_ms: float = 1000.0, p99_ms: float = 1.0, **options: str) -> dict[str, Any]:
+    """A benchmark job's report as the rules read it: reads only, for the whole run by default."""
+    read = {"total_ios": 1000, "runtime_ms": end_ms, "iops": 1000.0, "lat_ns": {"percentile": {"99.000000": p99_ms * 1e6}}}
+    write = {"total_ios": 0, "runtime_ms": 0.0, "iops": 0.0, "lat_ns": {"percentile": {}}}
+    return {"name": name, "vm": "vm", "entry": "lint", "options": {"ioengine": "libaio", "rw": "randread", **options}, "pacing": {"depth": depth}, "end_ms": end_ms, "read": read, "write": write}
+
+
+def _findings(rule: Callable[[Context], Any], jobs: list[dict[str, Any]], actv: float = 16.0, vm_iops: list[float] | None = None) -> list[str]:
+    """`rule`'s findings on a 1 s run of `jobs`, whose host device holds `actv` on average and
+    whose VM's IOPS were `vm_iops` per sample (a flat 100 over 8 samples by default)."""
+    series = vm_iops or [100.0] * 8
+    variant = {
+        "sim_time_s": 1.0,
+        "jobs": jobs,
+        "vms": [{"name": "vm", "host": "h", "lat_ms": {"mean": 1.0}}],
+        "devices": [{"host": "h", "ios": 1000, "actv_mean": actv, "qued_mean": 0.0, "volume": "lun", "davg_ms": 0.2, "queue_depth": 1024, "kavg_ms": 0.0}],
+        "timeseries": {
+            "t_s": [(i + 1) / len(series) for i in range(len(series))],
+            "entity": ["vm/vm"] * len(series),
+            "metric": ["iops"] * len(series),
+            "value": series,
+        },
+    }
+    benchmark = Benchmark("fio", "fio --name=t --rw=randread --iodepth=16", None)
+    return [finding.rule for finding in rule(Context(benchmark, jobs, variant))]
+
+
+def test_the_thresholds_the_page_states() -> None:
+    """docs/lint.md, "Choices that are ours": a job ends early before 90 % of the run; more than
+    1.1 times the device's average depth counts as held back; a slow job has a p99 over twice the
+    others' median; the warm-up ends with the last sample of the run's first half more than 5 %
+    from the second half's mean, with at least 6 samples. Each just inside and just outside."""
+    assert _findings(ends_before_the_run, [_job(end_ms=899)]) == ["ends-early"]
+    assert _findings(ends_before_the_run, [_job(end_ms=901)]) == []
+    assert _findings(depth_beyond_the_device, [_job(depth=16)], actv=14.5) == ["depth-beyond-device"]  # 16 > 15.95
+    assert _findings(depth_beyond_the_device, [_job(depth=16)], actv=14.6) == []  # 16 < 16.06
+    grouped = {"group_reporting": "1"}
+    assert _findings(group_hides_a_slow_job, [_job("a", **grouped), _job("b", p99_ms=2.01, **grouped)]) == ["group-hides-slow-job"]
+    assert _findings(group_hides_a_slow_job, [_job("a", **grouped), _job("b", p99_ms=1.99, **grouped)]) == []
+    assert _findings(ramp_shorter_than_warm_up, [_job()], vm_iops=[94.9, *[100.0] * 7]) == ["ramp-shorter-than-warm-up"]
+    assert _findings(ramp_shorter_than_warm_up, [_job()], vm_iops=[95.1, *[100.0] * 7]) == []
+    assert _findings(ramp_shorter_than_warm_up, [_job()], vm_iops=[50.0, *[100.0] * 4]) == [], "5 samples"
