@@ -20,7 +20,9 @@ from typing import Any
 
 import pytest
 
+from sanlab import engine
 from sanlab.headroom.answer import headroom_document, read_headroom, to_json
+from sanlab.headroom.bottleneck import qos_units, utilisations
 from sanlab.headroom.grow import GrowError, RateGrowth, Scaling, plan_growth, sets_at
 from sanlab.headroom.page import page
 from sanlab.headroom.points import Job, RunFigures
@@ -32,6 +34,7 @@ from test_report_browser import ARTIFACTS, Chromium, chromium, load_report
 ROOT = Path(__file__).resolve().parents[2]
 MM1 = ROOT / "scenarios" / "validation" / "mm1.toml"
 METRO = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
+PARDA = ROOT / "scenarios" / "studies" / "parda_calibrated.toml"
 __all__ = ["chromium"]  # the fixture, used by the browser test below
 TODAY_IOPS = 5000.0
 """mm1.toml's Poisson arrival rate: factor 1."""
@@ -58,7 +61,11 @@ def _p99_ms(servers: int, rate_per_ms: float, mu: float = 10.0) -> float:
     waits, a = _erlang_c(servers, rate_per_ms / mu), servers * mu - rate_per_ms
 
     def beyond(t: float) -> float:
-        both = math.exp(-mu * t) * (1 + mu * t) if a == mu else (a * math.exp(-mu * t) - mu * math.exp(-a * t)) / (a - mu)
+        both = (
+            math.exp(-mu * t) * (1 + mu * t)
+            if a == mu
+            else (a * math.exp(-mu * t) - mu * math.exp(-a * t)) / (a - mu)
+        )
         return (1 - waits) * math.exp(-mu * t) + waits * both
 
     low, high = 0.0, 100.0
@@ -107,6 +114,11 @@ def test_mm1_p99_limit_matches_theory(tmp_path: Path) -> None:
     # The operational-law bound from today's utilisation: X / U = μ = 10,000 IOPS, above the limit.
     assert doc["bound"]["iops"] == pytest.approx(10_000, rel=0.03) and doc["bound"]["holds"] is True
     assert doc["bound"]["resource"]["name"] == "server"
+    # The response-time bound: R >= D, the server's 100 µs, below today's mean (theory 1/(μ-λ) = 0.2 ms).
+    response = doc["response_bound"]
+    assert response["ms"] == pytest.approx(0.1, rel=0.03) and response["holds"] is True
+    assert response["today_mean_ms"] == pytest.approx(0.2, rel=0.05)
+    assert doc["utilisation"]["today"][0]["how"].startswith("busy servers / servers (1)")
 
 
 def test_mm1_mean_and_mm2_erlang_c_limits(tmp_path: Path) -> None:
@@ -115,7 +127,9 @@ def test_mm1_mean_and_mm2_erlang_c_limits(tmp_path: Path) -> None:
     mean = _headroom(str(MM1), "--slo", "mean<=1ms", *FAST, out=tmp_path / "mean")
     assert mean["factor"] * TODAY_IOPS == pytest.approx(9000, rel=0.03)
     assert mean["bottleneck"]["utilisation"] == pytest.approx(0.9, abs=0.03)
-    two = _headroom(str(MM1), "--slo", "p99<=1ms", "--set", "array[0].media.servers=2", *FAST, out=tmp_path / "mm2")
+    two = _headroom(
+        str(MM1), "--slo", "p99<=1ms", "--set", "array[0].media.servers=2", *FAST, out=tmp_path / "mm2"
+    )
     assert two["factor"] * TODAY_IOPS == pytest.approx(_rate_at_p99(2, 1.0), rel=0.03)
 
 
@@ -133,11 +147,28 @@ def test_terminal_answer_and_closed_loop_scaling_said(tmp_path: Path) -> None:
     assert "grows: VM vm1 job write32k: iodepth (closed loop: outstanding I/Os), today 32" in text
     assert "today 14,144 IOPS, p99 2.26 ms" in text
     assert "the SLO p99 ≤ 5 ms holds up to" in text
-    assert "first to saturate: device queue `esx1/metro_vol` (utilisation 1.00 at the limit)" in text
-    assert "one seed per point" in text
+    assert (
+        "first to saturate: device queue `esx1/metro_vol` (utilisation 1.00 at the limit; DQLEN set by the LUN "
+        "queue depth 64)" in text
+    )
+    # Its throughput is 64 slots over a write's 2.26 ms round trip: no service demand bounds it.
+    assert "no operational-law throughput bound: what saturates first, device queue `esx1/metro_vol`" in text
+    assert doc_bound_none(tmp_path / "m")
+    assert "one seed per point" in text and "stopped:" not in text
     doc = json.loads((tmp_path / "m" / "headroom.json").read_text(encoding="utf-8"))
     assert 3.5 < doc["factor"] < 4.5 and doc["seeds"]["exact"] is True
-    assert doc["at_limit"][0].startswith("vm[0].job[0].iodepth=")
+    # A closed loop is bisected to neighbouring depths: the limit's depth is one the search ran
+    # and held at, the next one failed (p99 = depth / 14,144 IOPS at 64 slots: 128 holds, 129 fails).
+    assert doc["at_limit"] == ["vm[0].job[0].iodepth=128"] and doc["whole_counts"] is True
+    held = {tuple(point["sets"]): point["holds"] for point in doc["curve"]}
+    assert held[("vm[0].job[0].iodepth=128",)] is True and held[("vm[0].job[0].iodepth=129",)] is False
+    assert doc["limit_iops"] == pytest.approx(28_288, rel=0.001)  # 64 slots / 2.263 ms
+
+
+def doc_bound_none(out: Path) -> bool:
+    """headroom.json gives no throughput bound and names the resource without a demand."""
+    bound = json.loads((out / "headroom.json").read_text(encoding="utf-8"))["bound"]
+    return bound["iops"] is None and bound["unknown"] == ["device queue `esx1/metro_vol`"]
 
 
 @pytest.mark.parametrize(
@@ -176,7 +207,17 @@ def test_slo_parse_and_verdicts() -> None:
 
 
 def test_slo_errors_on_the_command_line_are_one_line(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "sanlab.cli", "headroom", str(MM1), "--slo", "p99=<1ms", "--out", str(tmp_path / "x")]
+    command = [
+        sys.executable,
+        "-m",
+        "sanlab.cli",
+        "headroom",
+        str(MM1),
+        "--slo",
+        "p99=<1ms",
+        "--out",
+        str(tmp_path / "x"),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: --slo 'p99=<1ms': expected")
@@ -184,7 +225,10 @@ def test_slo_errors_on_the_command_line_are_one_line(tmp_path: Path) -> None:
 
 
 def _jobs(vm: str, names: Sequence[str], depth: int = 32) -> list[dict[str, Any]]:
-    return [{"vm": vm, "name": name, "entry": name, "pacing": {"kind": "closed", "depth": depth}} for name in names]
+    return [
+        {"vm": vm, "name": name, "entry": name, "pacing": {"kind": "closed", "depth": depth}}
+        for name in names
+    ]
 
 
 def test_what_a_factor_scales_in_each_kind_of_job() -> None:
@@ -273,7 +317,15 @@ class _Curve:
 def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
     scalings = [Scaling("vm", "j", "vm[0].job[0].rate_iops", (5.0,), "open", "rate")]
     runner = _Curve(scalings)
-    search = Search(slos=[parse_slo("p99<=1ms")], growth=_rate(scalings), runner=runner, base_seed=10, seeds=3, max_seeds=12, max_runs=500)
+    search = Search(
+        slos=[parse_slo("p99<=1ms")],
+        growth=_rate(scalings),
+        runner=runner,
+        base_seed=10,
+        seeds=3,
+        max_seeds=12,
+        max_runs=500,
+    )
     low, high = search.run()
     assert low is not None and high is not None
     assert low.factor < 1.8 < high.factor and high.factor - low.factor <= 0.02 * low.factor
@@ -281,16 +333,40 @@ def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
     assert limit.factor == pytest.approx(1.8, rel=0.005) and limit.low <= limit.factor <= limit.high
     # Every point ran the same seeds, from the first: common random numbers.
     assert all(sorted(point.runs)[:3] == [10, 11, 12] for point in search.points)
-    tight = Search(slos=[parse_slo("p99<=1ms")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=12)
+    tight = Search(
+        slos=[parse_slo("p99<=1ms")],
+        growth=_rate(scalings),
+        runner=_Curve(scalings),
+        base_seed=1,
+        seeds=3,
+        max_seeds=12,
+        max_runs=12,
+    )
     low, high = tight.run()
     assert "--max-runs 12" in tight.stopped and tight.runs <= 12
     assert low is not None and high is not None and low.factor == 1.75 and high.factor == 2.0
     # A floor on IOPS that today misses: less load cannot raise IOPS, so the search stops and says so.
-    floor = Search(slos=[parse_slo("iops>=6000")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    floor = Search(
+        slos=[parse_slo("iops>=6000")],
+        growth=_rate(scalings),
+        runner=_Curve(scalings),
+        base_seed=1,
+        seeds=3,
+        max_seeds=12,
+        max_runs=500,
+    )
     assert floor.run() == (None, floor.points[0]) and floor.runs == 3
     assert "iops>=6000 fails at today's load, and less load cannot raise IOPS" in floor.stopped
     # With a ceiling, a floor today meets is one more condition at every point.
-    both = Search(slos=[parse_slo("p99<=1ms"), parse_slo("iops>=4000")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    both = Search(
+        slos=[parse_slo("p99<=1ms"), parse_slo("iops>=4000")],
+        growth=_rate(scalings),
+        runner=_Curve(scalings),
+        base_seed=1,
+        seeds=3,
+        max_seeds=12,
+        max_runs=500,
+    )
     low, high = both.run()
     assert low is not None and high is not None and low.factor < 1.8 < high.factor
 
@@ -315,7 +391,9 @@ def test_a_load_that_stops_growing_is_said_not_taken_for_a_limit(tmp_path: Path)
     assert grown["limited_by"] == "stalled" and grown["binding_slo"] is None
     assert grown["stalled"] and grown["factor"] == grown["bracket"][0] < 2
     never = _headroom(str(trace), "--slo", "p99<=0.1ms", "--duration", "1s", out=tmp_path / "b")
-    assert never["limited_by"] == "fails today" and never["factor"] is None and never["today"]["holds"] is False
+    assert (
+        never["limited_by"] == "fails today" and never["factor"] is None and never["today"]["holds"] is False
+    )
     assert "×1/1024" in never["stopped"]
 
 
@@ -324,7 +402,15 @@ def test_headroom_html_renders_offline_in_chromium(chromium: Chromium, tmp_path:
     without a JavaScript error or a network request."""
     scalings = [Scaling("vm", "j", "vm[0].job[0].rate_iops", (5.0,), "open", "rate")]
     slos = [parse_slo("p99<=1ms")]
-    search = Search(slos=slos, growth=_rate(scalings), runner=_Curve(scalings), base_seed=1, seeds=3, max_seeds=12, max_runs=500)
+    search = Search(
+        slos=slos,
+        growth=_rate(scalings),
+        runner=_Curve(scalings),
+        base_seed=1,
+        seeds=3,
+        max_seeds=12,
+        max_runs=500,
+    )
     low, high = search.run()
     assert low is not None and high is not None
     header = {
@@ -332,10 +418,18 @@ def test_headroom_html_renders_offline_in_chromium(chromium: Chromium, tmp_path:
         "scaled": ["VM vm job j: rate"], "slos": [{"text": s.text, "figure": s.figure, "limit": s.limit, "label": s.label()} for s in slos],
         "duration_s": 6.0, "notes": [],
     }  # fmt: skip
-    utilisation = {"today": [{"kind": "array media", "name": "a", "utilisation": 0.5}],
-                   "limit": [{"kind": "array media", "name": "a", "utilisation": 0.9}]}  # fmt: skip
+    media = {
+        "kind": "array media",
+        "name": "a",
+        "how": "busy servers / servers (1)",
+        "demand": True,
+        "vms": ["vm"],
+    }
+    utilisation = {"today": [{**media, "utilisation": 0.5}], "limit": [{**media, "utilisation": 0.9}]}
     doc = headroom_document(header, search, (low, high), estimate(search, low, high), utilisation)
-    assert read_headroom(_written(tmp_path / "headroom.json", to_json(doc)))["factor"] == pytest.approx(1.8, rel=0.01)
+    assert read_headroom(_written(tmp_path / "headroom.json", to_json(doc)))["factor"] == pytest.approx(
+        1.8, rel=0.01
+    )
     html_page = _written(tmp_path / "headroom.html", page(doc))
     figures = load_report(chromium, html_page, ARTIFACTS / "headroom.png")
     assert [figure["key"] for figure in figures] == ["headroom-curve"]
@@ -347,3 +441,29 @@ def test_headroom_html_renders_offline_in_chromium(chromium: Chromium, tmp_path:
 def _written(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_qos_units_are_the_engines() -> None:
+    """The SolidFire cost curve as docs/models/array.md checks it: 6,000 units at 256 KiB give
+    153.8 IOPS, a burst of 2,000 at 128 KiB 102.6; a 4 KiB request is one unit; past 1 MiB the
+    cost grows in proportion."""
+    assert 6000 / qos_units(262144) == pytest.approx(153.8, abs=0.05)
+    assert 2000 / qos_units(131072) == pytest.approx(102.6, abs=0.05)
+    assert qos_units(4096) == 1.0 and qos_units(512) == 1.0
+    assert qos_units(2 * 1048576) == pytest.approx(300.0)
+    assert qos_units(6144) == pytest.approx(1.3)  # midway between 4 KiB (1) and 8 KiB (1.6)
+
+
+def test_a_parda_window_is_named_as_what_sets_dqlen() -> None:
+    """On the calibrated PARDA platform at L = 30 ms each busy host's device queue is its window:
+    esxtop's DQLEN follows it, far under the LUN depth of 64, and the drives are the busiest."""
+    doc = engine.run(PARDA, ["table3_parda30"], ["run.warmup=10s"], 1, "30s")
+    variant = doc["variants"][0]
+    found = utilisations(variant)
+    queues = [item for item in found if item["kind"] == "device queue" and item["name"].startswith("host1/")]
+    assert len(queues) == 1 and queues[0]["limit"].startswith("PARDA window (mean ")
+    window = variant["hosts"][0]["window"]["mean"]
+    assert window < 40 and f"(mean {window:.1f})" in queues[0]["limit"]
+    assert found[0]["kind"] == "drive" and found[0]["utilisation"] > 0.95
+    cache = next(item for item in found if item["kind"] == "write cache")
+    assert cache["utilisation"] == 0.0 and "0 writes waited" in cache["how"]  # Table 3 reads only

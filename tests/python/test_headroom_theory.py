@@ -109,3 +109,39 @@ def test_tandem_bottleneck_moves_with_the_request_size(
     assert (doc["bottleneck"]["kind"], doc["bottleneck"]["name"]) == bottleneck
     slowest = max(demands)
     assert doc["bottleneck"]["utilisation"] == pytest.approx(theory / 1000 * slowest, abs=0.03)
+
+
+LINK = ROOT / "tests" / "data" / "scenarios" / "headroom_link.toml"
+LINK_MS = 65536 * 8 / 1e9 * 1e3
+"""headroom_link.toml: a 64 KiB read's data on the 1 Gb/s array-to-host transmitter, 0.524288 ms."""
+
+
+def _md1_mean_ms(rate_per_ms: float, service_ms: float, other_ms: float) -> float:
+    """M/D/1's mean response time (Pollaczek-Khinchine) plus a fixed delay: S + ρS / (2(1 − ρ)) + other."""
+    rho = rate_per_ms * service_ms
+    return service_ms + rho * service_ms / (2 * (1 - rho)) + other_ms
+
+
+def test_a_link_saturates_first_and_bounds_the_load(tmp_path: Path) -> None:
+    """Poisson 64 KiB reads through a 1 Gb/s link: each holds the array-to-host transmitter
+    0.524 ms, an M/D/1 queue, then 20 µs of media. mean <= 1.5 ms holds up to 1,497 IOPS; the
+    link, its busy share measured from the path's MB/s, is named at λ × 0.524 ms; the throughput
+    bound is its 1 / 0.524 ms = 1,907 IOPS, and R >= D = 0.544 ms."""
+    theory = _solve(lambda rate: _md1_mean_ms(rate, LINK_MS, 0.020), 0.0, 1 / LINK_MS - 1e-9, 1.5) * 1000
+    assert theory == pytest.approx(1497, abs=1)
+    doc = _headroom(str(LINK), "--slo", "mean<=1.5ms", *FAST, out=tmp_path / "h")
+    assert doc["limit_iops"] == pytest.approx(theory, rel=0.03)
+    bottleneck = doc["bottleneck"]
+    assert (bottleneck["kind"], bottleneck["path"], bottleneck["direction"]) == (
+        "link",
+        "h-flash",
+        "array to host",
+    )
+    assert bottleneck["utilisation"] == pytest.approx(doc["limit_iops"] / 1000 * LINK_MS, rel=0.03)
+    writes = next(item for item in doc["utilisation"]["limit"] if item["name"] == "h-flash (host to array)")
+    assert writes["utilisation"] == 0.0  # reads only: the other direction carries 0-byte commands
+    assert doc["bound"]["iops"] == pytest.approx(1000 / LINK_MS, rel=0.03) and doc["bound"]["holds"] is True
+    assert doc["bound"]["resource"]["kind"] == "link"
+    response = doc["response_bound"]
+    assert response["ms"] == pytest.approx(LINK_MS + 0.020, rel=0.03) and response["holds"] is True
+    assert response["parts_ms"]["links array to host"] == pytest.approx(LINK_MS, rel=0.03)

@@ -170,7 +170,16 @@ def test_noisy_neighbour_grows_until_the_shared_queue_is_full(tmp_path: Path, va
     p99 = {tuple(point["sets"]): point["figures"]["p99<=1ms"]["mean"] for point in doc["curve"]}
     assert p99[("vm[0].job[0].iodepth=31",)] == pytest.approx(0.30, abs=0.02)
     assert p99[("vm[0].job[0].iodepth=32",)] > 30  # most of one 39 ms slot cycle
-    assert doc["bottleneck"]["kind"] == "device queue"
+    # The capped VM's QoS releases at its rate (burst credit left in a 20 s run: 2,000 units/s,
+    # 512 KiB writes split in four 128 KiB requests of 19.5 units): it is saturated from today on,
+    # and bounds the VM's IOPS where they are; the shared queue, clamped by DSNRO, is next.
+    assert (doc["bottleneck"]["kind"], doc["bottleneck"]["name"]) == ("volume QoS", "bad_vvol")
+    assert doc["bottleneck"]["utilisation"] == pytest.approx(1.0, abs=0.03)
+    assert doc["bound"]["iops"] == pytest.approx(25.6, rel=0.03) and doc["bound"]["holds"] is True
+    queue = next(item for item in doc["utilisation"]["limit"] if item["kind"] == "device queue")
+    assert queue["name"] == "esx1/esx1:sf1-pe" and queue["limit"].startswith("DSNRO 32")
+    # Every server the judged VM crosses is shared with the VM that is not judged: no R >= D.
+    assert doc["response_bound"]["ms"] is None
 
 
 def test_metro_cluster_takes_one_more_vm_said_on_the_terminal(tmp_path: Path) -> None:
@@ -187,4 +196,7 @@ def test_metro_cluster_takes_one_more_vm_said_on_the_terminal(tmp_path: Path) ->
     assert "the SLO p99 ≤ 5 ms holds up to 2 VMs, 14,14" in done.stdout  # 32 / 2.263 ms, to the I/O
     assert "IOPS (today's 1 and 1 more); 3 do not" in done.stdout
     assert f"at the limit: sanlab run {tmp_path / 'm' / 'vms-2.toml'}" in done.stdout
-    assert "first to saturate: device queue `esx1/metro_vol` (utilisation 1.00 at the limit)" in done.stdout
+    assert (
+        "first to saturate: device queue `esx1/metro_vol` (utilisation 1.00 at the limit; DQLEN set by DSNRO 32: "
+        "the LUN depth 64 clamped while VMs compete)" in done.stdout
+    )

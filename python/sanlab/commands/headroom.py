@@ -16,7 +16,7 @@ from sanlab.export.files import remove_empty, replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
 from sanlab.headroom.answer import HEADROOM_FILE, headroom_document, read_headroom, text_lines, to_json
-from sanlab.headroom.bottleneck import utilisations
+from sanlab.headroom.bottleneck import not_covered, response_bound, utilisations
 from sanlab.headroom.grow import RateGrowth, describe, plan_growth
 from sanlab.headroom.points import DaskRunner, LocalRunner, PointRunError
 from sanlab.headroom.search import Search, estimate
@@ -67,7 +67,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--max-runs", type=options.positive, default=DEFAULT_MAX_RUNS, metavar="N",
         help=f"runs in the whole search at most (default {DEFAULT_MAX_RUNS})",
     )  # fmt: skip
-    options.add_cluster(parser, "run the points on a local Dask cluster of N worker processes (default: in this process)")
+    options.add_cluster(
+        parser, "run the points on a local Dask cluster of N worker processes (default: in this process)"
+    )
     options.add_out(
         parser, "folder for headroom.json and headroom.html (default runs/headroom-<scenario>-<UTC time>)"
     )
@@ -192,8 +194,10 @@ def _search_and_write(
     low, high = bracket
     limit = estimate(search, low, high) if low is not None and high is not None else None
     vm_count = isinstance(growth, VmGrowth)
-    # The limit's scenario: at the factor found; a VM count's is the largest count that holds.
-    at = limit.factor if limit and not vm_count else low.factor if low else None
+    # The limit's scenario: at the factor found; with whole counts (VMs, a closed loop's depths)
+    # the largest count that holds, a point the search ran.
+    whole = growth.bisect_to_counts
+    at = limit.factor if limit and not whole else low.factor if low else None
     at_setup = growth.setup(at)[0] if at is not None else None
     utilisation = {"today": utilisations(today)}
     if at_setup is not None:
@@ -206,6 +210,7 @@ def _search_and_write(
         "grown_vms": list(growth.grown),
         "judged_vms": list(growth.judged),
         "vms_today": len(growth.grown) if vm_count else None,
+        "whole_counts": whole,
         "vms": at_setup.vms if vm_count and at_setup is not None and limit is not None else None,
         "growth": (
             "--grow vms: copies of the grown VMs, the factor their count over today's"
@@ -234,7 +239,9 @@ def _search_and_write(
             ),
         ],
     }
-    doc = headroom_document(header, search, bracket, limit, utilisation)
+    header["not_covered"] = not_covered(today)
+    response = response_bound(today, list(growth.judged))
+    doc = headroom_document(header, search, bracket, limit, utilisation, response)
     if rate is not None:
         doc["time_to_limit"] = rate.answer(doc)
     replace_text(out_dir / HEADROOM_FILE, to_json(doc), check=read_headroom)

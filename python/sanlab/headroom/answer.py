@@ -20,6 +20,8 @@ from sanlab.headroom.timeline import time_line
 HEADROOM_FILE = "headroom.json"
 BOUND_SLACK = 1.02
 """The search's limit may pass the operational-law bound by the noise of a measured utilisation."""
+NEXT_SHOWN = 0.5
+"""The answer names the next two resources after the bottleneck when they are at least this busy."""
 REQUIRED = (
     "scenario",
     "variant",
@@ -75,14 +77,26 @@ def _limit_iops(low: Point, high: Point | None, factor: float) -> float:
     return a + (b - a) * (factor - low.factor) / (high.factor - low.factor)
 
 
+def _vm_iops(point: Point) -> dict[str, float]:
+    """Each VM's IOPS at `point`, the mean over its seeds."""
+    seeds = point.seeds()
+    names = {name for seed in seeds for name in point.runs[seed]}
+    return {
+        name: sum(point.runs[seed].get(name, {}).get("iops", 0.0) for seed in seeds) / len(seeds)
+        for name in names
+    }
+
+
 def headroom_document(
     header: Mapping[str, Any],
     search: Search,
     bracket: tuple[Point | None, Point | None],
     limit: Limit | None,
     utilisation: Mapping[str, list[dict[str, Any]]],
+    response: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """headroom.json: `header` (scenario, variant, SLOs, growth ...) and the search's answer."""
+    """headroom.json: `header` (scenario, variant, SLOs, growth ...), the search's answer and the
+    operational-law bounds (`response`: `bottleneck.response_bound` of today's run)."""
     low, high = bracket
     today = search.point(1.0)
     doc: dict[str, Any] = dict(header)
@@ -99,23 +113,39 @@ def headroom_document(
     doc["limited_by"] = (
         "stalled" if stalled else "slo" if limit else "nothing tried failed" if low else "fails today"
     )
-    if limit and low and not stalled and doc.get("vms_today") is None:
+    if limit and low and not stalled and not doc.get("whole_counts") and doc.get("vms_today") is None:
         doc["limit_iops"] = _limit_iops(low, high, limit.factor)
-    else:  # a VM count's limit is the largest count that holds
+    else:  # whole counts' limit (VMs, depths) is the largest count that holds
         doc["limit_iops"] = low.iops().mean if low else None
     at_limit = utilisation.get("limit") or []
     doc["bottleneck"] = at_limit[0] if at_limit else None
     doc["utilisation"] = {key: list(value) for key, value in utilisation.items()}
-    bound = throughput_bound(list(utilisation.get("today", [])), doc["today"]["iops"], today.all_iops().mean)
-    if bound is not None and doc["limit_iops"] is not None:
+    now = list(utilisation.get("today", []))
+    bound = throughput_bound(now, at_limit, list(doc["grown_vms"]), _vm_iops(today), doc["today"]["iops"])
+    if bound["iops"] is not None and doc["limit_iops"] is not None:
         bound["holds"] = doc["limit_iops"] <= bound["iops"] * BOUND_SLACK
     doc["bound"] = bound
+    doc["response_bound"] = _response_check(response, doc["slos"]) if response else None
     doc["curve"] = curve_rows(search)
     doc["runs"] = search.runs
     doc["stopped"] = search.stopped
     doc["undecided"] = sorted(set(search.undecided))
     doc["stalled"] = sorted(p.factor for p in search.points if p.runs and search.stalled(p))
     return doc
+
+
+def _response_check(response: Mapping[str, Any], slos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """R ≥ D checked: today's mean latency of the VM it is computed for is at least D (within
+    BOUND_SLACK), and a mean SLO below D cannot hold at any load (`mean_slo_reachable`)."""
+    found = dict(response)
+    if found["ms"] is None:
+        return found
+    mean = found.get("today_mean_ms")
+    found["holds"] = None if mean is None or not math.isfinite(mean) else mean * BOUND_SLACK >= found["ms"]
+    found["mean_slo_reachable"] = {
+        slo["text"]: found["ms"] <= slo["limit"] for slo in slos if slo["figure"] == "mean"
+    }
+    return found
 
 
 def read_headroom(path: Path) -> dict[str, Any]:
@@ -218,24 +248,18 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append(time_line(doc["time_to_limit"], labels, len(slos) == 1))
     bottleneck = doc["bottleneck"]
     if bottleneck:
+        limit = f"; DQLEN set by {bottleneck['limit']}" if bottleneck.get("limit") else ""
         lines.append(
-            f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit)"
+            f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit{limit})"
         )
-    bound = doc.get("bound")
-    if bound:
-        check = (
-            ""
-            if "holds" not in bound
-            else (
-                "; the limit found is within it"
-                if bound["holds"]
-                else "; the limit found passes it: check the utilisations"
+        following = [
+            item for item in (doc["utilisation"].get("limit") or [])[1:3] if item["utilisation"] >= NEXT_SHOWN
+        ]
+        if following:
+            lines.append(
+                "next: " + ", ".join(f"{describe(item)} {item['utilisation']:.2f}" for item in following)
             )
-        )
-        lines.append(
-            f"operational-law bound: {describe(bound['resource'])} busy {bound['resource']['utilisation']:.2f} "
-            f"today, so at most {format_count(bound['iops'])} IOPS (×{bound['factor']:.2f}){check}"
-        )
+    lines.extend(bound_lines(doc))
     lines.append(
         f"{doc['runs']} run{'s' if doc['runs'] != 1 else ''} of {doc['duration_s']:g} s, "
         f"{len(doc['curve'])} point{'s' if len(doc['curve']) != 1 else ''}"
@@ -253,4 +277,41 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
             "or the system cannot take the arrivals"
         )
     lines.extend(f"note: {note}" for note in doc.get("notes", []))
+    return lines
+
+
+def bound_lines(doc: Mapping[str, Any]) -> list[str]:
+    """The operational-law bounds, or why there is none (docs/headroom.md)."""
+    lines = []
+    bound = doc.get("bound")
+    if bound and bound.get("iops") is not None:
+        passed = (
+            "; the limit found passes it: the demand per I/O fell as the load grew (a drive's reordering "
+            "serves a deeper queue faster), which the law takes as fixed"
+            if bound["resource"]["kind"] == "drive"
+            else "; the limit found passes it: check the utilisations"
+        )
+        check = "" if "holds" not in bound else "; the limit found is within it" if bound["holds"] else passed
+        lines.append(
+            f"operational-law bound: {describe(bound['resource'])} busy {bound['resource']['utilisation']:.2f} "
+            f"today, so at most {format_count(bound['iops'])} IOPS (×{bound['factor']:.2f} today's IOPS){check}"
+        )
+    elif bound:
+        lines.append(f"no operational-law throughput bound: {bound['why_none']}")
+    response = doc.get("response_bound")
+    if response and response["ms"] is None:
+        lines.append(f"no response-time bound, every server left out: {'; '.join(response['left_out'])}")
+    elif response:
+        parts = ", ".join(f"{name} {format_ms(ms)} ms" for name, ms in response["parts_ms"].items())
+        check = (
+            ""
+            if response.get("holds") is None
+            else f"; the worst judged VM's mean today ({response['vm']}), {format_ms(response['today_mean_ms'])} ms, "
+            + ("is above it" if response["holds"] else "is below it: check the utilisations")
+        )
+        left = f"; left out: {'; '.join(response['left_out'])}" if response.get("left_out") else ""
+        lines.append(f"response time ≥ the demand D = {format_ms(response['ms'])} ms ({parts}){check}{left}")
+        for slo, reachable in (response.get("mean_slo_reachable") or {}).items():
+            if not reachable:
+                lines.append(f"{slo} cannot hold at any load: the mean is at least D")
     return lines

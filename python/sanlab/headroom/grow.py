@@ -269,11 +269,16 @@ class RateGrowth:
     base_sets: tuple[str, ...]
     grown: tuple[str, ...]
     judged: tuple[str, ...]
-    bisect_to_counts = False
 
     @property
     def open_loop(self) -> bool:
         return all(s.loop == "open" for s in self.scalings)
+
+    @property
+    def bisect_to_counts(self) -> bool:
+        """Every scaled value a whole count (closed loops): the bracket is cut down to neighbouring
+        depths, and the limit's scenario is the largest depth that holds, one the search ran."""
+        return all(s.whole for s in self.scalings)
 
     @property
     def counts(self) -> str:

@@ -78,9 +78,14 @@ def _utilisation_rows(doc: Mapping[str, Any]) -> str:
         before = today.get((item["kind"], item["name"]))
         rows.append(
             f"<tr><td>{_esc(describe(item))}</td><td>{'' if before is None else f'{before:.2f}'}</td>"
-            f"<td>{item['utilisation']:.2f}</td></tr>"
+            f"<td>{item['utilisation']:.2f}</td><td>{_esc(item.get('how', ''))}</td></tr>"
         )
     return "".join(rows)
+
+
+def _not_covered(doc: Mapping[str, Any]) -> str:
+    items = "".join(f"<li>{_esc(line)}</li>" for line in doc.get("not_covered") or [])
+    return f"<p>Not on the table (no figure in the engine's document):</p><ul>{items}</ul>" if items else ""
 
 
 def page(doc: Mapping[str, Any]) -> str:
@@ -107,7 +112,8 @@ tried: the SLO's figure of the worst selected VM, mean over the seeds with its 9
 against the IOPS the selected VMs delivered; dashed: the SLO; red: the limit and its interval.
 </figcaption></figure></section>
 <section><h2>Utilisation</h2><table><thead><tr><th>resource</th><th>today</th><th>at the limit</th>
-</tr></thead><tbody>{_utilisation_rows(doc)}</tbody></table></section>
+<th>how it is measured</th></tr></thead><tbody>{_utilisation_rows(doc)}</tbody></table>
+{_not_covered(doc)}</section>
 </main>
 <footer>Written by sanlab {_esc(doc["version"])}; the figures are in {HEADROOM_FILE} beside this page.</footer>
 </body>

@@ -51,7 +51,7 @@ class Growth(Protocol):
 
     @property
     def bisect_to_counts(self) -> bool:
-        """The bracket is cut down to neighbouring counts (VMs), not to 2 %."""
+        """The bracket is cut down to neighbouring counts (VMs, closed loops' depths), not to 2 %."""
         ...
 
     def setup(self, factor: float) -> tuple[Setup, float]:
@@ -293,8 +293,8 @@ class Search:
                 p for p in dict.fromkeys(self.point(f) for f in factors) if p is not low and p is not high
             ]
             fresh = [p for p in fresh if not p.runs]
-            if not fresh:
-                if not self.growth.bisect_to_counts:  # neighbouring VM counts are the answer
+            if not fresh:  # neighbouring whole counts: the answer, not a stop
+                if not self.growth.bisect_to_counts:
                     self.stopped = f"{self.growth.counts} cannot part the bracket further"
                 break
             self.evaluate(fresh)
