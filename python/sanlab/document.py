@@ -182,6 +182,14 @@ class FailedByReason(TypedDict):
     pdl: int
 
 
+class StagesMs(TypedDict):
+    """A VM's mean latency by stage: its own queues, the device queue (KAVG), past it (DAVG)."""
+
+    vm_queues: float
+    kavg: float
+    davg: float
+
+
 class VmReport(TypedDict):
     name: str
     host: str
@@ -196,6 +204,8 @@ class VmReport(TypedDict):
     failed: int
     failed_by_reason: FailedByReason
     retried: int
+    # Older run folders lack it.
+    stages_ms: NotRequired[StagesMs]
     # With replications: the 95 % intervals of its figures (`sanlab.replications`).
     ci95: NotRequired[dict[str, Any]]
 

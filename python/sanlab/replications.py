@@ -131,6 +131,9 @@ def _combined_entity(replicas: Sequence[Mapping[str, Any]], measured_s: Sequence
             latency_ci95[figure] = _bounds(interval) if enough else None
         entity["lat_ms"] = latency
         ci95["lat_ms"] = latency_ci95
+    if all(isinstance(replica.get("stages_ms"), Mapping) for replica in replicas):
+        # Means of the stages, which add up to the mean latency as each replication's do.
+        entity["stages_ms"] = {stage: statistics.fmean(replica["stages_ms"][stage] for replica in replicas) for stage in entity["stages_ms"]}
     entity["ci95"] = ci95
     return entity
 

@@ -24,6 +24,8 @@ from sanlab.views.rows import (
     HOST_COLUMNS,
     HOST_TEXT_COLUMNS,
     HOSTS_CAPTION,
+    STAGE_COLUMNS,
+    STAGES_CAPTION,
     compact_names,
     failed_text,
     fault_rows,
@@ -32,6 +34,8 @@ from sanlab.views.rows import (
     host_cells,
     repeat_text,
     shows_hosts,
+    shows_stages,
+    stage_cells,
     with_interval,
 )
 
@@ -255,6 +259,33 @@ def _hosts_table(doc: Document, colors: Mapping[str, str]) -> str:
     )
 
 
+def _stages_table(doc: Document, colors: Mapping[str, str]) -> str:
+    """Variants × VMs: each VM's mean latency by stage, as `sanlab run` prints it, the
+    STAGES_SHOWN slowest VMs of a variant; empty for a run folder written before the engine
+    reported stages."""
+    if not shows_stages(doc):
+        return ""
+    head = "<th>variant</th><th>VM</th>" + "".join(f"<th class=num>{_esc(header)}</th>" for header in STAGE_COLUMNS)
+    body, left_out = [], 0
+    for variant in doc["variants"]:
+        slowest = sorted(variant["vms"], key=lambda vm: -vm["lat_ms"]["mean"])
+        left_out += max(0, len(slowest) - STAGES_SHOWN)
+        body += [
+            "<tr>" + _variant_cell(variant["name"], colors[variant["name"]]) + f"<td>{_esc(vm['name'])}</td>"
+            + "".join(f"<td class=num>{_esc(text)}</td>" for text in stage_cells(vm)) + "</tr>"
+            for vm in slowest[:STAGES_SHOWN]
+        ]
+    shown = f" The {STAGES_SHOWN} slowest VMs of each variant; {left_out:,} more in results.json." if left_out else ""
+    return (
+        f'<table class="data" id="stages"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f'<p class="note">{_esc(STAGES_CAPTION[0].upper() + STAGES_CAPTION[1:])}.{shown}</p>'
+    )
+
+
+STAGES_SHOWN = 20
+"""The report's latency-stage table shows this many VMs of a variant, the slowest first."""
+
+
 def _events_table(doc: Document) -> str:
     """Every variant's path selection events, a periodic run of them (a flapping path) in one row."""
     folded = [
@@ -448,7 +479,11 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
                 _figure_html(figures.vm_latency_figure(doc, series, colors, ranges=ranges)),
             ],
         ),
-        _section("latency", "Latency distribution", [_figure_html(figures.latency_cdf_figure(doc, colors))]),
+        _section(
+            "latency",
+            "Latency distribution",
+            [_figure_html(figures.latency_cdf_figure(doc, colors)), _stages_table(doc, colors)],
+        ),
         _section(
             "queues",
             "Queues",

@@ -214,3 +214,22 @@ def failed_text(counts: failover.Counts) -> str:
         return format_count(counts.failed)
     reasons = ", ".join(f"{reason} {format_count(n)}" for reason, n in counts.failed_by_reason.items())
     return f"{format_count(counts.failed)} ({reasons})"
+
+
+STAGE_COLUMNS = ("VM queues ms", "KAVG ms", "DAVG ms", "mean ms")
+STAGES_CAPTION = (
+    "where each VM's mean latency goes: VM queues, its virtual disk and adapter queues, before the "
+    "host's device queue; KAVG, in the device queue (esxtop's); DAVG, past it, on the path and in the "
+    "array (esxtop's); mean, their sum"
+)
+
+
+def shows_stages(doc: Document) -> bool:
+    """Whether the run reports its VMs' latency by stage (run folders before it did not)."""
+    return any("stages_ms" in vm for variant in doc["variants"] for vm in variant["vms"])
+
+
+def stage_cells(vm: Mapping[str, Any]) -> list[str]:
+    """A VM's row under STAGE_COLUMNS; the terminal and the HTML report show the same text."""
+    stages = vm["stages_ms"]
+    return [*(format_ms(stages[stage]) for stage in ("vm_queues", "kavg", "davg")), with_interval(vm, "mean", format_ms)]

@@ -35,6 +35,7 @@ from sanlab.views.tables import (
     paths_tables,
     psp_events_table,
     reaction_text,
+    stages_table,
     variants_table,
 )
 
@@ -61,6 +62,7 @@ def every_table(doc: Document) -> list[tuple[str, Table]]:
         ("path selector health", health_table(doc)),
         *(("paths", table) for table in paths_tables(doc)),
         ("devices", devices_table(doc)),
+        ("latency stages", stages_table(doc)),
         ("cores", cores_table(doc)),
         *(("path selection events", psp_events_table(v)) for v in doc["variants"] if v["psp_events"]),
         ("fault edges", faults_table(doc)),

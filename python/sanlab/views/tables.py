@@ -29,6 +29,8 @@ from sanlab.views.rows import (
     HOST_COLUMNS,
     HOST_TEXT_COLUMNS,
     HOSTS_CAPTION,
+    STAGE_COLUMNS,
+    STAGES_CAPTION,
     compact_names,
     failed_text,
     fault_rows,
@@ -37,6 +39,8 @@ from sanlab.views.rows import (
     host_cells,
     repeat_text,
     shows_hosts,
+    shows_stages,
+    stage_cells,
     with_interval,
 )
 
@@ -216,6 +220,22 @@ def devices_table(doc: Document) -> Table:
             for device in variant["devices"]
         ]
         _add_variant_rows(table, variant["name"], rows, grouped=False)
+    return table
+
+
+def stages_table(doc: Document) -> Table | None:
+    """Each VM's mean latency by stage, one row per variant and VM; None for a run folder written
+    before the engine reported stages."""
+    if not shows_stages(doc):
+        return None
+    table = titled_table("VMs: where the latency goes")
+    table.caption = legend(STAGES_CAPTION)
+    table.add_column("variant", no_wrap=True)
+    table.add_column("VM", no_wrap=True)
+    for header in STAGE_COLUMNS:
+        table.add_column(header, justify="right")
+    for variant in doc["variants"]:
+        _add_variant_rows(table, variant["name"], [[vm["name"], *stage_cells(vm)] for vm in variant["vms"]], grouped=False)
     return table
 
 

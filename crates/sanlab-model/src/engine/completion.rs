@@ -44,6 +44,9 @@ impl World {
         if r.parent == NONE {
             self.complete(io);
         } else {
+            // The VM request's stages are those of its piece back last.
+            let whole = self.ios.get_mut(r.parent);
+            (whole.t_device, whole.t_dispatch) = (r.t_device, r.t_dispatch);
             self.piece_done(io, r.parent, Self::complete);
         }
     }
@@ -63,7 +66,7 @@ impl World {
         if let Some(reason) = failure {
             return self.vm_failed(j, vm, reason);
         }
-        self.host.vm_done(vm, r.op, latency, r.size_bytes, measured);
+        self.host.vm_done(vm, &r, now, measured);
         self.job_done(j, &r, latency);
     }
 

@@ -28,6 +28,9 @@ pub(crate) struct Vm {
     /// Commands of its requests aborted or refused and sent again.
     pub retried: u64,
     pub failed_by_reason: [u64; 3],
+    /// Summed over measured completions: time before the device queue (the VM's own queues),
+    /// in it (KAVG) and past it (DAVG), which add up to each request's latency.
+    pub stage_ns_sums: [u128; 3],
 }
 
 pub(crate) struct Path {
@@ -254,17 +257,24 @@ impl HostStage {
         dev.q.done(now, r.world);
     }
 
-    /// A VM request of VM `vm` completed after `latency_ns`: the VM and its host record it.
+    /// VM request `r` of VM `vm` completed at `now`: the VM and its host record it.
     #[inline]
-    pub(super) fn vm_done(&mut self, vm: usize, op: Op, latency_ns: u64, size_bytes: u32, measured: bool) {
+    pub(super) fn vm_done(&mut self, vm: usize, r: &Io, now: SimTime, measured: bool) {
+        let latency_ns = now - r.t_issue;
         let v = &mut self.vms[vm];
-        v.tally.done(latency_ns, size_bytes, measured);
-        self.hosts[v.host].stats.record(latency_ns, u64::from(size_bytes), measured);
+        v.tally.done(latency_ns, r.size_bytes, measured);
+        self.hosts[v.host].stats.record(latency_ns, u64::from(r.size_bytes), measured);
         if measured {
-            match op {
+            match r.op {
                 Op::Read => v.reads += 1,
                 Op::Write => v.writes += 1,
             }
+            debug_assert!(r.t_issue <= r.t_device && r.t_device <= r.t_dispatch && r.t_dispatch <= now);
+            let before_device = r.t_device - r.t_issue;
+            let in_device_queue = r.t_dispatch - r.t_device;
+            v.stage_ns_sums[0] += u128::from(before_device);
+            v.stage_ns_sums[1] += u128::from(in_device_queue);
+            v.stage_ns_sums[2] += u128::from(latency_ns - before_device - in_device_queue);
         }
     }
 

@@ -5,7 +5,7 @@ use super::World;
 use crate::io::Stage;
 use crate::report::{
     ArrayReport, Conservation, CoreReport, DeviceReport, DirectionReport, FaultReport, FlowControlReport, HostReport, JobPacing, JobReport, PathReport, PilotFigures, PspEventReport,
-    QosReport, RateReport, RunReport, SyncCounts, VmReport, VolumeReport, WindowReport,
+    QosReport, RateReport, RunReport, StagesMs, SyncCounts, VmReport, VolumeReport, WindowReport,
 };
 use sanlab_des::SimTime;
 use sanlab_metrics::IoStats;
@@ -119,6 +119,11 @@ impl World {
                     failed: v.tally.failed,
                     failed_by_reason: v.failed_by_reason.into(),
                     retried: v.retried,
+                    stages_ms: {
+                        let ios = v.tally.stats.ios();
+                        let [vm_queues, kavg, davg] = v.stage_ns_sums.map(|sum| if ios > 0 { sum as f64 / ios as f64 / 1e6 } else { 0.0 });
+                        StagesMs { vm_queues, kavg, davg }
+                    },
                 }
             })
             .collect()
