@@ -22,7 +22,7 @@ import pytest
 
 from sanlab import engine
 from sanlab.headroom.answer import headroom_document, read_headroom, to_json
-from sanlab.headroom.bottleneck import qos_units, utilisations
+from sanlab.headroom.bottleneck import qos_units, throughput_bound, utilisations
 from sanlab.headroom.grow import GrowError, RateGrowth, Scaling, plan_growth, sets_at
 from sanlab.headroom.page import page
 from sanlab.headroom.points import Job, RunFigures
@@ -467,3 +467,18 @@ def test_a_parda_window_is_named_as_what_sets_dqlen() -> None:
     assert found[0]["kind"] == "drive" and found[0]["utilisation"] > 0.95
     cache = next(item for item in found if item["kind"] == "write cache")
     assert cache["utilisation"] == 0.0 and "0 writes waited" in cache["how"]  # Table 3 reads only
+
+
+def test_a_saturated_drive_bounds_the_load_beside_a_full_window() -> None:
+    """PARDA at L = 30 ms with 75 outstanding per VM: each host's window is full (ACTV / DQLEN 1)
+    and the drives are as busy (0.998), so the drives' demand bounds the load where it is: about
+    today's IOPS (×1.00). (A full queue beside idle media gives none: the metro test above.)"""
+    sets = ["run.warmup=10s", *(f"vm[{k}].job[0].iodepth=75" for k in range(4))]
+    today = utilisations(engine.run(PARDA, ["table3_parda30"], ["run.warmup=10s"], 1, "30s")["variants"][0])
+    limit = utilisations(engine.run(PARDA, ["table3_parda30"], sets, 1, "30s")["variants"][0])
+    assert limit[0]["kind"] == "device queue" and limit[0]["utilisation"] > 0.99
+    drives = next(item for item in limit if item["kind"] == "drive")
+    assert drives["utilisation"] > limit[0]["utilisation"] - 0.05
+    grown = ["vm1", "vm2", "vm3", "vm4"]
+    bound = throughput_bound(today, limit, grown, dict.fromkeys(grown, 800.0), 3200.0)
+    assert bound["resource"]["kind"] == "drive" and bound["factor"] == pytest.approx(1.0, abs=0.01)

@@ -416,6 +416,10 @@ def throughput_bound(
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same resource in two runs' tables; a disk group's `drive` is its busiest, whichever
+    drive that is in each run."""
+    if a["kind"] == b["kind"] == "drive":
+        return a["name"].partition("/")[0] == b["name"].partition("/")[0]
     return (a["kind"], a["name"]) == (b["kind"], b["name"])
 
 
