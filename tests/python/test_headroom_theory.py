@@ -145,3 +145,5 @@ def test_a_link_saturates_first_and_bounds_the_load(tmp_path: Path) -> None:
     response = doc["response_bound"]
     assert response["ms"] == pytest.approx(LINK_MS + 0.020, rel=0.03) and response["holds"] is True
     assert response["parts_ms"]["links array to host"] == pytest.approx(LINK_MS, rel=0.03)
+    # Every point's mean is above D, up to the cliff.
+    assert response["holds_on_curve"] is True and len(doc["curve"]) >= 5

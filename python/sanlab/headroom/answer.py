@@ -125,8 +125,8 @@ def headroom_document(
     if bound["iops"] is not None and doc["limit_iops"] is not None:
         bound["holds"] = doc["limit_iops"] <= bound["iops"] * BOUND_SLACK
     doc["bound"] = bound
-    doc["response_bound"] = _response_check(response, doc["slos"]) if response else None
     doc["curve"] = curve_rows(search)
+    doc["response_bound"] = _response_check(response, doc["slos"], doc["curve"]) if response else None
     doc["runs"] = search.runs
     doc["stopped"] = search.stopped
     doc["undecided"] = sorted(set(search.undecided))
@@ -134,14 +134,27 @@ def headroom_document(
     return doc
 
 
-def _response_check(response: Mapping[str, Any], slos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """R ≥ D checked: today's mean latency of the VM it is computed for is at least D (within
-    BOUND_SLACK), and a mean SLO below D cannot hold at any load (`mean_slo_reachable`)."""
+def _response_check(
+    response: Mapping[str, Any], slos: Sequence[Mapping[str, Any]], curve: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """R ≥ D checked: the worst judged VM's mean today is at least D (within BOUND_SLACK); so is
+    a mean SLO's figure (the worst judged VM's mean) at every point the search tried
+    (`holds_on_curve`, the factors where it is not in `below_on_curve`); and a mean SLO below D
+    cannot hold at any load (`mean_slo_reachable`)."""
     found = dict(response)
     if found["ms"] is None:
         return found
     mean = found.get("today_mean_ms")
     found["holds"] = None if mean is None or not math.isfinite(mean) else mean * BOUND_SLACK >= found["ms"]
+    means = [slo["text"] for slo in slos if slo["figure"] == "mean"]
+    below = [
+        row["factor"]
+        for row in curve
+        for text in means
+        if row["figures"][text]["mean"] * BOUND_SLACK < found["ms"]
+    ]
+    found["holds_on_curve"] = None if not means else not below
+    found["below_on_curve"] = sorted(set(below))
     found["mean_slo_reachable"] = {
         slo["text"]: found["ms"] <= slo["limit"] for slo in slos if slo["figure"] == "mean"
     }
@@ -311,6 +324,9 @@ def bound_lines(doc: Mapping[str, Any]) -> list[str]:
         )
         left = f"; left out: {'; '.join(response['left_out'])}" if response.get("left_out") else ""
         lines.append(f"response time ≥ the demand D = {format_ms(response['ms'])} ms ({parts}){check}{left}")
+        if response.get("holds_on_curve") is False:
+            factors = ", ".join(factor_text(f) for f in response["below_on_curve"])
+            lines.append(f"the mean at {factors} is below D: check the utilisations")
         for slo, reachable in (response.get("mean_slo_reachable") or {}).items():
             if not reachable:
                 lines.append(f"{slo} cannot hold at any load: the mean is at least D")
