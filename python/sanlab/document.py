@@ -183,11 +183,14 @@ class FailedByReason(TypedDict):
 
 
 class StagesMs(TypedDict):
-    """A VM's mean latency by stage: its own queues, the device queue (KAVG), past it (DAVG)."""
+    """A VM's mean latency by stage: its own queues, the device queue (KAVG), past it (DAVG), which
+    is the time outside the array (`fabric`) and in it (`array`)."""
 
     vm_queues: float
     kavg: float
     davg: float
+    fabric: float
+    array: float
 
 
 class VmReport(TypedDict):

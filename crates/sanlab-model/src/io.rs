@@ -35,6 +35,9 @@ pub struct Io {
     pub t_device: SimTime,
     pub t_dispatch: SimTime,
     pub t_array: SimTime,
+    /// From the command's arrival at the array to its status, for the attempt that answered (of
+    /// the piece back last, for a request cut in pieces).
+    pub array_ns: SimTime,
 }
 
 /// Where a request is, for counting what each component holds at the end of a run.
@@ -70,6 +73,7 @@ impl Io {
             t_device: 0,
             t_dispatch: 0,
             t_array: 0,
+            array_ns: 0,
         }
     }
 }

@@ -21,18 +21,21 @@ pub struct VmReport {
     pub failed_by_reason: FailedByReason,
     /// Commands of its requests aborted or refused and sent again.
     pub retried: u64,
-    /// Where its mean latency is spent; the three add up to `lat_ms.mean`.
+    /// Where its mean latency is spent: `vm_queues + kavg + davg` is `lat_ms.mean`.
     pub stages_ms: StagesMs,
 }
 
 /// A VM's mean latency by where its requests spent it, per measured completion: in the VM's own
 /// queues (virtual disk and adapter) before the host's device queue, in the device queue
-/// (esxtop's KAVG) and past it, on the path and in the array (DAVG).
+/// (esxtop's KAVG) and past it (DAVG), which is the time outside the array (links, adapter,
+/// QUEUE FULL retries: `fabric`) and in it, from the command's arrival to its status (`array`).
 #[derive(Serialize)]
 pub struct StagesMs {
     pub vm_queues: f64,
     pub kavg: f64,
     pub davg: f64,
+    pub fabric: f64,
+    pub array: f64,
 }
 
 /// Failed I/Os by why: no path (the host does not queue), APD timeout, PDL.

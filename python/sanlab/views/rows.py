@@ -216,11 +216,12 @@ def failed_text(counts: failover.Counts) -> str:
     return f"{format_count(counts.failed)} ({reasons})"
 
 
-STAGE_COLUMNS = ("VM queues ms", "KAVG ms", "DAVG ms", "mean ms")
+STAGE_COLUMNS = ("VM queues ms", "KAVG ms", "DAVG ms", "fabric ms", "array ms", "mean ms")
 STAGES_CAPTION = (
     "where each VM's mean latency goes: VM queues, its virtual disk and adapter queues, before the "
-    "host's device queue; KAVG, in the device queue (esxtop's); DAVG, past it, on the path and in the "
-    "array (esxtop's); mean, their sum"
+    "host's device queue; KAVG, in the device queue (esxtop's); DAVG, past it (esxtop's), which is "
+    "fabric, the time outside the array (links, adapter, QUEUE FULL retries), plus array, from the "
+    "command's arrival at the array to its status; mean = VM queues + KAVG + DAVG"
 )
 
 
@@ -232,4 +233,5 @@ def shows_stages(doc: Document) -> bool:
 def stage_cells(vm: Mapping[str, Any]) -> list[str]:
     """A VM's row under STAGE_COLUMNS; the terminal and the HTML report show the same text."""
     stages = vm["stages_ms"]
-    return [*(format_ms(stages[stage]) for stage in ("vm_queues", "kavg", "davg")), with_interval(vm, "mean", format_ms)]
+    shown = (format_ms(stages[stage]) for stage in ("vm_queues", "kavg", "davg", "fabric", "array"))
+    return [*shown, with_interval(vm, "mean", format_ms)]

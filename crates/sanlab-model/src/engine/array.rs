@@ -320,7 +320,9 @@ impl World {
         }
         let measured = now >= self.warmup_ns;
         self.array.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
-        self.ios.get_mut(io).array = NONE;
+        let rm = self.ios.get_mut(io);
+        rm.array = NONE;
+        rm.array_ns = now - r.t_array;
         let bytes = if r.op == Op::Read { u64::from(r.size_bytes) } else { 0 };
         self.over_link(io, INBOUND, bytes, Ev::StatusAtHost);
     }

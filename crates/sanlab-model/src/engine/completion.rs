@@ -24,6 +24,8 @@ impl World {
             self.send_command(next);
         }
         if r.wire {
+            // The device-level request's time in the array is its piece's back last.
+            self.ios.get_mut(r.parent).array_ns = r.array_ns;
             self.piece_done(io, r.parent, Self::device_done);
         } else {
             self.device_done(io);
@@ -46,7 +48,7 @@ impl World {
         } else {
             // The VM request's stages are those of its piece back last.
             let whole = self.ios.get_mut(r.parent);
-            (whole.t_device, whole.t_dispatch) = (r.t_device, r.t_dispatch);
+            (whole.t_device, whole.t_dispatch, whole.array_ns) = (r.t_device, r.t_dispatch, r.array_ns);
             self.piece_done(io, r.parent, Self::complete);
         }
     }

@@ -29,8 +29,9 @@ pub(crate) struct Vm {
     pub retried: u64,
     pub failed_by_reason: [u64; 3],
     /// Summed over measured completions: time before the device queue (the VM's own queues),
-    /// in it (KAVG) and past it (DAVG), which add up to each request's latency.
-    pub stage_ns_sums: [u128; 3],
+    /// in it (KAVG), past it outside the array and in the array (together DAVG), which add up
+    /// to each request's latency.
+    pub stage_ns_sums: [u128; 4],
 }
 
 pub(crate) struct Path {
@@ -269,12 +270,13 @@ impl HostStage {
                 Op::Read => v.reads += 1,
                 Op::Write => v.writes += 1,
             }
-            debug_assert!(r.t_issue <= r.t_device && r.t_device <= r.t_dispatch && r.t_dispatch <= now);
+            debug_assert!(r.t_issue <= r.t_device && r.t_device <= r.t_dispatch && r.array_ns <= now - r.t_dispatch);
             let before_device = r.t_device - r.t_issue;
             let in_device_queue = r.t_dispatch - r.t_device;
-            v.stage_ns_sums[0] += u128::from(before_device);
-            v.stage_ns_sums[1] += u128::from(in_device_queue);
-            v.stage_ns_sums[2] += u128::from(latency_ns - before_device - in_device_queue);
+            let past_device = latency_ns - before_device - in_device_queue;
+            for (sum, ns) in v.stage_ns_sums.iter_mut().zip([before_device, in_device_queue, past_device - r.array_ns, r.array_ns]) {
+                *sum += u128::from(ns);
+            }
         }
     }
 

@@ -121,8 +121,9 @@ impl World {
                     retried: v.retried,
                     stages_ms: {
                         let ios = v.tally.stats.ios();
-                        let [vm_queues, kavg, davg] = v.stage_ns_sums.map(|sum| if ios > 0 { sum as f64 / ios as f64 / 1e6 } else { 0.0 });
-                        StagesMs { vm_queues, kavg, davg }
+                        let ms = |sum: u128| if ios > 0 { sum as f64 / ios as f64 / 1e6 } else { 0.0 };
+                        let [vm_queues, kavg, fabric, array] = v.stage_ns_sums;
+                        StagesMs { vm_queues: ms(vm_queues), kavg: ms(kavg), davg: ms(fabric + array), fabric: ms(fabric), array: ms(array) }
                     },
                 }
             })
