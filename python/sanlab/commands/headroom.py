@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from sanlab import engine
+from sanlab.analysis.utilisation import not_covered, utilisations
 from sanlab.commands import options
 from sanlab.errors import UserError
 from sanlab.export.files import remove_empty, replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
 from sanlab.headroom.answer import HEADROOM_FILE, headroom_document, read_headroom, text_lines, to_json
-from sanlab.headroom.bottleneck import not_covered, response_bound, utilisations
+from sanlab.headroom.bottleneck import response_bound
 from sanlab.headroom.grow import RateGrowth, describe, plan_growth
 from sanlab.headroom.points import DaskRunner, LocalRunner, PointRunError
 from sanlab.headroom.search import Search, estimate

@@ -13,8 +13,9 @@ from plotly.offline import get_plotlyjs
 
 from sanlab.analysis import failover
 from sanlab.analysis.tail import tail_iops
+from sanlab.analysis.utilisation import not_covered, utilisations
 from sanlab.document import Document, Variant, hosts
-from sanlab.formatting import format_count, format_ms, format_tenths
+from sanlab.formatting import format_count, format_fraction, format_ms, format_tenths
 from sanlab.notes import figure_notes
 from sanlab.report import figures
 from sanlab.report.figures import Figure
@@ -286,6 +287,46 @@ STAGES_SHOWN = 20
 """The report's latency-stage table shows this many VMs of a variant, the slowest first."""
 
 
+UTILISATION_SHOWN = 20
+"""The report's utilisation table shows this many resources of a variant, the busiest first."""
+
+
+def _utilisation_table(doc: Document, colors: Mapping[str, str]) -> str:
+    """Variants × resources: each resource's utilisation on one 0-1 scale and how it is measured,
+    the table `sanlab headroom` names its bottleneck from (`sanlab.analysis.utilisation`), the
+    UTILISATION_SHOWN busiest of a variant; and what no figure covers."""
+    body: list[str] = []
+    left_out = 0
+    uncovered: dict[str, None] = {}
+    for variant in doc["variants"]:
+        found = utilisations(variant)
+        left_out += max(0, len(found) - UTILISATION_SHOWN)
+        uncovered.update(dict.fromkeys(not_covered(variant)))
+        body += [
+            "<tr>" + _variant_cell(variant["name"], colors[variant["name"]])
+            + f"<td>{_esc(item['kind'])}</td><td>{_esc(item['name'])}</td>"
+            f"<td class=num>{_esc(format_fraction(item['utilisation']))}</td><td>{_esc(item['how'])}</td></tr>"
+            for item in found[:UTILISATION_SHOWN]
+        ]  # fmt: skip
+    if not body:
+        return ""
+    shown = (
+        f" The {UTILISATION_SHOWN} busiest resources of each variant; {left_out:,} more less busy."
+        if left_out
+        else ""
+    )
+    return (
+        '<table class="data" id="utilisation"><thead><tr><th>variant</th><th>resource</th><th>name</th>'
+        "<th class=num>utilisation</th><th>how it is measured</th></tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+        '<p class="note">Every resource the run reports a figure for, on one scale from 0 (idle) to 1 '
+        "(saturated), highest first: a server's busy share, a queue's occupancy, a cache's fullness, "
+        "a limit's use; the highest is what saturates first as the load grows (<code>sanlab headroom</code> "
+        f"finds how far).{shown} Not on the table (no figure in the run's document): "
+        f"{_esc('; '.join(uncovered))}.</p>"
+    )
+
+
 def _events_table(doc: Document) -> str:
     """Every variant's path selection events, a periodic run of them (a flapping path) in one row."""
     folded = [
@@ -489,6 +530,7 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
             "Queues",
             [_figure_html(figures.device_queue_figure(doc, series, colors, ranges=ranges))],
         ),
+        _section("utilisation", "Utilisation", [_utilisation_table(doc, colors)]),
         _section(
             "flow-control",
             "Host flow control",
