@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from sanlab import engine
+from sanlab.analysis.utilisation import qos_units, utilisations
 from sanlab.headroom.answer import headroom_document, read_headroom, to_json
-from sanlab.headroom.bottleneck import qos_units, throughput_bound, utilisations
+from sanlab.headroom.bottleneck import throughput_bound
 from sanlab.headroom.grow import GrowError, RateGrowth, Scaling, plan_growth, sets_at
 from sanlab.headroom.page import page
 from sanlab.headroom.points import Job, RunFigures
@@ -295,7 +296,8 @@ def _rate(scalings: list[Scaling]) -> RateGrowth:
 
 class _Curve:
     """A runner whose p99 is a known curve of the rate, with seed noise: p99 = 1 / (10 - rate)
-    ms (M/M/1-like), today's rate 5 per ms; the limit of p99<=1ms is at rate 9, factor 1.8."""
+    ms (M/M/1-like), today's rate 5 per ms; the limit of p99<=1ms is at rate 9, factor 1.8. The
+    mean is M/M/1's, p99 / ln 100, all of it in the array."""
 
     parallel = 1
 
@@ -310,7 +312,12 @@ class _Curve:
             rate = float(job.setup.sets[0].partition("=")[2]) if job.setup.sets else 5.0
             for seed in range(job.first, job.first + job.count):
                 p99 = 1 / max(1e-3, 10 - rate) * (1 + 0.01 * ((seed % 3) - 1))
-                found[(job.point, seed)] = {"vm": {"iops": rate * 1000, "p99": p99}}
+                mean = p99 / math.log(100)
+                stages = {
+                    "stage_vm_queues": 0.0, "stage_kavg": 0.0, "stage_davg": mean, "stage_fabric": 0.0,
+                    "stage_array": mean,
+                }  # fmt: skip
+                found[(job.point, seed)] = {"vm": {"iops": rate * 1000, "p99": p99, "mean": mean, **stages}}
         return found
 
 
@@ -436,6 +443,9 @@ def test_headroom_html_renders_offline_in_chromium(chromium: Chromium, tmp_path:
     assert figures[0]["rendered"] and figures[0]["traces"] == 1 and figures[0]["height"] > 200
     text = html_page.read_text(encoding="utf-8")
     assert "the SLO p99 ≤ 1 ms holds up to " in text and "(×1.80 ± " in text and "array `a` media" in text
+    # Where the latency goes: today's point (mean 1 / (10 - 5) / ln 100 = 0.0434 ms), all the array's.
+    assert "Where the latency goes, today and at the limit" in text and "<td>today, ×1</td>" in text
+    assert doc["curve"][0]["stages_ms"]["vm"]["array"] == pytest.approx(0.2 / math.log(100), rel=0.02)
 
 
 def _written(path: Path, text: str) -> Path:

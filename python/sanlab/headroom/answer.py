@@ -13,6 +13,7 @@ from sanlab.errors import UserError
 from sanlab.export.files import loads_bounded
 from sanlab.formatting import format_count, format_ms
 from sanlab.headroom.bottleneck import describe, throughput_bound
+from sanlab.headroom.points import STAGES
 from sanlab.headroom.search import Limit, Point, Search, factor_text
 from sanlab.headroom.slo import Slo
 from sanlab.headroom.timeline import time_line
@@ -62,10 +63,32 @@ def curve_rows(search: Search) -> list[dict[str, Any]]:
             "figures": {slo.text: _interval(point, slo) for slo in search.slos},
             "vms": point.setup.vms,
             "worst_vm": {slo.text: point.worst(slo) for slo in search.slos},
+            "stages_ms": stages_of(point, [point.worst(slo) for slo in search.slos]),
             "verdicts": search.verdicts(point),
             "holds": search.holds(point),
         })  # fmt: skip
     return rows
+
+
+def stages_of(point: Point, names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Where the named VMs' mean latency goes at `point`: each stage's mean over the seeds, and
+    the mean latency's (`mean`), so that vm_queues + kavg + davg = mean and fabric + array = davg
+    as in each run; a VM some run reports no stages for (an older engine, no I/O) is left out."""
+    found: dict[str, dict[str, float]] = {}
+    seeds = point.seeds()
+    for name in dict.fromkeys(names):
+        runs = [point.runs[seed].get(name, {}) for seed in seeds]
+        keys = ["mean", *(f"stage_{stage}" for stage in STAGES)]
+        if not runs or any(key not in run or not math.isfinite(run[key]) for run in runs for key in keys):
+            continue
+        found[name] = {"mean": _mean(runs, "mean")} | {
+            stage: _mean(runs, f"stage_{stage}") for stage in STAGES
+        }
+    return found
+
+
+def _mean(runs: Sequence[Mapping[str, float]], key: str) -> float:
+    return sum(run[key] for run in runs) / len(runs)
 
 
 def _limit_iops(low: Point, high: Point | None, factor: float) -> float:

@@ -13,9 +13,13 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from sanlab.formatting import format_count, format_ms
 from sanlab.headroom.answer import HEADROOM_FILE, text_lines
 from sanlab.headroom.bottleneck import describe
+from sanlab.headroom.points import STAGES
+from sanlab.headroom.search import factor_text
 from sanlab.report.page import CSS, PLOT_CONFIG
+from sanlab.views.rows import STAGE_COLUMNS, STAGES_CAPTION
 
 PAGE_FILE = "headroom.html"
 LIMIT_COLOR = "#d62728"
@@ -83,6 +87,50 @@ def _utilisation_rows(doc: Mapping[str, Any]) -> str:
     return "".join(rows)
 
 
+def _stage_points(doc: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Today's point, the bracket's low end (the largest load that holds: the limit) and its high
+    end (the smallest that fails), each with what it is, those the search ran."""
+    low, high = doc["bracket"]
+    wanted = [(1.0, "today"), (low, "at the limit (holds)"), (high, "past it (fails)")]
+    found, seen = [], set()
+    for factor, what in wanted:
+        point = next((row for row in doc["curve"] if row["factor"] == factor), None)
+        if point is not None and factor not in seen:
+            seen.add(factor)
+            found.append((what, point))
+    return found
+
+
+def _stages_rows(doc: Mapping[str, Any]) -> str:
+    rows = []
+    for what, point in _stage_points(doc):
+        for vm, stages in (point.get("stages_ms") or {}).items():
+            cells = [format_ms(stages[stage]) for stage in STAGES] + [format_ms(stages["mean"])]
+            rows.append(
+                f"<tr><td>{_esc(what)}, {_esc(factor_text(point['factor']))}</td>"
+                f"<td class=num>{_esc(format_count(point['iops']['mean']))}</td><td>{_esc(vm)}</td>"
+                + "".join(f"<td class=num>{_esc(cell)}</td>" for cell in cells)
+                + "</tr>"
+            )
+    return "".join(rows)
+
+
+def _stages(doc: Mapping[str, Any]) -> str:
+    """The small table of where the judged VMs' latency goes, today and at the limit: the worst
+    VM of each SLO at the point, its stages the means over the point's seeds."""
+    rows = _stages_rows(doc)
+    if not rows:
+        return ""
+    head = "".join(f"<th class=num>{_esc(header)}</th>" for header in STAGE_COLUMNS)
+    return (
+        '<section><h2>Where the latency goes, today and at the limit</h2><table class="data" id="stages">'
+        f"<thead><tr><th>load</th><th class=num>IOPS</th><th>VM (the worst)</th>{head}</tr></thead>"
+        f'<tbody>{rows}</tbody></table><p class="note">The worst judged VM of each SLO at the point, its '
+        "figures the means over the point's seeds; IOPS the grown VMs'. "
+        f"{_esc(STAGES_CAPTION[0].upper() + STAGES_CAPTION[1:])}.</p></section>"
+    )
+
+
 def _not_covered(doc: Mapping[str, Any]) -> str:
     items = "".join(f"<li>{_esc(line)}</li>" for line in doc.get("not_covered") or [])
     return f"<p>Not on the table (no figure in the engine's document):</p><ul>{items}</ul>" if items else ""
@@ -114,6 +162,7 @@ against the IOPS the selected VMs delivered; dashed: the SLO; red: the limit and
 <section><h2>Utilisation</h2><table><thead><tr><th>resource</th><th>today</th><th>at the limit</th>
 <th>how it is measured</th></tr></thead><tbody>{_utilisation_rows(doc)}</tbody></table>
 {_not_covered(doc)}</section>
+{_stages(doc)}
 </main>
 <footer>Written by sanlab {_esc(doc["version"])}; the figures are in {HEADROOM_FILE} beside this page.</footer>
 </body>

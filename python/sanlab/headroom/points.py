@@ -18,9 +18,13 @@ from sanlab import engine
 from sanlab.runs import RunTask, entity_table, run_task
 
 LATENCY_COLUMNS = ("mean", "p50", "p95", "p99", "p999", "max")
+STAGES = ("vm_queues", "kavg", "davg", "fabric", "array")
+"""Where a VM's mean latency goes (the engine's `stages_ms`): vm_queues + kavg + davg = mean,
+fabric + array = davg."""
 
 RunFigures = dict[str, dict[str, float]]
-"""One run: VM name -> {"iops", "mean", "p50", "p95", "p99", "p999", "max"}, every VM of the run."""
+"""One run: VM name -> {"iops", "mean", "p50", "p95", "p99", "p999", "max"} and, when the engine
+reports them, each stage of STAGES as `stage_<name>` (ms); every VM of the run."""
 
 
 class PointRunError(Exception):
@@ -72,6 +76,10 @@ def figures_of(table: pa.Table) -> RunFigures:
         for column in LATENCY_COLUMNS:
             value = row.get(f"lat_ms_{column}")
             figures[column] = float("nan") if value is None else float(value)
+        for stage in STAGES:
+            value = row.get(f"stages_ms_{stage}")
+            if value is not None:
+                figures[f"stage_{stage}"] = float(value)
         found[name] = figures
     return found
 
