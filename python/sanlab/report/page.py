@@ -485,6 +485,23 @@ def _figure_html(figure: Figure | None) -> str:
     return "" if figure is None else _plot_html(figure)
 
 
+def _banner(doc: Document) -> str:
+    """The warnings above the sections: an interrupted run, no variant, what the figures mean."""
+    banner = ""
+    if doc.get("cancelled"):
+        banner = (
+            '<div class="warn">The run was interrupted: the variants shown finished, the others did not run.'
+            "</div>"
+        )
+    if not doc["variants"]:
+        banner += '<div class="warn">No variant finished: there is nothing to plot.</div>'
+    notes = figure_notes(doc)
+    if notes:
+        items = "".join(f"<li>{_esc(note)}</li>" for note in notes)
+        banner += f'<div class="warn" id="notes">What the figures mean here:<ul>{items}</ul></div>'
+    return banner
+
+
 def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str]] = ()) -> str:
     """The HTML report of one run, or of several side by side (`sanlab compare`); `extra`
     sections (anchor, heading, HTML) come last (the measured-against-simulated one)."""
@@ -546,18 +563,7 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
     present = [section for section in [*sections, *extra] if section is not None]
     nav = "".join(f'<a href="#section-{anchor}">{_esc(heading)}</a>' for anchor, heading, _ in present)
     title = f"{doc['scenario']}: sanlab report" if len(runs) == 1 else f"sanlab compare: {doc['scenario']}"
-    banner = ""
-    if doc.get("cancelled"):
-        banner = (
-            '<div class="warn">The run was interrupted: the variants shown finished, the others did not run.'
-            "</div>"
-        )
-    if not doc["variants"]:
-        banner += '<div class="warn">No variant finished: there is nothing to plot.</div>'
-    notes = figure_notes(doc)
-    if notes:
-        items = "".join(f"<li>{_esc(note)}</li>" for note in notes)
-        banner += f'<div class="warn" id="notes">What the figures mean here:<ul>{items}</ul></div>'
+    banner = _banner(doc)
     regenerate = "sanlab report RUN_DIR" if len(runs) == 1 else "sanlab compare RUN_DIR..."
     return f"""<!DOCTYPE html>
 <html lang="en">
