@@ -184,13 +184,17 @@ class FailedByReason(TypedDict):
 
 class StagesMs(TypedDict):
     """A VM's mean latency by stage: its own queues, the device queue (KAVG), past it (DAVG), which
-    is the time outside the array (`fabric`) and in it (`array`)."""
+    is the time outside the array (`fabric`) and in it (`array`: its front end, cores, then cache
+    or media)."""
 
     vm_queues: float
     kavg: float
     davg: float
     fabric: float
     array: float
+    array_front_end: float
+    array_cores: float
+    array_media: float
 
 
 class VmReport(TypedDict):

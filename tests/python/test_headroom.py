@@ -315,7 +315,7 @@ class _Curve:
                 mean = p99 / math.log(100)
                 stages = {
                     "stage_vm_queues": 0.0, "stage_kavg": 0.0, "stage_davg": mean, "stage_fabric": 0.0,
-                    "stage_array": mean,
+                    "stage_array": mean, "stage_array_front_end": 0.0, "stage_array_cores": 0.0, "stage_array_media": mean,
                 }  # fmt: skip
                 found[(job.point, seed)] = {"vm": {"iops": rate * 1000, "p99": p99, "mean": mean, **stages}}
         return found

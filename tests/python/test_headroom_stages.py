@@ -72,10 +72,12 @@ def test_on_the_metro_study_more_vms_wait_in_the_device_queue(tmp_path: Path) ->
     page = (out / "headroom.html").read_text(encoding="utf-8")
     table = page[page.index("Where the latency goes, today and at the limit") :].split("</table>")[0]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr><td>.*?</tr>", table)]
-    # load, IOPS, the worst VM, then VM queues, KAVG, DAVG, fabric, array and mean (ms) as the
-    # terminal writes them
+    # load, IOPS, the worst VM, then VM queues, KAVG, DAVG, fabric, array, its front end (the
+    # write's data after XFER_RDY), cores (none modelled), cache/media (with the peer's copy)
+    # and mean (ms) as the terminal writes them
+    array = ["0.100", "2.16", "0.116", "0", "2.05"]
     assert rows == [
-        ["today, ×1", "14,144", "vm1", "0", "0", "2.26", "0.100", "2.16", "2.26"],
-        ["at the limit (holds), ×2", "14,143", "vm1", "0", "2.26", "2.26", "0.100", "2.16", "4.53"],
-        ["past it (fails), ×3", "14,143", "vm1", "0", "4.53", "2.26", "0.100", "2.16", "6.79"],
+        ["today, ×1", "14,144", "vm1", "0", "0", "2.26", *array, "2.26"],
+        ["at the limit (holds), ×2", "14,143", "vm1", "0", "2.26", "2.26", *array, "4.53"],
+        ["past it (fails), ×3", "14,143", "vm1", "0", "4.53", "2.26", *array, "6.79"],
     ]

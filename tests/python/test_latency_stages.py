@@ -26,6 +26,8 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 def _sum(vm: dict) -> float:
     stages = vm["stages_ms"]
     assert stages["fabric"] + stages["array"] == pytest.approx(stages["davg"], rel=1e-12), stages
+    parts = stages["array_front_end"] + stages["array_cores"] + stages["array_media"]
+    assert parts == pytest.approx(stages["array"], rel=1e-12), stages
     return stages["vm_queues"] + stages["kavg"] + stages["davg"]
 
 
@@ -67,7 +69,7 @@ def test_replications_average_the_stages_so_they_still_add_up() -> None:
 def test_the_terminal_and_the_report_show_the_stages(cli: CliRunner, tmp_path: Path) -> None:
     shown = cli("run", str(STAGES), "--verbose", "--out", str(tmp_path / "run"))
     assert shown.returncode == 0, shown.stderr
-    assert "VMs: where the latency goes" in shown.stdout and "VM queues ms" in shown.stdout
+    assert "VMs: where the latency goes" in shown.stdout and "cache/media" in shown.stdout
     doc = json.loads((tmp_path / "run" / "results.json").read_text())
     guest_bound = doc["variants"][1]["vms"][0]
     assert f" {format_ms(guest_bound['stages_ms']['vm_queues'])} " in shown.stdout

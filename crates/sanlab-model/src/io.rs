@@ -35,9 +35,14 @@ pub struct Io {
     pub t_device: SimTime,
     pub t_dispatch: SimTime,
     pub t_array: SimTime,
-    /// From the command's arrival at the array to its status, for the attempt that answered (of
-    /// the piece back last, for a request cut in pieces).
-    pub array_ns: SimTime,
+    /// When the array began its own work on it (past the front end: a QoS hold, a write's data
+    /// transfer) and when its cores were done with it.
+    pub t_array_work: SimTime,
+    pub t_array_cores_done: SimTime,
+    /// The answering attempt's time in the array, from the command's arrival to its status: front
+    /// end, cores, then cache or media (and a replica's acknowledgement); of the piece back last,
+    /// for a request cut in pieces.
+    pub array_ns: [SimTime; 3],
 }
 
 /// Where a request is, for counting what each component holds at the end of a run.
@@ -73,7 +78,9 @@ impl Io {
             t_device: 0,
             t_dispatch: 0,
             t_array: 0,
-            array_ns: 0,
+            t_array_work: 0,
+            t_array_cores_done: 0,
+            array_ns: [0; 3],
         }
     }
 }

@@ -28,7 +28,9 @@ pub struct VmReport {
 /// A VM's mean latency by where its requests spent it, per measured completion: in the VM's own
 /// queues (virtual disk and adapter) before the host's device queue, in the device queue
 /// (esxtop's KAVG) and past it (DAVG), which is the time outside the array (links, adapter,
-/// QUEUE FULL retries: `fabric`) and in it, from the command's arrival to its status (`array`).
+/// QUEUE FULL retries: `fabric`) and in it, from the command's arrival to its status (`array`):
+/// its front end (a QoS hold, a write's data transfer), its cores, then its cache or media (and a
+/// replica's acknowledgement).
 #[derive(Serialize)]
 pub struct StagesMs {
     pub vm_queues: f64,
@@ -36,6 +38,9 @@ pub struct StagesMs {
     pub davg: f64,
     pub fabric: f64,
     pub array: f64,
+    pub array_front_end: f64,
+    pub array_cores: f64,
+    pub array_media: f64,
 }
 
 /// Failed I/Os by why: no path (the host does not queue), APD timeout, PDL.

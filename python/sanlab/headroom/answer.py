@@ -13,10 +13,10 @@ from sanlab.errors import UserError
 from sanlab.export.files import loads_bounded
 from sanlab.formatting import format_count, format_ms
 from sanlab.headroom.bottleneck import describe, throughput_bound
-from sanlab.headroom.points import STAGES
 from sanlab.headroom.search import Limit, Point, Search, factor_text
 from sanlab.headroom.slo import Slo
 from sanlab.headroom.timeline import time_line
+from sanlab.views.rows import STAGES
 
 HEADROOM_FILE = "headroom.json"
 BOUND_SLACK = 1.02
@@ -72,7 +72,7 @@ def curve_rows(search: Search) -> list[dict[str, Any]]:
 
 def stages_of(point: Point, names: Sequence[str]) -> dict[str, dict[str, float]]:
     """Where the named VMs' mean latency goes at `point`: each stage's mean over the seeds, and
-    the mean latency's (`mean`), so that vm_queues + kavg + davg = mean and fabric + array = davg
+    the mean latency's (`mean`), so that vm_queues + kavg + davg = mean and fabric and the array's three add up to davg
     as in each run; a VM some run reports no stages for (an older engine, no I/O) is left out."""
     found: dict[str, dict[str, float]] = {}
     seeds = point.seeds()

@@ -16,10 +16,9 @@ from plotly.offline import get_plotlyjs
 from sanlab.formatting import format_count, format_ms
 from sanlab.headroom.answer import HEADROOM_FILE, text_lines
 from sanlab.headroom.bottleneck import describe
-from sanlab.headroom.points import STAGES
 from sanlab.headroom.search import factor_text
 from sanlab.report.page import CSS, PLOT_CONFIG
-from sanlab.views.rows import STAGE_COLUMNS, STAGES_CAPTION
+from sanlab.views.rows import STAGE_COLUMNS, STAGES, STAGES_CAPTION
 
 PAGE_FILE = "headroom.html"
 LIMIT_COLOR = "#d62728"

@@ -16,11 +16,9 @@ import pyarrow as pa
 
 from sanlab import engine
 from sanlab.runs import RunTask, entity_table, run_task
+from sanlab.views.rows import STAGES
 
 LATENCY_COLUMNS = ("mean", "p50", "p95", "p99", "p999", "max")
-STAGES = ("vm_queues", "kavg", "davg", "fabric", "array")
-"""Where a VM's mean latency goes (the engine's `stages_ms`): vm_queues + kavg + davg = mean,
-fabric + array = davg."""
 
 RunFigures = dict[str, dict[str, float]]
 """One run: VM name -> {"iops", "mean", "p50", "p95", "p99", "p999", "max"} and, when the engine

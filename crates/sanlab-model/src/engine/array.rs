@@ -251,6 +251,7 @@ impl World {
     /// The receiving array's own work on a request: its cores (when modelled), then the cache or
     /// the media.
     fn array_work(&mut self, a: usize, io: u32) {
+        self.ios.get_mut(io).t_array_work = self.q.now();
         let Some(cores) = self.array.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
         let owner = cores.owner(self.ios.get(io).offset_bytes);
         cores.owned[owner] += 1;
@@ -293,6 +294,7 @@ impl World {
 
     /// A read that hits the cache is served from it; everything else goes to the media.
     fn after_cores(&mut self, a: usize, io: u32) {
+        self.ios.get_mut(io).t_array_cores_done = self.q.now();
         let r = *self.ios.get(io);
         if let Some(cache) = self.array.arrays[a].cache.as_mut() {
             let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
@@ -322,7 +324,7 @@ impl World {
         self.array.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
         let rm = self.ios.get_mut(io);
         rm.array = NONE;
-        rm.array_ns = now - r.t_array;
+        rm.array_ns = [r.t_array_work - r.t_array, r.t_array_cores_done - r.t_array_work, now - r.t_array_cores_done];
         let bytes = if r.op == Op::Read { u64::from(r.size_bytes) } else { 0 };
         self.over_link(io, INBOUND, bytes, Ev::StatusAtHost);
     }

@@ -29,9 +29,9 @@ pub(crate) struct Vm {
     pub retried: u64,
     pub failed_by_reason: [u64; 3],
     /// Summed over measured completions: time before the device queue (the VM's own queues),
-    /// in it (KAVG), past it outside the array and in the array (together DAVG), which add up
-    /// to each request's latency.
-    pub stage_ns_sums: [u128; 4],
+    /// in it (KAVG), past it outside the array, and in the array's front end, cores and cache or
+    /// media (those four together DAVG), which add up to each request's latency.
+    pub stage_ns_sums: [u128; 6],
 }
 
 pub(crate) struct Path {
@@ -270,11 +270,13 @@ impl HostStage {
                 Op::Read => v.reads += 1,
                 Op::Write => v.writes += 1,
             }
-            debug_assert!(r.t_issue <= r.t_device && r.t_device <= r.t_dispatch && r.array_ns <= now - r.t_dispatch);
+            let [front_end, cores, media] = r.array_ns;
+            let in_array = front_end + cores + media;
+            debug_assert!(r.t_issue <= r.t_device && r.t_device <= r.t_dispatch && in_array <= now - r.t_dispatch);
             let before_device = r.t_device - r.t_issue;
             let in_device_queue = r.t_dispatch - r.t_device;
-            let past_device = latency_ns - before_device - in_device_queue;
-            for (sum, ns) in v.stage_ns_sums.iter_mut().zip([before_device, in_device_queue, past_device - r.array_ns, r.array_ns]) {
+            let outside_array = latency_ns - before_device - in_device_queue - in_array;
+            for (sum, ns) in v.stage_ns_sums.iter_mut().zip([before_device, in_device_queue, outside_array, front_end, cores, media]) {
                 *sum += u128::from(ns);
             }
         }

@@ -122,8 +122,18 @@ impl World {
                     stages_ms: {
                         let ios = v.tally.stats.ios();
                         let ms = |sum: u128| if ios > 0 { sum as f64 / ios as f64 / 1e6 } else { 0.0 };
-                        let [vm_queues, kavg, fabric, array] = v.stage_ns_sums;
-                        StagesMs { vm_queues: ms(vm_queues), kavg: ms(kavg), davg: ms(fabric + array), fabric: ms(fabric), array: ms(array) }
+                        let [vm_queues, kavg, fabric, front_end, cores, media] = v.stage_ns_sums;
+                        let array = front_end + cores + media;
+                        StagesMs {
+                            vm_queues: ms(vm_queues),
+                            kavg: ms(kavg),
+                            davg: ms(fabric + array),
+                            fabric: ms(fabric),
+                            array: ms(array),
+                            array_front_end: ms(front_end),
+                            array_cores: ms(cores),
+                            array_media: ms(media),
+                        }
                     },
                 }
             })
