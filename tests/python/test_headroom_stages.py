@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from sanlab.headroom.answer import text_lines
 from test_headroom import METRO, MM1, _headroom
 
 STAGES = ("vm_queues", "kavg", "davg", "fabric", "array")
@@ -69,6 +70,12 @@ def test_on_the_metro_study_more_vms_wait_in_the_device_queue(tmp_path: Path) ->
             assert stages["kavg"] == pytest.approx(expected, rel=0.01, abs=1e-9), (count, vm)
             davg.append(stages["davg"])
     assert max(davg) == pytest.approx(2.263, rel=0.001) and min(davg) == pytest.approx(2.263, rel=0.001)
+    # The terminal's line for the limit: 2 VMs, each write waiting one other's DAVG in the queue.
+    assert (
+        "where the latency goes at the limit (VM vm1, the worst by p99<=5ms; mean 4.53 ms): VM queues 0, "
+        "KAVG 2.26, fabric 0.100, "
+        "array front end 0.116, cores 0, cache/media 2.05 ms"
+    ) in text_lines(doc)
     page = (out / "headroom.html").read_text(encoding="utf-8")
     table = page[page.index("Where the latency goes, today and at the limit") :].split("</table>")[0]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr><td>.*?</tr>", table)]

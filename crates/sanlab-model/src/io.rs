@@ -35,12 +35,9 @@ pub struct Io {
     pub t_device: SimTime,
     pub t_dispatch: SimTime,
     pub t_array: SimTime,
-    /// When the array began its own work on it (past the front end: a QoS hold, a write's data
-    /// transfer) and when its cores were done with it.
-    pub t_array_work: SimTime,
-    pub t_array_cores_done: SimTime,
     /// The answering attempt's time in the array, from the command's arrival to its status: front
-    /// end, cores, then cache or media (and a replica's acknowledgement); of the piece back last,
+    /// end (a QoS hold, a write's data transfer), cores, then cache or media (and a replica's
+    /// acknowledgement), each written as the request leaves that part; of the piece back last,
     /// for a request cut in pieces.
     pub array_ns: [SimTime; 3],
 }
@@ -78,8 +75,6 @@ impl Io {
             t_device: 0,
             t_dispatch: 0,
             t_array: 0,
-            t_array_work: 0,
-            t_array_cores_done: 0,
             array_ns: [0; 3],
         }
     }

@@ -280,6 +280,9 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     worst = _worst_at_limit(doc)
     if worst:
         lines.append(worst)
+    stages = _stages_line(doc)
+    if stages:
+        lines.append(stages)
     if doc.get("time_to_limit"):
         lines.append(time_line(doc["time_to_limit"], labels, len(slos) == 1))
     bottleneck = doc["bottleneck"]
@@ -314,6 +317,30 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         )
     lines.extend(f"note: {note}" for note in doc.get("notes", []))
     return lines
+
+
+STAGE_LABELS = (
+    ("vm_queues", "VM queues"), ("kavg", "KAVG"), ("fabric", "fabric"), ("array_front_end", "array front end"),
+    ("array_cores", "cores"), ("array_media", "cache/media"),
+)  # fmt: skip
+"""The stages the terminal names, which add up to the mean (DAVG is fabric and the array's three)."""
+
+
+def _stages_line(doc: Mapping[str, Any]) -> str | None:
+    """Where the worst judged VM's mean latency goes at the largest load that holds (the worst by
+    the binding SLO, or the first), or None."""
+    point = next((row for row in doc["curve"] if row["factor"] == doc["bracket"][0]), None)
+    if point is None or not point.get("stages_ms"):
+        return None
+    worst = point.get("worst_vm") or {}
+    slo = doc.get("binding_slo") or next(iter(worst), None)
+    vm = worst.get(slo)
+    if vm not in point["stages_ms"]:
+        vm, slo = max(point["stages_ms"], key=lambda name: point["stages_ms"][name]["mean"]), None
+    stages = point["stages_ms"][vm]
+    which = f"the worst by {slo}; " if slo else ""
+    parts = ", ".join(f"{label} {format_ms(stages[key])}" for key, label in STAGE_LABELS)
+    return f"where the latency goes at the limit (VM {vm}, {which}mean {format_ms(stages['mean'])} ms): {parts} ms"
 
 
 def bound_lines(doc: Mapping[str, Any]) -> list[str]:

@@ -251,7 +251,9 @@ impl World {
     /// The receiving array's own work on a request: its cores (when modelled), then the cache or
     /// the media.
     fn array_work(&mut self, a: usize, io: u32) {
-        self.ios.get_mut(io).t_array_work = self.q.now();
+        let now = self.q.now();
+        let r = self.ios.get_mut(io);
+        r.array_ns[0] = now - r.t_array;
         let Some(cores) = self.array.arrays[a].cores.as_mut() else { return self.after_cores(a, io) };
         let owner = cores.owner(self.ios.get(io).offset_bytes);
         cores.owned[owner] += 1;
@@ -294,8 +296,10 @@ impl World {
 
     /// A read that hits the cache is served from it; everything else goes to the media.
     fn after_cores(&mut self, a: usize, io: u32) {
-        self.ios.get_mut(io).t_array_cores_done = self.q.now();
-        let r = *self.ios.get(io);
+        let now = self.q.now();
+        let r = self.ios.get_mut(io);
+        r.array_ns[1] = now - r.t_array - r.array_ns[0];
+        let r = *r;
         if let Some(cache) = self.array.arrays[a].cache.as_mut() {
             let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
             if hit && r.op == Op::Read {
@@ -324,7 +328,7 @@ impl World {
         self.array.arrays[a].tally.done(now - r.t_array, r.size_bytes, measured);
         let rm = self.ios.get_mut(io);
         rm.array = NONE;
-        rm.array_ns = [r.t_array_work - r.t_array, r.t_array_cores_done - r.t_array_work, now - r.t_array_cores_done];
+        rm.array_ns[2] = now - r.t_array - r.array_ns[0] - r.array_ns[1];
         let bytes = if r.op == Op::Read { u64::from(r.size_bytes) } else { 0 };
         self.over_link(io, INBOUND, bytes, Ev::StatusAtHost);
     }
