@@ -322,14 +322,22 @@ def precision_line(doc: Document) -> str | None:
     )
 
 
+LEFT_FIRST = "latency stages"
+"""The table left out first when every table would not fit a screen (a row per VM and variant)."""
+
+
 def _print_tables(doc: Document, verbose: bool) -> None:
-    """Every table when they fit a screen (or with --verbose), else the summary; then the note
-    on variants no seed can change."""
+    """Every table when they fit a screen (or with --verbose); else every one but LEFT_FIRST when
+    those fit, else the summary; then the note on variants no seed can change."""
     terminal = console()
     named = every_table(doc)
     tables = [table for _, table in named]
+    fewer = [(name, table) for name, table in named if name != LEFT_FIRST]
     if verbose or fits_a_screen(tables):
         print_tables(terminal, tables)
+    elif len(fewer) < len(named) and fits_a_screen([table for _, table in fewer]):
+        print_tables(terminal, [table for _, table in fewer])
+        print(f"--verbose adds the table {LEFT_FIRST}; so does the report", flush=True)
     else:
         summary, left_out = summary_table(doc, terminal)
         print_tables(terminal, [summary])
