@@ -23,6 +23,7 @@ from test_headroom import ROOT, _headroom
 NEIGHBOURS = ROOT / "tests" / "data" / "scenarios" / "headroom_neighbours.toml"
 NOISY = ROOT / "scenarios" / "studies" / "noisy_neighbor.toml"
 METRO = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
+IDLE = ROOT / "tests" / "data" / "scenarios" / "headroom_idle.toml"
 FAST = ["--duration", "4s", "--seed", "1"]
 
 
@@ -200,3 +201,42 @@ def test_metro_cluster_takes_one_more_vm_said_on_the_terminal(tmp_path: Path) ->
         "first to saturate: device queue `esx1/metro_vol` (utilisation 1.00 at the limit; DQLEN set by DSNRO 32: "
         "the LUN depth 64 clamped while VMs compete)" in done.stdout
     )
+
+
+def test_idle_vms_are_left_out_by_default_and_said(tmp_path: Path) -> None:
+    """headroom_idle.toml: `busy` at 2,000 IOPS on an M/M/1 server, `late` starting after the run
+    and `early` stopping within the warm-up. By default only `busy` grows and is judged (an idle VM
+    would count as a load that did not grow at every point: nothing would grow), so mean ≤ 0.5 ms
+    holds up to 1 / (μ − λ) = 0.5 ms at 8,000 IOPS; the note names both idle VMs and why."""
+    doc = _headroom(str(IDLE), "--slo", "mean<=0.5ms", *FAST, out=tmp_path / "h")
+    assert doc["grown_vms"] == ["busy"] and doc["judged_vms"] == ["busy"]
+    assert doc["limit_iops"] == pytest.approx(8000, rel=0.03) and doc["limited_by"] == "slo"
+    note = next(note for note in doc["notes"] if "left out" in note)
+    assert note.startswith("VMs late, early left out of the grown and judged VMs: no I/O today")
+    assert "late: no I/O issued in the 4 s run, startdelay 100s" in note
+    assert "early: no I/O completed after the 1 s warm-up" in note
+    # Named VMs are what was asked for: no note.
+    named = _headroom(
+        str(IDLE), "--vm", "busy", "--slo", "mean<=0.5ms", "--max-runs", "3", *FAST, out=tmp_path / "n"
+    )
+    assert not any("left out" in note for note in named["notes"])
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--vm", "late"], "error: --vm late: VM late issues no I/O in "),
+        (["--judge", "early"], "error: --judge early: VM early issues no I/O in "),
+    ],
+)
+def test_a_named_idle_vm_is_a_one_line_error(tmp_path: Path, args: list[str], said: str) -> None:
+    command = [
+        sys.executable, "-m", "sanlab.cli", "headroom", str(IDLE), "--slo", "mean<=0.5ms", *args,
+        *FAST, "--out", str(tmp_path / "x"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(said) and done.stderr.rstrip().endswith(
+        "expected a VM that issues I/O: busy"
+    )
+    assert not (tmp_path / "x").exists()

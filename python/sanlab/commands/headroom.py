@@ -26,6 +26,11 @@ from sanlab.headroom.timeline import GrowthRate, parse_growth
 from sanlab.headroom.vms import VmGrowth
 from sanlab.runs import dask_client
 
+
+class IdleVmError(UserError):
+    """A VM named with --vm or --judge, or every VM, that issues no I/O today."""
+
+
 DEFAULT_SEEDS = 3
 SEED_CAP_FACTOR = 4
 """A point's seeds double while its verdict is undecided, up to this many times --seeds."""
@@ -42,7 +47,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--vm", dest="vms", action="append", default=[], metavar="NAME",
-        help="a VM whose load grows (repeatable; default: every VM)",
+        help="a VM whose load grows (repeatable; default: every VM that issues I/O)",
     )  # fmt: skip
     parser.add_argument(
         "--judge", action="append", default=[], metavar="NAME",
@@ -86,14 +91,68 @@ def _duration(scenario: str, sets: list[str], variant: str, given: str | None) -
     return f"{short_s:g}s" if short_s < times["duration_s"] else None
 
 
-def _selected(today: dict[str, Any], wanted: list[str], where: str, option: str) -> list[str]:
+def idle_vms(today: dict[str, Any]) -> dict[str, str]:
+    """The VMs that measured no I/O today, each with why: a grown one has no load to scale and a
+    judged one no figure, so each would count as a load that did not grow (docs/headroom.md)."""
+    jobs = {vm["name"]: vm.get("job") or [] for vm in today.get("resolved", {}).get("vm", [])}
+    found: dict[str, str] = {}
+    for vm in today["vms"]:
+        if float(vm.get("iops") or 0.0) > 0:
+            continue
+        name = vm["name"]
+        if int(vm.get("issued") or 0) == 0:
+            delays = ", ".join(str(job["startdelay"]) for job in jobs.get(name, []) if "startdelay" in job)
+            found[name] = f"no I/O issued in the {float(today['sim_time_s']):g} s run" + (
+                f", startdelay {delays}" if delays else ""
+            )
+        else:
+            found[name] = (
+                f"no I/O completed after the {float(today['sim_time_s']) - float(today['measured_s']):g} s warm-up"
+            )
+    return found
+
+
+def _selected(
+    today: dict[str, Any], wanted: list[str], where: str, option: str, idle: dict[str, str]
+) -> list[str]:
+    """The VMs named with `option`, or by default every VM that issues I/O today."""
     names = [vm["name"] for vm in today["vms"]]
+    busy = [name for name in names if name not in idle]
     for name in wanted:
         if name not in names:
             raise UserError(
                 f"{option} {name}: no VM of that name in {where}; expected one of {', '.join(names)}{did_you_mean(name, names)}"
             )
-    return list(dict.fromkeys(wanted)) or names
+        if name in idle:
+            lacks = "no load to grow" if option == "--vm" else "no figure to judge"
+            raise IdleVmError(
+                f"{option} {name}: VM {name} issues no I/O in {where} today ({idle[name]}), so it has {lacks}; "
+                f"expected a VM that issues I/O: {', '.join(busy) or 'none does'}"
+            )
+    if not wanted and not busy:
+        raise IdleVmError(
+            f"{where}: no VM issues I/O today ({'; '.join(f'{n}: {why}' for n, why in idle.items())}); "
+            "expected at least one VM whose jobs run within the search's --duration"
+        )
+    return list(dict.fromkeys(wanted)) or busy
+
+
+def _idle_note(idle: dict[str, str], args: argparse.Namespace) -> list[str]:
+    """The idle VMs the default (no --vm: every VM that issues I/O) left out, said; the judged VMs
+    default to the grown ones."""
+    if not idle or args.vms:
+        return []
+    roles = "grown" if args.judge else "grown and judged"
+    by_reason: dict[str, list[str]] = {}
+    for name, why in idle.items():
+        by_reason.setdefault(why, []).append(name)
+    reasons = "; ".join(
+        f"{', '.join(names)}: {why}" if len(by_reason) > 1 else why for why, names in by_reason.items()
+    )
+    return [
+        f"VM{'s' if len(idle) > 1 else ''} {', '.join(idle)} left out of the {roles} VMs: "
+        f"no I/O today ({reasons})"
+    ]
 
 
 def _probe(args: argparse.Namespace, variant: str, duration: str | None) -> Any:
@@ -125,8 +184,9 @@ def main(args: argparse.Namespace) -> int:
         duration = None  # a scenario with faults runs its own duration, so that every fault happens
         probe = engine.run(args.scenario, [variant], args.sets, args.seed, duration)
         today = probe["variants"][0]
-    grown = _selected(today, args.vms, where, "--vm")
-    judged = _selected(today, args.judge, where, "--judge") if args.judge else grown
+    idle = idle_vms(today)
+    grown = _selected(today, args.vms, where, "--vm", idle)
+    judged = _selected(today, args.judge, where, "--judge", idle) if args.judge else grown
     made = args.out is None or not args.out.exists()
     out_dir = args.out or new_default_out_dir(
         options.DEFAULT_RUNS_DIR, f"headroom-{probe['scenario']}", datetime.now(UTC)
@@ -134,6 +194,7 @@ def main(args: argparse.Namespace) -> int:
     prepare_out_dir(out_dir)
     try:
         growth, scaled, notes = _growth(args, today, grown, judged, out_dir)
+        notes = [*_idle_note(idle, args), *notes]
         return _search_and_write(args, slos, rate, today, growth, scaled, notes, duration, out_dir)
     finally:
         if made:
