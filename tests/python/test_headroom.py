@@ -247,10 +247,11 @@ def test_what_a_factor_scales_in_each_kind_of_job() -> None:
                 {"name": "vd", "kind": "vdbench", "threads": 16},
                 {"name": "vdrate", "kind": "vdbench", "iorate": 2000},
                 {"name": "probe", "kind": "ioping"},
+                {"name": "one", "kind": "fio", "ioengine": "pvsync2"},
             ]},
         ]
     }  # fmt: skip
-    jobs = [*_jobs("a", ["oltp", "paced", "bytes"]), *_jobs("b", ["sync"], depth=1)]
+    jobs = [*_jobs("a", ["oltp", "paced", "bytes"]), *_jobs("b", ["sync", "one"], depth=1)]
     scalings, notes = plan_growth(resolved, jobs, ["a", "b"])
     lines = sets_at(scalings, 1.5)
     assert lines == [
@@ -262,6 +263,7 @@ def test_what_a_factor_scales_in_each_kind_of_job() -> None:
         "vm[1].job[2].depth=6",
         "vm[1].job[3].threads=24",
         "vm[1].job[4].iorate=3000",
+        "vm[1].job[6].numjobs=2",  # a sync engine at iodepth 1: its pacing depth cannot tell
     ]
     assert sets_at(scalings, 1.0) == []  # today as given
     whats = {s.job: s.what for s in scalings}
@@ -280,7 +282,6 @@ def test_what_a_factor_scales_in_each_kind_of_job() -> None:
     ("job", "said"),
     [
         ({"name": "f", "kind": "fio_file", "file": "x.fio"}, "a fio_file job keeps its options in a file"),
-        ({"name": "c", "kind": "fio", "cmdline": "--rw=read"}, "a fio command line keeps its rate and depth"),
         ({"name": "v", "kind": "vdbench", "file": "p.vdb"}, "a vdbench parameter file keeps its iorate"),
     ],
 )

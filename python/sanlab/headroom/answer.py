@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,21 +71,35 @@ def curve_rows(search: Search) -> list[dict[str, Any]]:
     return rows
 
 
+OPTIONAL_STAGES = ("array_cache",)
+"""Stages an older engine does not report (its media time holds the cache's): taken when every
+run has them."""
+
+
 def stages_of(point: Point, names: Sequence[str]) -> dict[str, dict[str, float]]:
     """Where the named VMs' mean latency goes at `point`: each stage's mean over the seeds, and
-    the mean latency's (`mean`), so that vm_queues + kavg + davg = mean and fabric and the array's three add up to davg
-    as in each run; a VM some run reports no stages for (an older engine, no I/O) is left out."""
+    the mean latency's (`mean`), so that vm_queues + kavg + davg = mean and fabric and the array's
+    parts add up to davg as in each run; a VM some run reports no stages for (an older engine, no
+    I/O) is left out."""
     found: dict[str, dict[str, float]] = {}
     seeds = point.seeds()
     for name in dict.fromkeys(names):
         runs = [point.runs[seed].get(name, {}) for seed in seeds]
-        keys = ["mean", *(f"stage_{stage}" for stage in STAGES)]
-        if not runs or any(key not in run or not math.isfinite(run[key]) for run in runs for key in keys):
+        if not runs:
+            continue
+        stages = [
+            stage for stage in STAGES if stage not in OPTIONAL_STAGES or _reported(runs, f"stage_{stage}")
+        ]
+        if not all(_reported(runs, key) for key in ["mean", *(f"stage_{stage}" for stage in stages)]):
             continue
         found[name] = {"mean": _mean(runs, "mean")} | {
-            stage: _mean(runs, f"stage_{stage}") for stage in STAGES
+            stage: _mean(runs, f"stage_{stage}") for stage in stages
         }
     return found
+
+
+def _reported(runs: Sequence[Mapping[str, float]], key: str) -> bool:
+    return all(key in run and math.isfinite(run[key]) for run in runs)
 
 
 def _mean(runs: Sequence[Mapping[str, float]], key: str) -> float:
@@ -276,7 +291,7 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     if doc.get("at_limit_scenario"):
         lines.append(f"at the limit: sanlab run {doc['at_limit_scenario']}")
     elif doc.get("at_limit"):
-        lines.append("at the limit: " + " ".join(f"--set '{line}'" for line in doc["at_limit"]))
+        lines.append("at the limit: " + " ".join(f"--set {shlex.quote(line)}" for line in doc["at_limit"]))
     worst = _worst_at_limit(doc)
     if worst:
         lines.append(worst)
@@ -313,6 +328,7 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"the load did not grow at {factors} (no I/O, or under 3/4 of the factor × today's IOPS), "
             "counted as failing: a trace replayed faster ends sooner (a --duration within the replay), "
+            "a fio job's iodepth caps the I/Os outstanding (fio holds arrivals back), "
             "or the system cannot take the arrivals"
         )
     lines.extend(f"note: {note}" for note in doc.get("notes", []))
@@ -321,9 +337,19 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
 
 STAGE_LABELS = (
     ("vm_queues", "VM queues"), ("kavg", "KAVG"), ("fabric", "fabric"), ("array_front_end", "array front end"),
-    ("array_cores", "cores"), ("array_media", "cache/media"),
+    ("array_cores", "cores"), ("array_cache", "cache"), ("array_media", "media"),
 )  # fmt: skip
-"""The stages the terminal names, which add up to the mean (DAVG is fabric and the array's three)."""
+"""The stages the terminal names, which add up to the mean (DAVG is fabric and the array's parts);
+without `array_cache` (an older engine) the media's time holds the cache's: `cache/media`."""
+
+
+def _stage_parts(stages: Mapping[str, float]) -> str:
+    labels = [
+        (key, "cache/media" if key == "array_media" and "array_cache" not in stages else label)
+        for key, label in STAGE_LABELS
+        if key in stages
+    ]
+    return ", ".join(f"{label} {format_ms(stages[key])}" for key, label in labels)
 
 
 def _stages_line(doc: Mapping[str, Any]) -> str | None:
@@ -339,7 +365,7 @@ def _stages_line(doc: Mapping[str, Any]) -> str | None:
         vm, slo = max(point["stages_ms"], key=lambda name: point["stages_ms"][name]["mean"]), None
     stages = point["stages_ms"][vm]
     which = f"the worst by {slo}; " if slo else ""
-    parts = ", ".join(f"{label} {format_ms(stages[key])}" for key, label in STAGE_LABELS)
+    parts = _stage_parts(stages)
     return f"where the latency goes at the limit (VM {vm}, {which}mean {format_ms(stages['mean'])} ms): {parts} ms"
 
 

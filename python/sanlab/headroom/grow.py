@@ -12,27 +12,42 @@ on the options its `[[vm.job]]` entry has in the resolved scenario:
   (at least 1): the factor actually applied is the rounded depth over today's, and a factor that
   rounds to today's depth changes nothing. A fio job on a synchronous engine keeps one I/O
   outstanding whatever its iodepth (the engine's pacing depth says 1): its `numjobs` is scaled;
-- an ioping probe is not scaled (it measures, it is not load); a fio job file, a fio command line
-  or a vdbench parameter file keep their options in a text sanlab cannot override with `--set`:
-  refused, naming the job, with the fix (the job's options inline).
+- a fio command line (`cmdline`, as `sanlab import` writes one per device) is rewritten: each
+  of its jobs gets the value above as fio reads the line (options before the first `--name`, or
+  under `--name=global`, apply to the jobs after them; a job's own option wins), scaled in place
+  where the job sets it, else added after its `--name`; the point's `--set` is the whole line;
+- an ioping probe is not scaled (it measures, it is not load); a fio job file or a vdbench
+  parameter file keep their options in a file sanlab cannot override with `--set`: refused,
+  naming the job, with the fix (the job's options inline).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sanlab.errors import UserError
 from sanlab.headroom.points import Setup
+from sanlab.toml_text import toml_value
 
 _NUMBER = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _RATE_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9}
 """fio's multipliers for a count (rate_iops)."""
 _SIZE_SUFFIX = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 """fio's multipliers for a size (rate), with its default kb_base = 1024 (KiB, KB and k alike)."""
+
+
+SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice", "libzbc", "mtd", "sg")
+"""fio's synchronous ioengines (the engine's `SYNC_ENGINES`): one I/O outstanding per job, so a
+closed loop grows by its numjobs. With iodepth 1 the engine's pacing depth cannot tell them."""
+CMDLINE_ENGINE = "psync"
+"""A fio command line's ioengine when it names none (fio's Linux default; the engine's too)."""
+TOML_ENGINE = "libaio"
+"""An inline `[[vm.job]]`'s ioengine when it names none (`sanlab kinds fio`)."""
 
 
 class GrowError(UserError):
@@ -74,6 +89,14 @@ class Scaling:
     def set_line(self, factor: float) -> str:
         return f"{self.key}={self.value(factor)}"
 
+    def described(self) -> str:
+        return f"{self.what}, today {_joined(self.parts)}"
+
+
+def _joined(parts: tuple[float | None, ...]) -> str:
+    """fio's way: `1000,333.333`, an empty part for a direction not given."""
+    return ",".join("" if part is None else _number(part) for part in parts)
+
 
 def _number(value: float) -> str:
     if value == int(value) and abs(value) < 1e15:
@@ -106,11 +129,6 @@ def _nonzero(parts: tuple[float | None, ...]) -> bool:
 
 def _fio(job: Mapping[str, Any], key: str, vm: str, name: str, depth: int) -> Scaling:
     where = f"VM {vm} job {name}"
-    if "cmdline" in job:
-        raise GrowError(
-            f"{where}: a fio command line keeps its rate and depth in its text, which --set cannot "
-            "scale; give the job's options inline ([[vm.job]] rw, bs, iodepth, rate_iops ...)"
-        )
     for option in ("rate_iops", "rate"):
         if option in job:
             suffixes = _RATE_SUFFIX if option == "rate_iops" else _SIZE_SUFFIX
@@ -119,7 +137,8 @@ def _fio(job: Mapping[str, Any], key: str, vm: str, name: str, depth: int) -> Sc
                 unit = "IOPS" if option == "rate_iops" else "bytes/s"
                 return Scaling(vm, name, f"{key}.{option}", parts, "open", f"{option} ({unit}, open loop)")
     iodepth = int(job.get("iodepth", 1))
-    if depth < iodepth:  # a synchronous engine: one I/O outstanding per job whatever iodepth says
+    if depth < iodepth or str(job.get("ioengine", TOML_ENGINE)) in SYNC_ENGINES:
+        # a synchronous engine: one I/O outstanding per job whatever iodepth says
         numjobs = int(job.get("numjobs", 1))
         return Scaling(
             vm, name, f"{key}.numjobs", (float(numjobs),), "closed",
@@ -134,6 +153,217 @@ def _fio(job: Mapping[str, Any], key: str, vm: str, name: str, depth: int) -> Sc
         "iodepth (closed loop: outstanding I/Os)",
         whole=True,
     )
+
+
+_RATES = {
+    "rate": _SIZE_SUFFIX,
+    "rate_iops": _RATE_SUFFIX,
+    "rate_min": _SIZE_SUFFIX,
+    "rate_iops_min": _RATE_SUFFIX,
+}
+"""A fio job's rate options: `rate` wins over `rate_iops` (as in fio), so every one a job has is
+scaled; the minimums too, so that the job's own check keeps its meaning."""
+_ALIASES = {"ratemin": "rate_min"}
+_CMDLINE_KEYS = {*_RATES, "iodepth", "numjobs", "ioengine"}
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A command-line option sanlab scales or reads: `--key=value` (one word) or `--key value`."""
+
+    index: int  # its word (the key's)
+    key: str  # the option's name, an alias as its option
+    value: str
+    joined: bool  # value in the same word after `=`
+
+
+@dataclass
+class _Section:
+    """A job of the command line: its `--name` word, the options it sets, the globals before it."""
+
+    name: str
+    name_end: int  # the last word of its `--name` (the value, when separate)
+    own: list[_Word] = field(default_factory=list)
+    inherited: dict[str, str] = field(default_factory=dict)
+
+    def option(self, key: str) -> str | None:
+        """The option as fio reads it for this job: its own last, else the globals before it."""
+        own = [word.value for word in self.own if word.key == key]
+        return own[-1] if own else self.inherited.get(key)
+
+
+def _option_of(word: str) -> tuple[str, str | None] | None:
+    """`--key=value`, `-key=value`, `--key`, `-key` as (key, value) for a key sanlab reads (`name`
+    and _CMDLINE_KEYS), else None: every other word is left as it is."""
+    if not word.startswith("-") or word in ("-", "--"):
+        return None
+    key, equals, value = word.lstrip("-").partition("=")
+    key = _ALIASES.get(key, key)
+    if key != "name" and key not in _CMDLINE_KEYS:
+        return None
+    return key, value if equals else None
+
+
+def read_cmdline(text: str) -> tuple[list[str], list[_Section]]:
+    """A fio command line's words and its jobs, as fio's `parse_cmd_line` reads them: options before
+    the first `--name` (or after `--name=global...`) apply to the jobs named after them; each
+    `--name` starts a job. None of the keys read is a flag, so `--key value` takes the next word."""
+    words = shlex.split(text)
+    sections: list[_Section] = []
+    globals_: dict[str, str] = {}
+    k = 0
+    while k < len(words):
+        found = _option_of(words[k])
+        start = k
+        k += 1
+        if found is None:
+            continue
+        key, value = found
+        joined = value is not None
+        if value is None:
+            if k >= len(words):
+                break  # the engine refuses a key without its value: nothing to scale here
+            value = words[k]
+            k += 1
+        if key == "name":
+            if value.startswith("global"):
+                sections.append(_Section("", -1))  # a marker: what follows is global again
+            else:
+                sections.append(_Section(value, k - 1, inherited=dict(globals_)))
+            continue
+        if sections and sections[-1].name:
+            sections[-1].own.append(_Word(start, key, value, joined))
+        else:
+            globals_[key] = value
+    return words, [section for section in sections if section.name]
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """One value of one job of a command line that the factor scales."""
+
+    section: str
+    key: str
+    parts: tuple[float | None, ...]
+    whole: bool
+
+
+@dataclass(frozen=True)
+class CmdlineScaling:
+    """A fio command line (`[[vm.job]] cmdline`) whose jobs' rates (open loops) or outstanding
+    I/Os (closed loops) the factor scales: at each factor, the whole line rewritten (a `--set` of
+    `cmdline`). Answers as `Scaling` does."""
+
+    vm: str
+    job: str
+    key: str  # vm[0].job[0].cmdline
+    text: str
+    edits: tuple[_Edit, ...]
+    loop: str  # "open", "closed", or "mixed" (some jobs of each)
+    what: str
+    divide: bool = False
+
+    @property
+    def whole(self) -> bool:
+        return all(edit.whole for edit in self.edits)
+
+    @property
+    def parts(self) -> tuple[float | None, ...]:
+        return self.edits[0].parts
+
+    def _scaled(self, edit: _Edit, factor: float) -> str:
+        scaling = Scaling(self.vm, self.job, self.key, edit.parts, self.loop, self.what, whole=edit.whole)
+        return scaling.value(factor).strip('"')
+
+    def line(self, factor: float) -> str:
+        """The command line at `factor`, as its words joined by a POSIX shell's quoting."""
+        words, sections = read_cmdline(self.text)
+        out = [[word] for word in words]
+        by_name = {section.name: section for section in sections}
+        for edit in self.edits:
+            section = by_name[edit.section]
+            value = self._scaled(edit, factor)
+            own = [word for word in section.own if word.key == edit.key]
+            for word in own:  # each of the job's own settings; the last one is what fio keeps
+                if word.joined:
+                    out[word.index] = [f"{words[word.index].partition('=')[0]}={value}"]
+                else:
+                    out[word.index + 1] = [value]
+            if not own:  # from the globals or fio's default: the job's own setting, after its --name
+                out[section.name_end].append(f"--{edit.key}={value}")
+        return shlex.join(word for group in out for word in group)
+
+    def value(self, factor: float) -> str:
+        return toml_value(self.line(factor))
+
+    def applied(self, factor: float) -> float:
+        """The factor the first value really gets (a whole count is rounded)."""
+        edit = self.edits[0]
+        first = next(part for part in edit.parts if part is not None)
+        scaled = Scaling(self.vm, self.job, self.key, (first,), self.loop, self.what, whole=edit.whole)
+        return float(scaled.value(factor)) / first
+
+    def set_line(self, factor: float) -> str:
+        return f"{self.key}={self.value(factor)}"
+
+    def described(self) -> str:
+        return self.what  # today's values are in it, job by job
+
+
+AnyScaling = Scaling | CmdlineScaling
+
+
+def _cmdline(
+    job: Mapping[str, Any], key: str, vm: str, name: str, depths: Mapping[str, int]
+) -> CmdlineScaling:
+    """The values of a fio command line's jobs a factor scales. `depths`: each job's (section's)
+    outstanding I/Os as the engine paced it, when today's run reported them."""
+    where = f"VM {vm} job {name}: cmdline"
+    text = str(job["cmdline"])
+    try:
+        _, sections = read_cmdline(text)
+    except ValueError as exc:  # shlex: an unbalanced quote, which the engine refuses too
+        raise GrowError(f"{where}: cannot split it into words: {exc}") from None
+    edits: list[_Edit] = []
+    loops: set[str] = set()
+    said: list[str] = []
+    for section in sections:
+        rates = {
+            option: _parse(value, suffixes, f"{where}: job {section.name}: {option}")
+            for option, suffixes in _RATES.items()
+            if (value := section.option(option)) is not None
+        }
+        pacing = [option for option in ("rate", "rate_iops") if _nonzero(rates.get(option, ()))]
+        if pacing:
+            loops.add("open")
+            edits += [
+                _Edit(section.name, option, parts, False)
+                for option, parts in rates.items()
+                if _nonzero(parts)
+            ]
+            shown = " and ".join(f"{option} {_joined(rates[option])}" for option in pacing)
+            said.append(f"{section.name}: {shown} (open loop)")
+            continue
+        loops.add("closed")
+        iodepth = int(_parse(section.option("iodepth") or "1", _RATE_SUFFIX, f"{where}: iodepth")[0] or 1)
+        engine = section.option("ioengine") or CMDLINE_ENGINE
+        depth = depths.get(section.name, iodepth)
+        if depth < iodepth or engine in SYNC_ENGINES:
+            numjobs = float(
+                int(_parse(section.option("numjobs") or "1", _RATE_SUFFIX, f"{where}: numjobs")[0] or 1)
+            )
+            edits.append(_Edit(section.name, "numjobs", (numjobs,), True))
+            said.append(
+                f"{section.name}: numjobs {numjobs:g} (closed loop on {engine}: one I/O outstanding per job)"
+            )
+        else:
+            edits.append(_Edit(section.name, "iodepth", (float(iodepth),), True))
+            said.append(f"{section.name}: iodepth {iodepth} (closed loop: outstanding I/Os)")
+    if not edits:
+        raise GrowError(f"{where}: no job (--name=...) in {text!r}; fio needs one")
+    loop = loops.pop() if len(loops) == 1 else "mixed"
+    what = f"fio command line, job{'s' if len(said) > 1 else ''} " + "; ".join(said)
+    return CmdlineScaling(vm, name, f"{key}.cmdline", text, tuple(edits), loop, what)
 
 
 def _trace(job: Mapping[str, Any], key: str, vm: str, name: str) -> Scaling:
@@ -194,23 +424,28 @@ def _vdbench(job: Mapping[str, Any], key: str, vm: str, name: str) -> Scaling:
     return Scaling(vm, name, f"{key}.iorate", parts, "open", "iorate (IOPS, open loop)")
 
 
-def _depths(jobs: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
-    """Each (VM, entry)'s depth as the engine paced it (the smallest of its jobs')."""
-    depths: dict[tuple[str, str], int] = {}
+def _depths(jobs: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str], int]:
+    """Each (VM, entry, fio job)'s depth as the engine paced it (the smallest of its clones'), and
+    each (VM, entry, "")'s, the smallest of the entry's jobs'."""
+    depths: dict[tuple[str, str, str], int] = {}
     for job in jobs:
-        place = (job["vm"], job.get("entry", job["name"]))
         depth = int(job["pacing"]["depth"])
-        depths[place] = min(depth, depths.get(place, depth))
+        section = str(job.get("fio_place", {}).get("name", ""))
+        for place in {
+            (job["vm"], job.get("entry", job["name"]), ""),
+            (job["vm"], job.get("entry", job["name"]), section),
+        }:
+            depths[place] = min(depth, depths.get(place, depth))
     return depths
 
 
 def plan_growth(
     resolved: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], vms: Sequence[str]
-) -> tuple[list[Scaling], list[str]]:
+) -> tuple[list[AnyScaling], list[str]]:
     """The values a factor scales for the VMs `vms`, and notes on the jobs left as they are.
     `resolved` is today's resolved scenario; `jobs` the engine's job reports of today's run."""
     depths = _depths(jobs)
-    scalings: list[Scaling] = []
+    scalings: list[AnyScaling] = []
     notes: list[str] = []
     for k, vm in enumerate(resolved.get("vm", [])):
         if vm["name"] not in vms:
@@ -222,8 +457,16 @@ def plan_growth(
             kind = job.get("kind", "fio")
             name = str(job.get("name") or (entries[j] if j < len(entries) else f"job[{j}]"))
             key = f"vm[{k}].job[{j}]"
-            if kind == "fio":
-                depth = depths.get((vm["name"], name), int(job.get("iodepth", 1)))
+            if kind == "fio" and "cmdline" in job:
+                entry = entries[j] if j < len(entries) else name
+                mine = {
+                    section: depth
+                    for (v, e, section), depth in depths.items()
+                    if (v, e) == (vm["name"], entry)
+                }
+                scalings.append(_cmdline(job, key, vm["name"], name, mine))
+            elif kind == "fio":
+                depth = depths.get((vm["name"], name, ""), int(job.get("iodepth", 1)))
                 scalings.append(_fio(job, key, vm["name"], name, depth))
             elif kind == "trace":
                 scalings.append(_trace(job, key, vm["name"], name))
@@ -243,27 +486,23 @@ def plan_growth(
     return scalings, notes
 
 
-def sets_at(scalings: Sequence[Scaling], factor: float) -> list[str]:
+def sets_at(scalings: Sequence[AnyScaling], factor: float) -> list[str]:
     """The `--set` lines of the scenario at `factor` (none at 1: today as given)."""
     if factor == 1.0:
         return []
     return [scaling.set_line(factor) for scaling in scalings]
 
 
-def describe(scalings: Sequence[Scaling]) -> list[str]:
+def describe(scalings: Sequence[AnyScaling]) -> list[str]:
     """One line per scaled value: what the factor multiplies."""
-    return [f"VM {s.vm} job {s.job}: {s.what}, today {_today(s)}" for s in scalings]
-
-
-def _today(scaling: Scaling) -> str:
-    return ",".join("" if part is None else _number(part) for part in scaling.parts)
+    return [f"VM {s.vm} job {s.job}: {s.described()}" for s in scalings]
 
 
 @dataclass(frozen=True)
 class RateGrowth:
     """`--grow rate`: the grown VMs' jobs scaled by the factor, as `--set` lines over the scenario."""
 
-    scalings: tuple[Scaling, ...]
+    scalings: tuple[AnyScaling, ...]
     scenario: str
     variant: str
     base_sets: tuple[str, ...]

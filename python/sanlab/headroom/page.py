@@ -104,7 +104,9 @@ def _stages_rows(doc: Mapping[str, Any]) -> str:
     rows = []
     for what, point in _stage_points(doc):
         for vm, stages in (point.get("stages_ms") or {}).items():
-            cells = [format_ms(stages[stage]) for stage in STAGES] + [format_ms(stages["mean"])]
+            # a point of an older engine has no cache stage (its media time holds it)
+            cells = [format_ms(stages[stage]) if stage in stages else "–" for stage in STAGES]
+            cells.append(format_ms(stages["mean"]))
             rows.append(
                 f"<tr><td>{_esc(what)}, {_esc(factor_text(point['factor']))}</td>"
                 f"<td class=num>{_esc(format_count(point['iops']['mean']))}</td><td>{_esc(vm)}</td>"
