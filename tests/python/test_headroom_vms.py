@@ -7,6 +7,7 @@ Noise: 4 s per point (3 s measured, 3,000 to 27,000 I/Os a VM), 3 to 12 seeds a 
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -240,3 +241,48 @@ def test_a_named_idle_vm_is_a_one_line_error(tmp_path: Path, args: list[str], sa
         "expected a VM that issues I/O: busy"
     )
     assert not (tmp_path / "x").exists()
+
+
+CROWDED = ROOT / "tests" / "data" / "scenarios" / "headroom_crowded.toml"
+
+
+def test_fewer_vms_when_todays_count_fails(tmp_path: Path) -> None:
+    """headroom_crowded.toml: `a`, `b`, `c` at 1,000 IOPS and `heavy` at 4,000 on one M/M/1 server.
+    Today's 4 VMs see 1 / (μ − 7,000/s) = 0.333 ms, over mean ≤ 0.2 ms: the search goes down,
+    dropping the last grown VM first. 3 VMs (a, b, c: 3,000 IOPS) see 0.143 ms and hold; the
+    count that fails above them is today's. Their IOPS are 3/7 of today's, not 3/4: the load they
+    should deliver is their own, so the point is not taken for a load that stopped growing."""
+    doc = _headroom(str(CROWDED), "--grow", "vms", "--slo", "mean<=0.2ms", *FAST, out=tmp_path / "h")
+    assert doc["today"]["holds"] is False and doc["vms_today"] == 4
+    assert doc["vms"] == 3 and doc["bracket"] == [0.75, 1.0] and doc["stalled"] == []
+    assert doc["limit_iops"] == pytest.approx(3000, rel=0.03) and doc["limited_by"] == "slo"
+    three = next(point for point in doc["curve"] if point["vms"] == 3)
+    assert three["figures"]["mean<=0.2ms"]["mean"] == pytest.approx(1 / (10 - 3), rel=0.05)
+    written = tomllib.loads(Path(doc["at_limit_scenario"]).read_text(encoding="utf-8"))
+    assert [vm["name"] for vm in written["vm"]] == ["a", "b", "c"]
+    engine.validate(doc["at_limit_scenario"])
+    assert sorted(point["vms"] for point in doc["curve"]) == [2, 3, 4]
+
+
+def test_even_one_vm_fails_said(tmp_path: Path) -> None:
+    """mean ≤ 0.1 ms: the 100 µs service alone reaches it, so no count holds, down to 1 VM."""
+    command = [
+        sys.executable, "-m", "sanlab.cli", "headroom", str(CROWDED), "--grow", "vms", "--slo", "mean<=0.1ms",
+        *FAST, "--out", str(tmp_path / "h"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "the SLO mean ≤ 0.1 ms does not hold even with 1 VM (today's 4)" in done.stdout
+    doc = json.loads((tmp_path / "h" / "headroom.json").read_text(encoding="utf-8"))
+    assert doc["vms"] is None and min(point["vms"] for point in doc["curve"]) == 1
+    one = tomllib.loads((tmp_path / "h" / "vms-1.toml").read_text(encoding="utf-8"))
+    assert [vm["name"] for vm in one["vm"]] == ["a"]
+
+
+def test_dropped_vms_leave_a_judged_one() -> None:
+    """Below today's count the judged VMs are dropped last: with `--judge c`, one VM left is c."""
+    growth = VmGrowth(
+        str(CROWDED), "base", (), {"vm": []}, ("a", "b", "c", "heavy"), ("c",), Path("."), open_loop=True
+    )
+    assert growth.kept(1) == ("c",) and growth.kept(2) == ("a", "c") and growth.kept(3) == ("a", "b", "c")
+    assert growth.count(0.01) == 1 and growth.count(0.5) == 2

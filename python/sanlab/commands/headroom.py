@@ -213,7 +213,9 @@ def _growth(
             scenario, variant, tuple(args.sets), today["resolved"], tuple(grown), tuple(judged), out_dir,
             open_loop=all(job["pacing"]["kind"] == "open" for job in mine),
         )  # fmt: skip
-        return growth, [f"copies of VM {', '.join(grown)} (each on its VM's host and volume)"], []
+        copies = f"copies of VM {', '.join(grown)} (each on its VM's host and volume)"
+        fewer = "; below today's count, the grown VMs dropped, the last first" if len(grown) > 1 else ""
+        return growth, [copies + fewer], []
     scalings, notes = plan_growth(today["resolved"], today["jobs"], grown)
     rate_growth = RateGrowth(
         tuple(scalings), scenario, variant, tuple(args.sets), tuple(grown), tuple(judged)

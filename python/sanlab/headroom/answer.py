@@ -240,7 +240,7 @@ def _worst_at_limit(doc: Mapping[str, Any]) -> str:
     if point is None:
         return ""
     worst = ", ".join(f"{slo} worst on VM {name}" for slo, name in point["worst_vm"].items())
-    many = f" of {point['vms']} VMs" if point.get("vms") else ""
+    many = f" of {point['vms']} VM{'s' if point['vms'] != 1 else ''}" if point.get("vms") else ""
     return f"judged on the worst VM{many}: at {factor_text(top)}, {worst}"
 
 
@@ -261,7 +261,13 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     verb = "holds" if len(slos) == 1 else "hold"
     factor, span = doc["factor"], doc["factor_ci95"]
     low, high = doc["bracket"]
-    if factor is None and low is None:
+    if factor is None and low is None and doc.get("vms_today") is not None:
+        fewest = min((row["vms"] for row in doc["curve"]), default=doc["vms_today"])
+        lines.append(
+            f"{labels} {'does' if len(slos) == 1 else 'do'} not hold even with {fewest} VM{'s' if fewest != 1 else ''} "
+            f"(today's {doc['vms_today']})"
+        )
+    elif factor is None and low is None:
         lines.append(
             f"{labels} {'does' if len(slos) == 1 else 'do'} not hold at any load tried (down to {factor_text(high)} of today's)"
         )
@@ -277,9 +283,15 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
     elif doc.get("vms") is not None:
         plus = max(factor - span[0], span[1] - factor)
         failing = next((row["vms"] for row in doc["curve"] if row["factor"] == high), None)
+        more = doc["vms"] - doc["vms_today"]
+        than = (
+            f"today's {doc['vms_today']} and {more} more"
+            if more >= 0
+            else f"{-more} fewer than today's {doc['vms_today']}"
+        )
         lines.append(
-            f"{labels} {verb} up to {doc['vms']} VMs, {format_count(doc['limit_iops'])} IOPS (today's "
-            f"{doc['vms_today']} and {doc['vms'] - doc['vms_today']} more); {failing} do not "
+            f"{labels} {verb} up to {doc['vms']} VM{'s' if doc['vms'] != 1 else ''}, {format_count(doc['limit_iops'])} "
+            f"IOPS ({than}); {failing} do not "
             f"(the figure reaches its limit at {factor:.2f} ± {plus:.2f} times today's count)"
         )
     else:

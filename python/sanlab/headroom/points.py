@@ -42,6 +42,7 @@ class Setup:
     grown: tuple[str, ...]
     judged: tuple[str, ...]
     vms: int | None = None  # --grow vms: how many VMs grow (today's and their copies)
+    origins: tuple[str, ...] | None = None  # --grow vms: each grown VM's original, as `grown`
 
     def all_sets(self) -> list[str]:
         return [*self.base_sets, *self.sets]

@@ -210,7 +210,16 @@ class Search:
         today = next((p for p in self.points if p.factor == 1.0 and p.runs), None)
         if today is None or point is today or not self.growth.open_loop:
             return False
-        return point.iops().mean < STALLED * point.factor * today.iops().mean
+        return point.iops().mean < STALLED * self._expected(point, today)
+
+    def _expected(self, point: Point, today: Point) -> float:
+        """The IOPS `point` should deliver: factor × today's, or with VMs copied or dropped
+        (`setup.origins`), the sum of today's IOPS of each VM's original (VMs differ)."""
+        origins = point.setup.origins
+        if origins is None:
+            return point.factor * today.iops().mean
+        seeds = today.seeds()
+        return sum(today.runs[seed][name]["iops"] for seed in seeds for name in origins) / len(seeds)
 
     # --- the search --------------------------------------------------------------------------
     def run(self) -> tuple[Point | None, Point | None]:

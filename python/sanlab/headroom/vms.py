@@ -1,7 +1,9 @@
-"""`--grow vms`: more VMs like today's. A point is a whole count n of grown VMs (n ≥ today's k):
-today's scenario as resolved (its variant and `--set` applied) with n − k copies of the grown
-VMs, copy j of the (j mod k)-th, on its host and volume, so the copies spread over the hosts as
-today's VMs do (a copy's named jobs get its name: `oltp-db-copy1`). Each count is a scenario file written into the headroom folder
+"""`--grow vms`: more VMs like today's, or fewer. A point is a whole count n of grown VMs: today's
+scenario as resolved (its variant and `--set` applied) with n − k copies of the grown VMs (n > k,
+today's k), copy j of the (j mod k)-th, on its host and volume, so the copies spread over the
+hosts as today's VMs do (a copy's named jobs get its name: `oltp-db-copy1`); or, when today's count
+fails the SLOs, with k − n of the grown VMs dropped (1 ≤ n < k), the last first, the judged ones
+last, so that a judged VM is left while one is. Each count is a scenario file written into the headroom folder
 (`vms-<n>.toml`, by `sanlab.toml_text`), checked by the engine's own reader before it runs; the
 folder was empty when the search began, so a written file is never one of its inputs.
 
@@ -94,7 +96,7 @@ def _copy_of(vm: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 @dataclass
 class VmGrowth:
-    """`--grow vms`: factor f is round(f × k) VMs, at least today's k."""
+    """`--grow vms`: factor f is round(f × k) VMs, at least 1."""
 
     scenario: str
     variant: str
@@ -109,27 +111,52 @@ class VmGrowth:
 
     @property
     def counts(self) -> str:
-        return "whole VM counts (at least today's)"
+        return "whole VM counts (at least 1)"
 
     def count(self, factor: float) -> int:
-        return max(len(self.grown), math.floor(factor * len(self.grown) + 0.5))
+        """round(f × k) VMs, at least 1."""
+        return max(1, math.floor(factor * len(self.grown) + 0.5))
+
+    def kept(self, n: int) -> tuple[str, ...]:
+        """The grown VMs left at a count n below today's: the judged ones first, each in the
+        order given, so that the last are dropped first and a judged VM stays while one can."""
+        order = sorted(self.grown, key=lambda name: name not in self.judged)
+        keep = set(order[:n])
+        return tuple(name for name in self.grown if name in keep)
 
     def setup(self, factor: float) -> tuple[Setup, float]:
         n, k = self.count(factor), len(self.grown)
         if n == k:  # today, as given
-            return Setup(self.scenario, self.variant, (), self.base_sets, self.grown, self.judged, vms=k), 1.0
+            return Setup(
+                self.scenario,
+                self.variant,
+                (),
+                self.base_sets,
+                self.grown,
+                self.judged,
+                vms=k,
+                origins=self.grown,
+            ), 1.0
+        if n < k:
+            kept = self.kept(n)
+            dropped = [name for name in self.grown if name not in kept]
+            judged = tuple(name for name in self.judged if name not in dropped)
+            path = self.written.get(n) or self._write(n, (), dropped)
+            return Setup(str(path), "base", (), (), kept, judged, vms=n, origins=kept), n / k
         copies = copy_names(self.grown, [vm["name"] for vm in self.resolved.get("vm", [])], n - k)
         grown = (*self.grown, *(name for _, name in copies))
         judged = (*self.judged, *(name for original, name in copies if original in self.judged))
-        path = self.written.get(n) or self._write(n, copies)
-        return Setup(str(path), "base", (), (), grown, judged, vms=n), n / k
+        origins = (*self.grown, *(original for original, _ in copies))
+        path = self.written.get(n) or self._write(n, copies, ())
+        return Setup(str(path), "base", (), (), grown, judged, vms=n, origins=origins), n / k
 
-    def _write(self, n: int, copies: Sequence[tuple[str, str]]) -> Path:
+    def _write(self, n: int, copies: Sequence[tuple[str, str]], dropped: Sequence[str]) -> Path:
         table = _absolute(copy.deepcopy(dict(self.resolved)), Path(self.scenario).resolve().parent)
         table.pop("variant", None)
         by_name = {vm["name"]: vm for vm in table.get("vm", [])}
         for original, name in copies:
             table["vm"].append(_copy_of(by_name[original], name))
+        table["vm"] = [vm for vm in table.get("vm", []) if vm["name"] not in dropped]
         path = self.folder / f"vms-{n}.toml"
         if path.resolve() == Path(self.scenario).resolve():
             raise VmGrowthError(f"--grow vms: {path} would overwrite the scenario; choose another --out")
