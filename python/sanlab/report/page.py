@@ -78,9 +78,11 @@ def merge_runs(runs: Sequence[ReportRun]) -> Document:
 
 
 def _plot_html(figure: Figure) -> str:
-    height_px = figure.plot.layout.height
+    height_px = figure.spec["layout"]["height"]
+    # Plain data, written as plotly writes a checked figure (arrays packed) without checking it again.
     plot = pio.to_html(
-        figure.plot,
+        figures.packed(figure.spec),
+        validate=False,
         full_html=False,
         include_plotlyjs=False,
         div_id=f"plot-{figure.key}",

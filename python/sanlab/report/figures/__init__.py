@@ -6,8 +6,17 @@ and `marks` (fault and event marks) are what they draw with.
 """
 
 from sanlab.report.figures.common import (
-    MAX_LINES, MAX_NAMED_VARIANTS, PALETTE, SAME_IOPS_TOLERANCE, Figure, doc_groups, in_group_order,
-    log_ticks, series_frame, variant_colors,
+    MAX_LINES,
+    MAX_NAMED_VARIANTS,
+    PALETTE,
+    SAME_IOPS_TOLERANCE,
+    Figure,
+    doc_groups,
+    in_group_order,
+    log_ticks,
+    packed,
+    series_frame,
+    variant_colors,
 )  # fmt: skip
 from sanlab.report.figures.cores import core_util_figure
 from sanlab.report.figures.grid import FAULT_MARK_PX
@@ -24,7 +33,7 @@ __all__ = [
     "FAULT_MARKS_TEXT", "FAULT_MARK_PX", "MAX_LINES", "MAX_NAMED_VARIANTS", "PALETTE", "SAME_IOPS_TOLERANCE",
     "Figure", "core_util_figure", "degraded_share_figure", "device_queue_figure", "doc_groups",
     "host_flow_control_figure", "in_group_order", "injector_figure", "latency_cdf_figure", "log_ticks",
-    "overview_figure", "path_timeline_figure", "paths_figure", "replica_ranges", "replicated", "series_frame",
-    "variant_colors",
+    "overview_figure", "packed", "path_timeline_figure", "paths_figure", "replica_ranges", "replicated",
+    "series_frame", "variant_colors",
     "vm_iops_figure", "vm_latency_figure", "winners",
 ]  # fmt: skip

@@ -1,20 +1,30 @@
 """What every figure of the report shares: the `Figure` it returns, the palette and a variant's
 colour and dash (alike in every figure), the layout, log-axis ticks, the time series as one
 table, the variants in group order, and the limits (MAX_LINES) above which a figure summarises.
+
+A figure is plain data, as plotly.js reads it (`{"data": [traces], "layout": {...}}`): plotly's
+object model checks and copies every property as it is set, which was most of the report's time.
+`Figure.plot` gives plotly's checked object of the same figure, for tests and notebooks.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import inspect
 import itertools
+import json
 import math
+import pkgutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-import plotly.io as pio
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 from sanlab.document import Document, Variant
 from sanlab.formatting import format_tick
@@ -39,14 +49,135 @@ SAME_IOPS_TOLERANCE = 0.005
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
+Spec = dict[str, Any]
+"""A plotly figure, a trace or a layout as plain data."""
+
+
 @dataclass(frozen=True)
 class Figure:
-    """A plot with its page anchor (`key`), title and one-line caption."""
+    """A plot (`spec`, plain data) with its page anchor (`key`), title and one-line caption."""
 
     key: str
     title: str
     caption: str
-    plot: go.Figure
+    spec: Spec
+
+    @property
+    def plot(self) -> go.Figure:
+        """The figure as plotly's object, every property checked by plotly (a figure plotly would
+        refuse raises here)."""
+        import plotly.graph_objects as go
+
+        return go.Figure(self.spec)
+
+
+def new_figure() -> Spec:
+    return {"data": [], "layout": {}}
+
+
+def update(target: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """`changes` merged into `target` as plotly's `update` merges them: a dict into the dict there,
+    None removes a property, anything else replaces it. Dicts are copied, never shared, so a
+    later update of one figure changes no other; a dict left empty is not kept (plotly drops an
+    object with nothing set)."""
+    for key, value in changes.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, Mapping):
+            inner = target.get(key)
+            if isinstance(inner, dict):
+                update(inner, value)
+            elif merged := update({}, value):
+                target[key] = merged
+        else:
+            target[key] = value
+    return target
+
+
+def axis_names(layout: Mapping[str, Any], letter: str) -> list[str]:
+    """The layout's `x` (or `y`) axes, `xaxis`, `xaxis2` ..., as plotly's update_xaxes finds them."""
+    prefix = f"{letter}axis"
+    return [key for key in layout if key == prefix or (key.startswith(prefix) and key[5:].isdigit())]
+
+
+def update_axes(fig: Spec, letter: str, changes: Mapping[str, Any]) -> None:
+    """`changes` to every `x` (or `y`) axis of the figure (plotly's update_xaxes without row or
+    col); a figure without one gets the first."""
+    names = axis_names(fig["layout"], letter) or [f"{letter}axis"]
+    for name in names:
+        update(fig["layout"].setdefault(name, {}), changes)
+    for name in names:
+        if not fig["layout"][name]:
+            del fig["layout"][name]
+
+
+def colorscale_of(name: str) -> list[list[Any]]:
+    """Plotly's named colour scale (`Blues`) as the list of (position, colour) it writes for it."""
+    colors = _named_colorscales().get(name.lower())
+    if colors is None:
+        raise ValueError(f"no plotly colour scale {name!r}")
+    last = len(colors) - 1
+    return [[(1.0 * index) / (1.0 * last), color] for index, color in enumerate(colors)]
+
+
+@functools.cache
+def _named_colorscales() -> dict[str, list[str]]:
+    """Every named colour scale, as plotly's colorscale check finds them (later modules win)."""
+    from plotly import colors
+
+    return {
+        name.lower(): scale
+        for module in (colors.sequential, colors.diverging, colors.cyclical)
+        for name, scale in inspect.getmembers(module)
+        if isinstance(scale, list) and not name.endswith("_r") and not name.startswith("_")
+    }
+
+
+UNPACKED_KEYS = frozenset({"geojson", "layer", "layers", "range"})
+"""Where plotly leaves an array as it is when it writes a figure."""
+
+PACKED_DTYPES = {
+    "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
+    "float32": "f4", "float64": "f8",
+}  # fmt: skip
+"""Numpy's types as plotly.js's typed arrays name them."""
+
+
+def packed_array(array: np.ndarray) -> Any:
+    """A numpy array as plotly writes one into a page: its bytes in base64 with their type (64-bit
+    integers narrowed to the smallest type that holds them), not a number in text each."""
+    if array.size == 0:
+        return array
+    if array.dtype == np.int64:
+        for narrow in (np.int8, np.int16, np.int32):
+            limits = np.iinfo(narrow)
+            if limits.min <= array.min() and array.max() <= limits.max:
+                array = array.astype(narrow)
+                break
+    code = PACKED_DTYPES.get(str(array.dtype))
+    if code is None:
+        return array
+    typed = {"dtype": code, "bdata": base64.b64encode(np.ascontiguousarray(array)).decode("ascii")}
+    if array.ndim > 1:
+        typed["shape"] = str(array.shape)[1:-1]
+    return typed
+
+
+def packed(value: Any) -> Any:
+    """A figure (or part of one) with its numpy arrays packed (`packed_array`) where plotly packs
+    them: a property's value, not an item of a list. The figure itself is left as it is."""
+    if isinstance(value, dict):
+        return {
+            key: item
+            if key in UNPACKED_KEYS
+            else packed_array(item)
+            if isinstance(item, np.ndarray)
+            else packed(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [packed(item) for item in value]
+    return value
 
 
 def doc_groups(doc: Document) -> Groups | None:
@@ -89,10 +220,13 @@ def series_frame(doc: Document) -> pd.DataFrame:
     rows = [len(variant["timeseries"]["t_s"]) for variant in variants]
     if not any(rows):
         return pd.DataFrame(columns=["variant", "t_s", "kind", "name", "metric", "value"])
+
     # The text columns as codes into their few distinct values (factorized in C from plain
     # objects): pandas building a million strings into its own arrays took most of this time.
     def codes(column: str) -> tuple[np.ndarray, pd.Index]:
-        texts = np.fromiter(itertools.chain.from_iterable(v["timeseries"][column] for v in variants), dtype=object)
+        texts = np.fromiter(
+            itertools.chain.from_iterable(v["timeseries"][column] for v in variants), dtype=object
+        )
         found, uniques = pd.factorize(texts)
         return found, pd.Index(uniques, dtype="str")
 
@@ -138,27 +272,33 @@ def latency_axis(title: str, low_ms: float, high_ms: float) -> dict[str, Any]:
     return {"title_text": title, "type": "linear"}
 
 
-def _template(name: str, traces: Sequence[str]) -> go.layout.Template:
-    """Plotly's template `name` with the trace defaults of `traces` only: a figure validates and
-    copies its template, and every page carries it, so the defaults of the 21 trace types the
-    report never draws cost each figure 9 ms and 3.6 kB for nothing."""
-    whole = pio.templates[name]
-    return go.layout.Template(layout=whole.layout, data={kind: whole.data[kind] for kind in traces})
+def _template(name: str, traces: Sequence[str]) -> dict[str, Any]:
+    """Plotly's template `name` (read as plotly reads it, from its package's JSON) with the trace
+    defaults of `traces` only: every page carries the template of each figure, and those of the
+    21 trace types the report never draws cost 3.6 kB a figure for nothing."""
+    data = pkgutil.get_data("plotly", f"package_data/templates/{name}.json")
+    assert data is not None, name
+    whole = json.loads(data)
+    return {"data": {kind: whole["data"][kind] for kind in traces}, "layout": whole["layout"]}
 
 
 TEMPLATE = _template("plotly_white", ("scatter", "heatmap", "bar"))
 
 
-def layout(fig: go.Figure, title: str, height_px: int) -> None:
-    fig.update_layout(
-        template=TEMPLATE,
-        title={"text": f"<b>{title}</b>", "x": 0.0, "xanchor": "left", "font": {"size": 16}},
-        height=height_px,
-        font={"family": FONT, "size": 12, "color": "#24292f"},
-        margin=MARGINS_PX,
-        legend={"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02},
-        hoverlabel={"font": {"family": FONT}},
+def layout(fig: Spec, title: str, height_px: int) -> None:
+    update(
+        fig["layout"],
+        {
+            "title": {"text": f"<b>{title}</b>", "x": 0.0, "xanchor": "left", "font": {"size": 16}},
+            "height": height_px,
+            "font": {"family": FONT, "size": 12, "color": "#24292f"},
+            "margin": MARGINS_PX,
+            "legend": {"orientation": "v", "yanchor": "top", "y": 1.0, "xanchor": "left", "x": 1.02},
+            "hoverlabel": {"font": {"family": FONT}},
+        },
     )
+    # Shared by every figure, not copied: nothing changes a template once set.
+    fig["layout"]["template"] = TEMPLATE
 
 
 def in_group_order(doc: Document) -> list[Variant]:

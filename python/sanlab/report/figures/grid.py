@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from sanlab.document import Document, FaultReport
 from sanlab.report.figures.common import (
@@ -19,12 +17,14 @@ from sanlab.report.figures.common import (
     MAX_LINES,
     TIME_AXIS,
     Figure,
+    Spec,
     doc_groups,
     groups_text,
     join_names,
     layout,
     line_style,
     top_of_each,
+    update,
     variant_dashes,
 )
 from sanlab.report.figures.marks import (
@@ -44,6 +44,7 @@ from sanlab.report.figures.replicas import (
     replica_ranges,
     replicated,
 )
+from sanlab.report.figures.subplots import Subplots, subplots
 from sanlab.report.groups import Groups
 
 OVERLAP_TOLERANCE = 0.005
@@ -111,11 +112,6 @@ class Grid:
         return facet // self.columns * self.metrics + metric + 1, facet % self.columns + 1
 
 
-def _axis_id(axis: Any) -> str:
-    """`x2` for the layout's `xaxis2`: how shapes, annotations and `matches` name an axis."""
-    return str(axis.plotly_name).replace("axis", "")
-
-
 def grid_figure(
     grid: Grid,
     titles: Sequence[str],
@@ -124,39 +120,38 @@ def grid_figure(
     *,
     single_panel_px: int = SINGLE_PANEL_PX,
     marks_above: bool = False,
-) -> tuple[go.Figure, int]:
-    """An empty figure of the grid's panels and its height in px (`single_panel_px` per panel when
-    there is one facet). Every panel shares the x axis, a metric's panels their y axis (labelled in
-    the first column); each facet's title is over its first panel (over the fault marks there with
-    `marks_above`), x labels under its last."""
+) -> tuple[Spec, Subplots, int]:
+    """An empty figure of the grid's panels, the panels, and its height in px (`single_panel_px`
+    per panel when there is one facet). Every panel shares the x axis, a metric's panels their y
+    axis (labelled in the first column); each facet's title is over its first panel (over the
+    fault marks there with `marks_above`), x labels under its last."""
     panel_px = single_panel_px if grid.facets == 1 else FACET_PANEL_PX
     plot_px = grid.rows * panel_px + (grid.rows - 1) * PANEL_GAP_PX
-    fig = make_subplots(
-        rows=grid.rows,
-        cols=grid.columns,
+    panels = subplots(
+        grid.rows,
+        grid.columns,
         vertical_spacing=PANEL_GAP_PX / plot_px,
         horizontal_spacing=0.03,
     )
-    # Every panel's axes and titles in one update: plotly checks the layout again on each call
-    # (update_xaxes(row=, col=) also searches every axis), a fifth of a time-line figure.
+    fig = panels.figure()
     axes: dict[str, dict[str, Any]] = {}
     title_annotations = []
     used = set()
-    first_y = [_axis_id(fig.get_subplot(*grid.cell(0, metric)).yaxis) for metric in range(grid.metrics)]
+    first_y = [panels.refs(*grid.cell(0, metric))[1] for metric in range(grid.metrics)]
     for facet, title in enumerate(titles):
         last_in_column = facet + grid.columns >= grid.facets
         for metric, axis_title in enumerate(axis_titles):
             row, col = grid.cell(facet, metric)
             used.add((row, col))
-            subplot = fig.get_subplot(row, col)
+            x_name, y_name = panels.axes(row, col)
             bottom = metric == grid.metrics - 1
-            own_x, own_y = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
-            axes[subplot.xaxis.plotly_name] = {
+            own_x, own_y = panels.refs(row, col)
+            axes[x_name] = {
                 "matches": None if (row, col) == (1, 1) else "x",
                 "showticklabels": bottom,
                 "title": {"text": x_title if bottom and last_in_column else None},
             }
-            axes[subplot.yaxis.plotly_name] = {
+            axes[y_name] = {
                 "matches": None if own_y == first_y[metric] else first_y[metric],
                 "showticklabels": col == 1,
                 "title": {"text": axis_title if col == 1 else None},
@@ -180,11 +175,13 @@ def grid_figure(
     for row in range(1, grid.rows + 1):
         for col in range(1, grid.columns + 1):
             if (row, col) not in used:
-                subplot = fig.get_subplot(row, col)
-                axes[subplot.xaxis.plotly_name] = {"visible": False}
-                axes[subplot.yaxis.plotly_name] = {"visible": False}
-    fig.update_layout(axes, annotations=fig.layout.annotations + tuple(title_annotations))
-    return fig, 140 + plot_px
+                x_name, y_name = panels.axes(row, col)
+                axes[x_name] = {"visible": False}
+                axes[y_name] = {"visible": False}
+    update(fig["layout"], axes)
+    if title_annotations:
+        fig["layout"]["annotations"] = fig["layout"].get("annotations", []) + title_annotations
+    return fig, panels, 140 + plot_px
 
 
 def _line_facets(
@@ -264,20 +261,21 @@ def time_lines(
     facets = _line_facets(doc, list(names), names, colors, groups)
     grid = Grid(len(facets), len(panels))
     edges = fault_edges(doc)
-    fig, height_px = grid_figure(
+    fig, grid_panels, height_px = grid_figure(
         grid, [facet.title for facet in facets], [t for _, t in panels], TIME_AXIS, marks_above=bool(edges)
     )
     if ranges is None and replicated(doc):
         ranges = replica_ranges(doc)
     bands = {} if ranges is None else band_index(ranges, kind, metrics)
-    banded = _add_lines(fig, grid, facets, panels, frame, bands)
+    banded = _add_lines(fig, grid_panels, grid, facets, panels, frame, bands)
     if banded:
-        fig.add_trace(band_legend_trace(doc), row=1, col=1)
-    _add_marks(fig, grid, facets, metrics, reference_lines or {}, edges)
+        fig["data"].append(grid_panels.place(band_legend_trace(doc), 1, 1))
+    _add_marks(fig, grid_panels, grid, facets, metrics, reference_lines or {}, edges)
     layout(fig, title, height_px)
     if edges and any(facet.title for facet in facets):
         # The top row's titles over its fault marks: room for both under the figure's title.
-        fig.update_layout(margin={"t": MARGINS_PX["t"] + FAULT_MARK_PX}, height=height_px + FAULT_MARK_PX)
+        taller = {"margin": {"t": MARGINS_PX["t"] + FAULT_MARK_PX}, "height": height_px + FAULT_MARK_PX}
+        update(fig["layout"], taller)
     if edges:
         caption += f" {FAULT_MARKS_TEXT}"
     if groups is not None:
@@ -315,7 +313,8 @@ def _drawn_entities(
 
 
 def _add_lines(
-    fig: go.Figure,
+    fig: Spec,
+    grid_panels: Subplots,
     grid: Grid,
     facets: Sequence[Facet],
     panels: Sequence[tuple[str, str]],
@@ -331,27 +330,22 @@ def _add_lines(
     line_rows = ordered.groupby(["variant", "name", "metric"], sort=False).indices
     times_s, values = ordered["t_s"].to_numpy(dtype=float), ordered["value"].to_numpy(dtype=float)
     shown_in_legend: set[str] = set()
-    lines: list[dict[str, Any]] = []
-    cells: list[tuple[int, int]] = []
     no_rows = np.empty(0, dtype=np.intp)
     bands = 0
     for index, facet in enumerate(facets):
         for line in facet.lines:
             for metric_index, (metric, axis_title) in enumerate(panels):
+                cell = grid.cell(index, metric_index)
                 points = line_rows.get((line.variant, line.entity, metric), no_rows)
                 shown = line.legend in shown_in_legend
                 band = (ranges or {}).get((line.variant, line.entity, metric))
                 if band is not None:
-                    lines.append(band_trace(band, line.color, f"{line.variant} · {line.entity}", axis_title))
-                    cells.append(grid.cell(index, metric_index))
+                    band_of = band_trace(band, line.color, f"{line.variant} · {line.entity}", axis_title)
+                    fig["data"].append(grid_panels.place(band_of, *cell))
                     bands += 1
-                lines.append(
-                    _line_trace(line, times_s[points], values[points], axis_title, showlegend=not shown)
-                )
-                cells.append(grid.cell(index, metric_index))
+                trace = _line_trace(line, times_s[points], values[points], axis_title, showlegend=not shown)
+                fig["data"].append(grid_panels.place(trace, *cell))
                 shown_in_legend.add(line.legend)
-    # In one call: plotly checks the figure's traces again on each.
-    fig.add_traces(lines, rows=[row for row, _ in cells], cols=[column for _, column in cells])
     return bands > 0
 
 
@@ -376,27 +370,28 @@ def _line_trace(
 
 
 def _add_marks(
-    fig: go.Figure,
+    fig: Spec,
+    grid_panels: Subplots,
     grid: Grid,
     facets: Sequence[Facet],
     metrics: Sequence[str],
     reference_lines: Mapping[str, Sequence[tuple[str, float, str]]],
     edges: Sequence[tuple[FaultReport, str]],
 ) -> None:
-    """The reference lines and fault marks of every panel, appended in one assignment: plotly's
-    add_shape, add_annotation and add_hline revalidate every mark already there, 50 s for the 1,600
-    marks of a 19-variant study."""
-    shapes, annotations = _reference_marks(fig, grid, facets, metrics, reference_lines)
-    fault_shapes, fault_annotations, traces, overlays = _fault_marks(fig, grid, facets, edges)
-    fig.layout.shapes = fig.layout.shapes + tuple(shapes + fault_shapes)
-    fig.layout.annotations = fig.layout.annotations + tuple(annotations + fault_annotations)
+    """The reference lines and fault marks of every panel (fault marks past MAX_MARK_SHAPES as
+    traces on axes of their own)."""
+    shapes, annotations = _reference_marks(grid_panels, grid, facets, metrics, reference_lines)
+    fault_shapes, fault_annotations, traces, overlays = _fault_marks(grid_panels, grid, facets, edges)
+    for key, marks in (("shapes", shapes + fault_shapes), ("annotations", annotations + fault_annotations)):
+        if marks:
+            fig["layout"][key] = fig["layout"].get(key, []) + marks
     if overlays:
-        fig.update_layout(overlays)
-        fig.add_traces(traces)
+        update(fig["layout"], overlays)
+        fig["data"] += traces
 
 
 def _reference_marks(
-    fig: go.Figure,
+    grid_panels: Subplots,
     grid: Grid,
     facets: Sequence[Facet],
     metrics: Sequence[str],
@@ -414,14 +409,14 @@ def _reference_marks(
                 if (row, column, value, label) in drawn:
                     continue
                 drawn.add((row, column, value, label))
-                shape, annotation = _reference_line(fig.get_subplot(row, column), value, label)
+                shape, annotation = reference_line(grid_panels.refs(row, column), value, label)
                 shapes.append(shape)
                 annotations.append(annotation)
     return shapes, annotations
 
 
 def _fault_marks(
-    fig: go.Figure, grid: Grid, facets: Sequence[Facet], edges: Sequence[tuple[FaultReport, str]]
+    grid_panels: Subplots, grid: Grid, facets: Sequence[Facet], edges: Sequence[tuple[FaultReport, str]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """Each facet's fault marks: their shapes, their annotations, and for a facet with over
     MAX_MARK_SHAPES marks, traces instead on hidden 0-1 axes over its panels (the axes' layout,
@@ -437,8 +432,7 @@ def _fault_marks(
             name_variants=len(facet.variants) > 1,
         )
         for metric_index in range(grid.metrics):
-            subplot = fig.get_subplot(*grid.cell(index, metric_index))
-            xref, yref = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
+            xref, yref = grid_panels.refs(*grid.cell(index, metric_index))
             # The lines on every panel, the ✕ and ✓ once, over the facet's first panel.
             if len(marks) > MAX_MARK_SHAPES:
                 number = grid.rows * grid.columns + len(overlays) + 1
@@ -452,10 +446,10 @@ def _fault_marks(
     return shapes, annotations, traces, overlays
 
 
-def _reference_line(subplot: Any, value: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A dashed horizontal line at `value` across a panel and its label over its left end: what
-    plotly's add_hline draws, without its cost per mark already drawn."""
-    xref, yref = _axis_id(subplot.xaxis), _axis_id(subplot.yaxis)
+def reference_line(refs: tuple[str, str], value: float, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A dashed horizontal line at `value` across the panel of the axes `refs` (`x2`, `y2`) and its
+    label over its left end: what plotly's add_hline draws there."""
+    xref, yref = refs
     shape = {
         "type": "line",
         "xref": f"{xref} domain",

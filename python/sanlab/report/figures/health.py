@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from plotly.subplots import make_subplots
-
 from sanlab.analysis import health
 from sanlab.document import Document
-from sanlab.report.figures.common import MAX_LINES, TIME_AXIS, Figure, layout, log_ticks, variant_dashes
+from sanlab.report.figures.common import (
+    MAX_LINES,
+    TIME_AXIS,
+    Figure,
+    layout,
+    log_ticks,
+    update,
+    variant_dashes,
+)
+from sanlab.report.figures.grid import reference_line
+from sanlab.report.figures.subplots import subplots
 
 
 def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
@@ -58,42 +66,51 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
             f"median {ordered[len(ordered) // 2]:.3g} %."
         )
         lines = {label: traces for label, traces in lines.items() if label in top}
-    fig = make_subplots(rows=len(lines), cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    panels = subplots(len(lines), 1, shared_xaxes=True, vertical_spacing=0.08)
+    fig = panels.figure()
+    shapes, annotations = [], []
     dashes = variant_dashes(doc)
     for row, (label, traces) in enumerate(lines.items(), start=1):
         start_s, end_s, left_pct = windows[label]
         for name, times_s, shares_pct in traces:
-            fig.add_scatter(
-                x=times_s,
-                y=shares_pct,
-                mode="lines",
-                line={"color": colors[name], "dash": dashes[name], "width": 1.5},
-                name=name,
-                legendgroup=name,
-                showlegend=row == 1,
-                hovertemplate=f"{name} · {label}<br>%{{x:.3~g}} s: %{{y:.3~g}} %<extra></extra>",
-                row=row,
-                col=1,
-            )
-        # After the traces: plotly leaves shapes out of subplots that have none yet. Cut at the last
-        # sample: a degradation past the run's end would stretch the time axis.
+            line = {
+                "type": "scatter",
+                "x": times_s,
+                "y": shares_pct,
+                "mode": "lines",
+                "line": {"color": colors[name], "dash": dashes[name], "width": 1.5},
+                "name": name,
+                "legendgroup": name,
+                "showlegend": row == 1,
+                "hovertemplate": f"{name} · {label}<br>%{{x:.3~g}} s: %{{y:.3~g}} %<extra></extra>",
+            }
+            fig["data"].append(panels.place(line, row, 1))
+        # Cut at the last sample: a degradation past the run's end would stretch the time axis.
         last_s = max((times_s[-1] for _, times_s, _ in traces if times_s), default=end_s)
-        fig.add_vrect(
-            x0=start_s, x1=min(end_s, last_s), fillcolor="#E45756", opacity=0.08, line_width=0, row=row, col=1
+        xref, yref = panels.refs(row, 1)
+        shapes.append(
+            {
+                "type": "rect",
+                "x0": start_s,
+                "x1": min(end_s, last_s),
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": "#E45756",
+                "opacity": 0.08,
+                "line": {"width": 0},
+                "xref": xref,
+                "yref": f"{yref} domain",
+            }
         )
-        fig.add_hline(
-            y=left_pct,
-            line={"color": "#6e7781", "dash": "dash", "width": 1},
-            annotation_text=f"left below {left_pct:g} %",
-            annotation_position="top left",
-            annotation_font={"size": 11, "color": "#6e7781"},
-            row=row,
-            col=1,
-        )
+        shape, annotation = reference_line((xref, yref), left_pct, f"left below {left_pct:g} %")
+        shapes.append(shape)
+        annotations.append(annotation)
         drawn_pct = [left_pct] + [share for _, _, shares_pct in traces for share in shares_pct if share > 0]
         ticks = log_ticks(min(drawn_pct), max(drawn_pct))
-        fig.update_yaxes(title_text=f"{label}, % of I/O", type="log", **ticks, row=row, col=1)
-    fig.update_xaxes(title_text=TIME_AXIS, row=len(lines), col=1)
+        y_axis = panels.axes(row, 1)[1]
+        update(fig["layout"][y_axis], {"title": {"text": f"{label}, % of I/O"}, "type": "log", **ticks})
+    update(fig["layout"][panels.axes(len(lines), 1)[0]], {"title": {"text": TIME_AXIS}})
+    fig["layout"]["shapes"], fig["layout"]["annotations"] = shapes, annotations
     title = "Degraded path's share of I/O over time"
     layout(fig, title, 160 + 300 * len(lines))
     caption = (

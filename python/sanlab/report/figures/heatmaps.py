@@ -9,10 +9,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from sanlab.document import FaultReport, PspEventReport
-from sanlab.report.figures.common import TIME_AXIS, Figure, layout
+from sanlab.report.figures.common import (
+    TIME_AXIS,
+    Figure,
+    colorscale_of,
+    layout,
+    new_figure,
+    update,
+    update_axes,
+)
 from sanlab.report.figures.marks import (
     MAX_MARK_SHAPES,
     event_marks,
@@ -52,7 +59,7 @@ def variant_heatmaps(
     selected: str | None = None,
 ) -> Figure:
     """Heatmaps (rows × time) of several variants, one shown at a time, chosen from a drop-down."""
-    fig = go.Figure()
+    fig = new_figure()
     shown = next((i for i, panel in enumerate(panels) if panel.variant == selected), 0)
     # Each variant's marks as shapes the drop-down swaps, or past MAX_MARK_SHAPES as traces it shows
     # with the variant's heatmap.
@@ -68,56 +75,64 @@ def variant_heatmaps(
             mark_owners += [index] * len(traces)
         else:
             marks.append(mark_shapes(drawn))
+    scale = colorscale_of(colorscale)
     for index, panel in enumerate(panels):
-        fig.add_heatmap(
-            z=panel.z,
-            x=panel.times_s,
-            y=panel.rows,
-            colorscale=colorscale,
-            zmin=0,
-            zmax=zmax,
-            colorbar={"title": {"text": value_title}, "thickness": 12},
-            hovertemplate=hovertemplate,
-            name=panel.variant,
-            visible=index == shown,
-            ygap=1,
-        )
-    fig.update_yaxes(autorange="reversed", type="category", title_text=row_title)
-    fig.update_xaxes(title_text=TIME_AXIS)
+        heatmap = {
+            "type": "heatmap",
+            "z": panel.z,
+            "x": panel.times_s,
+            "y": panel.rows,
+            "colorscale": scale,
+            "zmin": 0,
+            "zmax": zmax,
+            "colorbar": {"title": {"text": value_title}, "thickness": 12},
+            "hovertemplate": hovertemplate,
+            "name": panel.variant,
+            "visible": index == shown,
+            "ygap": 1,
+        }
+        fig["data"].append({key: value for key, value in heatmap.items() if value is not None})
+    update_axes(fig, "y", {"autorange": "reversed", "type": "category", "title": {"text": row_title}})
+    update_axes(fig, "x", {"title": {"text": TIME_AXIS}})
     if drawn_traces:
-        fig.update_layout(yaxis2=overlay_axis("y"))
-        fig.add_traces(drawn_traces)
+        update(fig["layout"], {"yaxis2": overlay_axis("y")})
+        fig["data"] += drawn_traces
     rows = max(len(panel.rows) for panel in panels)
     layout(fig, f"{title}: {panels[shown].variant}", 200 + 18 * rows)
-    fig.update_layout(shapes=marks[shown][0], annotations=marks[shown][1], margin={"t": 100})
+    marks_shown = {"shapes": marks[shown][0], "annotations": marks[shown][1]}
+    update(fig["layout"], {key: value for key, value in marks_shown.items() if value})
+    update(fig["layout"], {"margin": {"t": 100}})
     if len(panels) > 1:
-        fig.update_layout(
-            updatemenus=[
-                {
-                    "type": "dropdown",
-                    "active": shown,
-                    "x": 1.0,
-                    "xanchor": "right",
-                    "y": 1.0,
-                    "yanchor": "bottom",
-                    "pad": {"b": 28},
-                    "buttons": [
-                        {
-                            "label": panel.variant,
-                            "method": "update",
-                            "args": [
-                                {"visible": [i == index for i in [*range(len(panels)), *mark_owners]]},
-                                {
-                                    "title.text": f"<b>{title}: {panel.variant}</b>",
-                                    "shapes": marks[index][0],
-                                    "annotations": marks[index][1],
-                                },
-                            ],
-                        }
-                        for index, panel in enumerate(panels)
-                    ],
-                }
-            ]
+        update(
+            fig["layout"],
+            {
+                "updatemenus": [
+                    {
+                        "type": "dropdown",
+                        "active": shown,
+                        "x": 1.0,
+                        "xanchor": "right",
+                        "y": 1.0,
+                        "yanchor": "bottom",
+                        "pad": {"b": 28},
+                        "buttons": [
+                            {
+                                "label": panel.variant,
+                                "method": "update",
+                                "args": [
+                                    {"visible": [i == index for i in [*range(len(panels)), *mark_owners]]},
+                                    {
+                                        "title.text": f"<b>{title}: {panel.variant}</b>",
+                                        "shapes": marks[index][0],
+                                        "annotations": marks[index][1],
+                                    },
+                                ],
+                            }
+                            for index, panel in enumerate(panels)
+                        ],
+                    }
+                ]
+            },
         )
     return Figure(key, title, caption, fig)
 

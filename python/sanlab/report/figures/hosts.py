@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from sanlab.document import Document, HostReport, hosts
 from sanlab.formatting import format_count, format_ms, format_ms_span
-from sanlab.report.figures.common import Figure, layout
+from sanlab.report.figures.common import Figure, layout, new_figure
 from sanlab.report.figures.grid import time_lines
 
 
@@ -65,36 +64,44 @@ def injector_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     curves = [(variant["name"], found) for variant in doc["variants"] for found in variant.get("injector", [])]
     if not curves:
         return None
-    fig = go.Figure()
+    fig = new_figure()
     findings = []
     for variant, found in curves:
         points = found["points"]
         label = variant if len({v for v, _ in curves}) == len(curves) else f"{variant} · {found['volume']}"
-        fig.add_scatter(
-            x=[point["iops"] for point in points],
-            y=[point["latency_ms"] for point in points],
-            customdata=[point["outstanding"] for point in points],
-            mode="lines+markers",
-            line={"color": colors[variant], "width": 2},
-            name=label,
-            hovertemplate=f"{label}<br>%{{customdata}} outstanding: %{{x:.4~g}} IOPS, %{{y:.4~g}} ms<extra></extra>",
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": [point["iops"] for point in points],
+                "y": [point["latency_ms"] for point in points],
+                "customdata": [point["outstanding"] for point in points],
+                "mode": "lines+markers",
+                "line": {"color": colors[variant], "width": 2},
+                "name": label,
+                "hovertemplate": (
+                    f"{label}<br>%{{customdata}} outstanding: %{{x:.4~g}} IOPS, %{{y:.4~g}} ms<extra></extra>"
+                ),
+            }
         )
         target = found["peak_iops"] * found["percent_of_peak"] / 100
-        fig.add_scatter(
-            x=[target],
-            y=[found["threshold_ms"]],
-            mode="markers",
-            marker={"color": colors[variant], "size": 12, "symbol": "x"},
-            name=f"{label}: threshold",
-            hovertemplate=f"{label}<br>threshold %{{y:.4~g}} ms at %{{x:.4~g}} IOPS<extra></extra>",
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "x": [target],
+                "y": [found["threshold_ms"]],
+                "mode": "markers",
+                "marker": {"color": colors[variant], "size": 12, "symbol": "x"},
+                "name": f"{label}: threshold",
+                "hovertemplate": f"{label}<br>threshold %{{y:.4~g}} ms at %{{x:.4~g}} IOPS<extra></extra>",
+            }
         )
         findings.append(
             f"In {variant}, the peak is {format_count(found['peak_iops'])} IOPS and the threshold "
             f"{format_ms(found['threshold_ms'])} ms ({found['percent_of_peak']:g} % of peak, "
             f"{format_count(found['io_size_bytes'] / 1024)} KiB reads)."
         )
-    fig.update_xaxes(title_text="injector throughput, IOPS")
-    fig.update_yaxes(title_text="device latency (DAVG), ms")
+    fig["layout"]["xaxis"] = {"title": {"text": "injector throughput, IOPS"}}
+    fig["layout"]["yaxis"] = {"title": {"text": "device latency (DAVG), ms"}}
     title = "SIOC injector: the automatic threshold"
     layout(fig, title, 420)
     caption = (

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-
-import plotly.graph_objects as go
+from typing import Any
 
 from sanlab.document import Document, sorted_percentiles
 from sanlab.formatting import format_ms
@@ -18,6 +17,7 @@ from sanlab.report.figures.common import (
     groups_text,
     latency_axis,
     layout,
+    update_axes,
 )
 from sanlab.report.figures.grid import Grid, Line, grid_figure, group_facets, legend_name
 
@@ -79,7 +79,7 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
     highest = max(latency for _, _, points in every_curve for _, latency in points)
     x_axis = latency_axis("completion latency, ms", lowest, highest)
     grid = Grid(len(facets), 1)
-    fig, height_px = grid_figure(
+    fig, panels, height_px = grid_figure(
         grid,
         [facet.title for facet in facets],
         ["percentile of I/Os, %"],
@@ -91,30 +91,35 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
         row, column = grid.cell(index, 0)
         for variant in facet.variants:
             if variant in banded:
-                _percentile_band(fig, variant, banded[variant], colors[variant], row=row, col=column)
+                band = _percentile_band(variant, banded[variant], colors[variant])
+                fig["data"].append(panels.place(band, row, column))
         for line in facet.lines:
             points = points_of[(line.variant, line.entity)]
             name = f"{line.variant} · {line.entity}" if per_variant[line.variant] > 1 else line.variant
-            fig.add_scatter(
-                x=[latency for _, latency in points],
-                y=[_nines(p) for p, _ in points],
-                customdata=[p for p, _ in points],
-                mode="lines+markers",
-                line={"color": line.color, "width": 2, "dash": line.dash, "shape": "hv"},
-                marker={"size": 5},
-                name=line.legend,
-                legendgroup=line.legend,
-                showlegend=line.legend not in shown_in_legend,
-                hovertemplate=f"{name}<br>p%{{customdata}}: %{{x:.4~g}} ms<extra></extra>",
-                row=row,
-                col=column,
-            )
+            curve = {
+                "type": "scatter",
+                "x": [latency for _, latency in points],
+                "y": [_nines(p) for p, _ in points],
+                "customdata": [p for p, _ in points],
+                "mode": "lines+markers",
+                "line": {"color": line.color, "width": 2, "dash": line.dash, "shape": "hv"},
+                "marker": {"size": 5},
+                "name": line.legend,
+                "legendgroup": line.legend,
+                "showlegend": line.legend not in shown_in_legend,
+                "hovertemplate": f"{name}<br>p%{{customdata}}: %{{x:.4~g}} ms<extra></extra>",
+            }
+            fig["data"].append(panels.place(curve, row, column))
             shown_in_legend.add(line.legend)
-    fig.update_xaxes(x_axis)
-    fig.update_yaxes(
-        tickvals=[_nines(p) for p in CDF_PERCENTILE_TICKS],
-        ticktext=[f"{p:g}" for p in CDF_PERCENTILE_TICKS],
-        range=[-0.1, _nines(99.99) + 0.2],
+    update_axes(fig, "x", x_axis)
+    update_axes(
+        fig,
+        "y",
+        {
+            "tickvals": [_nines(p) for p in CDF_PERCENTILE_TICKS],
+            "ticktext": [f"{p:g}" for p in CDF_PERCENTILE_TICKS],
+            "range": [-0.1, _nines(99.99) + 0.2],
+        },
     )
     title = "Latency percentiles (CDF)"
     layout(fig, title, height_px)
@@ -137,14 +142,8 @@ def _p99_ms(curve: tuple[str, str, list[tuple[float, float]]]) -> float:
 
 
 def _percentile_band(
-    fig: go.Figure,
-    variant: str,
-    curves: Sequence[tuple[str, str, list[tuple[float, float]]]],
-    color: str,
-    *,
-    row: int,
-    col: int,
-) -> None:
+    variant: str, curves: Sequence[tuple[str, str, list[tuple[float, float]]]], color: str
+) -> dict[str, Any]:
     """A shaded band from the fastest to the slowest curve at each percentile."""
     spans: dict[float, list[float]] = {}
     for _, _, points in curves:
@@ -153,16 +152,15 @@ def _percentile_band(
     percentiles = sorted(spans)
     fastest_ms = [min(spans[p]) for p in percentiles]
     slowest_ms = [max(spans[p]) for p in percentiles]
-    fig.add_scatter(
-        x=fastest_ms + slowest_ms[::-1],
-        y=[_nines(p) for p in percentiles] + [_nines(p) for p in percentiles[::-1]],
-        fill="toself",
-        fillcolor=color,
-        opacity=0.2,
-        line={"width": 0},
-        mode="lines",
-        name=f"{variant} · all {len(curves):,} (band)",
-        hoverinfo="skip",
-        row=row,
-        col=col,
-    )
+    return {
+        "type": "scatter",
+        "x": fastest_ms + slowest_ms[::-1],
+        "y": [_nines(p) for p in percentiles] + [_nines(p) for p in percentiles[::-1]],
+        "fill": "toself",
+        "fillcolor": color,
+        "opacity": 0.2,
+        "line": {"width": 0},
+        "mode": "lines",
+        "name": f"{variant} · all {len(curves):,} (band)",
+        "hoverinfo": "skip",
+    }

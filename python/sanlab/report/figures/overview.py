@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plotly.subplots import make_subplots
-
 from sanlab.analysis.tail import tail_iops
 from sanlab.document import Document, VmReport
 from sanlab.formatting import format_count, format_ms
@@ -22,8 +20,10 @@ from sanlab.report.figures.common import (
     join_names,
     latency_axis,
     layout,
+    update,
 )
 from sanlab.report.figures.replicas import INTERVAL_NAME, bounds_of, interval_source, whiskers
+from sanlab.report.figures.subplots import subplots
 
 SETTLED_TOLERANCE = 0.05
 """The overview's caption names variants whose tail IOPS differ from the whole run's by more than this."""
@@ -74,48 +74,49 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
         return None
     rows, spreads = _top_p99_rows(rows)
     labels = [label for _, label, _ in rows]
-    fig = make_subplots(
-        rows=1,
-        cols=2,
+    panels = subplots(
+        1,
+        2,
         shared_yaxes=True,
         horizontal_spacing=0.04,
         subplot_titles=("IOPS: longer is better", "latency, ms: further left is better"),
     )
-    fig.add_bar(
-        x=[vm["iops"] for _, _, vm in rows],
-        y=labels,
-        orientation="h",
-        marker_color=[colors[variant] for variant, _, _ in rows],
-        text=[format_count(vm["iops"]) for _, _, vm in rows],
-        textposition="auto",
-        customdata=[[vm["mbps"]] for _, _, vm in rows],
-        hovertemplate="%{y}<br>%{x:,.0f} IOPS, %{customdata[0]:,.1f} MB/s<extra></extra>",
-        showlegend=False,
-        row=1,
-        col=1,
-    )
+    fig = panels.figure()
+    bars = {
+        "type": "bar",
+        "x": [vm["iops"] for _, _, vm in rows],
+        "y": labels,
+        "orientation": "h",
+        "marker": {"color": [colors[variant] for variant, _, _ in rows]},
+        "text": [format_count(vm["iops"]) for _, _, vm in rows],
+        "textposition": "auto",
+        "customdata": [[vm["mbps"]] for _, _, vm in rows],
+        "hovertemplate": "%{y}<br>%{x:,.0f} IOPS, %{customdata[0]:,.1f} MB/s<extra></extra>",
+        "showlegend": False,
+    }
+    fig["data"].append(panels.place(bars, 1, 1))
     iops_whiskers = whiskers(
         [(vm["iops"], label, bounds_of(vm, "iops")) for _, label, vm in rows], "IOPS", ",.0f", showlegend=True
     )
     if iops_whiskers is not None:
-        fig.add_trace(iops_whiskers, row=1, col=1)
+        fig["data"].append(panels.place(iops_whiskers, 1, 1))
         # The count at the bar's start, clear of the whisker at its end.
-        fig.update_traces(insidetextanchor="start", selector={"type": "bar"})
+        bars["insidetextanchor"] = "start"
     range_x: list[float | None] = []
     range_y: list[str | None] = []
     for _, label, vm in rows:
         range_x += [vm["lat_ms"]["p50"], vm["lat_ms"]["p999"], None]
         range_y += [label, label, None]
-    fig.add_scatter(
-        x=range_x,
-        y=range_y,
-        mode="lines",
-        line={"color": "rgba(110,119,129,0.45)", "width": 10},
-        name="p50 to p99.9",
-        hoverinfo="skip",
-        row=1,
-        col=2,
-    )
+    spans = {
+        "type": "scatter",
+        "x": range_x,
+        "y": range_y,
+        "mode": "lines",
+        "line": {"color": "rgba(110,119,129,0.45)", "width": 10},
+        "name": "p50 to p99.9",
+        "hoverinfo": "skip",
+    }
+    fig["data"].append(panels.place(spans, 1, 2))
     for stat in ("mean", "p99"):
         # Under the markers; in the legend once, with the IOPS bars' whiskers or, without them, here.
         latency_whiskers = whiskers(
@@ -125,36 +126,50 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
             showlegend=iops_whiskers is None and stat == "mean",
         )
         if latency_whiskers is not None:
-            fig.add_trace(latency_whiskers, row=1, col=2)
+            fig["data"].append(panels.place(latency_whiskers, 1, 2))
     for stat, name, symbol, fill in (
         ("mean", "mean", "circle", "white"),
         ("p99", "p99", "diamond", "#24292f"),
     ):
-        fig.add_scatter(
-            x=[vm["lat_ms"][stat] for _, _, vm in rows],
-            y=labels,
-            mode="markers",
-            name=name,
-            marker={"symbol": symbol, "size": 11, "color": fill, "line": {"color": "#24292f", "width": 1.5}},
-            hovertemplate=f"%{{y}}<br>{name} %{{x:.3~g}} ms<extra></extra>",
-            row=1,
-            col=2,
-        )
+        marks = {
+            "type": "scatter",
+            "x": [vm["lat_ms"][stat] for _, _, vm in rows],
+            "y": labels,
+            "mode": "markers",
+            "name": name,
+            "marker": {
+                "symbol": symbol,
+                "size": 11,
+                "color": fill,
+                "line": {"color": "#24292f", "width": 1.5},
+            },
+            "hovertemplate": f"%{{y}}<br>{name} %{{x:.3~g}} ms<extra></extra>",
+        }
+        fig["data"].append(panels.place(marks, 1, 2))
     low_ms = min(vm["lat_ms"]["p50"] for _, _, vm in rows)
     high_ms = max(vm["lat_ms"]["p999"] for _, _, vm in rows)
-    fig.update_yaxes(autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(latency_axis("latency, ms", low_ms, high_ms), rangemode="tozero", row=1, col=2)
+    iops_x, iops_y = panels.axes(1, 1)
+    latency_x = panels.axes(1, 2)[0]
+    update(fig["layout"][iops_y], {"autorange": "reversed"})
+    update(fig["layout"][iops_x], {"title": {"text": "IOPS"}, "rangemode": "tozero"})
+    latency = latency_axis("latency, ms", low_ms, high_ms)
+    latency["title"] = {"text": latency.pop("title_text")}
+    update(fig["layout"][latency_x], {**latency, "rangemode": "tozero"})
     title = "Throughput and latency by variant"
     height_px = 200 + 38 * len(rows)
     layout(fig, title, height_px)
     # The legend under the axis titles, the same distance below the plot whatever its height.
     below = -OVERVIEW_LEGEND_GAP_PX / (height_px - OVERVIEW_MARGINS_PX["t"] - OVERVIEW_MARGINS_PX["b"])
-    fig.update_layout(
-        legend={"orientation": "h", "yanchor": "top", "y": below, "xanchor": "right", "x": 1.0},
-        margin=OVERVIEW_MARGINS_PX,
-        shapes=_group_bands(doc, [variant for variant, _, _ in rows]),
+    update(
+        fig["layout"],
+        {
+            "legend": {"orientation": "h", "yanchor": "top", "y": below, "xanchor": "right", "x": 1.0},
+            "margin": OVERVIEW_MARGINS_PX,
+        },
     )
+    bands = _group_bands(doc, [variant for variant, _, _ in rows])
+    if bands:
+        fig["layout"]["shapes"] = bands
     caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
     drawn = [name for figure, name in (("iops", "IOPS"), ("mean", "mean"), ("p99", "p99"))
              if any(bounds_of(vm, figure) is not None for _, _, vm in rows)]  # fmt: skip

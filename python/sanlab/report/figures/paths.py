@@ -6,8 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from sanlab.document import Document, PathReport
 from sanlab.formatting import format_count, format_ms, format_pct_span
@@ -15,14 +13,19 @@ from sanlab.report.figures.common import (
     MAX_LINES,
     MAX_NAMED_VARIANTS,
     Figure,
+    Spec,
+    colorscale_of,
     doc_groups,
     in_group_order,
     join_names,
     layout,
     top_of_each,
+    update,
+    update_axes,
 )
 from sanlab.report.figures.heatmaps import Panel, pivot, variant_heatmaps
 from sanlab.report.figures.marks import FAULT_MARKS_TEXT, fault_edges
+from sanlab.report.figures.subplots import Subplots, subplots
 from sanlab.report.groups import Groups
 
 PATHS_SIDE_BY_SIDE_MAX = 8
@@ -93,15 +96,16 @@ def paths_figure(doc: Document) -> Figure | None:
     cells = [[_path_cell(by_variant.get(name), name) for name in variants] for by_variant in rows]
     # Many variants stack the two maps, each the page's width, so that the cells keep their numbers.
     stacked = len(variants) > PATHS_SIDE_BY_SIDE_MAX
-    fig = make_subplots(
-        rows=2 if stacked else 1,
-        cols=1 if stacked else 2,
+    panels = subplots(
+        2 if stacked else 1,
+        1 if stacked else 2,
         shared_xaxes=stacked,
         shared_yaxes=not stacked,
         horizontal_spacing=0.12,
         vertical_spacing=0.12,
         subplot_titles=("share of the device's I/O, %", "mean latency, ms"),
     )
+    fig = panels.figure()
     groups = doc_groups(doc)
     # Grouped variants as a two-level axis: the settings under each group's name.
     x: list[str] | list[list[str]] = (
@@ -109,18 +113,21 @@ def paths_figure(doc: Document) -> Figure | None:
         if groups is None
         else [[groups.group(name) for name in variants], [groups.suffix(name) for name in variants]]
     )
-    _add_path_maps(fig, cells, x, labels, stacked=stacked)
+    _add_path_maps(fig, panels, cells, x, labels, stacked=stacked)
     # Stacked, the upper map keeps its column labels: 30 columns are not read from below.
-    fig.update_xaxes(side="bottom", showticklabels=True)
-    fig.update_xaxes(title_text="variant", row=2 if stacked else 1)
+    update_axes(fig, "x", {"side": "bottom", "showticklabels": True})
+    lowest = panels.rows
+    for col in range(1, panels.cols + 1):
+        update(fig["layout"][panels.axes(lowest, col)[0]], {"title": {"text": "variant"}})
     title = "Per-path I/O share and latency"
     layout(fig, title, (2 if stacked else 1) * (190 + 24 * len(rows)))
-    fig.update_layout(plot_bgcolor="#f6f8fa")
+    update(fig["layout"], {"plot_bgcolor": "#f6f8fa"})
     return Figure("paths", title, _paths_caption(doc) + spread, fig)
 
 
 def _add_path_maps(
-    fig: go.Figure,
+    fig: Spec,
+    panels: Subplots,
     cells: Sequence[Sequence[_PathCell]],
     x: list[str] | list[list[str]],
     labels: Sequence[str],
@@ -145,29 +152,30 @@ def _add_path_maps(
         )
     ):
         row, col = (index + 1, 1) if stacked else (1, index + 1)
+        y_axis = panels.axes(row, col)[1]
         if stacked:
-            domain = fig.get_subplot(row, col).yaxis.domain
+            domain = fig["layout"][y_axis]["domain"]
             colorbar = {"y": (domain[0] + domain[1]) / 2, "len": domain[1] - domain[0], "x": 1.0}
         else:
             colorbar = {"x": 0.44 if index == 0 else 1.0}
-        fig.add_heatmap(
-            z=z,
-            x=x,
-            y=labels,
-            text=text,
-            texttemplate="%{text}",
-            customdata=hover,
-            hovertemplate=hovertemplate.replace("<br>ALUA", f"{what}<br>ALUA", 1),
-            colorscale=colorscale,
-            zmin=z_range[0],
-            zmax=z_range[1],
-            colorbar={**colorbar, "title": {"text": unit}, "thickness": 12},
-            xgap=2,
-            ygap=2,
-            row=row,
-            col=col,
-        )
-        fig.update_yaxes(autorange="reversed", title_text="path", row=row, col=col)
+        heatmap = {
+            "type": "heatmap",
+            "z": z,
+            "x": x,
+            "y": labels,
+            "text": text,
+            "texttemplate": "%{text}",
+            "customdata": hover,
+            "hovertemplate": hovertemplate.replace("<br>ALUA", f"{what}<br>ALUA", 1),
+            "colorscale": colorscale_of(colorscale),
+            "zmin": z_range[0],
+            "zmax": z_range[1],
+            "colorbar": {**colorbar, "title": {"text": unit}, "thickness": 12},
+            "xgap": 2,
+            "ygap": 2,
+        }
+        fig["data"].append(panels.place({k: v for k, v in heatmap.items() if v is not None}, row, col))
+        update(fig["layout"][y_axis], {"autorange": "reversed", "title": {"text": "path"}})
 
 
 def _slowest_mean_ms(by_variant: Mapping[str, PathReport]) -> float:
