@@ -184,8 +184,8 @@ class FailedByReason(TypedDict):
 
 class StagesMs(TypedDict):
     """A VM's mean latency by stage: its own queues, the device queue (KAVG), past it (DAVG), which
-    is the time outside the array (`fabric`) and in it (`array`: its front end, cores, then cache
-    or media)."""
+    is the time outside the array (`fabric`) and in it (`array`: its front end, cores, then a cache
+    or the media)."""
 
     vm_queues: float
     kavg: float
@@ -194,7 +194,33 @@ class StagesMs(TypedDict):
     array: float
     array_front_end: float
     array_cores: float
+    # Run folders written before it have their cache time in `array_media`.
+    array_cache: NotRequired[float]
     array_media: float
+
+
+class QueueReport(TypedDict):
+    """A queue of `depth` slots: time-averaged slots in use (ACTV) and waiting (QUED) over the
+    measured time."""
+
+    depth: int
+    actv_mean: float
+    qued_mean: float
+
+
+class LinkDirectionReport(TypedDict):
+    busy: float
+    mbps: float
+
+
+class LinkReport(TypedDict):
+    """A host-to-array link (named as its path) or a replication link (`kind`), each direction's
+    transmitter busy share and data rate over the measured time."""
+
+    name: str
+    kind: str
+    outbound: LinkDirectionReport
+    inbound: LinkDirectionReport
 
 
 class VmReport(TypedDict):
@@ -211,7 +237,9 @@ class VmReport(TypedDict):
     failed: int
     failed_by_reason: FailedByReason
     retried: int
-    # Older run folders lack it.
+    # Older run folders lack these.
+    disk_queue: NotRequired[QueueReport]
+    adapter_queue: NotRequired[QueueReport]
     stages_ms: NotRequired[StagesMs]
     # With replications: the 95 % intervals of its figures (`sanlab.replications`).
     ci95: NotRequired[dict[str, Any]]
@@ -244,6 +272,8 @@ class HostReport(TypedDict):
     device_lat_ms: float
     flow_control: FlowControlReport | None
     window: WindowReport | None
+    # Older run folders lack it.
+    adapter_queue: NotRequired[QueueReport]
     ci95: NotRequired[dict[str, Any]]
 
 
@@ -325,6 +355,8 @@ class DiskGroupStats(TypedDict):
     rmw_writes: int
     write_cache_read_hits: int
     dirty_bytes_now: int
+    # Older run folders lack it.
+    dirty_bytes_mean: NotRequired[float]
     write_cache_bytes: int
     writes_waited: int
     disk_utilisation: list[float]
@@ -435,6 +467,8 @@ class Variant(TypedDict):
     volumes: list[VolumeReport]
     arrays: list[ArrayReport]
     psp_events: list[PspEventReport]
+    # Older run folders lack it.
+    links: NotRequired[list[LinkReport]]
     faults: list[FaultReport]
     conservation: list[Conservation]
     timeseries: NotRequired[TimeSeries]

@@ -74,15 +74,15 @@ def test_on_the_metro_study_more_vms_wait_in_the_device_queue(tmp_path: Path) ->
     assert (
         "where the latency goes at the limit (VM vm1, the worst by p99<=5ms; mean 4.53 ms): VM queues 0, "
         "KAVG 2.26, fabric 0.100, "
-        "array front end 0.116, cores 0, cache/media 2.05 ms"
+        "array front end 0.116, cores 0, cache 0, media 2.05 ms"
     ) in text_lines(doc)
     page = (out / "headroom.html").read_text(encoding="utf-8")
     table = page[page.index("Where the latency goes, today and at the limit") :].split("</table>")[0]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr><td>.*?</tr>", table)]
     # load, IOPS, the worst VM, then VM queues, KAVG, DAVG, fabric, array, its front end (the
-    # write's data after XFER_RDY), cores (none modelled), cache/media (with the peer's copy)
+    # write's data after XFER_RDY), cores (none modelled), cache (none), media (with the peer's copy)
     # and mean (ms) as the terminal writes them
-    array = ["0.100", "2.16", "0.116", "0", "2.05"]
+    array = ["0.100", "2.16", "0.116", "0", "0", "2.05"]
     assert rows == [
         ["today, ×1", "14,144", "vm1", "0", "0", "2.26", *array, "2.26"],
         ["at the limit (holds), ×2", "14,143", "vm1", "0", "2.26", "2.26", *array, "4.53"],

@@ -19,6 +19,7 @@ from sanlab.replications import combine
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = ROOT / "tests" / "data" / "scenarios" / "latency_stages.toml"
 NOISY = ROOT / "scenarios" / "studies" / "noisy_neighbor.toml"
+CACHE_FILL = ROOT / "tests" / "data" / "scenarios" / "cache_fill.toml"
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -26,7 +27,7 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 def _sum(vm: dict) -> float:
     stages = vm["stages_ms"]
     assert stages["fabric"] + stages["array"] == pytest.approx(stages["davg"], rel=1e-12), stages
-    parts = stages["array_front_end"] + stages["array_cores"] + stages["array_media"]
+    parts = stages["array_front_end"] + stages["array_cores"] + stages["array_cache"] + stages["array_media"]
     assert parts == pytest.approx(stages["array"], rel=1e-12), stages
     return stages["vm_queues"] + stages["kavg"] + stages["davg"]
 
@@ -69,9 +70,24 @@ def test_replications_average_the_stages_so_they_still_add_up() -> None:
 def test_the_terminal_and_the_report_show_the_stages(cli: CliRunner, tmp_path: Path) -> None:
     shown = cli("run", str(STAGES), "--verbose", "--out", str(tmp_path / "run"))
     assert shown.returncode == 0, shown.stderr
-    assert "VMs: where the latency goes" in shown.stdout and "cache/media" in shown.stdout
+    assert "VMs: where the latency goes" in shown.stdout and "cache" in shown.stdout and "media" in shown.stdout
     doc = json.loads((tmp_path / "run" / "results.json").read_text())
     guest_bound = doc["variants"][1]["vms"][0]
     assert f" {format_ms(guest_bound['stages_ms']['vm_queues'])} " in shown.stdout
     page = (tmp_path / "run" / "report.html").read_text()
     assert 'id="stages"' in page and f">{format_ms(guest_bound['stages_ms']['kavg'])}<" in page
+
+
+def test_a_write_the_write_back_cache_acknowledges_is_cache_time_and_the_cache_fills_linearly() -> None:
+    """cache_fill.toml's first 10 s: every write is acknowledged by the write-back cache after its
+    100 µs (none waits for the disks before 26.2 s), so the array's time is cache time and none is
+    media time; the cache fills at a steady rate from empty, so its time-averaged fullness is half
+    of its fullness at the end."""
+    variant = engine.run(CACHE_FILL, duration="10s")["variants"][0]
+    stages = variant["vms"][0]["stages_ms"]
+    assert stages["array_media"] == 0.0
+    assert stages["array_cache"] == pytest.approx(0.1, rel=1e-6), stages
+    assert _sum(variant["vms"][0]) == pytest.approx(variant["vms"][0]["lat_ms"]["mean"], rel=1e-12)
+    group = variant["arrays"][0]["disk_group"]
+    assert group["writes_waited"] == 0 and group["dirty_bytes_now"] > 0
+    assert group["dirty_bytes_mean"] == pytest.approx(group["dirty_bytes_now"] / 2, rel=0.02)

@@ -30,6 +30,7 @@ LINK = ROOT / "tests" / "data" / "scenarios" / "headroom_link.toml"
 MM1 = ROOT / "scenarios" / "validation" / "mm1.toml"
 LINK_MS = 65536 * 8 / 1e9 * 1e3
 """A 64 KiB read's data on the 1 Gb/s array-to-host transmitter: 0.524288 ms."""
+WINDOW = ROOT / "tests" / "data" / "scenarios" / "measured_window.toml"
 MANIFEST = {"argv": ["sanlab", "run"], "wall_s": 0.1, "started_utc": "2026-11-29T00:00:00Z"}
 
 
@@ -63,7 +64,7 @@ def test_the_link_is_busy_lambda_times_its_transmission(tmp_path: Path) -> None:
     assert [row[3] for row in rows] == sorted((row[3] for row in rows), reverse=True)
     variant, kind, name, shown, how = rows[0]
     assert (variant, kind, name) == ("base", "link", "h-flash (array to host)")
-    assert how.startswith("data MB/s × 8 / 1 Gb/s")
+    assert how.startswith("transmitter busy share over the measured time") and "over 1 Gb/s" in how
     doc, _ = read_run_folder(out)
     figure = utilisations(doc["variants"][0])[0]
     iops = doc["variants"][0]["vms"][0]["iops"]
@@ -97,5 +98,26 @@ def test_the_mm1_server_is_busy_rho_and_what_is_not_covered_is_said() -> None:
         assert row[4].startswith("busy servers / servers (1)")
     assert all(row[3] == 0.0 and "DQLEN 1048576.0" in row[4] for row in rows[1::2])
     note = page[page.index('<table class="data" id="utilisation">') :].split("</p>")[0]
-    assert "Not on the table" in note and "replication links" in note
+    assert "Not on the table" in note and "front-end ports" in note
     assert f"The {UTILISATION_SHOWN} busiest" not in note  # nothing left out of two rows a variant
+
+
+def test_busy_shares_and_occupancies_are_over_the_measured_time_only() -> None:
+    """measured_window.toml: 8,000 reads a second during the 5 s warm-up, 2,000 after. Every
+    figure is the measured time's: the server busy X × 100 µs (0.2, not the whole run's 0.5), the
+    link X × 32.768 µs (0.066, not 0.164), the VM's disk queue holding X × R by Little's law (0.31,
+    where the warm-up's load held about 4), the host adapter the same requests."""
+    variant = engine.run(WINDOW)["variants"][0]
+    vm = variant["vms"][0]
+    x, r_s = vm["iops"], vm["lat_ms"]["mean"] / 1000
+    assert x == pytest.approx(2000, rel=0.03)
+    found = {(item["kind"], item["name"]): item["utilisation"] for item in utilisations(variant)}
+    assert found[("array media", "server")] == pytest.approx(x * 100e-6, rel=0.02)
+    assert found[("link", "h-server (array to host)")] == pytest.approx(x * 4096 * 8 / 1e9, rel=0.01)
+    assert found[("link", "h-server (host to array)")] == 0.0  # commands are 0-byte frames
+    assert vm["disk_queue"]["actv_mean"] == pytest.approx(x * r_s, rel=0.02) and vm["disk_queue"]["actv_mean"] < 0.5
+    assert found[("VM disk queue", "vm")] == pytest.approx(vm["disk_queue"]["actv_mean"] / 64)
+    assert vm["disk_queue"]["depth"] == 64 and vm["adapter_queue"]["depth"] == 254
+    assert variant["hosts"][0]["adapter_queue"]["actv_mean"] == pytest.approx(vm["disk_queue"]["actv_mean"], rel=1e-6)
+    # The ideal host adapter's queue cannot fill: not on the table.
+    assert not any(kind == "host adapter queue" for kind, _ in found)

@@ -40,6 +40,9 @@ pub struct Io {
     /// acknowledgement), each written as the request leaves that part; of the piece back last,
     /// for a request cut in pieces.
     pub array_ns: [SimTime; 3],
+    /// The answering attempt was served by a cache (a read hit, or a write the write-back cache
+    /// acknowledged): its last part of `array_ns` is cache time, not media time.
+    pub from_cache: bool,
 }
 
 /// Where a request is, for counting what each component holds at the end of a run.
@@ -76,6 +79,7 @@ impl Io {
             t_dispatch: 0,
             t_array: 0,
             array_ns: [0; 3],
+            from_cache: false,
         }
     }
 }

@@ -21,6 +21,9 @@ pub struct VmReport {
     pub failed_by_reason: FailedByReason,
     /// Commands of its requests aborted or refused and sent again.
     pub retried: u64,
+    /// Its virtual disk's and virtual adapter's queue occupancy over the measured time.
+    pub disk_queue: QueueReport,
+    pub adapter_queue: QueueReport,
     /// Where its mean latency is spent: `vm_queues + kavg + davg` is `lat_ms.mean`.
     pub stages_ms: StagesMs,
 }
@@ -40,6 +43,7 @@ pub struct StagesMs {
     pub array: f64,
     pub array_front_end: f64,
     pub array_cores: f64,
+    pub array_cache: f64,
     pub array_media: f64,
 }
 
@@ -165,6 +169,36 @@ pub struct HostReport {
     pub device_lat_ms: f64,
     pub flow_control: Option<FlowControlReport>,
     pub window: Option<WindowReport>,
+    /// Its storage adapter's queue (all its devices' commands on the wire) over the measured time.
+    pub adapter_queue: QueueReport,
+}
+
+/// A queue of `depth` slots: time-averaged slots in use (esxtop's ACTV) and requests waiting for
+/// one (QUED), over the measured time.
+#[derive(Serialize, Clone, Copy, Debug, Default)]
+pub struct QueueReport {
+    pub depth: u32,
+    pub actv_mean: f64,
+    pub qued_mean: f64,
+}
+
+/// A link between host and array (named as its path) or between replicating arrays: each
+/// direction's transmitter busy share and data rate over the measured time.
+#[derive(Serialize)]
+pub struct LinkReport {
+    pub name: String,
+    /// "path" or "replication".
+    pub kind: &'static str,
+    /// Host to array (or the pair's first array to its second), and back.
+    pub outbound: LinkDirectionReport,
+    pub inbound: LinkDirectionReport,
+}
+
+#[derive(Serialize)]
+pub struct LinkDirectionReport {
+    /// Fraction of the measured time the transmitter was sending data.
+    pub busy: f64,
+    pub mbps: f64,
 }
 
 #[derive(Serialize)]
@@ -325,6 +359,7 @@ pub struct RunReport {
     pub volumes: Vec<VolumeReport>,
     pub arrays: Vec<ArrayReport>,
     pub psp_events: Vec<PspEventReport>,
+    pub links: Vec<LinkReport>,
     pub faults: Vec<FaultReport>,
     pub conservation: Vec<Conservation>,
     pub timeseries: TimeSeries,

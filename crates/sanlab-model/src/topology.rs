@@ -193,8 +193,9 @@ pub mod memory {
     pub const RESULT_ROW_BYTES: u64 = 640;
     /// One request the jobs keep outstanding: its slab entry and its places in the queues (72
     /// bytes measured: 4 Mi outstanding peaked 289 MB above 64 Ki; 24 more since a request
-    /// carries its time in the array's three parts: 1 Mi outstanding rose 117 MB, 2026-11-29).
-    pub const REQUEST_BYTES: u64 = 104;
+    /// carries its time in the array's three parts: 1 Mi outstanding rose 117 MB, 2026-11-29;
+    /// 8 more since it says whether a cache answered it, its size rising 104 → 112 bytes).
+    pub const REQUEST_BYTES: u64 = 112;
     /// One entity with statistics (a VM, job, path, device, host, array or core): the touched
     /// part of its latency histograms (2- or 4-byte counts, grown to the latencies seen) and its
     /// structures. Measured on the scale ladder's 10,000-VM rung, 25,380 entities: 850 MB peak

@@ -14,7 +14,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sanlab.document import series_by_entity
 from sanlab.resolved import resolved_scenario
 
 _BANDWIDTH = re.compile(r"^\s*([0-9_]+(?:\.[0-9_]*)?)\s*(Gb/s|Mb/s|Kb/s|GB/s|MB/s|GiB/s|MiB/s|b/s)\s*$")
@@ -45,6 +44,7 @@ class Topology:
         self.host_of = {vm["name"]: vm.get("host") for vm in variant.get("vms", [])}
         self.iops = {vm["name"]: float(vm.get("iops") or 0.0) for vm in variant.get("vms", [])}
         arrays_of = {v["name"]: list(v.get("arrays") or []) for v in resolved.get("volume", [])}
+        self._arrays_of = arrays_of
         self.devices = list(variant.get("devices", []))
         self._carried = {(d["host"], d.get("volume")) for d in self.devices}
         self._on_host: dict[Any, list[str]] = {}
@@ -75,6 +75,10 @@ class Topology:
     def volume_vms(self, volume: str) -> list[str]:
         return list(self._of_volume.get(volume, []))
 
+    def replicated_vms(self, first: str, second: str) -> list[str]:
+        """The VMs whose volume lives on both arrays (replicated between them)."""
+        return [vm for vm, volume in self.volume_of.items() if {first, second} <= set(self._arrays_of.get(volume, []))]
+
 
 def _path_links(resolved: Mapping[str, Any]) -> dict[str, float | None]:
     """Each path's link bandwidth (bits/s, per direction; None: unlimited), by the path's name
@@ -87,20 +91,6 @@ def _path_links(resolved: Mapping[str, Any]) -> dict[str, float | None]:
         for i in range(count):
             links[prefix if count == 1 else f"{prefix}-{i}"] = bandwidth
     return links
-
-
-def _rebandwidthed(resolved: Mapping[str, Any]) -> set[str]:
-    """Paths whose bandwidth a `link_bandwidth` event changes during the run."""
-    return {
-        str(event.get("path")) for event in resolved.get("event", []) if event.get("kind") == "link_bandwidth"
-    }
-
-
-def _series_means(variant: Mapping[str, Any], metrics: Sequence[str]) -> dict[tuple[str, str], float]:
-    """Each (entity, metric) series' mean over the measured samples (past the warm-up)."""
-    warmup = float(variant.get("sim_time_s", 0.0)) - float(variant.get("measured_s", 0.0))
-    found = series_by_entity(variant, set(metrics), after_s=warmup)  # type: ignore[arg-type]
-    return {key: sum(v for _, v in points) / len(points) for key, points in found.items() if points}
 
 
 def _item(kind: str, name: str, utilisation: float, how: str, demand: bool, vms: Sequence[str],
@@ -142,12 +132,16 @@ def _arrays(variant: Mapping[str, Any], top: Topology) -> list[dict[str, Any]]:
                 ))  # fmt: skip
             size = number(group.get("write_cache_bytes")) or 0.0
             if size > 0:
-                dirty = float(group.get("dirty_bytes_now") or 0)
                 waited = int(group.get("writes_waited") or 0)
+                mean = number(group.get("dirty_bytes_mean"))
+                # A run folder written before the engine averaged it has the end's snapshot only.
+                dirty, how = (
+                    (mean, "dirty bytes / cache size, time-averaged over the measured time")
+                    if mean is not None
+                    else (float(group.get("dirty_bytes_now") or 0), "dirty bytes / cache size at the run's end")
+                )
                 found.append(_item(
-                    "write cache", name, dirty / size,
-                    f"dirty bytes / cache size at the run's end (a snapshot; {waited} writes waited for room)",
-                    False, vms,
+                    "write cache", name, dirty / size, f"{how} ({waited} writes waited for room)", False, vms,
                 ))  # fmt: skip
     return found
 
@@ -188,48 +182,77 @@ def _devices(variant: Mapping[str, Any], top: Topology) -> list[dict[str, Any]]:
     return found
 
 
-def link_utilisations(variant: Mapping[str, Any], top: Topology) -> tuple[list[dict[str, Any]], list[str]]:
-    """Each path's link, per direction: data MB/s × 8 / bandwidth (the engine's transmitter is
-    busy B × 8 / bandwidth per frame of B bytes; control frames are 0 bytes). The path's MB/s is
-    split into writes (host to array) and reads (array to host) by its device's read and write
-    MB/s over the measured samples."""
-    resolved = resolved_scenario(variant)
-    bandwidths = _path_links(resolved)
-    changed = _rebandwidthed(resolved)
-    means = _series_means(variant, ("read_mbps", "write_mbps", "mbps"))
-    devices = {d["name"]: d for d in variant.get("devices", [])}
-    busy: dict[str, dict[str, float]] = {}
-    vms: dict[str, set[str]] = {}
-    skipped: list[str] = []
-    for path in variant.get("paths", []):
-        name = path["name"]
-        bandwidth = bandwidths.get(name)
-        if bandwidth is None or name in changed:
-            if name in changed:
-                skipped.append(f"link of path {name} (its bandwidth changes during the run)")
-            continue
-        entity = f"device/{path['device']}"
-        read = means.get((entity, "read_mbps")) or 0.0
-        write = means.get((entity, "write_mbps")) or 0.0
-        mbps = float(path.get("mbps") or 0.0)
-        if mbps > 0 and read + write <= 0:
-            skipped.append(f"link of path {name} (its device's read and write MB/s are not in the series)")
-            continue
-        share = (write / (read + write), read / (read + write)) if mbps > 0 else (0.0, 0.0)
-        for direction, part in zip(("host to array", "array to host"), share, strict=True):
-            busy.setdefault(name, {}).setdefault(direction, 0.0)
-            busy[name][direction] += mbps * part * 8e6 / bandwidth
-        device = devices.get(path["device"])
-        vms.setdefault(name, set()).update(top.device_vms(device) if device else [])
+_DIRECTIONS = {"path": ("host to array", "array to host")}
+
+
+def _replication_bandwidths(resolved: Mapping[str, Any]) -> dict[str, float | None]:
+    """Each replication link's bandwidth (bits/s; None: unlimited), by the engine's name `A<->B`."""
+    return {
+        "<->".join(map(str, entry.get("arrays") or [])): bandwidth_bps((entry.get("link") or {}).get("bandwidth"))
+        for entry in resolved.get("replication", [])
+    }
+
+
+def _queue(kind: str, name: str, queue: Mapping[str, Any] | None, vms: Sequence[str]) -> list[dict[str, Any]]:
+    """A queue of `depth` slots: its time-averaged occupancy over its depth (esxtop's ACTV / QLEN);
+    none for a queue too deep to fill (an `ideal` adapter) or a run folder without it."""
+    depth = int((queue or {}).get("depth") or 0)
+    if not queue or depth <= 0 or depth >= IDEAL_DEPTH:
+        return []
+    actv, qued = float(queue["actv_mean"]), float(queue["qued_mean"])
+    how = f"ACTV {actv:.1f} / depth {depth} over the measured time; {qued:.1f} waiting for a slot on average"
+    return [_item(kind, name, actv / depth, how, False, vms)]
+
+
+IDEAL_DEPTH = 1 << 20
+"""The `ideal` adapters' queue depth (host/adapters.rs): no limit, for analytic checks."""
+
+
+def _queues(variant: Mapping[str, Any], top: Topology) -> list[dict[str, Any]]:
+    """Each VM's virtual disk and adapter queues and each host's storage adapter queue."""
     found = []
-    for name, directions in busy.items():
-        for direction, util in directions.items():
+    for vm in variant.get("vms", []):
+        found += _queue("VM disk queue", vm["name"], vm.get("disk_queue"), [vm["name"]])
+        found += _queue("VM adapter queue", vm["name"], vm.get("adapter_queue"), [vm["name"]])
+    for host in variant.get("hosts", []):
+        on_host = [vm for vm, h in top.host_of.items() if h == host["name"]]
+        found += _queue("host adapter queue", host["name"], host.get("adapter_queue"), on_host)
+    return found
+
+
+def link_utilisations(variant: Mapping[str, Any], top: Topology) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each link with a bandwidth, per direction: its transmitter's busy share over the measured
+    time, as the engine measures it (a data frame of B bytes busies it B × 8 / bandwidth; control
+    frames are 0 bytes). A host-to-array link is named as its path and carries the VMs of its
+    devices; a replication link `A<->B` carries the VMs of the volumes replicated between A and B.
+    A run folder written before the engine reported links has none (said in `not_covered`)."""
+    resolved = resolved_scenario(variant)
+    bandwidths = {**_path_links(resolved), **_replication_bandwidths(resolved)}
+    devices = {d["name"]: d for d in variant.get("devices", [])}
+    path_vms: dict[str, set[str]] = {}
+    for path in variant.get("paths", []):
+        device = devices.get(path["device"])
+        path_vms.setdefault(path["name"], set()).update(top.device_vms(device) if device else [])
+    found = []
+    for link in variant.get("links", []):
+        name, kind = link["name"], link["kind"]
+        bandwidth = bandwidths.get(name)
+        if bandwidth is None:
+            continue  # unlimited: it cannot saturate
+        if kind == "path":
+            vms, (out, back) = path_vms.get(name, set()), _DIRECTIONS["path"]
+        else:
+            first, _, second = name.partition("<->")
+            vms, out, back = set(top.replicated_vms(first, second)), f"{first} to {second}", f"{second} to {first}"
+        for key, direction in (("outbound", out), ("inbound", back)):
+            part = link[key]
             found.append(_item(
-                "link", f"{name} ({direction})", util,
-                f"data MB/s × 8 / {bandwidths[name] / 1e9:g} Gb/s, the path's MB/s split by its device's reads and writes",
-                True, sorted(vms.get(name, set())), path=name, direction=direction,
+                "link" if kind == "path" else "replication link", f"{name} ({direction})", float(part["busy"]),
+                f"transmitter busy share over the measured time ({float(part['mbps']):,.1f} MB/s of data over "
+                f"{bandwidth / 1e9:g} Gb/s)", True, sorted(vms), path=name if kind == "path" else None,
+                direction=direction,
             ))  # fmt: skip
-    return found, skipped
+    return found, []
 
 
 SOLIDFIRE_CURVE = ((4096, 100.0), (8192, 160.0), (16384, 270.0), (32768, 500.0), (65536, 1000.0),
@@ -310,6 +333,7 @@ def utilisations(variant: Mapping[str, Any]) -> list[dict[str, Any]]:
     found = [
         *_arrays(variant, top),
         *_devices(variant, top),
+        *_queues(variant, top),
         *links,
         *_qos(variant, top),
         *_vm_limits(variant),
@@ -320,13 +344,14 @@ def utilisations(variant: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def not_covered(variant: Mapping[str, Any]) -> list[str]:
     """Resources that can saturate but have no figure in this run's document."""
-    _, skipped = link_utilisations(variant, Topology(variant))
     missing = [
-        "VM disk and adapter queues, host adapter queues (the engine reports no occupancy for them)",
-        "array front-end ports and host adapters as shared resources (the engine models neither: a "
-        "path's link is its own)",
-        "replication links (the engine reports replicated I/Os, not their bytes)",
+        "array front-end ports (the engine does not model them: a path's link is its own, up to the "
+        "array's queue)",
     ]
+    if "links" not in variant:
+        missing.append("links (a run folder written before the engine measured them)")
+    if variant.get("vms") and "disk_queue" not in variant["vms"][0]:
+        missing.append("VM and host adapter queues (a run folder written before the engine measured them)")
     if any(not a.get("cores") for a in variant.get("arrays", [])):
         missing.append("controllers of arrays without modelled cores (no busy time)")
-    return [*missing, *skipped]
+    return missing

@@ -216,18 +216,20 @@ def failed_text(counts: failover.Counts) -> str:
     return f"{format_count(counts.failed)} ({reasons})"
 
 
-STAGES = ("vm_queues", "kavg", "davg", "fabric", "array", "array_front_end", "array_cores", "array_media")
+STAGES = ("vm_queues", "kavg", "davg", "fabric", "array", "array_front_end", "array_cores", "array_cache", "array_media")
 """The engine's `stages_ms` in the tables' order: vm_queues + kavg + davg = the mean latency,
-fabric + array = davg, array_front_end + array_cores + array_media = array."""
+fabric + array = davg, array_front_end + array_cores + array_cache + array_media = array."""
 STAGE_COLUMNS = (
-    "VM queues ms", "KAVG ms", "DAVG ms", "fabric ms", "array ms", "front end ms", "cores ms", "cache/media ms", "mean ms",
+    "VM queues ms", "KAVG ms", "DAVG ms", "fabric ms", "array ms", "front end ms", "cores ms", "cache ms", "media ms",
+    "mean ms",
 )  # fmt: skip
 STAGES_CAPTION = (
     "where each VM's mean latency goes: VM queues, its virtual disk and adapter queues, before the "
     "host's device queue; KAVG, in the device queue (esxtop's); DAVG, past it (esxtop's) = fabric, the "
     "time outside the array (links, adapter, QUEUE FULL retries), + array, from the command's arrival "
-    "to its status = its front end (a QoS hold, a write's data transfer) + cores + cache/media (with a "
-    "replica's acknowledgement); mean = VM queues + KAVG + DAVG"
+    "to its status = its front end (a QoS hold, a write's data transfer) + cores + cache (a read hit, a "
+    "write the write-back cache acknowledged, its wait for room included) + media (with a replica's "
+    "acknowledgement); mean = VM queues + KAVG + DAVG"
 )
 
 
@@ -239,5 +241,6 @@ def shows_stages(doc: Document) -> bool:
 def stage_cells(vm: Mapping[str, Any]) -> list[str]:
     """A VM's row under STAGE_COLUMNS; the terminal and the HTML report show the same text."""
     stages = vm["stages_ms"]
-    shown = (format_ms(stages[stage]) for stage in STAGES)
+    # A run folder written before the cache had its own stage: its media time includes it.
+    shown = (format_ms(stages[stage]) if stage in stages else "–" for stage in STAGES)
     return [*shown, with_interval(vm, "mean", format_ms)]

@@ -33,6 +33,8 @@ pub struct Cores {
     pub centres: Vec<ServiceCentre>,
     /// Requests whose segment each core owns.
     pub owned: Vec<u64>,
+    /// `owned` when the measured time started (the warm-up's end).
+    pub owned_before: Vec<u64>,
     /// Failed controllers: their cores' work goes to the same core of the next live controller.
     down: Vec<bool>,
 }
@@ -48,6 +50,14 @@ fn mix(x: u64) -> u64 {
 }
 
 impl Cores {
+    /// The measured time starts at `now`: busy time and owned requests count from here.
+    pub fn measure_from(&mut self, now: u64) {
+        for c in &mut self.centres {
+            c.measure_from(now);
+        }
+        self.owned_before.clone_from(&self.owned);
+    }
+
     pub fn from_spec(spec: Spec) -> SpecResult<Self> {
         let controllers = spec.int("controllers", Some(2), 1, 1024, "storage controllers (2 per XtremIO X-Brick)")?;
         let per_controller = spec.int("cores_per_controller", Some(2), 1, 1024, "cores per controller that own address segments")?;
@@ -74,6 +84,7 @@ impl Cores {
             data_time,
             centres: (0..n).map(|_| ServiceCentre::new(1)).collect(),
             owned: vec![0; n],
+            owned_before: vec![0; n],
             down: vec![false; controllers as usize],
         })
     }

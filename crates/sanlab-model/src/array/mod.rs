@@ -31,11 +31,19 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Mean fraction of the servers (or disks) busy over `[0, now]`.
+    /// Mean fraction of the servers (or disks) busy over the measured time, up to `now`.
     pub fn utilisation(&mut self, now: u64) -> f64 {
         match self {
             Backend::Servers { centre, .. } => centre.utilisation(now),
             Backend::Disks(g) => g.utilisation(now),
+        }
+    }
+
+    /// The measured time starts at `now` (the warm-up's end).
+    pub fn measure_from(&mut self, now: u64) {
+        match self {
+            Backend::Servers { centre, .. } => centre.measure_from(now),
+            Backend::Disks(g) => g.measure_from(now),
         }
     }
 }
@@ -60,11 +68,14 @@ pub struct ServiceCentre {
     priority: VecDeque<u64>,
     waiting: VecDeque<u64>,
     busy: TimeWeighted<1>,
+    /// Where the measured time starts (the warm-up's end) and the busy server-time before it.
+    from_ns: u64,
+    busy_before_ns: u128,
 }
 
 impl ServiceCentre {
     pub fn new(servers: u32) -> Self {
-        Self { servers, busy_servers: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy: TimeWeighted::default() }
+        Self { servers, busy_servers: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy: TimeWeighted::default(), from_ns: 0, busy_before_ns: 0 }
     }
 
     fn account(&mut self, now: u64) {
@@ -106,10 +117,17 @@ impl ServiceCentre {
         self.busy.area()[0]
     }
 
-    /// Mean busy servers over `[0, now]` divided by the server count.
+    /// The measured time starts at `now`: utilisation counts from here.
+    pub fn measure_from(&mut self, now: u64) {
+        self.busy_before_ns = self.busy_ns(now);
+        self.from_ns = now;
+    }
+
+    /// Mean busy servers over the measured time `[from, now]` divided by the server count.
     pub fn utilisation(&mut self, now: u64) -> f64 {
-        self.account(now);
-        if now == 0 { 0.0 } else { self.busy.area()[0] as f64 / now as f64 / f64::from(self.servers) }
+        let busy = self.busy_ns(now) - self.busy_before_ns;
+        let span = now - self.from_ns;
+        if span == 0 { 0.0 } else { busy as f64 / span as f64 / f64::from(self.servers) }
     }
 }
 

@@ -105,6 +105,9 @@ pub struct QosState {
     last_rate: f64,
     pub released: u64,
     pub held_ns_sum: u128,
+    /// `released` and `held_ns_sum` when the measured time started (the warm-up's end).
+    pub released_before: u64,
+    pub held_ns_before: u128,
 }
 
 impl QosState {
@@ -122,7 +125,15 @@ impl QosState {
             last_rate: 0.0,
             released: 0,
             held_ns_sum: 0,
+            released_before: 0,
+            held_ns_before: 0,
         }
+    }
+
+    /// The measured time starts: releases and hold times count from here.
+    pub fn measure_from(&mut self) {
+        self.released_before = self.released;
+        self.held_ns_before = self.held_ns_sum;
     }
 
     /// A request arrives: true if it may go on now, else it is held until [`QosState::release`].

@@ -123,19 +123,35 @@ impl ArrayStage {
         self.arrays[a].tally.failed += 1;
     }
 
-    /// Array `a`'s cores: each one's name, share of the owned requests, utilisation and rate.
-    pub(super) fn core_reports(&mut self, a: usize, now: SimTime) -> Vec<CoreReport> {
+    /// Array `a`'s cores: each one's name, share of the owned requests, utilisation and rate,
+    /// over the measured time (`per_s` divides by it).
+    pub(super) fn core_reports(&mut self, a: usize, now: SimTime, per_s: impl Fn(u64) -> f64) -> Vec<CoreReport> {
         self.arrays[a].cores.as_mut().map_or(vec![], |c| {
-            let total: u64 = c.owned.iter().sum();
+            let owned: Vec<u64> = c.owned.iter().zip(&c.owned_before).map(|(n, before)| n - before).collect();
+            let total: u64 = owned.iter().sum();
             (0..c.centres.len())
                 .map(|k| CoreReport {
                     name: c.name(k),
-                    share: if total == 0 { 0.0 } else { c.owned[k] as f64 / total as f64 },
+                    share: if total == 0 { 0.0 } else { owned[k] as f64 / total as f64 },
                     util: Some(c.centres[k].utilisation(now)),
-                    iops: c.owned[k] as f64 / (now as f64 / 1e9).max(1e-9),
+                    iops: per_s(owned[k]),
                 })
                 .collect()
         })
+    }
+
+    /// The measured time starts at `now`: cores and QoS count from here.
+    pub(super) fn measure_from(&mut self, now: SimTime) {
+        for a in &mut self.arrays {
+            if let Some(c) = a.cores.as_mut() {
+                c.measure_from(now);
+            }
+        }
+        for v in &mut self.volumes {
+            if let Some(q) = v.qos.as_mut() {
+                q.measure_from();
+            }
+        }
     }
 
     /// Every array's and core's figures of the sample interval into `series`; `window` ns long
@@ -177,6 +193,7 @@ impl World {
         let rm = self.ios.get_mut(io);
         rm.array = a as u32;
         rm.t_array = now;
+        rm.from_cache = false;
         let v = r.volume as usize;
         if let Some(qos) = self.array.volumes[v].qos.as_mut() {
             if !qos.arrive(now, io, u64::from(r.size_bytes)) {
@@ -304,6 +321,7 @@ impl World {
             let hit = cache.access(r.offset_bytes, u64::from(r.size_bytes), r.op == Op::Read);
             if hit && r.op == Op::Read {
                 let hit_ns = cache.hit.draw_ns();
+                self.ios.get_mut(io).from_cache = true;
                 self.q.schedule_in(hit_ns, pack(Ev::CacheHitDone, io));
                 return;
             }

@@ -190,7 +190,7 @@ fn vm(v: VmConfig, own_histogram: bool, series: &mut TimeSeries) -> Vm {
         writes: 0,
         retried: 0,
         failed_by_reason: [0; 3],
-        stage_ns_sums: [0; 6],
+        stage_ns_sums: [0; 7],
     }
 }
 

@@ -25,7 +25,8 @@ impl World {
         }
         if r.wire {
             // The device-level request's time in the array is its piece's back last.
-            self.ios.get_mut(r.parent).array_ns = r.array_ns;
+            let parent = self.ios.get_mut(r.parent);
+            (parent.array_ns, parent.from_cache) = (r.array_ns, r.from_cache);
             self.piece_done(io, r.parent, Self::device_done);
         } else {
             self.device_done(io);
@@ -48,7 +49,7 @@ impl World {
         } else {
             // The VM request's stages are those of its piece back last.
             let whole = self.ios.get_mut(r.parent);
-            (whole.t_device, whole.t_dispatch, whole.array_ns) = (r.t_device, r.t_dispatch, r.array_ns);
+            (whole.t_device, whole.t_dispatch, whole.array_ns, whole.from_cache) = (r.t_device, r.t_dispatch, r.array_ns, r.from_cache);
             self.piece_done(io, r.parent, Self::complete);
         }
     }

@@ -4,6 +4,7 @@
 use super::{pack, Ev, World};
 use crate::fabric::{Link, OUTBOUND};
 use crate::noise::Delay;
+use crate::report::LinkReport;
 use sanlab_des::SimTime;
 
 /// The fabric stage's state: the links and their health. Faults change a link's latency,
@@ -17,6 +18,18 @@ pub(super) struct FabricStage {
 impl FabricStage {
     pub(super) fn new(links: Vec<Link>, health: Vec<LinkHealth>) -> Self {
         Self { links, health }
+    }
+
+    /// The measured time starts at `now`: every link's bytes and busy time count from here.
+    pub(super) fn measure_from(&mut self, now: SimTime) {
+        for l in &mut self.links {
+            l.measure_from(now);
+        }
+    }
+
+    /// Each host-to-array link over the measured time, up to `now`.
+    pub(super) fn link_reports(&self, now: SimTime) -> Vec<LinkReport> {
+        self.links.iter().map(|l| l.report("path", now)).collect()
     }
 
     /// Link `l`'s health.

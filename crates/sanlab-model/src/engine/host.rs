@@ -11,6 +11,7 @@ use crate::host::flow_control::WindowState;
 use crate::host::SlotQueue;
 use crate::multipath::{Alua, PathSelector, PathState, PspEvent};
 use sanlab_des::SimTime;
+use crate::report::QueueReport;
 use sanlab_metrics::{IoSeries, IoStats, SeriesId, Tally, TimeSeries};
 
 pub(crate) struct Vm {
@@ -29,9 +30,9 @@ pub(crate) struct Vm {
     pub retried: u64,
     pub failed_by_reason: [u64; 3],
     /// Summed over measured completions: time before the device queue (the VM's own queues),
-    /// in it (KAVG), past it outside the array, and in the array's front end, cores and cache or
-    /// media (those four together DAVG), which add up to each request's latency.
-    pub stage_ns_sums: [u128; 6],
+    /// in it (KAVG), past it outside the array, and in the array's front end, cores, cache and
+    /// media (those five together DAVG), which add up to each request's latency.
+    pub stage_ns_sums: [u128; 7],
 }
 
 pub(crate) struct Path {
@@ -155,6 +156,30 @@ impl HostStage {
         Self { vms, hosts, devices, link_outstanding: vec![0; links] }
     }
 
+    /// The measured time starts at `now`: the VM and adapter queues' occupancy counts from here
+    /// (the device queues' means take only the measured sample windows).
+    pub(super) fn measure_from(&mut self, now: SimTime) {
+        for v in &mut self.vms {
+            v.disk_q.take_averages(now, 1);
+            v.adapter_q.take_averages(now, 1);
+        }
+        for h in &mut self.hosts {
+            h.adapter_q.take_averages(now, 1);
+        }
+    }
+
+    /// Each VM's (disk queue, adapter queue) and each host's adapter queue over `span_ns` up to
+    /// `now`, the measured time: call once, at the end.
+    pub(super) fn queue_reports(&mut self, now: SimTime, span_ns: SimTime) -> (Vec<[QueueReport; 2]>, Vec<QueueReport>) {
+        let report = |q: &mut SlotQueue| {
+            let (actv_mean, qued_mean) = q.take_averages(now, span_ns);
+            QueueReport { depth: q.capacity, actv_mean, qued_mean }
+        };
+        let vms = self.vms.iter_mut().map(|v| [report(&mut v.disk_q), report(&mut v.adapter_q)]).collect();
+        let hosts = self.hosts.iter_mut().map(|h| report(&mut h.adapter_q)).collect();
+        (vms, hosts)
+    }
+
     pub(super) fn vms(&self) -> &[Vm] {
         &self.vms
     }
@@ -276,7 +301,8 @@ impl HostStage {
             let before_device = r.t_device - r.t_issue;
             let in_device_queue = r.t_dispatch - r.t_device;
             let outside_array = latency_ns - before_device - in_device_queue - in_array;
-            for (sum, ns) in v.stage_ns_sums.iter_mut().zip([before_device, in_device_queue, outside_array, front_end, cores, media]) {
+            let (cache, media) = if r.from_cache { (media, 0) } else { (0, media) };
+            for (sum, ns) in v.stage_ns_sums.iter_mut().zip([before_device, in_device_queue, outside_array, front_end, cores, cache, media]) {
                 *sum += u128::from(ns);
             }
         }
@@ -383,10 +409,14 @@ impl HostStage {
                 p.tally.sample(series, secs);
             }
             let (dqlen, actv, qued) = d.q.take_averages(now, window);
-            d.dqlen_sum += dqlen;
-            d.actv_sum += actv;
-            d.qued_sum += qued;
-            d.windows += 1;
+            // The report's means take the measured windows only (one straddling the warm-up's
+            // end counts whole).
+            if measured {
+                d.dqlen_sum += dqlen;
+                d.actv_sum += actv;
+                d.qued_sum += qued;
+                d.windows += 1;
+            }
             for (id, x) in d.queue_series.into_iter().zip([dqlen, actv, qued]) {
                 series.push(id, x);
             }

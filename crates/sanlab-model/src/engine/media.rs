@@ -7,6 +7,7 @@ use crate::array::disk_group::{DiskGroupStats, DiskOut};
 use crate::array::replication::Replication;
 use crate::array::Backend;
 use crate::io::Io;
+use crate::report::LinkReport;
 use sanlab_des::{RngStream, SimTime};
 
 /// An array's back end.
@@ -36,6 +37,21 @@ impl MediaStage {
     /// Replication pair `rep`.
     pub(super) fn replication(&self, rep: usize) -> &Replication {
         &self.replications[rep]
+    }
+
+    /// The measured time starts at `now`: back ends and replication links count from here.
+    pub(super) fn measure_from(&mut self, now: SimTime) {
+        for m in &mut self.media {
+            m.backend.measure_from(now);
+        }
+        for r in &mut self.replications {
+            r.link.measure_from(now);
+        }
+    }
+
+    /// Each replication link over the measured time, up to `now`.
+    pub(super) fn link_reports(&self, now: SimTime) -> Vec<LinkReport> {
+        self.replications.iter().map(|r| r.link.report("replication", now)).collect()
     }
 
     pub(super) fn replication_count(&self) -> usize {
@@ -115,8 +131,11 @@ impl World {
         for &(at, disk) in &out.timers {
             self.q.schedule_at(at, pack(Ev::DiskDone, ((a as u32) << DISK_BITS) | disk));
         }
-        for &(at, t) in &out.done {
+        for &(at, t, from_cache) in &out.done {
             let (io, peer) = untoken(t);
+            if !peer {
+                self.ios.get_mut(io).from_cache = from_cache;
+            }
             self.q.schedule_at(at, pack(if peer { Ev::PeerMediaDone } else { Ev::MediaDone }, io));
         }
         out.timers.clear();

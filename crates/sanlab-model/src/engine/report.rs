@@ -5,7 +5,7 @@ use super::World;
 use crate::io::Stage;
 use crate::report::{
     ArrayReport, Conservation, CoreReport, DeviceReport, DirectionReport, FaultReport, FlowControlReport, HostReport, JobPacing, JobReport, PathReport, PilotFigures, PspEventReport,
-    QosReport, RateReport, RunReport, StagesMs, SyncCounts, VmReport, VolumeReport, WindowReport,
+    QosReport, QueueReport, RateReport, RunReport, StagesMs, SyncCounts, VmReport, VolumeReport, WindowReport,
 };
 use sanlab_des::SimTime;
 use sanlab_metrics::IoStats;
@@ -36,12 +36,15 @@ impl World {
         let mbps = |s: &IoStats| if measured_s > 0.0 { s.bytes() as f64 / measured_s / 1e6 } else { 0.0 };
 
         let conservation = self.conservation();
-        let vms = self.vm_reports(now);
+        let (vm_queues, host_queues) = self.host.queue_reports(now, now - self.warmup_ns);
+        let vms = self.vm_reports(now, vm_queues);
         let jobs = self.job_reports(now);
         let (paths, devices, psp_events) = self.device_reports(per_s, mbps);
-        let volumes = self.volume_reports(now);
+        let volumes = self.volume_reports(per_s);
         let arrays = self.array_reports(now, per_s, mbps);
-        let hosts = self.host_reports(per_s, mbps);
+        let hosts = self.host_reports(per_s, mbps, host_queues);
+        let mut links = self.fabric.link_reports(now);
+        links.extend(self.media.link_reports(now));
         RunReport {
             sim_time_s: now as f64 / 1e9,
             seed_matters: self.timing_draws > 0
@@ -57,6 +60,7 @@ impl World {
             volumes,
             arrays,
             psp_events,
+            links,
             faults: self.fault_reports(),
             conservation,
             timeseries: self.sampling.take_series(),
@@ -93,7 +97,7 @@ impl World {
             .collect()
     }
 
-    fn vm_reports(&self, now: SimTime) -> Vec<VmReport> {
+    fn vm_reports(&self, now: SimTime, queues: Vec<[QueueReport; 2]>) -> Vec<VmReport> {
         let mut vm_jobs: Vec<Vec<&IoStats>> = vec![vec![]; self.host.vms().len()];
         for j in self.workload.jobs() {
             vm_jobs[j.vm].extend([&j.read, &j.write]);
@@ -103,7 +107,8 @@ impl World {
             .iter()
             .zip(vm_jobs)
             .zip(self.vm_active_s(now))
-            .map(|((v, job_stats), active_s)| {
+            .zip(queues)
+            .map(|(((v, job_stats), active_s), [disk_queue, adapter_queue])| {
                 let per_s = |n: f64| if active_s > 0.0 { n / active_s } else { 0.0 };
                 VmReport {
                     name: v.name.clone(),
@@ -119,11 +124,13 @@ impl World {
                     failed: v.tally.failed,
                     failed_by_reason: v.failed_by_reason.into(),
                     retried: v.retried,
+                    disk_queue,
+                    adapter_queue,
                     stages_ms: {
                         let ios = v.tally.stats.ios();
                         let ms = |sum: u128| if ios > 0 { sum as f64 / ios as f64 / 1e6 } else { 0.0 };
-                        let [vm_queues, kavg, fabric, front_end, cores, media] = v.stage_ns_sums;
-                        let array = front_end + cores + media;
+                        let [vm_queues, kavg, fabric, front_end, cores, cache, media] = v.stage_ns_sums;
+                        let array = front_end + cores + cache + media;
                         StagesMs {
                             vm_queues: ms(vm_queues),
                             kavg: ms(kavg),
@@ -132,6 +139,7 @@ impl World {
                             array: ms(array),
                             array_front_end: ms(front_end),
                             array_cores: ms(cores),
+                            array_cache: ms(cache),
                             array_media: ms(media),
                         }
                     },
@@ -252,7 +260,7 @@ impl World {
         (paths, devices, psp_events)
     }
 
-    fn volume_reports(&self, now: SimTime) -> Vec<VolumeReport> {
+    fn volume_reports(&self, per_s: impl Fn(u64) -> f64) -> Vec<VolumeReport> {
         self.array
             .volumes()
             .iter()
@@ -262,8 +270,11 @@ impl World {
                     min: q.params.min_iops,
                     max: q.params.max_iops,
                     burst: q.params.burst_iops,
-                    released_iops: if now > 0 { q.released as f64 / (now as f64 / 1e9) } else { 0.0 },
-                    held_ms_mean: if q.released == 0 { 0.0 } else { q.held_ns_sum as f64 / q.released as f64 / 1e6 },
+                    released_iops: per_s(q.released - q.released_before),
+                    held_ms_mean: match q.released - q.released_before {
+                        0 => 0.0,
+                        n => (q.held_ns_sum - q.held_ns_before) as f64 / n as f64 / 1e6,
+                    },
                     held_now: q.held(),
                     credit_s: q.credit_s(),
                 }),
@@ -275,7 +286,7 @@ impl World {
         (0..self.array.arrays().len())
             .map(|k| {
                 // With cores, `with_controllers` sums them; without, the paths' I/O tells each one's load.
-                let cores = self.array.core_reports(k, now);
+                let cores = self.array.core_reports(k, now, per_s);
                 let controllers = if self.array.arrays()[k].cores.is_some() { vec![] } else { self.controllers_by_paths(k, per_s) };
                 let a = &self.array.arrays()[k];
                 ArrayReport {
@@ -312,12 +323,13 @@ impl World {
             .collect()
     }
 
-    fn host_reports(&self, per_s: impl Fn(u64) -> f64, mbps: impl Fn(&IoStats) -> f64) -> Vec<HostReport> {
+    fn host_reports(&self, per_s: impl Fn(u64) -> f64, mbps: impl Fn(&IoStats) -> f64, queues: Vec<QueueReport>) -> Vec<HostReport> {
         self.host
             .hosts()
             .iter()
             .enumerate()
-            .map(|(h, host)| {
+            .zip(queues)
+            .map(|((h, host), adapter_queue)| {
                 let devices: Vec<_> = self.host.devices().iter().filter(|d| d.host == h).collect();
                 let (device_ns, device_ios) = devices.iter().fold((0u128, 0u64), |(ns, n), d| (ns + d.device_ns_sum, n + d.tally.stats.ios()));
                 let controlled: Vec<_> = devices.iter().filter_map(|d| d.flow.as_ref()).collect();
@@ -342,6 +354,7 @@ impl World {
                     device_lat_ms: if device_ios == 0 { 0.0 } else { device_ns as f64 / device_ios as f64 / 1e6 },
                     flow_control,
                     window,
+                    adapter_queue,
                 }
             })
             .collect()

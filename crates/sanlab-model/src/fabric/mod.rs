@@ -10,6 +10,7 @@
 //! stream; frames may then arrive out of order, as a jittery path delivers them.
 
 use crate::noise::{Delay, DelayParam, DelaySpec};
+use crate::report::{LinkDirectionReport, LinkReport};
 use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::SimTime;
 
@@ -26,6 +27,10 @@ pub struct Direction {
     busy_until: SimTime,
     pub bytes: u64,
     busy_ns: u64,
+    /// Where the measured time starts (the warm-up's end), and the bytes and busy time before it.
+    from_ns: SimTime,
+    bytes_before: u64,
+    busy_before_ns: u64,
 }
 
 /// Serialisation time per byte at `bandwidth_bps`, in picoseconds (0: unlimited).
@@ -36,7 +41,7 @@ pub fn ps_per_byte(bandwidth_bps: Option<f64>) -> u64 {
 impl Direction {
     fn new(latency: Delay, fibre_ns: u64, bandwidth_bps: Option<f64>) -> Self {
         let ps_per_byte = ps_per_byte(bandwidth_bps);
-        Self { latency, fibre_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0 }
+        Self { latency, fibre_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0, from_ns: 0, bytes_before: 0, busy_before_ns: 0 }
     }
 
     /// Sends `bytes` at `now`; returns the time the frame arrives at the far end.
@@ -61,9 +66,22 @@ impl Direction {
         std::mem::swap(&mut self.ps_per_byte, ps_per_byte);
     }
 
-    /// Fraction of `elapsed_ns` the transmitter was busy.
-    pub fn utilisation(&self, elapsed_ns: u64) -> f64 {
-        if elapsed_ns == 0 { 0.0 } else { self.busy_ns as f64 / elapsed_ns as f64 }
+    /// The measured time starts at `now`: bytes and busy time count from here.
+    pub fn measure_from(&mut self, now: SimTime) {
+        self.from_ns = now;
+        self.bytes_before = self.bytes;
+        self.busy_before_ns = self.busy_ns;
+    }
+
+    /// Fraction of the measured time up to `now` the transmitter was busy (a frame counts
+    /// whole when it starts), and the data rate in bytes per second.
+    pub fn measured(&self, now: SimTime) -> (f64, f64) {
+        let span_ns = now.saturating_sub(self.from_ns);
+        if span_ns == 0 {
+            return (0.0, 0.0);
+        }
+        let busy = (self.busy_ns - self.busy_before_ns) as f64 / span_ns as f64;
+        (busy, (self.bytes - self.bytes_before) as f64 / (span_ns as f64 / 1e9))
     }
 }
 
@@ -96,6 +114,22 @@ impl LinkParams {
 }
 
 impl Link {
+    /// Both directions over the measured time up to `now`; `kind` says what the link joins.
+    pub fn report(&self, kind: &'static str, now: SimTime) -> LinkReport {
+        let [outbound, inbound] = self.dirs.each_ref().map(|d| {
+            let (busy, bytes_per_s) = d.measured(now);
+            LinkDirectionReport { busy, mbps: bytes_per_s / 1e6 }
+        });
+        LinkReport { name: self.name.clone(), kind, outbound, inbound }
+    }
+
+    /// The measured time starts at `now`, in both directions.
+    pub fn measure_from(&mut self, now: SimTime) {
+        for d in &mut self.dirs {
+            d.measure_from(now);
+        }
+    }
+
     /// Each direction draws a noisy latency from its own stream, `link/<name>/<out|in>/latency`.
     pub fn new(name: String, p: &LinkParams, run_seed: u64) -> Self {
         let dir = |d: &str| Direction::new(p.latency.stream(run_seed, &format!("link/{name}/{d}/latency")), p.fibre_ns, p.bandwidth_bps);
@@ -115,7 +149,13 @@ mod tests {
         // Second frame waits for the first to leave the transmitter.
         assert_eq!(d.send(100, 500), 2_000);
         assert_eq!(d.send(5_000, 0), 6_000);
-        assert!((d.utilisation(2_000) - 0.5).abs() < 1e-9);
+        let (busy, bytes_per_s) = d.measured(2_000);
+        assert!((busy - 0.5).abs() < 1e-9 && (bytes_per_s - 5e8).abs() < 1.0, "{busy} {bytes_per_s}");
+        // The measured time starts later: only what is sent from then on counts.
+        d.measure_from(6_000);
+        d.send(6_000, 1_000);
+        let (busy, _) = d.measured(8_000);
+        assert!((busy - 0.5).abs() < 1e-9, "{busy}");
     }
 
     #[test]

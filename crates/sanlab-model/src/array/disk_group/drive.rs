@@ -156,4 +156,6 @@ pub(super) struct Disk {
     pub(super) last_was_read: bool,
     pub(super) started_ns: u64,
     pub(super) busy_ns: u64,
+    /// Busy time before the measured time started.
+    pub(super) busy_before_ns: u64,
 }

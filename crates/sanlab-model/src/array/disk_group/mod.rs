@@ -121,6 +121,7 @@ use crate::io::Op;
 use drive::{Disk, DiskOp, Drive, SeekCurve, Service, DRIVE_CLASSES, DRIVE_CLASS_NAMES};
 use layout::Layout;
 use sanlab_des::{SimTime, Slab};
+use sanlab_metrics::TimeWeighted;
 use sanlab_spec::{Spec, SpecResult};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
@@ -132,8 +133,9 @@ use write_cache::{WaitingWrite, WriteCache, PAGES_PER_ELEMENT};
 pub struct DiskOut {
     /// (time, disk index): arm a timer; at that time the engine calls `disk_done(time, disk)`.
     pub timers: Vec<(SimTime, u32)>,
-    /// (time, token): the host request `token` is finished at that time.
-    pub done: Vec<(SimTime, u64)>,
+    /// (time, token, from cache): the host request `token` is finished at that time, served by
+    /// the write-back cache (a read of dirty data, a write acknowledged) or by the disks.
+    pub done: Vec<(SimTime, u64, bool)>,
 }
 
 /// Figures for the report.
@@ -151,10 +153,12 @@ pub struct DiskGroupStats {
     /// Host reads served from dirty data in the write cache.
     pub write_cache_read_hits: u64,
     pub dirty_bytes_now: u64,
+    /// Dirty bytes, time-averaged over the measured time.
+    pub dirty_bytes_mean: f64,
     pub write_cache_bytes: u64,
     /// Host writes that waited for cache room.
     pub writes_waited: u64,
-    /// Fraction of `[0, now]` each disk was busy.
+    /// Fraction of the measured time each disk was busy.
     pub disk_utilisation: Vec<f64>,
 }
 
@@ -196,6 +200,8 @@ pub struct DiskGroup {
     jobs: Slab<JobSlot>,
     cache: WriteCache,
     counters: Counters,
+    /// Where the measured time starts (the warm-up's end).
+    from_ns: SimTime,
 }
 
 fn ms(ns: u64) -> String {
@@ -288,11 +294,13 @@ impl DiskGroup {
                 masks: vec![],
                 oldest: VecDeque::new(),
                 dirty_bytes: 0,
+                dirty_area: TimeWeighted::default(),
                 destaging_bytes: 0,
                 flushing: false,
                 waiting: VecDeque::new(),
             },
             counters: Counters::default(),
+            from_ns: 0,
         })
     }
 
@@ -303,7 +311,7 @@ impl DiskGroup {
             Op::Read => {
                 if self.layout.pieces(offset_bytes, size_bytes).all(|p| self.cache.holds(&p)) {
                     self.counters.write_cache_read_hits += 1;
-                    out.done.push((now + self.cache.ack_ns, token));
+                    out.done.push((now + self.cache.ack_ns, token, true));
                     return;
                 }
                 let job = self.jobs.insert(JobSlot { job: Job::HostRead { token }, ops_left: 0 });
@@ -337,13 +345,28 @@ impl DiskGroup {
         self.start_idle_disks(now, out);
     }
 
-    /// Mean fraction of time the disks were busy over `[0, now]`.
+    /// The measured time starts at `now`: utilisation and the cache's mean fullness count from here.
+    pub fn measure_from(&mut self, now: SimTime) {
+        for d in &mut self.disks {
+            let serving_ns = if d.serving.is_some() { now - d.started_ns } else { 0 };
+            d.busy_before_ns = d.busy_ns + serving_ns;
+        }
+        self.cache.account(now);
+        self.cache.dirty_area = TimeWeighted::default();
+        self.cache.dirty_area.advance(now, [0]);
+        self.from_ns = now;
+    }
+
+    /// Mean fraction of the measured time the disks were busy.
     pub fn utilisation(&mut self, now: SimTime) -> f64 {
         (0..self.disks.len()).map(|d| self.disk_utilisation(d, now)).sum::<f64>() / self.disks.len() as f64
     }
 
-    /// Figures for the report; utilisation over `[0, now]`.
+    /// Figures for the report; utilisation and mean fullness over the measured time.
     pub fn stats(&mut self, now: SimTime) -> DiskGroupStats {
+        self.cache.account(now);
+        let span_ns = now - self.from_ns;
+        let dirty_bytes_mean = if span_ns == 0 { 0.0 } else { self.cache.dirty_area.area()[0] as f64 / span_ns as f64 };
         let c = &self.counters;
         DiskGroupStats {
             disks: self.layout.disks,
@@ -354,6 +377,7 @@ impl DiskGroup {
             rmw_writes: c.rmw_writes,
             write_cache_read_hits: c.write_cache_read_hits,
             dirty_bytes_now: self.cache.dirty_bytes,
+            dirty_bytes_mean,
             write_cache_bytes: self.cache.capacity_bytes,
             writes_waited: c.writes_waited,
             disk_utilisation: (0..self.disks.len()).map(|d| self.disk_utilisation(d, now)).collect(),
@@ -363,15 +387,17 @@ impl DiskGroup {
     fn disk_utilisation(&self, disk: usize, now: SimTime) -> f64 {
         let d = &self.disks[disk];
         let serving_ns = if d.serving.is_some() { now.saturating_sub(d.started_ns) } else { 0 };
-        if now == 0 { 0.0 } else { (d.busy_ns + serving_ns) as f64 / now as f64 }
+        let span_ns = now - self.from_ns;
+        if span_ns == 0 { 0.0 } else { (d.busy_ns + serving_ns - d.busy_before_ns) as f64 / span_ns as f64 }
     }
 
     /// Acknowledges a write the cache has room for and dirties its pages.
     fn admit(&mut self, now: SimTime, write: WaitingWrite, out: &mut DiskOut) {
+        self.cache.account(now);
         for p in self.layout.pieces(write.offset_bytes, write.size_bytes) {
             self.cache.mark(&p);
         }
-        out.done.push((now + self.cache.ack_ns, write.token));
+        out.done.push((now + self.cache.ack_ns, write.token, true));
     }
 
     /// Queues a disk operation for `job`.
@@ -439,13 +465,14 @@ impl DiskGroup {
         let finished = slot.job;
         self.jobs.remove(job);
         match finished {
-            Job::HostRead { token } => out.done.push((now, token)),
+            Job::HostRead { token } => out.done.push((now, token, false)),
             Job::ReadModifyWrite { destage, data_disk, parity_disk, offset, size_bytes } => {
                 self.issue(data_disk, offset, size_bytes, true, destage);
                 self.issue(parity_disk, offset, size_bytes, true, destage);
                 self.op_done(now, destage, out);
             }
             Job::Destage { bytes } => {
+                self.cache.account(now);
                 self.cache.dirty_bytes -= bytes;
                 self.cache.destaging_bytes -= bytes;
                 self.destages_in_flight -= 1;

@@ -64,7 +64,7 @@ fn closed_loop(group: DiskGroup, depth: usize, total: usize, warmup: usize, mut 
             events.push(Reverse((t, seq, Event::Disk(disk))));
             seq += 1;
         }
-        for (t, token) in out.done.drain(..) {
+        for (t, token, _) in out.done.drain(..) {
             events.push(Reverse((t, seq, Event::Done(token))));
             seq += 1;
         }
@@ -249,7 +249,7 @@ fn a_read_of_dirty_data_is_served_from_the_cache() {
     let mut out = DiskOut::default();
     g.submit(1_000, 1, Op::Write, 64 * KIB, 16 * 1024, &mut out);
     g.submit(2_000, 2, Op::Read, 68 * KIB, 4 * 1024, &mut out);
-    assert_eq!(out.done, [(101_000, 1), (102_000, 2)]);
+    assert_eq!(out.done, [(101_000, 1, true), (102_000, 2, true)]);
     assert!(out.timers.is_empty());
     g.submit(3_000, 3, Op::Read, 78 * KIB, 4 * 1024, &mut out);
     assert_eq!(out.timers.len(), 1, "half of this read is not in the cache");

@@ -2,6 +2,7 @@
 
 use super::layout::Piece;
 use sanlab_des::Slab;
+use sanlab_metrics::TimeWeighted;
 use std::collections::{HashMap, VecDeque};
 
 /// Pages of a data element, one bit each in its dirty mask.
@@ -31,12 +32,19 @@ pub(super) struct WriteCache {
     pub(super) oldest: VecDeque<u32>,
     /// Including stripes being destaged: their room is freed when the destage ends.
     pub(super) dirty_bytes: u64,
+    /// Dirty bytes × ns, for the mean fullness.
+    pub(super) dirty_area: TimeWeighted<1>,
     pub(super) destaging_bytes: u64,
     pub(super) flushing: bool,
     pub(super) waiting: VecDeque<WaitingWrite>,
 }
 
 impl WriteCache {
+    /// Accounts for the dirty bytes having held since the last change (call before changing them).
+    pub(super) fn account(&mut self, now: u64) {
+        self.dirty_area.advance(now, [self.dirty_bytes]);
+    }
+
     pub(super) fn page_mask(&self, piece: &Piece) -> u64 {
         let first = piece.within_bytes / self.page_bytes;
         let last = (piece.within_bytes + piece.size_bytes - 1) / self.page_bytes;
