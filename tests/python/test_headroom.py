@@ -268,7 +268,7 @@ def test_what_a_factor_scales_in_each_kind_of_job() -> None:
     assert sets_at(scalings, 1.0) == []  # today as given
     whats = {s.job: s.what for s in scalings}
     assert whats["oltp"] == "iodepth (closed loop: outstanding I/Os)"
-    assert whats["sync"].startswith("numjobs (closed loop on a synchronous engine")
+    assert whats["sync"].startswith("numjobs (closed loop on a synchronous engine or a thinktime")
     assert notes == ["VM b job probe: an ioping probe is not scaled (it measures, it is not load)"]
     # Whole counts round, at least one outstanding I/O.
     depth = Scaling("a", "j", "k", (1.0,), "closed", "iodepth", whole=True)

@@ -8,11 +8,13 @@ spreads docs/headroom.md gives, and the tests allow 3 %."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from sanlab.headroom.bottleneck import closed_at, closed_estimate
 from test_headroom import FAST, MM1, ROOT, TODAY_IOPS, _erlang_c, _headroom
 
 TANDEM = ROOT / "tests" / "data" / "scenarios" / "headroom_tandem.toml"
@@ -36,15 +38,16 @@ def _mmc_mean_ms(servers: int, rate_per_ms: float, mu: float = 10.0) -> float:
     return 1 / mu + _erlang_c(servers, rate_per_ms / mu) / (servers * mu - rate_per_ms)
 
 
-def _mva(demands_ms: tuple[float, ...], population: int) -> list[tuple[float, float]]:
-    """Exact MVA of a closed network of FIFO exponential stations: for n = 1 .. population, the
-    mean response time R(n) (ms) and throughput X(n) (IOPS). R_k(n) = D_k (1 + Q_k(n − 1)),
-    X(n) = n / Σ R_k(n), Q_k(n) = X(n) R_k(n) (Reiser and Lavenberg, 1980)."""
+def _mva(demands_ms: tuple[float, ...], population: int, think_ms: float = 0.0) -> list[tuple[float, float]]:
+    """Exact MVA of a closed network of FIFO exponential stations and a think time Z (a delay
+    station): for n = 1 .. population, the mean response time R(n) (ms) and throughput X(n)
+    (IOPS). R_k(n) = D_k (1 + Q_k(n − 1)), X(n) = n / (Z + Σ R_k(n)), Q_k(n) = X(n) R_k(n)
+    (Reiser and Lavenberg, 1980)."""
     queues = [0.0] * len(demands_ms)
     found = []
     for n in range(1, population + 1):
         times = [demand * (1 + queue) for demand, queue in zip(demands_ms, queues, strict=True)]
-        rate = n / sum(times)
+        rate = n / (think_ms + sum(times))
         queues = [rate * time for time in times]
         found.append((sum(times), rate * 1000))
     return found
@@ -85,6 +88,71 @@ def test_closed_network_population_by_exact_mva(tmp_path: Path) -> None:
         assert point["figures"]["mean<=0.425ms"]["mean"] == pytest.approx(mean_ms, rel=0.03), depth
         assert point["iops"]["mean"] == pytest.approx(iops, rel=0.03), depth
     assert doc["bottleneck"]["name"] == "server/ctrl1.core1"  # 50 µs against 24.1: the core saturates
+    # The closed-loop bounds from today's demands (2 outstanding): D = 74.1 µs, Dmax the core's
+    # 50 µs, so R(N) ≥ N × 50 µs lets mean ≤ 0.425 ms hold at most up to N = 8, MVA's answer; at
+    # every point tried X ≤ min(N / D, 1 / Dmax) and R ≥ max(D, N·Dmax) hold for the measured
+    # figures (within 2 %, the demands' noise), and MVA's own figures are within 3 %.
+    closed = doc["closed_bound"]
+    assert closed["demand_ms"] == pytest.approx(CORE_MS + MEDIA_MS["4k"], rel=0.03)
+    assert closed["bottleneck_demand_ms"] == pytest.approx(CORE_MS, rel=0.03)
+    assert closed["bottleneck"] == "array `server` cores" and closed["population_today"] == 2
+    assert closed["estimate"]["mean<=0.425ms"] == {"population": largest, "holds": True}
+    assert closed["at_limit"]["population"] == largest and closed["holds_on_curve"] is True
+    for depth, point in zip(depths, doc["curve"], strict=True):
+        mean_ms, iops = mva[depth - 1]
+        assert point["closed"]["population"] == depth
+        assert (
+            point["closed"]["iops_max"] >= iops * 0.97
+            and point["closed"]["response_ms_min"] <= mean_ms * 1.03
+        )
+
+
+@pytest.mark.parametrize("think_ms", [0.0, 0.1])
+def test_the_closed_loop_bounds_hold_against_exact_mva(think_ms: float) -> None:
+    """X(N) ≤ min(N / (D + Z), 1 / Dmax) and R(N) ≥ max(D, N·Dmax − Z), as `closed_at` computes
+    them from the tandem's demands, hold for exact MVA at every population to 64, meet it at
+    N = 1 (one I/O alone: R = D) and approach it at 64 (the core saturated)."""
+    demands = (CORE_MS, MEDIA_MS["4k"])
+    bounds = {
+        "demand_ms": sum(demands), "bottleneck_demand_ms": max(demands), "population_today": 2,
+        "population_by_vm": {"source": 2}, "customers": [{"count": 2, "think_ms": think_ms, "scaled": True}],
+    }  # fmt: skip
+    mva = _mva(demands, 64, think_ms)
+    for n, (mean_ms, iops) in enumerate(mva, start=1):
+        at = closed_at(bounds, n / 2)
+        assert at["population"] == n
+        assert at["iops_max"] >= iops * (1 - 1e-12) and at["response_ms_min"] <= mean_ms * (1 + 1e-12), n
+    assert closed_at(bounds, 0.5)["response_ms_min"] == pytest.approx(mva[0][0])
+    assert closed_at(bounds, 0.5)["iops_max"] == pytest.approx(mva[0][1])
+    assert mva[-1][1] / closed_at(bounds, 32)["iops_max"] > 0.999
+    # The estimate: the largest N whose R(N) bound is within the ceiling.
+    assert closed_estimate(bounds, 0.425) == math.floor((0.425 + think_ms) / CORE_MS)
+    assert closed_estimate(bounds, 0.07) is None  # under D: no population meets it
+
+
+def test_closed_loop_with_a_think_time_by_exact_mva(tmp_path: Path) -> None:
+    """Two fio clones of one outstanding read each, thinking 100 µs after every I/O (Z = 0.1 ms):
+    the factor grows the clones (numjobs), a closed network with a delay station. MVA gives
+    R(8) = 0.3052 ms and R(9) = 0.3528 ms, so mean ≤ 0.33 ms holds up to 8 clones; the bound
+    R(N) ≥ N·Dmax − Z = 0.30 ms at 8 (0.35 at 9) estimates the same N, and holds at every point."""
+    mva = _mva((CORE_MS, MEDIA_MS["4k"]), 64, 0.1)
+    largest = max(n for n, (mean_ms, _) in enumerate(mva, start=1) if mean_ms <= 0.33)
+    assert largest == 8
+    sets = ["vm[0].job[0].thinktime=100us", "vm[0].job[0].numjobs=2", "vm[0].job[0].iodepth=1"]
+    doc = _headroom(
+        str(TANDEM), "--slo", "mean<=0.33ms", *(arg for line in sets for arg in ("--set", line)), *FAST,
+        out=tmp_path / "h",
+    )  # fmt: skip
+    assert doc["at_limit"] == [f"vm[0].job[0].numjobs={largest}"]
+    closed = doc["closed_bound"]
+    assert closed["customers"] == [{"count": 2, "think_ms": pytest.approx(0.1), "scaled": True}]
+    assert closed["estimate"]["mean<=0.33ms"] == {"population": largest, "holds": True}
+    assert closed["holds_on_curve"] is True
+    for point in doc["curve"]:
+        n = point["closed"]["population"]
+        mean_ms, iops = mva[n - 1]
+        assert point["figures"]["mean<=0.33ms"]["mean"] == pytest.approx(mean_ms, rel=0.03), n
+        assert point["iops"]["mean"] == pytest.approx(iops, rel=0.03), n
 
 
 @pytest.mark.parametrize(

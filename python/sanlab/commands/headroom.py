@@ -17,7 +17,7 @@ from sanlab.export.files import remove_empty, replace_text
 from sanlab.export.runfolder import new_default_out_dir, prepare_out_dir
 from sanlab.formatting import did_you_mean
 from sanlab.headroom.answer import HEADROOM_FILE, headroom_document, read_headroom, text_lines, to_json
-from sanlab.headroom.bottleneck import response_bound
+from sanlab.headroom.bottleneck import closed_loop_bounds, response_bound
 from sanlab.headroom.grow import RateGrowth, describe, plan_growth
 from sanlab.headroom.points import DaskRunner, LocalRunner, PointRunError
 from sanlab.headroom.search import Search, estimate
@@ -305,7 +305,13 @@ def _search_and_write(
     }
     header["not_covered"] = not_covered(today)
     response = response_bound(today, list(growth.judged))
-    doc = headroom_document(header, search, bracket, limit, utilisation, response)
+    # Outstanding I/Os that grow (a closed loop's depths, or VMs that each keep theirs): a closed network.
+    closed = (
+        closed_loop_bounds(today, list(growth.grown), list(growth.judged))
+        if whole and not growth.open_loop
+        else None
+    )
+    doc = headroom_document(header, search, bracket, limit, utilisation, response, closed)
     if rate is not None:
         doc["time_to_limit"] = rate.answer(doc)
     replace_text(out_dir / HEADROOM_FILE, to_json(doc), check=read_headroom)

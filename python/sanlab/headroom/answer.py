@@ -13,7 +13,7 @@ from typing import Any
 from sanlab.errors import UserError
 from sanlab.export.files import loads_bounded
 from sanlab.formatting import format_count, format_ms
-from sanlab.headroom.bottleneck import describe, throughput_bound
+from sanlab.headroom.bottleneck import closed_at, closed_estimate, describe, throughput_bound
 from sanlab.headroom.search import Limit, Point, Search, factor_text
 from sanlab.headroom.slo import Slo
 from sanlab.headroom.timeline import time_line
@@ -132,9 +132,11 @@ def headroom_document(
     limit: Limit | None,
     utilisation: Mapping[str, list[dict[str, Any]]],
     response: Mapping[str, Any] | None = None,
+    closed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """headroom.json: `header` (scenario, variant, SLOs, growth ...), the search's answer and the
-    operational-law bounds (`response`: `bottleneck.response_bound` of today's run)."""
+    operational-law bounds (`response`: `bottleneck.response_bound` of today's run; `closed`:
+    `bottleneck.closed_loop_bounds`, for a growth of outstanding I/Os)."""
     low, high = bracket
     today = search.point(1.0)
     doc: dict[str, Any] = dict(header)
@@ -165,11 +167,67 @@ def headroom_document(
     doc["bound"] = bound
     doc["curve"] = curve_rows(search)
     doc["response_bound"] = _response_check(response, doc["slos"], doc["curve"]) if response else None
+    doc["closed_bound"] = _closed_check(closed, search, doc, low) if closed else None
     doc["runs"] = search.runs
     doc["stopped"] = search.stopped
     doc["undecided"] = sorted(set(search.undecided))
     doc["stalled"] = sorted(p.factor for p in search.points if p.runs and search.stalled(p))
     return doc
+
+
+def _worst_mean(point: Point) -> float:
+    """The judged VMs' highest mean latency at `point`, each the mean over its seeds (ms)."""
+    seeds = point.seeds()
+    return max(
+        sum(point.runs[seed][name]["mean"] for seed in seeds) / len(seeds) for name in point.setup.judged
+    )
+
+
+def _closed_check(
+    bounds: Mapping[str, Any], search: Search, doc: dict[str, Any], low: Point | None
+) -> dict[str, Any]:
+    """The closed-loop bounds at every point tried (`curve[].closed`), checked: each point's IOPS
+    within X(N) and (the judged VMs being the grown ones, each I/O thinking at most once) the
+    worst judged VM's mean at least R(N), within BOUND_SLACK; at the limit (the largest count
+    that holds); and, for a mean's or a max's ceiling, the largest N the bound lets meet it, an
+    instant estimate the limit cannot pass (`estimate`)."""
+    found = dict(bounds)
+    if "why_none" in found:
+        return found
+    check_response = bool(found["response_bound"] and found["judged_all"])
+    below: list[float] = []
+    for point, row in zip(
+        sorted((p for p in search.points if p.runs), key=lambda p: p.factor), doc["curve"], strict=True
+    ):
+        at = closed_at(bounds, point.factor, point.setup.origins if point.setup.vms is not None else None)
+        at["iops"] = point.iops().mean
+        at["worst_mean_ms"] = _worst_mean(point)
+        row["closed"] = at
+        over = at["iops"] > at["iops_max"] * BOUND_SLACK
+        under = check_response and at["worst_mean_ms"] * BOUND_SLACK < at["response_ms_min"]
+        if over or under:
+            below.append(point.factor)
+    found["outside_on_curve"] = below
+    found["holds_on_curve"] = not below
+    found["knee_population"] = (found["demand_ms"] + max(c["think_ms"] for c in found["customers"])) / found[
+        "bottleneck_demand_ms"
+    ]
+    found["at_limit"] = (
+        next(row["closed"] for row in doc["curve"] if row["factor"] == low.factor)
+        if low is not None
+        else None
+    )
+    found["limit_outside"] = low is not None and low.factor in below
+    found["estimate"] = {}
+    for slo in search.slos:
+        if slo.figure not in ("mean", "max"):
+            continue
+        population = closed_estimate(bounds, slo.limit)
+        holds = None
+        if population is not None and found["at_limit"] is not None:
+            holds = found["at_limit"]["population"] <= population
+        found["estimate"][slo.text] = {"population": population, "holds": holds}
+    return found
 
 
 def _response_check(
@@ -381,9 +439,66 @@ def _stages_line(doc: Mapping[str, Any]) -> str | None:
     return f"where the latency goes at the limit (VM {vm}, {which}mean {format_ms(stages['mean'])} ms): {parts} ms"
 
 
+def _population(n: float) -> str:
+    return f"{n:.0f}" if abs(n - round(n)) < 1e-9 else f"{n:.1f}"
+
+
+def closed_lines(closed: Mapping[str, Any] | None) -> list[str]:
+    """The closed-loop bounds: today's demands, the estimate for a mean's or max's ceiling, and
+    their check at the limit and on the curve; or why there are none."""
+    if not closed:
+        return []
+    if "why_none" in closed:
+        return [f"no closed-loop bounds: {closed['why_none']}"]
+    d, dmax = closed["demand_ms"], closed["bottleneck_demand_ms"]
+    think = max(c["think_ms"] for c in closed["customers"])
+    minus = f" − {format_ms(think)} ms" if think else ""
+    with_z = f", Z = {format_ms(think)} ms" if think else ""
+    lines = [
+        f"closed-loop bounds, N the outstanding I/Os (today {_population(closed['population_today'])}): "
+        f"X(N) ≤ min(N / {format_ms(d + think)} ms, 1 / {format_ms(dmax)} ms = {format_count(1000 / dmax)} IOPS), "
+        f"R(N) ≥ max({format_ms(d)} ms, N × {format_ms(dmax)} ms{minus}) (D = {format_ms(d)} ms{with_z}; "
+        f"Dmax = {format_ms(dmax)} ms, the busiest server of {closed['bottleneck']}; knee N* = {closed['knee_population']:.1f})"
+    ]
+    for slo, estimate in closed["estimate"].items():
+        if estimate["population"] is None:
+            lines.append(f"{slo} cannot hold at any N: R(N) ≥ D = {format_ms(d)} ms")
+            continue
+        check = (
+            ""
+            if estimate["holds"] is None
+            else "; the limit found is within it"
+            if estimate["holds"]
+            else "; the limit found passes it: check the utilisations"
+        )
+        lines.append(f"first estimate: {slo} holds at most up to N = {estimate['population']}{check}")
+    at = closed.get("at_limit")
+    if at:
+        mean = (
+            f", the worst judged mean {format_ms(at['worst_mean_ms'])} ms" if closed["response_bound"] else ""
+        )
+        inside = (
+            "outside them"
+            if closed["limit_outside"]
+            else f"within them ({BOUND_SLACK - 1:.0%} allowed for the measured demands' noise)"
+        )
+        lines.append(
+            f"at the limit N = {_population(at['population'])}: X ≤ {format_count(at['iops_max'])} IOPS "
+            f"(found {format_count(at['iops'])}), R ≥ {format_ms(at['response_ms_min'])} ms{mean}: {inside}"
+        )
+    if closed["outside_on_curve"]:
+        factors = ", ".join(factor_text(f) for f in closed["outside_on_curve"])
+        lines.append(f"outside the closed-loop bounds at {factors}: check the utilisations")
+    if not closed["response_bound"]:
+        lines.append(f"no response-time asymptote checked: {closed['why_no_response']}")
+    elif not closed["judged_all"]:
+        lines.append("R(N) bounds the grown VMs' mean, not the judged VMs' figures: not checked against them")
+    return lines
+
+
 def bound_lines(doc: Mapping[str, Any]) -> list[str]:
     """The operational-law bounds, or why there is none (docs/headroom.md)."""
-    lines = []
+    lines = closed_lines(doc.get("closed_bound"))
     bound = doc.get("bound")
     if bound and bound.get("iops") is not None:
         passed = (

@@ -5,6 +5,8 @@ answer, and the operational-law bounds from the service demands among them
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -112,7 +114,9 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return (a["kind"], a["name"]) == (b["kind"], b["name"])
 
 
-def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[str, Any] | None:
+def response_bound(
+    variant: Mapping[str, Any], judged: Sequence[str], role: str = "judged"
+) -> dict[str, Any] | None:
     """R ≥ D, the service demand of the judged VMs' I/Os at today's load, over the servers an I/O
         waits for: an array's media (flash: busy servers × their count / the array's IOPS, each I/O
         holding one server), its cores (every core's busy share / the array's IOPS: an I/O takes its
@@ -137,19 +141,22 @@ def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[st
         if not crossing & mine or x <= 0:
             continue
         if not crossing <= mine:
-            left_out.append(f"array `{array['name']}`: VMs not judged cross it too")
+            left_out.append(f"array `{array['name']}`: VMs not {role} cross it too")
             continue
         demand: dict[str, float] = {}
+        busiest: dict[str, float] = {}  # the part's busiest server: its utilisation / X
         kind = media.get(array["name"], {}).get("kind", "flash")
         busy = number(array.get("utilisation"))
         if kind == "flash" and busy is not None:
             servers = int(media.get(array["name"], {}).get("servers", 64))
             demand[f"array `{array['name']}` media"] = busy * servers / x
+            busiest[f"array `{array['name']}` media"] = busy / x
         elif array.get("disk_group"):
             group = array["disk_group"]
             if int(group.get("backend_writes") or 0) == 0:  # reads only: each holds one drive
                 disks = [float(u) for u in group.get("disk_utilisation") or []]
                 demand[f"array `{array['name']}` drives"] = sum(disks) / x
+                busiest[f"array `{array['name']}` drives"] = max(disks, default=0.0) / x
             else:
                 left_out.append(
                     f"array `{array['name']}` drives: writes reach them after the write-back cache"
@@ -157,8 +164,13 @@ def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[st
         cores = [float(c["util"]) for c in array.get("cores") or [] if number(c.get("util")) is not None]
         if cores:
             demand[f"array `{array['name']}` cores"] = sum(cores) / x
-        per_array.append(demand)
-    parts: dict[str, float] = dict(max(per_array, key=lambda d: sum(d.values()))) if per_array else {}
+            busiest[f"array `{array['name']}` cores"] = max(cores) / x
+        per_array.append((demand, busiest))
+    parts: dict[str, float] = {}
+    per_server: dict[str, float] = {}
+    if per_array:
+        chosen = max(per_array, key=lambda both: sum(both[0].values()))
+        parts, per_server = dict(chosen[0]), dict(chosen[1])
     paths = list(variant.get("paths", []))
     path_iops: dict[str, float] = {}
     for path in paths:
@@ -178,15 +190,14 @@ def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[st
             ]
             if shared:
                 left_out.append(
-                    f"links {direction} of device `{device['host']}/{device['name']}`: VMs not judged cross them too"
+                    f"links {direction} of device `{device['host']}/{device['name']}`: VMs not {role} cross them too"
                 )
                 continue
-            demand = sum(
-                float(p.get("share") or 0.0) * i["utilisation"] / path_iops[i["path"]] for p, i in on
-            )
-            if demand > 0:
+            each = [float(p.get("share") or 0.0) * i["utilisation"] / path_iops[i["path"]] for p, i in on]
+            if sum(each) > 0:
                 key = f"links {direction}"
-                parts[key] = max(parts.get(key, 0.0), demand)
+                parts[key] = max(parts.get(key, 0.0), sum(each))
+                per_server[key] = max(per_server.get(key, 0.0), *each)
     if not parts:
         return {"ms": None, "left_out": sorted(set(left_out))} if left_out else None
     means = {v["name"]: float(v["lat_ms"]["mean"]) for v in variant.get("vms", []) if v["name"] in mine}
@@ -194,7 +205,124 @@ def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[st
     return {
         "ms": sum(parts.values()) * 1000,
         "parts_ms": {name: value * 1000 for name, value in parts.items()},
+        "busiest_server_ms": {name: value * 1000 for name, value in per_server.items()},
         "vm": worst,
         "today_mean_ms": means[worst] if worst else None,
         "left_out": sorted(set(left_out)),
     }
+
+
+# --- the closed-loop bounds ---------------------------------------------------------------------
+
+_TIME_UNITS_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_TIME = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)\s*$")
+
+
+def _seconds(text: str, default_unit_s: float) -> float | None:
+    """A fio time (`100`, `2ms`, `1000000000ns`) in seconds; None when unreadable."""
+    match = _TIME.match(str(text).lower())
+    if not match or (match.group(2) and match.group(2) not in _TIME_UNITS_S):
+        return None
+    return float(match.group(1)) * (_TIME_UNITS_S[match.group(2)] if match.group(2) else default_unit_s)
+
+
+def _think(job: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """A closed job's think time per I/O (s), or None and why it has no single one: fio
+    `thinktime` (µs without a unit) after every `thinktime_blocks` (default 1) requests; an
+    ioping probe's `interval` (ns as the engine reports it)."""
+    options = job.get("options") or {}
+    if "interval" in options:
+        return _seconds(options["interval"], 1e-9), None
+    think = _seconds(options.get("thinktime", "0"), 1e-6)
+    if not think:
+        return 0.0, None
+    if "thinktime_iotime" in options or int(options.get("thinktime_blocks", "1")) > 1:
+        return (
+            think,
+            f"job {job['name']} thinks after a batch (thinktime_blocks or thinktime_iotime), not after each I/O",
+        )
+    return think, None
+
+
+def closed_loop_bounds(
+    variant: Mapping[str, Any], grown: Sequence[str], judged: Sequence[str]
+) -> dict[str, Any]:
+    """The asymptotic bounds of a closed network (Denning and Buzen 1978) for the grown VMs'
+    outstanding I/Os, from today's demands: X(N) ≤ min(Σ_i 1 / (D + Z_i), 1 / Dmax) over the N
+    customers i, and R(N) ≥ max(D, N·Dmax − Z) (Little's law over a cycle, N = X (R + Z), with
+    X ≤ 1/Dmax; Z the largest think time), D the demand of one I/O (`response_bound`'s), Dmax its
+    busiest server's (utilisation / throughput; a flash array's media: one of its servers). Valid
+    for one class: every job of the grown VMs a closed loop, and no VM not grown crossing their
+    servers. `population`: today's outstanding I/Os by think time and whether the factor scales
+    them (a probe is not); `why_none` when there is no bound."""
+    jobs = [job for job in variant.get("jobs", []) if job["vm"] in grown]
+    open_jobs = [job["name"] for job in jobs if job["pacing"]["kind"] != "closed"]
+    if not jobs or open_jobs:
+        return {"why_none": f"not a closed loop: job {', '.join(open_jobs)} is paced by arrivals"}
+    found = response_bound(variant, grown, role="grown")
+    if found is None or found["ms"] is None or found.get("left_out"):
+        why = (
+            "; ".join(found["left_out"])
+            if found and found.get("left_out")
+            else "no server reports a busy time"
+        )
+        return {"why_none": f"not one class of I/Os: {why}"}
+    population: dict[tuple[float, bool], int] = {}
+    batch: list[str] = []
+    by_vm: dict[str, int] = {}
+    for job in jobs:
+        think, why = _think(job)
+        if think is None:
+            return {"why_none": f"job {job['name']}: cannot read its think time"}
+        if why:
+            batch.append(why)
+        scaled = "interval" not in (job.get("options") or {})  # a probe measures: it does not grow
+        depth = int(job["pacing"]["depth"])
+        population[(think, scaled)] = population.get((think, scaled), 0) + depth
+        by_vm[job["vm"]] = by_vm.get(job["vm"], 0) + depth
+    busiest = max(found["busiest_server_ms"], key=lambda name: found["busiest_server_ms"][name])
+    return {
+        "demand_ms": found["ms"],
+        "bottleneck_demand_ms": found["busiest_server_ms"][busiest],
+        "bottleneck": busiest,
+        "population_today": sum(population.values()),
+        "population_by_vm": by_vm,
+        "customers": [
+            {"count": count, "think_ms": think * 1000, "scaled": scaled}
+            for (think, scaled), count in sorted(population.items())
+        ],
+        "response_bound": not batch,
+        "why_no_response": "; ".join(batch),
+        "judged_all": set(judged) == set(grown),
+    }
+
+
+def closed_at(bounds: Mapping[str, Any], factor: float, vms: Sequence[str] | None = None) -> dict[str, float]:
+    """The closed-loop bounds at `factor`: the population N (today's scaled customers × factor,
+    rounded, plus the probes; with `--grow vms`, each VM's today's by its original, `vms`), and
+    X(N) ≤ `iops_max`, R(N) ≥ `response_ms_min`."""
+    d, dmax = bounds["demand_ms"], bounds["bottleneck_demand_ms"]
+    if vms is not None:
+        share = {vm: count for vm, count in bounds["population_by_vm"].items()}
+        total = sum(share.get(vm, 0) for vm in vms)
+        scale = total / bounds["population_today"] if bounds["population_today"] else 0.0
+        counts = [(c["count"] * scale, c["think_ms"]) for c in bounds["customers"]]
+    else:
+        counts = [
+            (max(1.0, round(c["count"] * factor)) if c["scaled"] else c["count"], c["think_ms"])
+            for c in bounds["customers"]
+        ]
+    n = sum(count for count, _ in counts)
+    think_ms = max(think for _, think in counts)
+    iops = min(sum(count / (d + think) for count, think in counts), 1 / dmax) * 1000
+    return {"population": n, "iops_max": iops, "response_ms_min": max(d, n * dmax - think_ms)}
+
+
+def closed_estimate(bounds: Mapping[str, Any], limit_ms: float) -> float | None:
+    """The largest population whose response-time bound is within `limit_ms` (a mean's or a max's
+    ceiling): no larger one can meet it. None when even D passes it."""
+    d, dmax = bounds["demand_ms"], bounds["bottleneck_demand_ms"]
+    think_ms = max(c["think_ms"] for c in bounds["customers"])
+    if d > limit_ms:
+        return None
+    return math.floor((limit_ms + think_ms) / dmax)

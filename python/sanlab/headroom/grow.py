@@ -11,7 +11,8 @@ on the options its `[[vm.job]]` entry has in the resolved scenario:
   trace in closed mode: `depth`; vdbench `iorate=max`: `threads`), rounded to a whole number
   (at least 1): the factor actually applied is the rounded depth over today's, and a factor that
   rounds to today's depth changes nothing. A fio job on a synchronous engine keeps one I/O
-  outstanding whatever its iodepth (the engine's pacing depth says 1): its `numjobs` is scaled;
+  outstanding whatever its iodepth, and a thinktime caps them at thinktime_blocks: its `numjobs`
+  is scaled;
 - a fio command line (`cmdline`, as `sanlab import` writes one per device) is rewritten: each
   of its jobs gets the value above as fio reads the line (options before the first `--name`, or
   under `--name=global`, apply to the jobs after them; a job's own option wins), scaled in place
@@ -127,6 +128,14 @@ def _nonzero(parts: tuple[float | None, ...]) -> bool:
     return any(part for part in parts)
 
 
+def _per_job(depth: int, iodepth: int, engine: str, thinktime: Any) -> bool:
+    """A closed fio job whose outstanding I/Os grow by its numjobs, not its iodepth: a synchronous
+    engine keeps one per job, and a thinktime caps them at thinktime_blocks (the engine's pacing
+    depth below iodepth says either, except at iodepth 1)."""
+    thinks = thinktime is not None and str(thinktime).strip() not in ("", "0")
+    return depth < iodepth or engine in SYNC_ENGINES or thinks
+
+
 def _fio(job: Mapping[str, Any], key: str, vm: str, name: str, depth: int) -> Scaling:
     where = f"VM {vm} job {name}"
     for option in ("rate_iops", "rate"):
@@ -137,12 +146,11 @@ def _fio(job: Mapping[str, Any], key: str, vm: str, name: str, depth: int) -> Sc
                 unit = "IOPS" if option == "rate_iops" else "bytes/s"
                 return Scaling(vm, name, f"{key}.{option}", parts, "open", f"{option} ({unit}, open loop)")
     iodepth = int(job.get("iodepth", 1))
-    if depth < iodepth or str(job.get("ioengine", TOML_ENGINE)) in SYNC_ENGINES:
-        # a synchronous engine: one I/O outstanding per job whatever iodepth says
+    if _per_job(depth, iodepth, str(job.get("ioengine", TOML_ENGINE)), job.get("thinktime")):
         numjobs = int(job.get("numjobs", 1))
         return Scaling(
             vm, name, f"{key}.numjobs", (float(numjobs),), "closed",
-            f"numjobs (closed loop on a synchronous engine: {depth} outstanding per job)", whole=True,
+            f"numjobs (closed loop on a synchronous engine or a thinktime: {depth} outstanding per job)", whole=True,
         )  # fmt: skip
     return Scaling(
         vm,
@@ -164,7 +172,7 @@ _RATES = {
 """A fio job's rate options: `rate` wins over `rate_iops` (as in fio), so every one a job has is
 scaled; the minimums too, so that the job's own check keeps its meaning."""
 _ALIASES = {"ratemin": "rate_min"}
-_CMDLINE_KEYS = {*_RATES, "iodepth", "numjobs", "ioengine"}
+_CMDLINE_KEYS = {*_RATES, "iodepth", "numjobs", "ioengine", "thinktime"}
 
 
 @dataclass(frozen=True)
@@ -348,14 +356,17 @@ def _cmdline(
         iodepth = int(_parse(section.option("iodepth") or "1", _RATE_SUFFIX, f"{where}: iodepth")[0] or 1)
         engine = section.option("ioengine") or CMDLINE_ENGINE
         depth = depths.get(section.name, iodepth)
-        if depth < iodepth or engine in SYNC_ENGINES:
+        if _per_job(depth, iodepth, engine, section.option("thinktime")):
             numjobs = float(
                 int(_parse(section.option("numjobs") or "1", _RATE_SUFFIX, f"{where}: numjobs")[0] or 1)
             )
             edits.append(_Edit(section.name, "numjobs", (numjobs,), True))
-            said.append(
-                f"{section.name}: numjobs {numjobs:g} (closed loop on {engine}: one I/O outstanding per job)"
+            why = (
+                f"{engine}: one I/O outstanding per job"
+                if engine in SYNC_ENGINES
+                else "a thinktime: its clones grow"
             )
+            said.append(f"{section.name}: numjobs {numjobs:g} (closed loop on {why})")
         else:
             edits.append(_Edit(section.name, "iodepth", (float(iodepth),), True))
             said.append(f"{section.name}: iodepth {iodepth} (closed loop: outstanding I/Os)")
