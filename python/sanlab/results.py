@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -38,15 +38,16 @@ TIMESERIES_SCHEMA = pa.schema(
 )
 
 
-def json_summary(doc: Document) -> Document:
+def json_summary(doc: Document, notes: Sequence[str] | None = None) -> Document:
     """The engine's document without the bulky per-variant time series and resolved scenario
     (nor its replications' time series), with `notes` on what changes what a figure means when
-    there are any (`sanlab.notes`)."""
+    there are any (`sanlab.notes`; computed here unless given)."""
     summary = dict(doc)
     summary["variants"] = [_json_variant(variant) for variant in doc["variants"]]
-    notes = figure_notes(doc)
+    if notes is None:
+        notes = figure_notes(doc)
     if notes:
-        summary["notes"] = notes
+        summary["notes"] = list(notes)
     return summary
 
 

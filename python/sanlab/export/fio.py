@@ -24,6 +24,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from sanlab.document import DeviceReport, FioFindings, JobReport, SteadyFound, Variant, sorted_percentiles
 from sanlab.resolved import resolved_scenario
 
@@ -480,9 +483,17 @@ class VariantDevices:
         if self._series is None:
             self._series = {}
             ts = self._variant["timeseries"]
-            for t_s, name, metric, value in zip(ts["t_s"], ts["entity"], ts["metric"], ts["value"], strict=True):
-                if name.startswith("device/"):
-                    self._series.setdefault(name, {}).setdefault(metric, []).append((t_s, value))
+            t_s, entity, metric, value = ts["t_s"], ts["entity"], ts["metric"], ts["value"]
+            if not len(t_s) == len(entity) == len(metric) == len(value):
+                name = self._variant["name"]
+                raise ValueError(f"variant {name!r}: its time series' columns differ in length")
+            # The device rows found in C (an entity's code from one hashing pass): a Python test
+            # of every row's entity was most of the fio documents' time (paths have most rows).
+            codes, entities = pd.factorize(np.asarray(entity, dtype=object))
+            wanted = [code for code, name in enumerate(entities) if name.startswith("device/")]
+            for row in np.flatnonzero(np.isin(codes, wanted)).tolist():
+                by_metric = self._series.setdefault(entity[row], {})
+                by_metric.setdefault(metric[row], []).append((t_s[row], value[row]))
         return self._series.get(f"device/{device['name']}", {})
 
 

@@ -39,6 +39,7 @@ from sanlab.export.esxtop import write_esxtop_csvs
 from sanlab.export.files import JsonBoundError, current_umask, loads_bounded
 from sanlab.export.fio import VariantDevices, fio_document, fio_logs
 from sanlab.export.vdbench import write_vdbench_summaries
+from sanlab.notes import figure_notes
 from sanlab.report import REPORT_FILE, ReportRun, render_report
 from sanlab.results import json_summary, summary_table, timeseries_table
 
@@ -187,7 +188,9 @@ def _write_files(
     ):
         pq.write_table(table, out_dir / name, compression="zstd")
         record(out_dir / name)
-    _write_json(out_dir / RESULTS_FILE, json_summary(doc))
+    # Once for results.json and the report: each is passes over every variant's series.
+    notes = figure_notes(doc)
+    _write_json(out_dir / RESULTS_FILE, json_summary(doc, notes))
     record(out_dir / RESULTS_FILE)
 
     files.extend([REPORT_FILE, MANIFEST_FILE])
@@ -217,7 +220,7 @@ def _write_files(
         ],
         "files": files,
     }
-    report = render_report([ReportRun(label, doc, manifest)])
+    report = render_report([ReportRun(label, doc, manifest)], notes=notes)
     (out_dir / REPORT_FILE).write_text(report, encoding="utf-8")
     _write_json(out_dir / MANIFEST_FILE, manifest, indent=2)  # small, and read by people
     return files

@@ -108,7 +108,9 @@ def _iops_cell(iops: float, top_iops: float, color: str, *, best: bool, text: st
     return f'<td class="num{" best" if best else ""}" style="{bar}">{shown}</td>'
 
 
-def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
+def _comparison_table(
+    doc: Document, colors: Mapping[str, str], tails_of: Mapping[str, Mapping[str, float]]
+) -> str:
     """Variants × VMs: IOPS (with a bar scaled to the best), tail IOPS, MB/s and latency percentiles.
 
     Of a variant with more than the figures' MAX_LINES VMs, those with the highest p99 and the
@@ -116,7 +118,7 @@ def _comparison_table(doc: Document, colors: Mapping[str, str]) -> str:
     rows = []
     spreads = []
     for variant in figures.in_group_order(doc):
-        tails = tail_iops(variant)
+        tails = tails_of[variant["name"]]
         vms = variant["vms"]
         if len(vms) > figures.MAX_LINES:
             p99s = sorted(vm["lat_ms"]["p99"] for vm in vms)
@@ -487,7 +489,7 @@ def _figure_html(figure: Figure | None) -> str:
     return "" if figure is None else _plot_html(figure)
 
 
-def _banner(doc: Document) -> str:
+def _banner(doc: Document, notes: Sequence[str] | None = None) -> str:
     """The warnings above the sections: an interrupted run, no variant, what the figures mean."""
     banner = ""
     if doc.get("cancelled"):
@@ -497,28 +499,37 @@ def _banner(doc: Document) -> str:
         )
     if not doc["variants"]:
         banner += '<div class="warn">No variant finished: there is nothing to plot.</div>'
-    notes = figure_notes(doc)
+    if notes is None:
+        notes = figure_notes(doc)
     if notes:
         items = "".join(f"<li>{_esc(note)}</li>" for note in notes)
         banner += f'<div class="warn" id="notes">What the figures mean here:<ul>{items}</ul></div>'
     return banner
 
 
-def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str]] = ()) -> str:
+def render_report(
+    runs: Sequence[ReportRun],
+    extra: Sequence[tuple[str, str, str]] = (),
+    *,
+    notes: Sequence[str] | None = None,
+) -> str:
     """The HTML report of one run, or of several side by side (`sanlab compare`); `extra`
-    sections (anchor, heading, HTML) come last (the measured-against-simulated one)."""
+    sections (anchor, heading, HTML) come last (the measured-against-simulated one). `notes`: the
+    document's `figure_notes` when the caller has them already (each is passes over every series)."""
     doc = merge_runs(runs)
     colors = figures.variant_colors(doc)
     series = figures.series_frame(doc)
     ranges = figures.replica_ranges(doc) if figures.replicated(doc) else None
+    # Once for the overview's caption and the table: each is a pass over the variant's series.
+    tails = {variant["name"]: tail_iops(variant) for variant in doc["variants"]}
     sections = [
         _section(
             "overview",
             "Variants side by side",
             [
                 _winners_html(doc),
-                _figure_html(figures.overview_figure(doc, colors)),
-                _comparison_table(doc, colors),
+                _figure_html(figures.overview_figure(doc, colors, tails)),
+                _comparison_table(doc, colors, tails),
                 _hosts_table(doc, colors),
             ],
         ),
@@ -565,7 +576,7 @@ def render_report(runs: Sequence[ReportRun], extra: Sequence[tuple[str, str, str
     present = [section for section in [*sections, *extra] if section is not None]
     nav = "".join(f'<a href="#section-{anchor}">{_esc(heading)}</a>' for anchor, heading, _ in present)
     title = f"{doc['scenario']}: sanlab report" if len(runs) == 1 else f"sanlab compare: {doc['scenario']}"
-    banner = _banner(doc)
+    banner = _banner(doc, notes)
     regenerate = "sanlab report RUN_DIR" if len(runs) == 1 else "sanlab compare RUN_DIR..."
     return f"""<!DOCTYPE html>
 <html lang="en">

@@ -67,8 +67,11 @@ def _group_bands(doc: Document, variants: Sequence[str]) -> list[dict[str, Any]]
     return bands
 
 
-def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
-    """IOPS (bars) and latency (p50 to p99.9 range, mean, p99) of every VM, variants side by side."""
+def overview_figure(
+    doc: Document, colors: Mapping[str, str], tails: Mapping[str, Mapping[str, float]] | None = None
+) -> Figure | None:
+    """IOPS (bars) and latency (p50 to p99.9 range, mean, p99) of every VM, variants side by side;
+    `tails`: each variant's `tail_iops`, when the page has them already."""
     rows = _vm_rows(doc)
     if not rows:
         return None
@@ -170,7 +173,9 @@ def overview_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     bands = _group_bands(doc, [variant for variant, _, _ in rows])
     if bands:
         fig["layout"]["shapes"] = bands
-    caption = _overview_caption(doc) + "".join(f" {spread}" for spread in spreads)
+    if tails is None:
+        tails = {variant["name"]: tail_iops(variant) for variant in doc["variants"]}
+    caption = _overview_caption(doc, tails) + "".join(f" {spread}" for spread in spreads)
     drawn = [name for figure, name in (("iops", "IOPS"), ("mean", "mean"), ("p99", "p99"))
              if any(bounds_of(vm, figure) is not None for _, _, vm in rows)]  # fmt: skip
     if drawn:
@@ -248,7 +253,7 @@ def winners(doc: Document) -> list[tuple[str, str]]:
     ]
 
 
-def _overview_caption(doc: Document) -> str:
+def _overview_caption(doc: Document, tails: Mapping[str, Mapping[str, float]]) -> str:
     what = "Bars: IOPS per VM; grey line: p50 to p99.9 latency, ○ mean, ◆ p99."
     totals = _totals(doc)
     groups = doc_groups(doc)
@@ -266,15 +271,17 @@ def _overview_caption(doc: Document) -> str:
             + "; ".join(f"{names} in {join_names(where)}" for names, where in won.items())
             + ". "
         )
-    return finding + _settling(doc, totals) + what
+    return finding + _settling(doc, totals, tails) + what
 
 
-def _settling(doc: Document, totals: Mapping[str, float]) -> str:
+def _settling(
+    doc: Document, totals: Mapping[str, float], tails_of: Mapping[str, Mapping[str, float]]
+) -> str:
     """Variants whose tail IOPS differ from their whole-run IOPS by more than SETTLED_TOLERANCE:
     named up to MAX_NAMED_VARIANTS, then counted with the spread of the change."""
     changed = []
     for variant in doc["variants"]:
-        by_vm = tail_iops(variant)
+        by_vm = tails_of[variant["name"]]
         tails = [by_vm.get(vm["name"]) for vm in variant["vms"]]
         total = totals[variant["name"]]
         if total > 0 and all(tail is not None for tail in tails):

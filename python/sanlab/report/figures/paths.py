@@ -266,7 +266,7 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
         if rows.empty:
             continue
         order = [path["name"] for path in variant["paths"]]
-        mean_iops = rows.groupby("name")["value"].mean()
+        mean_iops = rows.groupby("name", observed=True)["value"].mean()
         if len(mean_iops) > MAX_LINES:
             # The busiest paths by mean IOPS: 4,096 rows of one pixel each show nothing.
             top = mean_iops.nlargest(MAX_LINES)
