@@ -259,6 +259,14 @@ def series_frame(doc: Document) -> pd.DataFrame:
     )
 
 
+def mean_by_name(rows: pd.DataFrame) -> pd.Series:
+    """The mean `value` of each `name` of `rows` (a part of `series_frame`), the names in text
+    order: ties (nlargest, idxmax) go to the name first in that order, not in the categories'."""
+    means = rows.groupby("name", observed=True)["value"].mean()
+    means.index = means.index.astype(object)
+    return means.sort_index()
+
+
 def log_ticks(low: float, high: float) -> dict[str, Any]:
     """Tick values and labels of a log axis from `low` to `high` (both > 0): numbers written out
     (0.2, 0.5, 1, 2 …), not plotly's bare minor digits."""

@@ -19,6 +19,7 @@ from sanlab.report.figures.common import (
     in_group_order,
     join_names,
     layout,
+    mean_by_name,
     top_of_each,
     update,
     update_axes,
@@ -266,7 +267,7 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
         if rows.empty:
             continue
         order = [path["name"] for path in variant["paths"]]
-        mean_iops = rows.groupby("name", observed=True)["value"].mean()
+        mean_iops = mean_by_name(rows)
         if len(mean_iops) > MAX_LINES:
             # The busiest paths by mean IOPS: 4,096 rows of one pixel each show nothing.
             top = mean_iops.nlargest(MAX_LINES)
