@@ -1,6 +1,6 @@
 """A grid of subplots as plain data: the axes plotly's `make_subplots` lays out, each panel's
 place computed as it computes it (the same floating-point steps, so the same numbers), without
-building and checking plotly's objects (tests/python/test_report_subplots.py compares the two)."""
+building and checking plotly's objects (tests/python/test_report_plain_data.py compares the two)."""
 
 from __future__ import annotations
 
