@@ -448,6 +448,10 @@ def fio_logs(
 _NO_UTIL = "disk_util: no `util` (the device's busy time is not simulated) and no merges (sanlab does not merge requests)"
 
 
+DISK_METRICS = frozenset(f"{d}_{m}" for d in ("read", "write") for m in ("iops", "mbps", "lat_ms_mean"))
+"""A device's series that fio's disk_util is summed from."""
+
+
 class VariantDevices:
     """The host device under each VM of one variant and each device's per-direction series, found
     once for all of the variant's fio documents (a run folder writes one per job)."""
@@ -478,8 +482,8 @@ class VariantDevices:
         return device
 
     def series(self, device: DeviceReport) -> dict[str, list[tuple[float, float]]]:
-        """The device's time series by metric, as (t_s, value); every device's, read in one pass
-        when first asked for."""
+        """The device's per-direction series that `disk_util` reads (DISK_METRICS) by metric, as
+        (t_s, value); every device's, read in one pass when first asked for."""
         if self._series is None:
             self._series = {}
             ts = self._variant["timeseries"]
@@ -490,8 +494,11 @@ class VariantDevices:
             # The device rows found in C (an entity's code from one hashing pass): a Python test
             # of every row's entity was most of the fio documents' time (paths have most rows).
             codes, entities = pd.factorize(np.asarray(entity, dtype=object))
-            wanted = [code for code, name in enumerate(entities) if name.startswith("device/")]
-            for row in np.flatnonzero(np.isin(codes, wanted)).tolist():
+            metric_codes, metrics = pd.factorize(np.asarray(metric, dtype=object))
+            devices = [code for code, name in enumerate(entities) if name.startswith("device/")]
+            wanted = [code for code, name in enumerate(metrics) if name in DISK_METRICS]
+            rows = np.isin(codes, devices) & np.isin(metric_codes, wanted)
+            for row in np.flatnonzero(rows).tolist():
                 by_metric = self._series.setdefault(entity[row], {})
                 by_metric.setdefault(metric[row], []).append((t_s[row], value[row]))
         return self._series.get(f"device/{device['name']}", {})

@@ -259,12 +259,19 @@ def series_frame(doc: Document) -> pd.DataFrame:
     )
 
 
-def mean_by_name(rows: pd.DataFrame) -> pd.Series:
-    """The mean `value` of each `name` of `rows` (a part of `series_frame`), the names in text
-    order: ties (nlargest, idxmax) go to the name first in that order, not in the categories'."""
-    means = rows.groupby("name", observed=True)["value"].mean()
-    means.index = means.index.astype(object)
-    return means.sort_index()
+def means_by_variant(rows: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per variant of `rows` (a part of `series_frame`), the mean `value` of each `name`, the names
+    in text order: ties (nlargest, idxmax) go to the name first in that order, not in the
+    categories'. One grouping of all the variants' rows: a grouping per variant cost 3 ms each."""
+    means = rows.groupby(["variant", "name"], observed=True, sort=False)["value"].mean()
+    variants = means.index.get_level_values(0).astype(object).to_numpy()
+    names = means.index.get_level_values(1).astype(object).to_numpy()
+    values = means.to_numpy()
+    found: dict[str, pd.Series] = {}
+    for variant in dict.fromkeys(variants.tolist()):
+        mine = variants == variant
+        found[variant] = pd.Series(values[mine], index=pd.Index(names[mine], dtype=object)).sort_index()
+    return found
 
 
 def log_ticks(low: float, high: float) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from sanlab.document import Document
-from sanlab.report.figures.common import Figure, mean_by_name
+from sanlab.report.figures.common import Figure, means_by_variant
 from sanlab.report.figures.heatmaps import Panel, pivot, variant_heatmaps
 from sanlab.report.figures.marks import FAULT_MARKS_TEXT, fault_edges
 
@@ -33,7 +33,7 @@ def core_util_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
         order = sorted(set(rows["name"]), key=_core_sort_key)
         names, times_s, z = pivot(rows, order)
         panels.append(Panel(variant["name"], names, times_s, z, [], variant.get("faults", ())))
-        means = mean_by_name(rows)
+        means = means_by_variant(rows)[variant["name"]]
         hot, average = str(means.idxmax()), float(means.mean())
         imbalance = float(means.max()) / average if average > 0 else 1.0
         if worst is None or imbalance > worst[0]:

@@ -19,7 +19,7 @@ from sanlab.report.figures.common import (
     in_group_order,
     join_names,
     layout,
-    mean_by_name,
+    means_by_variant,
     top_of_each,
     update,
     update_axes,
@@ -262,12 +262,15 @@ def path_timeline_figure(doc: Document, series: pd.DataFrame) -> Figure | None:
         return None
     panels = []
     hidden: dict[str, pd.Series] = {}
+    # Each variant's rows and means from one grouping each, not a filter and a grouping per variant.
+    by_variant = dict(iter(frame.groupby("variant", observed=True, sort=False)))
+    means = means_by_variant(frame)
     for variant in doc["variants"]:
-        rows = frame[frame["variant"] == variant["name"]]
-        if rows.empty:
+        rows = by_variant.get(variant["name"])
+        if rows is None or rows.empty:
             continue
         order = [path["name"] for path in variant["paths"]]
-        mean_iops = mean_by_name(rows)
+        mean_iops = means[variant["name"]]
         if len(mean_iops) > MAX_LINES:
             # The busiest paths by mean IOPS: 4,096 rows of one pixel each show nothing.
             top = mean_iops.nlargest(MAX_LINES)
