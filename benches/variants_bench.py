@@ -47,8 +47,8 @@ class Timing:
         engine_s, longest_s = sum(self.variants_s), max(self.variants_s)
         return (
             f"{self.wall_s:.1f} s wall, {self.cpu_s:.1f} s CPU ({self.cpu_s / self.wall_s:.2f} cores),"
-            f" engine phase {self.engine_phase_s:.1f} s; variants' engine {engine_s:.1f} s,"
-            f" the longest {longest_s:.1f} s"
+            f" engine phase {self.engine_phase_s:.1f} s, after it {self.wall_s - self.engine_phase_s:.2f} s;"
+            f" variants' engine {engine_s:.1f} s, the longest {longest_s:.1f} s"
         )
 
 
@@ -92,6 +92,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for study in args.study or STUDIES:
             best: dict[int, Timing] = {}
+            runs: dict[int, list[Timing]] = {jobs: [] for jobs in args.jobs}
             # The jobs in turn, repeat after repeat: a change of the machine's load hits them alike.
             for repeat in range(args.repeats):
                 for jobs in args.jobs:
@@ -99,6 +100,7 @@ def main() -> None:
                         study, jobs, args.duration, Path(scratch) / f"{Path(study).stem}-{jobs}-{repeat}"
                     )
                     print(f"{Path(study).stem} --jobs {jobs}: {timing} (load {loads()})", flush=True)
+                    runs[jobs].append(timing)
                     if jobs not in best or timing.wall_s < best[jobs].wall_s:
                         best[jobs] = timing
             one = best[args.jobs[0]]
@@ -112,6 +114,10 @@ def main() -> None:
                     f" {one.engine_phase_s / bound_s:.2f}x and {one.wall_s / (rest_s + bound_s):.2f}x"
                     f" (the longest variant or the engine over the jobs; {rest_s:.1f} s outside the engine)"
                 )
+                # Each repeat's pair, run one after the other: how much the ratio moves with the load.
+                pairs = zip(runs[args.jobs[0]], runs[jobs], strict=True)
+                ratios = ", ".join(f"{one.wall_s / other.wall_s:.2f}x" for one, other in pairs)
+                print(f"  --jobs {jobs}, repeat by repeat: wall {ratios}")
 
 
 if __name__ == "__main__":
