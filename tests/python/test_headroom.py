@@ -22,8 +22,8 @@ import pytest
 
 from sanlab import engine
 from sanlab.analysis.utilisation import qos_units, utilisations
-from sanlab.headroom.answer import headroom_document, read_headroom, to_json
-from sanlab.headroom.bottleneck import throughput_bound
+from sanlab.headroom.answer import bound_lines, headroom_document, read_headroom, to_json
+from sanlab.headroom.bottleneck import closed_loop_bounds, throughput_bound
 from sanlab.headroom.grow import GrowError, RateGrowth, Scaling, plan_growth, sets_at
 from sanlab.headroom.page import page
 from sanlab.headroom.points import Job, RunFigures
@@ -289,6 +289,7 @@ def test_jobs_that_cannot_grow_are_refused_with_the_fix(job: dict[str, Any], sai
     with pytest.raises(GrowError) as caught:
         plan_growth({"vm": [{"name": "a", "job": [job]}]}, [], ["a"])
     assert said in str(caught.value) and "inline" in str(caught.value) and "\n" not in str(caught.value)
+    assert str(caught.value).endswith("or grow whole VMs like it with --grow vms")
 
 
 def _rate(scalings: list[Scaling]) -> RateGrowth:
@@ -353,6 +354,18 @@ def test_search_brackets_within_two_percent_and_stops_at_the_budget() -> None:
     low, high = tight.run()
     assert "--max-runs 12" in tight.stopped and tight.runs <= 12
     assert low is not None and high is not None and low.factor == 1.75 and high.factor == 2.0
+    # Stopped with the bracket wide: the crossing lies anywhere in it, whatever the points' intervals.
+    stopped = estimate(tight, low, high)
+    assert stopped.low <= 1.75 and stopped.high >= 2.0
+    # Nothing random: one seed, zero-width intervals; the interval is the bracket, not a point.
+    exact = Search(
+        slos=[parse_slo("p99<=1ms")], growth=_rate(scalings), runner=_Curve(scalings), base_seed=1,
+        seeds=1, max_seeds=1, max_runs=500, exact=True,
+    )  # fmt: skip
+    low, high = exact.run()
+    assert low is not None and high is not None
+    found = estimate(exact, low, high)
+    assert (found.low, found.high) == (low.factor, high.factor) and found.low < found.factor < found.high
     # A floor on IOPS that today misses: less load cannot raise IOPS, so the search stops and says so.
     floor = Search(
         slos=[parse_slo("iops>=6000")],
@@ -493,3 +506,47 @@ def test_a_saturated_drive_bounds_the_load_beside_a_full_window() -> None:
     grown = ["vm1", "vm2", "vm3", "vm4"]
     bound = throughput_bound(today, limit, grown, dict.fromkeys(grown, 800.0), 3200.0)
     assert bound["resource"]["kind"] == "drive" and bound["factor"] == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_resource_some_grown_vms_do_not_cross_bounds_nothing() -> None:
+    """A QoS caps VM `capped` (busy 1.00 today); VM `free`, also grown, crosses only an idle link.
+    The QoS bounds `capped`, not the two together: no bound from it (the free VM grows past it)."""
+    today = [
+        {"kind": "volume QoS", "name": "q", "utilisation": 1.0, "demand": True, "vms": ["capped"], "how": ""},
+        {"kind": "link", "name": "l (host to array)", "utilisation": 0.1, "demand": True, "vms": ["capped", "free"],
+         "path": "l", "direction": "host to array", "how": ""},
+    ]  # fmt: skip
+    iops = {"capped": 25.0, "free": 4000.0}
+    bound = throughput_bound(today, today, ["capped", "free"], iops, 4025.0)
+    assert bound["resource"]["kind"] == "link" and bound["factor"] == pytest.approx(10.0)
+    alone = throughput_bound(today[:1], today[:1], ["capped", "free"], iops, 4025.0)
+    assert alone["iops"] is None and "every grown VM" in alone["why_none"]
+
+
+def test_a_disk_groups_media_passed_is_said_as_a_drives_reordering() -> None:
+    """A bound from a disk group's media (the drives' mean) that the limit passes: said as the
+    drives' reordering, as for its busiest drive; on a flash array, check the utilisations."""
+    table = [
+        {"kind": "array media", "name": "cx3", "utilisation": 1.0, "demand": True, "vms": ["a"], "how": ""},
+        {"kind": "drive", "name": "cx3/disk0", "utilisation": 1.0, "demand": True, "vms": ["a"], "how": ""},
+    ]
+    bound = {"iops": 100.0, "factor": 1.0, "resource": table[0], "share": 1.0, "holds": False}
+    doc = {"bound": bound, "utilisation": {"today": table}}
+    assert "a drive's reordering serves a deeper queue faster" in bound_lines(doc)[0]
+    doc = {"bound": bound, "utilisation": {"today": table[:1]}}
+    assert bound_lines(doc)[0].endswith("the limit found passes it: check the utilisations")
+
+
+def test_closed_loop_bounds_leave_out_drives_behind_a_write_back_cache() -> None:
+    """PARDA's static study writes; by the end of its 120 s warm-up the write-back cache is full
+    and destages: its drives are busy with writes no I/O waits for, so they are neither in D nor in
+    Dmax (said); D, a sum over the servers an I/O holds, is at least Dmax, one of them."""
+    doc = engine.run(ROOT / "scenarios" / "studies" / "parda_static.toml", ["base"], [], 1, "130s")
+    variant = doc["variants"][0]
+    grown = [vm["name"] for vm in variant["vms"]]
+    bounds = closed_loop_bounds(variant, grown, grown)
+    assert bounds["skipped"] == ["array `cx3` drives: writes reach them after the write-back cache"]
+    assert bounds["demand_ms"] >= bounds["bottleneck_demand_ms"] > 0
+    assert "drive" not in bounds["bottleneck"] and bounds["population_today"] == sum(
+        job["pacing"]["depth"] for job in variant["jobs"]
+    )

@@ -95,7 +95,7 @@ def test_closed_network_population_by_exact_mva(tmp_path: Path) -> None:
     closed = doc["closed_bound"]
     assert closed["demand_ms"] == pytest.approx(CORE_MS + MEDIA_MS["4k"], rel=0.03)
     assert closed["bottleneck_demand_ms"] == pytest.approx(CORE_MS, rel=0.03)
-    assert closed["bottleneck"] == "array `server` cores" and closed["population_today"] == 2
+    assert closed["bottleneck"] == "array `server` core ctrl1.core1" and closed["population_today"] == 2
     assert closed["estimate"]["mean<=0.425ms"] == {"population": largest, "holds": True}
     assert closed["at_limit"]["population"] == largest and closed["holds_on_curve"] is True
     for depth, point in zip(depths, doc["curve"], strict=True):

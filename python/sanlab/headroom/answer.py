@@ -362,6 +362,8 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append(f"at the limit: sanlab run {doc['at_limit_scenario']}")
     elif doc.get("at_limit"):
         lines.append("at the limit: " + " ".join(f"--set {shlex.quote(line)}" for line in doc["at_limit"]))
+    elif low == 1.0 and high is not None and doc.get("whole_counts"):
+        lines.append(f"at the limit: today's load, the scenario as given ({factor_text(high)} fails)")
     worst = _worst_at_limit(doc)
     if worst:
         lines.append(worst)
@@ -458,7 +460,8 @@ def closed_lines(closed: Mapping[str, Any] | None) -> list[str]:
         f"closed-loop bounds, N the outstanding I/Os (today {_population(closed['population_today'])}): "
         f"X(N) ≤ min(N / {format_ms(d + think)} ms, 1 / {format_ms(dmax)} ms = {format_count(1000 / dmax)} IOPS), "
         f"R(N) ≥ max({format_ms(d)} ms, N × {format_ms(dmax)} ms{minus}) (D = {format_ms(d)} ms{with_z}; "
-        f"Dmax = {format_ms(dmax)} ms, the busiest server of {closed['bottleneck']}; knee N* = {closed['knee_population']:.1f})"
+        f"Dmax = {format_ms(dmax)} ms, {closed['bottleneck']}; knee N* = {closed['knee_population']:.1f})"
+        + (f"; left out: {'; '.join(closed['skipped'])}" if closed.get("skipped") else "")
     ]
     for slo, estimate in closed["estimate"].items():
         if estimate["population"] is None:
@@ -488,12 +491,25 @@ def closed_lines(closed: Mapping[str, Any] | None) -> list[str]:
         )
     if closed["outside_on_curve"]:
         factors = ", ".join(factor_text(f) for f in closed["outside_on_curve"])
-        lines.append(f"outside the closed-loop bounds at {factors}: check the utilisations")
+        lines.append(
+            f"outside the closed-loop bounds at {factors}: the demands per I/O measured today changed as the "
+            "load grew (a drive's reordering serves a deeper queue faster; another mix of the VMs' I/Os), "
+            "which the bounds take as fixed"
+        )
     if not closed["response_bound"]:
         lines.append(f"no response-time asymptote checked: {closed['why_no_response']}")
     elif not closed["judged_all"]:
         lines.append("R(N) bounds the grown VMs' mean, not the judged VMs' figures: not checked against them")
     return lines
+
+
+def _drives(resource: Mapping[str, Any], table: Sequence[Mapping[str, Any]]) -> bool:
+    """A disk group's drive, or its media (the drives' mean): an array with drives in the table."""
+    array = str(resource["name"]).partition("/")[0]
+    return resource["kind"] == "drive" or (
+        resource["kind"] == "array media"
+        and any(item["kind"] == "drive" and item["name"].partition("/")[0] == array for item in table)
+    )
 
 
 def bound_lines(doc: Mapping[str, Any]) -> list[str]:
@@ -504,7 +520,7 @@ def bound_lines(doc: Mapping[str, Any]) -> list[str]:
         passed = (
             "; the limit found passes it: the demand per I/O fell as the load grew (a drive's reordering "
             "serves a deeper queue faster), which the law takes as fixed"
-            if bound["resource"]["kind"] == "drive"
+            if _drives(bound["resource"], doc["utilisation"].get("today", []))
             else "; the limit found passes it: check the utilisations"
         )
         check = "" if "holds" not in bound else "; the limit found is within it" if bound["holds"] else passed

@@ -52,9 +52,13 @@ def throughput_bound(
     when there is none) within SATURATED_GAP of the highest there: otherwise what limits the load
     has no service demand (a queue's occupancy, a cache's fullness), the demands measured do not
     bound it, and the answer says which resource it is and why."""
+    # A resource bounds the grown VMs' total only when every one of them crosses it: the others
+    # grow past it (a QoS-capped VM beside VMs on other volumes).
+    busy = {vm for vm in grown if vm_iops.get(vm, 0.0) > 0}
     crossed = [
         item for item in today
         if item["demand"] and item["utilisation"] > 0 and _share(item, grown, vm_iops) > 0
+        and busy <= set(item["vms"])
     ]  # fmt: skip
 
     def factor(item: Mapping[str, Any]) -> float:
@@ -90,7 +94,7 @@ def throughput_bound(
     if not crossed or iops <= 0:
         return {
             "iops": None,
-            "why_none": "no resource the grown VMs' I/Os cross reports a busy time today",
+            "why_none": "no resource that every grown VM's I/Os cross reports a busy time today",
             "unknown": [
                 describe(item) for item in today if not item["demand"] and set(item["vms"]) & set(grown)
             ],
@@ -114,9 +118,7 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return (a["kind"], a["name"]) == (b["kind"], b["name"])
 
 
-def response_bound(
-    variant: Mapping[str, Any], judged: Sequence[str], role: str = "judged"
-) -> dict[str, Any] | None:
+def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[str, Any] | None:
     """R ≥ D, the service demand of the judged VMs' I/Os at today's load, over the servers an I/O
         waits for: an array's media (flash: busy servers × their count / the array's IOPS, each I/O
         holding one server), its cores (every core's busy share / the array's IOPS: an I/O takes its
@@ -141,22 +143,19 @@ def response_bound(
         if not crossing & mine or x <= 0:
             continue
         if not crossing <= mine:
-            left_out.append(f"array `{array['name']}`: VMs not {role} cross it too")
+            left_out.append(f"array `{array['name']}`: VMs not judged cross it too")
             continue
         demand: dict[str, float] = {}
-        busiest: dict[str, float] = {}  # the part's busiest server: its utilisation / X
         kind = media.get(array["name"], {}).get("kind", "flash")
         busy = number(array.get("utilisation"))
         if kind == "flash" and busy is not None:
             servers = int(media.get(array["name"], {}).get("servers", 64))
             demand[f"array `{array['name']}` media"] = busy * servers / x
-            busiest[f"array `{array['name']}` media"] = busy / x
         elif array.get("disk_group"):
             group = array["disk_group"]
             if int(group.get("backend_writes") or 0) == 0:  # reads only: each holds one drive
                 disks = [float(u) for u in group.get("disk_utilisation") or []]
                 demand[f"array `{array['name']}` drives"] = sum(disks) / x
-                busiest[f"array `{array['name']}` drives"] = max(disks, default=0.0) / x
             else:
                 left_out.append(
                     f"array `{array['name']}` drives: writes reach them after the write-back cache"
@@ -164,13 +163,8 @@ def response_bound(
         cores = [float(c["util"]) for c in array.get("cores") or [] if number(c.get("util")) is not None]
         if cores:
             demand[f"array `{array['name']}` cores"] = sum(cores) / x
-            busiest[f"array `{array['name']}` cores"] = max(cores) / x
-        per_array.append((demand, busiest))
-    parts: dict[str, float] = {}
-    per_server: dict[str, float] = {}
-    if per_array:
-        chosen = max(per_array, key=lambda both: sum(both[0].values()))
-        parts, per_server = dict(chosen[0]), dict(chosen[1])
+        per_array.append(demand)
+    parts: dict[str, float] = dict(max(per_array, key=lambda d: sum(d.values()))) if per_array else {}
     paths = list(variant.get("paths", []))
     path_iops: dict[str, float] = {}
     for path in paths:
@@ -190,14 +184,15 @@ def response_bound(
             ]
             if shared:
                 left_out.append(
-                    f"links {direction} of device `{device['host']}/{device['name']}`: VMs not {role} cross them too"
+                    f"links {direction} of device `{device['host']}/{device['name']}`: VMs not judged cross them too"
                 )
                 continue
-            each = [float(p.get("share") or 0.0) * i["utilisation"] / path_iops[i["path"]] for p, i in on]
-            if sum(each) > 0:
+            demand = sum(
+                float(p.get("share") or 0.0) * i["utilisation"] / path_iops[i["path"]] for p, i in on
+            )
+            if demand > 0:
                 key = f"links {direction}"
-                parts[key] = max(parts.get(key, 0.0), sum(each))
-                per_server[key] = max(per_server.get(key, 0.0), *each)
+                parts[key] = max(parts.get(key, 0.0), demand)
     if not parts:
         return {"ms": None, "left_out": sorted(set(left_out))} if left_out else None
     means = {v["name"]: float(v["lat_ms"]["mean"]) for v in variant.get("vms", []) if v["name"] in mine}
@@ -205,7 +200,6 @@ def response_bound(
     return {
         "ms": sum(parts.values()) * 1000,
         "parts_ms": {name: value * 1000 for name, value in parts.items()},
-        "busiest_server_ms": {name: value * 1000 for name, value in per_server.items()},
         "vm": worst,
         "today_mean_ms": means[worst] if worst else None,
         "left_out": sorted(set(left_out)),
@@ -244,29 +238,80 @@ def _think(job: Mapping[str, Any]) -> tuple[float | None, str | None]:
     return think, None
 
 
+_HOLDS = {"array media", "array core", "link", "replication link"}
+"""Demands an I/O holds a server for (its response time includes them); a volume QoS and a VM
+limit pace I/Os without holding one, a drive is in its array's media, a controller is its cores."""
+
+
+def class_demands(variant: Mapping[str, Any], grown: Sequence[str]) -> dict[str, Any]:
+    """The grown VMs' I/Os as one class, from the utilisations of the demand resources they cross
+    (the utilisation law, D = U / X with X their IOPS: an I/O's visits weighted in): D, the busy
+    server time per I/O of the servers an I/O holds (a flash array's media: busy share × servers;
+    a disk group's drives only when they took no writes, acknowledged before them), and Dmax, the
+    busiest single server's (a flash array's media: one of its servers). `left_out` names what a
+    VM not grown crosses too (another class: the bounds do not hold)."""
+    from sanlab.analysis.utilisation import utilisations  # the table headroom's answer prints
+
+    iops = {vm["name"]: float(vm.get("iops") or 0.0) for vm in variant.get("vms", [])}
+    mine = set(grown)
+    x = sum(iops.get(name, 0.0) for name in grown)
+    media = {a["name"]: a.get("media") or {} for a in resolved_scenario(variant).get("array", [])}
+    groups = {a["name"]: a.get("disk_group") for a in variant.get("arrays", [])}
+    held, dmax, busiest = 0.0, 0.0, ""
+    left_out: list[str] = []
+    skipped: set[str] = set()
+    for item in utilisations(variant):
+        crossing = {vm for vm in item["vms"] if iops.get(vm, 0.0) > 0}
+        if not item["demand"] or not crossing & mine or item["kind"] == "array controller":
+            continue
+        if not crossing <= mine:
+            left_out.append(f"{describe(item)}: VMs not grown cross it too")
+            continue
+        array = item["name"].partition("/")[0]
+        group = groups.get(array) if item["kind"] in ("array media", "drive") else None
+        if group and int(group.get("backend_writes") or 0) > 0:
+            # its busy time is destaging too, which no I/O waits for: neither D nor Dmax
+            skipped.add(f"array `{array}` drives: writes reach them after the write-back cache")
+            continue
+        u = float(item["utilisation"])
+        if u > dmax:
+            dmax, busiest = u, describe(item)
+        if item["kind"] not in _HOLDS:
+            continue
+        if group:  # a disk group's media: each read holds one drive
+            held += sum(float(b) for b in group.get("disk_utilisation") or [])
+        elif item["kind"] == "array media":
+            held += u * int(media.get(item["name"], {}).get("servers", 64))
+        else:
+            held += u
+    return {
+        "demand_s": held / x if x > 0 else None,
+        "bottleneck_demand_s": dmax / x if x > 0 else None,
+        "bottleneck": busiest,
+        "left_out": left_out,
+        "skipped": sorted(skipped),
+    }
+
+
 def closed_loop_bounds(
     variant: Mapping[str, Any], grown: Sequence[str], judged: Sequence[str]
 ) -> dict[str, Any]:
     """The asymptotic bounds of a closed network (Denning and Buzen 1978) for the grown VMs'
-    outstanding I/Os, from today's demands: X(N) ≤ min(Σ_i 1 / (D + Z_i), 1 / Dmax) over the N
-    customers i, and R(N) ≥ max(D, N·Dmax − Z) (Little's law over a cycle, N = X (R + Z), with
-    X ≤ 1/Dmax; Z the largest think time), D the demand of one I/O (`response_bound`'s), Dmax its
-    busiest server's (utilisation / throughput; a flash array's media: one of its servers). Valid
-    for one class: every job of the grown VMs a closed loop, and no VM not grown crossing their
-    servers. `population`: today's outstanding I/Os by think time and whether the factor scales
-    them (a probe is not); `why_none` when there is no bound."""
+    outstanding I/Os, from today's demands (`class_demands`): X(N) ≤ min(Σ_i 1 / (D + Z_i), 1 / Dmax)
+    over the N customers i, and R(N) ≥ max(D, N·Dmax − Z) (Little's law over a cycle,
+    N = X (R + Z), with X ≤ 1/Dmax; Z the largest think time). Valid for one class: every job of
+    the grown VMs a closed loop, and no VM not grown crossing their servers. `customers`: today's
+    outstanding I/Os by think time and whether the factor scales them (a probe is not);
+    `why_none` when there is no bound."""
     jobs = [job for job in variant.get("jobs", []) if job["vm"] in grown]
     open_jobs = [job["name"] for job in jobs if job["pacing"]["kind"] != "closed"]
     if not jobs or open_jobs:
         return {"why_none": f"not a closed loop: job {', '.join(open_jobs)} is paced by arrivals"}
-    found = response_bound(variant, grown, role="grown")
-    if found is None or found["ms"] is None or found.get("left_out"):
-        why = (
-            "; ".join(found["left_out"])
-            if found and found.get("left_out")
-            else "no server reports a busy time"
-        )
-        return {"why_none": f"not one class of I/Os: {why}"}
+    found = class_demands(variant, grown)
+    if found["left_out"]:
+        return {"why_none": f"not one class of I/Os: {'; '.join(found['left_out'])}"}
+    if not found["demand_s"] or not found["bottleneck_demand_s"]:
+        return {"why_none": "no server the grown VMs' I/Os hold reports a busy time"}
     population: dict[tuple[float, bool], int] = {}
     batch: list[str] = []
     by_vm: dict[str, int] = {}
@@ -280,11 +325,10 @@ def closed_loop_bounds(
         depth = int(job["pacing"]["depth"])
         population[(think, scaled)] = population.get((think, scaled), 0) + depth
         by_vm[job["vm"]] = by_vm.get(job["vm"], 0) + depth
-    busiest = max(found["busiest_server_ms"], key=lambda name: found["busiest_server_ms"][name])
     return {
-        "demand_ms": found["ms"],
-        "bottleneck_demand_ms": found["busiest_server_ms"][busiest],
-        "bottleneck": busiest,
+        "demand_ms": found["demand_s"] * 1000,
+        "bottleneck_demand_ms": found["bottleneck_demand_s"] * 1000,
+        "bottleneck": found["bottleneck"],
         "population_today": sum(population.values()),
         "population_by_vm": by_vm,
         "customers": [
@@ -294,6 +338,7 @@ def closed_loop_bounds(
         "response_bound": not batch,
         "why_no_response": "; ".join(batch),
         "judged_all": set(judged) == set(grown),
+        "skipped": found["skipped"],
     }
 
 

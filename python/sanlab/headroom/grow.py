@@ -415,7 +415,8 @@ def _vdbench(job: Mapping[str, Any], key: str, vm: str, name: str) -> Scaling:
     if "file" in job:
         raise GrowError(
             f"{where}: a vdbench parameter file keeps its iorate and threads in the file, which --set "
-            'cannot scale; give the SD/WD/RD keys inline (kind = "vdbench", iorate, threads ...)'
+            'cannot scale; give the SD/WD/RD keys inline (kind = "vdbench", iorate, threads ...), or grow '
+            "whole VMs like it with --grow vms"
         )
     iorate = job.get("iorate", "max")
     if isinstance(iorate, str) and iorate.strip().lower() == "max":
@@ -490,7 +491,7 @@ def plan_growth(
             else:
                 raise GrowError(
                     f"VM {vm['name']} job {name}: a {kind} job keeps its options in a file --set cannot "
-                    'scale; give the job\'s options inline (kind = "fio")'
+                    'scale; give the job\'s options inline (kind = "fio"), or grow whole VMs like it with --grow vms'
                 )
     if not scalings:
         raise GrowError(f"no job of VM {', '.join(vms)} has a load to grow (only probes)")

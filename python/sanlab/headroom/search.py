@@ -366,6 +366,10 @@ def estimate(search: Search, low: Point, high: Point) -> Limit:
             max(late, mean) if late is not None else high.factor,
             slo,
         )
+        if search.exact or search.stopped:
+            # No noise to widen it (exact figures), or a bracket the budget left wide: the
+            # crossing is somewhere between the bracket's points, the interpolation a guess.
+            found = Limit(found.factor, min(found.low, low.factor), max(found.high, high.factor), slo)
         if best is None or found.factor < best.factor:
             best = found
     if best is None:
