@@ -145,9 +145,14 @@ def _write_files(
 ) -> list[str]:
     """Writes every file of the run folder into `out_dir`, the report labelled `label`."""
     files: list[str] = []
+    root = f"{out_dir.as_posix()}/"
 
     def record(path: Path) -> None:
-        files.append(path.relative_to(out_dir).as_posix())
+        # Every path is built under out_dir: its name past it, without pathlib's relative_to (0.7 s
+        # for the 10,006 files of 10,000 VMs).
+        name = path.as_posix()
+        assert name.startswith(root), name
+        files.append(name[len(root) :])
 
     for variant in doc["variants"]:
         variant_dir = out_dir / safe_name(variant["name"])

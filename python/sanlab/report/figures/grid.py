@@ -308,7 +308,8 @@ def _drawn_entities(
     for variant, listed in names.items():
         if len(listed) > MAX_LINES:
             # The highest first-panel means: lines that stand out, not 10,000 that cover each other.
-            means = first_means[variant]
+            # A dict's lookups: a pandas Series' took 35 us each, 0.7 s at 10,000 VMs.
+            means = first_means[variant].to_dict()
             ranked = sorted(listed, key=lambda entity: means.get(entity, math.nan), reverse=True)
             names[variant] = ranked[:MAX_LINES]
             hidden[variant] = len(listed)
