@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from sanlab.document import Document, sorted_percentiles
 from sanlab.formatting import format_ms
@@ -34,15 +37,19 @@ def _nines(percentile: float) -> float:
 def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
     """Completion latency percentiles of every job and direction, from fio's percentile list."""
     curves = []
+    # Each list of fio's percentile keys put in numeric order once: jobs share theirs, and a sort
+    # per job took a third of this figure at 10,000 VMs.
+    orders: dict[tuple[str, ...], list[tuple[str, float]]] = {}
     for variant in doc["variants"]:
         for job in variant["jobs"]:
             for direction in ("read", "write"):
                 lat_ns = job[direction]["lat_ns"]
-                points = [
-                    (float(key), value / 1e6)
-                    for key, value in sorted_percentiles(lat_ns.get("percentile", {}))
-                    if value > 0
-                ]
+                percentiles = lat_ns.get("percentile", {})
+                keys = tuple(percentiles)
+                order = orders.get(keys)
+                if order is None:
+                    order = orders[keys] = [(key, float(key)) for key, _ in sorted_percentiles(percentiles)]
+                points = [(at, percentiles[key] / 1e6) for key, at in order if percentiles[key] > 0]
                 if lat_ns["N"] and points:
                     curves.append((variant["name"], f"{job['name']} {direction}", points))
     if not curves:
@@ -75,8 +82,8 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
     ]
     points_of = {(variant, label): points for variant, label, points in curves}
     facets = group_facets(groups, lines)
-    lowest = min(latency for _, _, points in every_curve for _, latency in points)
-    highest = max(latency for _, _, points in every_curve for _, latency in points)
+    lowest = min(min(map(_latency, points)) for _, _, points in every_curve)
+    highest = max(max(map(_latency, points)) for _, _, points in every_curve)
     x_axis = latency_axis("completion latency, ms", lowest, highest)
     grid = Grid(len(facets), 1)
     fig, panels, height_px = grid_figure(
@@ -135,6 +142,13 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
     return Figure("latency-cdf", title, caption, fig)
 
 
+_percentile = operator.itemgetter(0)
+"""A CDF point's percentile."""
+
+_latency = operator.itemgetter(1)
+"""A CDF point's latency, ms."""
+
+
 def _p99_ms(curve: tuple[str, str, list[tuple[float, float]]]) -> float:
     """A CDF curve's p99 in ms (its highest point below p99 if fio's list lacks 99)."""
     below = [latency for percentile, latency in curve[2] if percentile <= 99.0]
@@ -145,13 +159,22 @@ def _percentile_band(
     variant: str, curves: Sequence[tuple[str, str, list[tuple[float, float]]]], color: str
 ) -> dict[str, Any]:
     """A shaded band from the fastest to the slowest curve at each percentile."""
-    spans: dict[float, list[float]] = {}
+    # Curves with the same percentiles as one array each: the fastest and slowest at each point
+    # from numpy (10,000 curves at 10,000 VMs), not from a list per percentile.
+    alike: dict[tuple[float, ...], list[list[float]]] = {}
     for _, _, points in curves:
-        for percentile, latency in points:
-            spans.setdefault(percentile, []).append(latency)
-    percentiles = sorted(spans)
-    fastest_ms = [min(spans[p]) for p in percentiles]
-    slowest_ms = [max(spans[p]) for p in percentiles]
+        alike.setdefault(tuple(map(_percentile, points)), []).append(list(map(_latency, points)))
+    fastest: dict[float, float] = {}
+    slowest: dict[float, float] = {}
+    for at, latencies in alike.items():
+        table = np.array(latencies)
+        lows, highs = table.min(axis=0).tolist(), table.max(axis=0).tolist()
+        for percentile, low, high in zip(at, lows, highs, strict=True):
+            fastest[percentile] = min(low, fastest.get(percentile, low))
+            slowest[percentile] = max(high, slowest.get(percentile, high))
+    percentiles = sorted(fastest)
+    fastest_ms = [fastest[p] for p in percentiles]
+    slowest_ms = [slowest[p] for p in percentiles]
     return {
         "type": "scatter",
         "x": fastest_ms + slowest_ms[::-1],
