@@ -453,14 +453,21 @@ def closed_lines(closed: Mapping[str, Any] | None) -> list[str]:
     if "why_none" in closed:
         return [f"no closed-loop bounds: {closed['why_none']}"]
     d, dmax = closed["demand_ms"], closed["bottleneck_demand_ms"]
-    think = max(c["think_ms"] for c in closed["customers"])
+    thinks = sorted({c["think_ms"] for c in closed["customers"]})
+    think = thinks[-1]
     minus = f" − {format_ms(think)} ms" if think else ""
-    with_z = f", Z = {format_ms(think)} ms" if think else ""
+    if len(thinks) > 1:  # several think times: each I/O's cycle apart, R with the largest
+        each = f"Σ over the N I/Os of 1 / (D + Z_i), Z_i {format_ms(thinks[0])} to {format_ms(think)} ms"
+        with_z, knee = "", ""
+    else:
+        each = f"N / {format_ms(d + think)} ms"
+        with_z = f", Z = {format_ms(think)} ms" if think else ""
+        knee = f"; knee N* = {closed['knee_population']:.1f}"
     lines = [
         f"closed-loop bounds, N the outstanding I/Os (today {_population(closed['population_today'])}): "
-        f"X(N) ≤ min(N / {format_ms(d + think)} ms, 1 / {format_ms(dmax)} ms = {format_count(1000 / dmax)} IOPS), "
+        f"X(N) ≤ min({each}, 1 / {format_ms(dmax)} ms = {format_count(1000 / dmax)} IOPS), "
         f"R(N) ≥ max({format_ms(d)} ms, N × {format_ms(dmax)} ms{minus}) (D = {format_ms(d)} ms{with_z}; "
-        f"Dmax = {format_ms(dmax)} ms, {closed['bottleneck']}; knee N* = {closed['knee_population']:.1f})"
+        f"Dmax = {format_ms(dmax)} ms, {closed['bottleneck']}{knee})"
         + (f"; left out: {'; '.join(closed['skipped'])}" if closed.get("skipped") else "")
     ]
     for slo, estimate in closed["estimate"].items():

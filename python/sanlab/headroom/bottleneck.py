@@ -248,13 +248,14 @@ def class_demands(variant: Mapping[str, Any], grown: Sequence[str]) -> dict[str,
     (the utilisation law, D = U / X with X their IOPS: an I/O's visits weighted in): D, the busy
     server time per I/O of the servers an I/O holds (a flash array's media: busy share × servers;
     a disk group's drives only when they took no writes, acknowledged before them), and Dmax, the
-    busiest single server's (a flash array's media: one of its servers). `left_out` names what a
+    busiest single server's that every grown VM crosses (a flash array's media: one of its servers). `left_out` names what a
     VM not grown crosses too (another class: the bounds do not hold)."""
     from sanlab.analysis.utilisation import utilisations  # the table headroom's answer prints
 
     iops = {vm["name"]: float(vm.get("iops") or 0.0) for vm in variant.get("vms", [])}
     mine = set(grown)
     x = sum(iops.get(name, 0.0) for name in grown)
+    busy = {name for name in grown if iops.get(name, 0.0) > 0}
     media = {a["name"]: a.get("media") or {} for a in resolved_scenario(variant).get("array", [])}
     groups = {a["name"]: a.get("disk_group") for a in variant.get("arrays", [])}
     held, dmax, busiest = 0.0, 0.0, ""
@@ -274,7 +275,9 @@ def class_demands(variant: Mapping[str, Any], grown: Sequence[str]) -> dict[str,
             skipped.add(f"array `{array}` drives: writes reach them after the write-back cache")
             continue
         u = float(item["utilisation"])
-        if u > dmax:
+        # Dmax from what every grown VM crosses: one only some cross bounds those alone, and
+        # the others grow past it (a QoS-capped VM beside VMs on other volumes)
+        if u > dmax and busy <= crossing:
             dmax, busiest = u, describe(item)
         if item["kind"] not in _HOLDS:
             continue
@@ -311,7 +314,8 @@ def closed_loop_bounds(
     if found["left_out"]:
         return {"why_none": f"not one class of I/Os: {'; '.join(found['left_out'])}"}
     if not found["demand_s"] or not found["bottleneck_demand_s"]:
-        return {"why_none": "no server the grown VMs' I/Os hold reports a busy time"}
+        skipped = f" (left out: {'; '.join(found['skipped'])})" if found["skipped"] else ""
+        return {"why_none": f"no server that every grown VM's I/Os cross reports a busy time{skipped}"}
     population: dict[tuple[float, bool], int] = {}
     batch: list[str] = []
     by_vm: dict[str, int] = {}
