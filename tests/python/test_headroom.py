@@ -480,7 +480,7 @@ def test_qos_units_are_the_engines() -> None:
 
 def test_a_parda_window_is_named_as_what_sets_dqlen() -> None:
     """On the calibrated PARDA platform at L = 30 ms each busy host's device queue is its window:
-    esxtop's DQLEN follows it, far under the LUN depth of 64, and the drives are the busiest."""
+    esxtop's DQLEN follows it, far under the LUN depth of 64, and the drives are as busy."""
     doc = engine.run(PARDA, ["table3_parda30"], ["run.warmup=10s"], 1, "30s")
     variant = doc["variants"][0]
     found = utilisations(variant)
@@ -488,7 +488,9 @@ def test_a_parda_window_is_named_as_what_sets_dqlen() -> None:
     assert len(queues) == 1 and queues[0]["limit"].startswith("PARDA window (mean ")
     window = variant["hosts"][0]["window"]["mean"]
     assert window < 40 and f"(mean {window:.1f})" in queues[0]["limit"]
-    assert found[0]["kind"] == "drive" and found[0]["utilisation"] > 0.95
+    # Over the measured time the windows are full (ACTV / DQLEN 1.00) and the drives as busy.
+    drive = next(item for item in found if item["kind"] == "drive")
+    assert drive["utilisation"] > 0.95 and found[0]["utilisation"] - drive["utilisation"] < 0.05
     cache = next(item for item in found if item["kind"] == "write cache")
     assert cache["utilisation"] == 0.0 and "0 writes waited" in cache["how"]  # Table 3 reads only
 
