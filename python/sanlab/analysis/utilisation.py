@@ -220,7 +220,7 @@ def _queues(variant: Mapping[str, Any], top: Topology) -> list[dict[str, Any]]:
     return found
 
 
-def link_utilisations(variant: Mapping[str, Any], top: Topology) -> tuple[list[dict[str, Any]], list[str]]:
+def link_utilisations(variant: Mapping[str, Any], top: Topology) -> list[dict[str, Any]]:
     """Each link with a bandwidth, per direction: its transmitter's busy share over the measured
     time, as the engine measures it (a data frame of B bytes busies it B × 8 / bandwidth; control
     frames are 0 bytes). A host-to-array link is named as its path and carries the VMs of its
@@ -252,7 +252,7 @@ def link_utilisations(variant: Mapping[str, Any], top: Topology) -> tuple[list[d
                 f"{bandwidth / 1e9:g} Gb/s)", True, sorted(vms), path=name if kind == "path" else None,
                 direction=direction,
             ))  # fmt: skip
-    return found, []
+    return found
 
 
 SOLIDFIRE_CURVE = ((4096, 100.0), (8192, 160.0), (16384, 270.0), (32768, 500.0), (65536, 1000.0),
@@ -329,7 +329,7 @@ def _vm_limits(variant: Mapping[str, Any]) -> list[dict[str, Any]]:
 def utilisations(variant: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every resource's utilisation in one run, highest first."""
     top = Topology(variant)
-    links, _ = link_utilisations(variant, top)
+    links = link_utilisations(variant, top)
     found = [
         *_arrays(variant, top),
         *_devices(variant, top),

@@ -134,7 +134,7 @@ def response_bound(variant: Mapping[str, Any], judged: Sequence[str]) -> dict[st
     top = Topology(variant)
     mine = set(judged)
     media = {a["name"]: a.get("media") or {} for a in resolved_scenario(variant).get("array", [])}
-    links, _ = link_utilisations(variant, top)
+    links = link_utilisations(variant, top)
     left_out: list[str] = []
     per_array: list[dict[str, float]] = []
     for array in variant.get("arrays", []):
