@@ -18,12 +18,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -117,9 +119,10 @@ def write_run_folder(
     staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=prefix, suffix=STAGING_SUFFIX))
     try:
         os.chmod(staging, 0o777 & ~current_umask())  # as mkdir would make it, not mkdtemp's 0700
-        files = _write_files(
-            doc, staging, out_dir.name, argv=argv, started=started, wall_s=wall_s, esxtop_csv=esxtop_csv
-        )
+        with _frozen():
+            files = _write_files(
+                doc, staging, out_dir.name, argv=argv, started=started, wall_s=wall_s, esxtop_csv=esxtop_csv
+            )
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -131,6 +134,22 @@ def write_run_folder(
             f"the run is written in {str(staging)!r}"
         ) from None
     return files
+
+
+@contextmanager
+def _frozen() -> Iterator[None]:
+    """Every object there is now (the document above all) left out of the garbage collector's
+    passes while the folder is written: they all outlive it, and each full pass over a 10,000-VM
+    document's millions of objects took a third of a second (1.5 s of its folder). A freeze of
+    the caller's own is left as it is."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _write_files(
