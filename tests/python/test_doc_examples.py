@@ -16,7 +16,7 @@ What is collected, page by page and in the page's order:
   parser `--help` prints), each on the metro study.
 
 How each runs: through the `cli` fixture (`python -m sanlab.cli`), from a working directory
-holding copies of scenarios/ and docs/studies/, so that every repository-relative path resolves
+holding copies of scenarios/, docs/studies/ and tests/data/, so that every repository-relative path resolves
 and run folders land in the copy; a page's examples share one directory, in order (a `report`
 reads the folder its page's `run` wrote). `validate`, `report`, `compare`, `kinds` and the Python
 code run as written; one that leaves nothing behind (`kinds`, `validate`) runs once however many
@@ -166,6 +166,8 @@ def _workdir(tmp_path: Path) -> Path:
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "scenarios", work / "scenarios")
     shutil.copytree(ROOT / "docs" / "studies", work / "docs" / "studies")
+    # The captures the import examples read (1.9 MB).
+    shutil.copytree(ROOT / "tests" / "data", work / "tests" / "data")
     return work
 
 

@@ -23,7 +23,7 @@ METRO_VARIANTS = {"rr_iops1", "alua_rr", "latency", "fixed", "mru"}
 DOCUMENT_KEYS = {"scenario", "file", "scenario_sha256", "version", "cancelled", "variants"}
 VARIANT_KEYS = {
     "name", "description", "seed", "replication", "sim_time_s", "measured_s", "wall_s", "events", "ios", "seed_matters",
-    "hosts", "vms", "jobs", "paths", "devices", "volumes", "arrays", "psp_events", "faults", "conservation",
+    "hosts", "vms", "jobs", "paths", "devices", "volumes", "arrays", "psp_events", "links", "faults", "conservation",
 }  # fmt: skip
 LAT_MS_KEYS = {"mean", "p50", "p95", "p99", "p999", "max"}
 SHORT_DURATION = "4s"  # simulated; the study's warmup is 2 s

@@ -302,6 +302,19 @@ def _worst_at_limit(doc: Mapping[str, Any]) -> str:
     return f"judged on the worst VM{many}: at {factor_text(top)}, {worst}"
 
 
+def _saturation_lines(doc: Mapping[str, Any]) -> list[str]:
+    """What saturates first at the limit, and the next ones close behind it."""
+    bottleneck = doc["bottleneck"]
+    if not bottleneck:
+        return []
+    limit = f"; DQLEN set by {bottleneck['limit']}" if bottleneck.get("limit") else ""
+    lines = [f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit{limit})"]
+    following = [item for item in (doc["utilisation"].get("limit") or [])[1:3] if item["utilisation"] >= NEXT_SHOWN]
+    if following:
+        lines.append("next: " + ", ".join(f"{describe(item)} {item['utilisation']:.2f}" for item in following))
+    return lines
+
+
 def text_lines(doc: Mapping[str, Any]) -> list[str]:
     """The short answer (docs/headroom.md)."""
     slos = doc["slos"]
@@ -372,19 +385,7 @@ def text_lines(doc: Mapping[str, Any]) -> list[str]:
         lines.append(stages)
     if doc.get("time_to_limit"):
         lines.append(time_line(doc["time_to_limit"], labels, len(slos) == 1))
-    bottleneck = doc["bottleneck"]
-    if bottleneck:
-        limit = f"; DQLEN set by {bottleneck['limit']}" if bottleneck.get("limit") else ""
-        lines.append(
-            f"first to saturate: {describe(bottleneck)} (utilisation {bottleneck['utilisation']:.2f} at the limit{limit})"
-        )
-        following = [
-            item for item in (doc["utilisation"].get("limit") or [])[1:3] if item["utilisation"] >= NEXT_SHOWN
-        ]
-        if following:
-            lines.append(
-                "next: " + ", ".join(f"{describe(item)} {item['utilisation']:.2f}" for item in following)
-            )
+    lines.extend(_saturation_lines(doc))
     lines.extend(bound_lines(doc))
     lines.append(
         f"{doc['runs']} run{'s' if doc['runs'] != 1 else ''} of {doc['duration_s']:g} s, "
