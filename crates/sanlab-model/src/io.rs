@@ -25,6 +25,8 @@ pub struct Io {
     pub children_left: u32,
     pub device: u32,
     pub path: u32,
+    /// The link of its path (set with the path): every frame crosses it.
+    pub link: u32,
     /// Array that received the command (where it is being served), or NONE.
     pub array: u32,
     /// Steps the array still waits for before it can send status (local store, peer ack).
@@ -71,6 +73,7 @@ impl Io {
             children_left: 0,
             device: NONE,
             path: NONE,
+            link: NONE,
             array: NONE,
             array_pending: 0,
             stage: Stage::Vm,

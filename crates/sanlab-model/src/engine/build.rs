@@ -44,7 +44,7 @@ impl World {
         }
         let vms = t.vms.into_iter().zip(own_histogram).map(|(v, own)| vm(v, own, &mut series)).collect();
         let end_ns = t.run.duration_ns;
-        let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { down: 0, notice: false, down_ns: 0, checking: false, host: 0 }).collect();
+        let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { notice: false, down_ns: 0, checking: false, host: 0 }).collect();
         for d in &devices {
             for &link in &d.path_links {
                 health[link].host = d.host;

@@ -599,11 +599,13 @@ impl World {
             dev.paths[p].tally.issued += 1;
             let o = self.ios.get_mut(owner);
             o.path = p as u32;
+            o.link = dev.path_links[p] as u32;
             o.stage = Stage::Path;
             o.t_dispatch = now;
         }
         let c = self.ios.get_mut(io);
         c.path = p as u32;
+        c.link = dev.path_links[p] as u32;
         c.t_dispatch = now;
         true
     }

@@ -59,13 +59,13 @@ impl World {
     /// The fabric told the host of link `l`'s state (RSCN).
     #[cold]
     pub(super) fn link_notice(&mut self, l: usize) {
-        self.set_paths(l, self.fabric.health(l).up());
+        self.set_paths(l, self.fabric.up(l));
     }
 
     /// The path checker probes link `l`: its paths come back when it is up, else it probes again.
     #[cold]
     pub(super) fn path_check(&mut self, l: usize) {
-        if self.fabric.health(l).up() {
+        if self.fabric.up(l) {
             self.fabric.stop_checking(l);
             self.set_paths(l, true);
         } else {
@@ -116,7 +116,7 @@ impl World {
         let d = r.device as usize;
         let host = self.host.host_of(d);
         let l = self.host.link_of(d, r.path as usize);
-        let (notice, up) = (self.fabric.health(l).notice, self.fabric.health(l).up());
+        let (notice, up) = (self.fabric.health(l).notice, self.fabric.up(l));
         if !(notice && up) {
             if !notice && self.fabric.start_checking(l) {
                 self.q.schedule_at(now + self.host.failover(host).path_check_ns, pack(Ev::PathCheck, l as u32));
