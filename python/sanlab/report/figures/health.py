@@ -19,10 +19,11 @@ from sanlab.report.figures.grid import reference_line
 from sanlab.report.figures.subplots import subplots
 
 
-def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
-    """Per device with a degrading path (a `link_latency` event), that path's share of the
-    device's I/O in each sample, one line per variant, the degradation shaded and the share under
-    which the path counts as left dashed. None when no variant's device has one."""
+def _degraded_lines(
+    doc: Document,
+) -> tuple[dict[str, list[tuple[str, list[float], list[float]]]], dict[str, tuple[float, float, float]]]:
+    """Per device with a degrading path: each variant's (name, times, share %) of that path, and
+    the degradation's (start, end, the share under which the path counts as left)."""
     lines: dict[str, list[tuple[str, list[float], list[float]]]] = {}
     windows: dict[str, tuple[float, float, float]] = {}
     for variant in doc["variants"]:
@@ -49,6 +50,14 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
                 (variant["name"], [t for t, _ in points], [share for _, share in points])
             )
             windows[label] = (found.start_s, found.end_s, 100 * health.left_below(shares))
+    return lines, windows
+
+
+def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
+    """Per device with a degrading path (a `link_latency` event), that path's share of the
+    device's I/O in each sample, one line per variant, the degradation shaded and the share under
+    which the path counts as left dashed. None when no variant's device has one."""
+    lines, windows = _degraded_lines(doc)
     if not lines:
         return None
     hidden = ""

@@ -34,9 +34,9 @@ def _nines(percentile: float) -> float:
     return -math.log10(1.0 - percentile / 100.0)
 
 
-def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
-    """Completion latency percentiles of every job and direction, from fio's percentile list."""
-    curves = []
+def _job_curves(doc: Document) -> list[tuple[str, str, list[tuple[float, float]]]]:
+    """(variant, `job direction`, [(percentile, latency ms)]) of every job direction with I/Os."""
+    curves: list[tuple[str, str, list[tuple[float, float]]]] = []
     # Each list of fio's percentile keys put in numeric order once: jobs share theirs, and a sort
     # per job took a third of this figure at 10,000 VMs.
     orders: dict[tuple[str, ...], list[tuple[str, float]]] = {}
@@ -52,6 +52,12 @@ def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | Non
                 points = [(at, percentiles[key] / 1e6) for key, at in order if percentiles[key] > 0]
                 if lat_ns["N"] and points:
                     curves.append((variant["name"], f"{job['name']} {direction}", points))
+    return curves
+
+
+def latency_cdf_figure(doc: Document, colors: Mapping[str, str]) -> Figure | None:
+    """Completion latency percentiles of every job and direction, from fio's percentile list."""
+    curves = _job_curves(doc)
     if not curves:
         return None
     per_variant = Counter(variant for variant, _, _ in curves)  # counted once: 20,000 curves at 10,000 VMs

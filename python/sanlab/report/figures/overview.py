@@ -14,6 +14,7 @@ from sanlab.report.figures.common import (
     MAX_LINES,
     MAX_NAMED_VARIANTS,
     SAME_IOPS_TOLERANCE,
+    Spec,
     Figure,
     doc_groups,
     in_group_order,
@@ -23,7 +24,7 @@ from sanlab.report.figures.common import (
     update,
 )
 from sanlab.report.figures.replicas import INTERVAL_NAME, bounds_of, interval_source, whiskers
-from sanlab.report.figures.subplots import subplots
+from sanlab.report.figures.subplots import Subplots, subplots
 
 SETTLED_TOLERANCE = 0.05
 """The overview's caption names variants whose tail IOPS differ from the whole run's by more than this."""
@@ -67,6 +68,58 @@ def _group_bands(doc: Document, variants: Sequence[str]) -> list[dict[str, Any]]
     return bands
 
 
+def _latency_traces(
+    fig: Spec, panels: Subplots, rows: Sequence[tuple[str, str, VmReport]], legend_here: bool
+) -> None:
+    """The latency panel: each VM's p50 to p99.9 span, the mean's and p99's whiskers (in the
+    legend once, `legend_here` when the IOPS bars have none) and markers."""
+    labels = [label for _, label, _ in rows]
+    range_x: list[float | None] = []
+    range_y: list[str | None] = []
+    for _, label, vm in rows:
+        range_x += [vm["lat_ms"]["p50"], vm["lat_ms"]["p999"], None]
+        range_y += [label, label, None]
+    spans = {
+        "type": "scatter",
+        "x": range_x,
+        "y": range_y,
+        "mode": "lines",
+        "line": {"color": "rgba(110,119,129,0.45)", "width": 10},
+        "name": "p50 to p99.9",
+        "hoverinfo": "skip",
+    }
+    fig["data"].append(panels.place(spans, 1, 2))
+    for stat in ("mean", "p99"):
+        # Under the markers; in the legend once, with the IOPS bars' whiskers or, without them, here.
+        latency_whiskers = whiskers(
+            [(vm["lat_ms"][stat], label, bounds_of(vm, stat)) for _, label, vm in rows],
+            f"{stat} ms",
+            ".3~g",
+            showlegend=legend_here and stat == "mean",
+        )
+        if latency_whiskers is not None:
+            fig["data"].append(panels.place(latency_whiskers, 1, 2))
+    for stat, name, symbol, fill in (
+        ("mean", "mean", "circle", "white"),
+        ("p99", "p99", "diamond", "#24292f"),
+    ):
+        marks = {
+            "type": "scatter",
+            "x": [vm["lat_ms"][stat] for _, _, vm in rows],
+            "y": labels,
+            "mode": "markers",
+            "name": name,
+            "marker": {
+                "symbol": symbol,
+                "size": 11,
+                "color": fill,
+                "line": {"color": "#24292f", "width": 1.5},
+            },
+            "hovertemplate": f"%{{y}}<br>{name} %{{x:.3~g}} ms<extra></extra>",
+        }
+        fig["data"].append(panels.place(marks, 1, 2))
+
+
 def overview_figure(
     doc: Document, colors: Mapping[str, str], tails: Mapping[str, Mapping[str, float]] | None = None
 ) -> Figure | None:
@@ -105,50 +158,7 @@ def overview_figure(
         fig["data"].append(panels.place(iops_whiskers, 1, 1))
         # The count at the bar's start, clear of the whisker at its end.
         bars["insidetextanchor"] = "start"
-    range_x: list[float | None] = []
-    range_y: list[str | None] = []
-    for _, label, vm in rows:
-        range_x += [vm["lat_ms"]["p50"], vm["lat_ms"]["p999"], None]
-        range_y += [label, label, None]
-    spans = {
-        "type": "scatter",
-        "x": range_x,
-        "y": range_y,
-        "mode": "lines",
-        "line": {"color": "rgba(110,119,129,0.45)", "width": 10},
-        "name": "p50 to p99.9",
-        "hoverinfo": "skip",
-    }
-    fig["data"].append(panels.place(spans, 1, 2))
-    for stat in ("mean", "p99"):
-        # Under the markers; in the legend once, with the IOPS bars' whiskers or, without them, here.
-        latency_whiskers = whiskers(
-            [(vm["lat_ms"][stat], label, bounds_of(vm, stat)) for _, label, vm in rows],
-            f"{stat} ms",
-            ".3~g",
-            showlegend=iops_whiskers is None and stat == "mean",
-        )
-        if latency_whiskers is not None:
-            fig["data"].append(panels.place(latency_whiskers, 1, 2))
-    for stat, name, symbol, fill in (
-        ("mean", "mean", "circle", "white"),
-        ("p99", "p99", "diamond", "#24292f"),
-    ):
-        marks = {
-            "type": "scatter",
-            "x": [vm["lat_ms"][stat] for _, _, vm in rows],
-            "y": labels,
-            "mode": "markers",
-            "name": name,
-            "marker": {
-                "symbol": symbol,
-                "size": 11,
-                "color": fill,
-                "line": {"color": "#24292f", "width": 1.5},
-            },
-            "hovertemplate": f"%{{y}}<br>{name} %{{x:.3~g}} ms<extra></extra>",
-        }
-        fig["data"].append(panels.place(marks, 1, 2))
+    _latency_traces(fig, panels, rows, legend_here=iops_whiskers is None)
     low_ms = min(vm["lat_ms"]["p50"] for _, _, vm in rows)
     high_ms = max(vm["lat_ms"]["p999"] for _, _, vm in rows)
     iops_x, iops_y = panels.axes(1, 1)
