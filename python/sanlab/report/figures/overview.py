@@ -284,9 +284,7 @@ def _overview_caption(doc: Document, tails: Mapping[str, Mapping[str, float]]) -
     return finding + _settling(doc, totals, tails) + what
 
 
-def _settling(
-    doc: Document, totals: Mapping[str, float], tails_of: Mapping[str, Mapping[str, float]]
-) -> str:
+def _settling(doc: Document, totals: Mapping[str, float], tails_of: Mapping[str, Mapping[str, float]]) -> str:
     """Variants whose tail IOPS differ from their whole-run IOPS by more than SETTLED_TOLERANCE:
     named up to MAX_NAMED_VARIANTS, then counted with the spread of the change."""
     changed = []
