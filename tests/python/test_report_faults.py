@@ -122,3 +122,24 @@ def test_grouped_panels_mark_their_own_variants_faults(doc: dict[str, Any]) -> N
     # The panel titles sit over the marks.
     titles = [a for a in figure.plot.layout.annotations if a.text in GROUPS]
     assert [a.yshift for a in titles] == [FAULT_MARK_PX] * len(GROUPS)
+
+
+def test_sixteen_degrading_paths_each_get_a_panel() -> None:
+    """degraded_many.toml: 16 devices, each with a path degrading; the gap between their panels
+    shrinks so that all 16 fit (0.08 of the height each would not: a run failed to write its
+    report)."""
+    from pathlib import Path
+
+    from sanlab import engine
+    from sanlab.report.figures import degraded_share_figure
+
+    doc = engine.run(Path(__file__).resolve().parents[1] / "data" / "scenarios" / "degraded_many.toml")
+    figure = degraded_share_figure(doc, variant_colors(doc))
+    assert figure is not None
+    spec = figure.plot.to_dict()
+    axes = sorted(key for key in spec["layout"] if key.startswith("yaxis"))
+    assert len(axes) == 16
+    lows = sorted(spec["layout"][axis]["domain"][0] for axis in axes)
+    assert lows[0] >= 0 and all(b > a for a, b in zip(lows, lows[1:], strict=False))
+    page = render_report([ReportRun("run", doc, MANIFEST)])
+    assert 'id="degraded-share"' in page or "Degraded path" in page

@@ -75,7 +75,9 @@ def degraded_share_figure(doc: Document, colors: Mapping[str, str]) -> Figure | 
             f"median {ordered[len(ordered) // 2]:.3g} %."
         )
         lines = {label: traces for label, traces in lines.items() if label in top}
-    panels = subplots(len(lines), 1, shared_xaxes=True, vertical_spacing=0.08)
+    # 0.08 between panels while it fits: the gaps may take at most half the height (20 panels).
+    gap = 0.08 if len(lines) == 1 else min(0.08, 0.5 / (len(lines) - 1))
+    panels = subplots(len(lines), 1, shared_xaxes=True, vertical_spacing=gap)
     fig = panels.figure()
     shapes, annotations = [], []
     dashes = variant_dashes(doc)
