@@ -182,7 +182,8 @@ def _devices(variant: Mapping[str, Any], top: Topology) -> list[dict[str, Any]]:
     return found
 
 
-_DIRECTIONS = {"path": ("host to array", "array to host")}
+PATH_DIRECTIONS = ("host to array", "array to host")
+"""A host link's outbound and inbound directions, as the table names them."""
 
 
 def _replication_bandwidths(resolved: Mapping[str, Any]) -> dict[str, float | None]:
@@ -240,7 +241,7 @@ def link_utilisations(variant: Mapping[str, Any], top: Topology) -> list[dict[st
         if bandwidth is None:
             continue  # unlimited: it cannot saturate
         if kind == "path":
-            vms, (out, back) = path_vms.get(name, set()), _DIRECTIONS["path"]
+            vms, (out, back) = path_vms.get(name, set()), PATH_DIRECTIONS
         else:
             first, _, second = name.partition("<->")
             vms, out, back = set(top.replicated_vms(first, second)), f"{first} to {second}", f"{second} to {first}"
