@@ -1,5 +1,5 @@
 """Variants in parallel (`sanlab run --jobs N`): the same document whatever N, in scenario order;
-the first error in scenario order. (Ctrl-C with several jobs: test_progress.py.) Nothing here
+the first error in scenario order; a variant's independent parts on the cores left. (Ctrl-C with several jobs: test_progress.py.) Nothing here
 depends on how fast the machine is: the runs are short."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sanlab.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 METRO_STUDY = ROOT / "scenarios" / "studies" / "metro_cluster_psp.toml"
 VDBENCH_SERIES = ROOT / "scenarios" / "examples" / "vdbench_series.toml"
+ESTATE = ROOT / "tests" / "data" / "scenarios" / "estate_parts.toml"
 WALL = re.compile(r'"wall_s": ?[-+0-9.eE]+')
 """The engine's own run time: the one field that differs between any two runs."""
 
@@ -37,6 +38,16 @@ def test_the_document_is_the_same_with_one_job_two_and_every_core(capsys: pytest
     assert len(json.loads(one)["variants"]) > 2, "several variants, to run at once"
     assert _run_json(capsys, [*args, "--jobs", "2"]) == one
     assert _run_json(capsys, args) == one, "the default: one per core"
+
+
+@pytest.mark.e2e
+def test_independent_parts_on_the_cores_left_give_the_same_document(capsys: pytest.CaptureFixture[str]) -> None:
+    # Three clusters that share nothing, one variant: with 2 or 3 jobs its parts run at once.
+    one = _run_json(capsys, [str(ESTATE), "--jobs", "1"])
+    assert _run_json(capsys, [str(ESTATE), "--jobs", "2"]) == one
+    assert _run_json(capsys, [str(ESTATE), "--jobs", "3"]) == one
+    assert main(["validate", str(ESTATE)]) == 0
+    assert "base: 3 independent parts (no host, path or array shared)" in capsys.readouterr().out
 
 
 @pytest.mark.e2e

@@ -379,12 +379,17 @@ impl<const N: usize> TimeWeighted<N> {
 pub struct TimeSeries {
     t_ns: Vec<u64>,
     series: Vec<Series>,
+    /// The owner key of the series registered next (see [`TimeSeries::set_owner`]).
+    owner: u64,
 }
 
 struct Series {
     entity: String,
     metric: &'static str,
     values: Vec<f32>,
+    /// The build step that registered it and the index of the entity it belongs to there, as
+    /// `step << 32 | index`: what orders the series of parts run apart ([`TimeSeries::merge`]).
+    owner: u64,
 }
 
 /// Handle to one series (an entity's metric).
@@ -393,8 +398,34 @@ pub struct SeriesId(u32);
 
 impl TimeSeries {
     pub fn series(&mut self, entity: &str, metric: &'static str) -> SeriesId {
-        self.series.push(Series { entity: entity.to_string(), metric, values: vec![] });
+        self.series.push(Series { entity: entity.to_string(), metric, values: vec![], owner: self.owner });
         SeriesId((self.series.len() - 1) as u32)
+    }
+
+    /// The series registered from now on belong to entity `index` of build step `step`. A run
+    /// registers its series in (step, index) order.
+    pub fn set_owner(&mut self, step: u8, index: usize) {
+        self.owner = (u64::from(step) << 32) | index as u64;
+    }
+
+    /// The series of independent parts of one topology, each run apart over the same sample
+    /// times, as one run of the whole registers them: every series' owner index mapped to the
+    /// whole's by `whole_index(part, step, index)`, then the series in (step, whole index)
+    /// order, a part's own order kept among one owner's series.
+    pub fn merge(parts: Vec<TimeSeries>, whole_index: impl Fn(usize, u8, usize) -> usize) -> TimeSeries {
+        let mut t_ns = None;
+        let mut series = vec![];
+        for (k, part) in parts.into_iter().enumerate() {
+            let times = t_ns.get_or_insert_with(|| part.t_ns.clone());
+            assert_eq!(*times, part.t_ns, "every part is sampled at the same times");
+            series.extend(part.series.into_iter().map(|mut s| {
+                let step = (s.owner >> 32) as u8;
+                s.owner = (u64::from(step) << 32) | whole_index(k, step, (s.owner & 0xffff_ffff) as usize) as u64;
+                s
+            }));
+        }
+        series.sort_by_key(|s| s.owner);
+        TimeSeries { t_ns: t_ns.unwrap_or_default(), series, owner: 0 }
     }
 
     /// Starts the sample at `t_ns`; then [`TimeSeries::push`] each series once.

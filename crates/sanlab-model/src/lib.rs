@@ -18,6 +18,7 @@ pub mod io;
 pub mod multipath;
 pub mod noise;
 pub mod report;
+pub mod parts;
 pub mod topology;
 
 pub use engine::World;

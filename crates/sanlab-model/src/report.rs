@@ -242,6 +242,9 @@ pub struct PathReport {
     pub adapter: String,
     pub controller: String,
     pub port: String,
+    /// Its device's index in the run (how parts run apart are put back in order).
+    #[serde(skip)]
+    pub device_index: usize,
 }
 
 /// A device with esxtop's figures: DQLEN, ACTV, QUED (time averages), and KAVG, DAVG, GAVG
@@ -327,6 +330,8 @@ pub struct PspEventReport {
     pub device: String,
     pub event: String,
     pub paths: Vec<String>,
+    #[serde(skip)]
+    pub device_index: usize,
 }
 
 pub use sanlab_metrics::Conservation;

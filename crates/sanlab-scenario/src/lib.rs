@@ -5,6 +5,7 @@
 mod topology;
 pub mod overrides;
 mod parallel;
+mod run_parts;
 mod pilots;
 mod vdbench_runs;
 mod variant_limits;
@@ -379,17 +380,33 @@ impl Scenario {
         Ok(Overrides { seed: Some(replicated), ..o.clone() })
     }
 
-    /// Runs one variant; `None` when `control` stopped it before the end.
-    pub fn run(&self, v: Option<&Variant>, o: &Overrides, control: Option<&RunControl>) -> Result<Option<VariantResult>, ScenarioError> {
+    /// The independent parts a variant runs as on up to `threads` threads (one: the whole).
+    pub fn parts(&self, v: Option<&Variant>, o: &Overrides, threads: NonZeroUsize) -> Result<Vec<sanlab_model::parts::Part>, ScenarioError> {
+        let (topology, _) = self.build_topology(&self.resolve(v, o)?, v, false)?;
+        Ok(sanlab_model::parts::parts(&topology, threads.get()))
+    }
+
+    /// Runs one variant, its independent parts on up to `threads` threads (`run_parts.rs`);
+    /// `None` when `control` stopped it before the end.
+    pub fn run(&self, v: Option<&Variant>, o: &Overrides, control: Option<&RunControl>, threads: NonZeroUsize) -> Result<Option<VariantResult>, ScenarioError> {
         let table = self.resolve(v, o)?;
-        let (mut world, injector) = self.build_world(&table, v, true)?;
+        let (topology, injector) = self.build_topology(&table, v, true)?;
         let seed = run_seed(&table);
-        let start = std::time::Instant::now();
-        if !world.run(control) {
-            return Ok(None);
-        }
-        let wall_s = start.elapsed().as_secs_f64();
-        let report = world.report();
+        let parts = sanlab_model::parts::parts(&topology, threads.get());
+        let (report, wall_s) = if parts.len() > 1 {
+            match self.run_parts(&table, v, topology, &parts, control)? {
+                Some(run) => run,
+                None => return Ok(None),
+            }
+        } else {
+            let mut world = self.world(topology, v)?;
+            let start = std::time::Instant::now();
+            if !world.run(control) {
+                return Ok(None);
+            }
+            let wall_s = start.elapsed().as_secs_f64();
+            (world.report(), wall_s)
+        };
         Ok(Some(VariantResult {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             description: v.map_or_else(|| self.description.clone(), |v| v.description.clone()),

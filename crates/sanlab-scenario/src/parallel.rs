@@ -243,6 +243,8 @@ pub(crate) fn run_variants(
         }
     }
     let first_reader = independent.len();
+    // Cores the runs leave idle go to the independent parts of each run's topology.
+    let threads_per_run = NonZeroUsize::new(jobs.get() / runs_of.len().max(1)).unwrap_or(NonZeroUsize::MIN);
     let budget = if jobs.get() > 1 { available_memory_bytes() } else { None };
     let shared = Mutex::new(Shared { next: 0, admission: Admission::new(budget), ordered: vec![], ordered_through: 0, later: BTreeMap::new(), stop: false });
     let turn = Condvar::new();
@@ -276,7 +278,7 @@ pub(crate) fn run_variants(
         };
         drop(sh);
         let outcome = match with {
-            Ok(Ok(Some(with))) => match catch_unwind(AssertUnwindSafe(|| s.replicated(v, &with, r).and_then(|with| s.run(v, &with, Some(&controls[t].control))))) {
+            Ok(Ok(Some(with))) => match catch_unwind(AssertUnwindSafe(|| s.replicated(v, &with, r).and_then(|with| s.run(v, &with, Some(&controls[t].control), threads_per_run)))) {
                 Ok(Ok(Some(mut result))) => {
                     result.replication = r;
                     Outcome::Done(Box::new(result))

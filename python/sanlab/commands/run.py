@@ -41,8 +41,9 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--jobs",
         type=options.parallel,
         metavar="N",
-        help=f"variants run at most at once, 1 to {options.MAX_PARALLEL} (default: one per core); fewer while more would "
-        "not fit in the memory available; the results are the same for any N",
+        help=f"threads at most, 1 to {options.MAX_PARALLEL} (default: one per core): variants at once, and the cores "
+        "they leave to the independent parts of each (sanlab validate names them); fewer while more would not fit in "
+        "the memory available; the results are the same for any N",
     )
     replicate = parser.add_mutually_exclusive_group()
     replicate.add_argument(

@@ -41,6 +41,12 @@ def main(args: argparse.Namespace) -> int:
             f"whichever came first, {cost['pilot_threads']} at a time; a pilot that stopped before "
             "its run's end is extrapolated at the rate of its latter half"
         )
+    for variant in cost["variants"]:
+        if variant["parts"] > 1:
+            terminal.print(
+                f"{shown_name(variant['name'])}: {variant['parts']} independent parts (no host, path or array "
+                "shared), each run on a core of its own when --jobs allows"
+            )
     machine = cost["machine"]
     here = (
         "this machine's memory cannot be checked here (it is read from Linux's /proc/meminfo)"

@@ -20,15 +20,36 @@ use crate::topology::{ArrayConfig, DeviceConfig, FaultConfig, HostConfig, JobCon
 use sanlab_des::{EventQueue, RngStream, SimTime};
 use sanlab_metrics::{IoSeries, IoStats, Tally, TimeSeries};
 
+/// The steps of [`World::new`] that register series, in their order. A series' owner is the
+/// index of its entity in its step (the VM whose device made its host's flow-control series),
+/// so that parts run apart merge into the whole's order (`crate::parts`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(crate) enum SeriesStep {
+    Host,
+    Array,
+    Device,
+    HostFlow,
+    Vm,
+}
+
+pub(crate) const SERIES_STEPS: [SeriesStep; 5] = [SeriesStep::Host, SeriesStep::Array, SeriesStep::Device, SeriesStep::HostFlow, SeriesStep::Vm];
+
+/// `series`, with what it registers next owned by entity `index` of `step`.
+fn owned(series: &mut TimeSeries, step: SeriesStep, index: usize) -> &mut TimeSeries {
+    series.set_owner(step as u8, index);
+    series
+}
+
 impl World {
     /// Builds the runtime state. Fails if a device's PSP rejects its paths (e.g. an unknown
     /// preferred path); the message names the device.
     pub fn new(t: Topology) -> Result<Self, String> {
         let seed = t.run.seed;
         let mut series = TimeSeries::default();
-        let mut hosts: Vec<Host> = t.hosts.into_iter().map(|h| host(h, &mut series)).collect();
-        let (arrays, media): (Vec<Array>, Vec<Media>) = t.arrays.into_iter().map(|a| array(a, seed, &mut series)).unzip();
-        let mut devices = t.devices.into_iter().map(|d| device(d, &mut series)).collect::<Result<Vec<_>, _>>()?;
+        let mut hosts: Vec<Host> = t.hosts.into_iter().enumerate().map(|(k, h)| host(h, owned(&mut series, SeriesStep::Host, k))).collect();
+        let (arrays, media): (Vec<Array>, Vec<Media>) = t.arrays.into_iter().enumerate().map(|(k, a)| array(a, seed, owned(&mut series, SeriesStep::Array, k))).unzip();
+        let mut devices = t.devices.into_iter().enumerate().map(|(k, d)| device(d, owned(&mut series, SeriesStep::Device, k))).collect::<Result<Vec<_>, _>>()?;
         let volumes: Vec<Volume> = t
             .volumes
             .into_iter()
@@ -42,7 +63,7 @@ impl World {
         for j in &t.jobs {
             own_histogram[j.vm] |= j.plan.measured_from_ns > 0;
         }
-        let vms = t.vms.into_iter().zip(own_histogram).map(|(v, own)| vm(v, own, &mut series)).collect();
+        let vms = t.vms.into_iter().zip(own_histogram).enumerate().map(|(k, (v, own))| vm(v, own, owned(&mut series, SeriesStep::Vm, k))).collect();
         let end_ns = t.run.duration_ns;
         let mut health: Vec<LinkHealth> = t.links.iter().map(|_| LinkHealth { notice: false, down_ns: 0, checking: false, host: 0 }).collect();
         for d in &devices {
@@ -152,7 +173,7 @@ fn device(d: DeviceConfig, series: &mut TimeSeries) -> Result<Device, String> {
 
 /// A device of a volume with flow control runs the law for its host; its VMs' shares make β.
 fn flow_control(vms: &[VmConfig], volumes: &[Volume], devices: &mut [Device], hosts: &mut [Host], series: &mut TimeSeries) {
-    for v in vms {
+    for (k, v) in vms.iter().enumerate() {
         let Some((_, law)) = volumes[v.volume].flow else { continue };
         let dev = &mut devices[v.device];
         let law = law.within_depth(dev.q.lun_depth());
@@ -166,6 +187,7 @@ fn flow_control(vms: &[VmConfig], volumes: &[Volume], devices: &mut [Device], ho
         let host = &mut hosts[v.host];
         if host.flow.is_none() {
             let entity = format!("host/{}", host.name);
+            let series = owned(series, SeriesStep::HostFlow, k);
             host.flow = Some(HostFlow { series: ["window", "latency_estimate_ms", "beta"].map(|m| series.series(&entity, m)), window_sum: 0.0, window_samples: 0, window_min: f64::INFINITY, window_max: 0.0 });
         }
     }

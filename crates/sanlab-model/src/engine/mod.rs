@@ -21,7 +21,7 @@
 //! struct fields: no indirection on the hot path. `build` wires them from a topology.
 
 mod array;
-mod build;
+pub(crate) mod build;
 pub(crate) mod by_direction;
 mod completion;
 mod fabric;

@@ -195,7 +195,7 @@ impl World {
         let mut devices = vec![];
         let mut psp_events = vec![];
         let hosts = self.host.hosts();
-        for d in self.host.devices() {
+        for (device_index, d) in self.host.devices().iter().enumerate() {
             let total: u64 = d.paths.iter().map(|p| p.tally.stats.ios()).sum();
             for (p, st) in d.paths.iter().zip(&d.states) {
                 let state = if !st.up {
@@ -224,6 +224,7 @@ impl World {
                     adapter: p.adapter.clone(),
                     controller: format!("ctrl{}", p.controller + 1),
                     port: p.port.clone(),
+                    device_index,
                 });
             }
             let mean = |sum: f64| if d.windows == 0 { 0.0 } else { sum / d.windows as f64 };
@@ -254,6 +255,7 @@ impl World {
                     device: d.name.clone(),
                     event: e.event.clone(),
                     paths: e.paths.iter().map(|&i| d.paths[i].name.clone()).collect(),
+                    device_index,
                 });
             }
         }

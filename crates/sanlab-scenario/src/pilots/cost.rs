@@ -68,6 +68,9 @@ pub struct VariantCost {
     /// Entities with statistics, jobs included.
     pub entities: u64,
     pub outstanding: u64,
+    /// Independent parts of its topology (groups that share nothing: `sanlab_model::parts`),
+    /// which a run puts on cores of their own.
+    pub parts: usize,
     /// Edges (starts and ends) of the `[[event]]`s within the run: their events, the engine's
     /// memory and the results' are counted below.
     pub fault_edges: u64,
@@ -268,6 +271,7 @@ impl Scenario {
             series: cost.max_series,
             entities,
             outstanding: cost.outstanding,
+            parts: sanlab_model::parts::parts(&topology, usize::MAX).len(),
             fault_edges: edges,
             engine_bytes: bound.engine_bytes,
             results_bytes: bound.results_bytes,

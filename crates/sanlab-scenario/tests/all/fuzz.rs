@@ -102,7 +102,7 @@ fn check_scenario(original: &Path, bytes: &[u8]) -> Checked {
     let short = Overrides { duration: Some("5ms".into()), sets: vec!["run.warmup=0s".into()], ..Overrides::default() };
     let mut outcome = "accepted".to_string();
     for v in s.select(&[]).map_err(|e| e.0)? {
-        if let Err(e) = s.run(v, &short, None) {
+        if let Err(e) = s.run(v, &short, None, std::num::NonZeroUsize::MIN) {
             outcome = one_line(&e.0)?;
         }
     }

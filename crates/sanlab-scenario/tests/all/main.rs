@@ -15,6 +15,7 @@ mod noise;
 mod noisy_study;
 mod parda_calibrated_study;
 mod parda_study;
+mod parts;
 mod path_selectors;
 mod rates;
 mod replications;
