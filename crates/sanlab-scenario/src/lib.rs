@@ -291,7 +291,7 @@ impl Scenario {
     /// variants: a mistake in a value that every variant overrides would otherwise go unseen.
     /// Returns the selection.
     pub fn validate(&self, requested: &[String], o: &Overrides) -> Result<Vec<Option<&Variant>>, ScenarioError> {
-        Ok(self.checked(requested, o)?.into_iter().map(|(v, _)| v).collect())
+        Ok(self.checked(requested, o)?.into_iter().map(|c| c.variant).collect())
     }
 
     /// Each selected variant's simulated times with the overrides: what `sanlab run --warmup auto`
@@ -312,15 +312,15 @@ impl Scenario {
         Ok(times)
     }
 
-    /// [`Scenario::validate`]'s selection, each variant with what it may hold in memory.
-    fn checked(&self, requested: &[String], o: &Overrides) -> Result<Vec<(Option<&Variant>, MemoryBound)>, ScenarioError> {
+    /// [`Scenario::validate`]'s selection, each variant with what it may hold in memory and its simulated time.
+    fn checked(&self, requested: &[String], o: &Overrides) -> Result<Vec<parallel::Checked<'_>>, ScenarioError> {
         let mut checked = vec![];
         for v in self.select(requested)? {
             let table = self.resolve(v, o)?;
             let (topology, _) = self.build_topology(&table, v, false)?;
-            let memory = MemoryBound::of(&topology);
+            let (memory, duration_ns) = (MemoryBound::of(&topology), topology.run.duration_ns);
             self.world(topology, v)?;
-            checked.push((v, memory));
+            checked.push(parallel::Checked { variant: v, memory, duration_ns });
         }
         self.check_as_written()?;
         Ok(checked)

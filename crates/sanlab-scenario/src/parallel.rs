@@ -2,13 +2,16 @@
 //! so several run at once on worker threads and the document lists them in scenario order
 //! whatever finishes first; its figures are those of a run one variant after the other.
 //!
-//! Two things decide when a variant may start, both checked in scenario order (a variant that
+//! On several threads variants start longest first (by simulated time, scenario order among
+//! equals), so that the last one running is not the longest started late; on one, in scenario
+//! order. Two things decide when a variant may start, both checked in that order (a variant that
 //! may not start yet holds back those after it):
 //! - memory: the variants running, and the results of those done, must fit in the memory the
 //!   machine had available when the run began; a variant alone runs whatever its size;
 //! - vdbench curves: a curve point's rate is a percent of what its max run reached, and a
 //!   `stopcurve=` ends the runs after it, so from the first variant that reads an earlier one's
-//!   results on, each variant starts once every variant before it is done.
+//!   results on, each variant starts once every variant before it is done; in such a run every
+//!   variant starts in scenario order.
 
 use crate::pilots::cost::{machine_memory, MemoryBound};
 use crate::vdbench_runs::with_curve_max;
@@ -211,14 +214,22 @@ impl Shared {
     }
 }
 
-/// The variants of `selected` (each with its memory bound), each in every replication of
-/// `replications` (replication by replication), run on up to `jobs` threads. Returns the results
+/// A variant checked to run: what it may hold in memory, and its simulated time.
+#[derive(Clone, Copy)]
+pub(crate) struct Checked<'a> {
+    pub variant: Option<&'a Variant>,
+    pub memory: MemoryBound,
+    pub duration_ns: u64,
+}
+
+/// The variants of `selected`, each in every replication of `replications` (replication by
+/// replication), run on up to `jobs` threads, the longest simulated time first. Returns the results
 /// in that order and whether the run was cancelled (then the results are those of the runs that
 /// finished); an error is the first run's in that order, as a run of one variant after the other
 /// reports it, and a panic is resumed on this thread.
 pub(crate) fn run_variants(
     s: &Scenario,
-    selected: &[(Option<&Variant>, MemoryBound)],
+    selected: &[Checked],
     o: &Overrides,
     control: Option<&VariantRuns>,
     jobs: NonZeroUsize,
@@ -229,20 +240,27 @@ pub(crate) fn run_variants(
     let own = VariantRuns::default();
     let runs = control.unwrap_or(&own);
     let names = runs_of.iter().map(|&(k, r)| {
-        let name = selected[k].0.map_or("base", |v| v.name.as_str());
+        let name = selected[k].variant.map_or("base", |v| v.name.as_str());
         if replications.several() { format!("{name} #{}", r + 1) } else { name.to_string() }
     });
     let controls = runs.begin(names);
     // The overrides of each variant before the first that reads an earlier one's results: given
     // no results, a curve point's lookup fails (its max run is missing).
     let mut independent: Vec<Overrides> = vec![];
-    for (v, _) in selected {
-        match with_curve_max(s, *v, o, &[]) {
+    for c in selected {
+        match with_curve_max(s, c.variant, o, &[]) {
             Ok(Some(with)) => independent.push(with),
             _ => break,
         }
     }
     let first_reader = independent.len();
+    // On several threads runs start longest first (scenario order among equals), so that the
+    // last core is not left alone with the longest; the results stay in scenario order. In
+    // scenario order on one thread, and when a curve point reads an earlier run's results.
+    let mut start_order: Vec<usize> = (0..runs_of.len()).collect();
+    if jobs.get() > 1 && first_reader == selected.len() {
+        start_order.sort_by_key(|&t| std::cmp::Reverse(selected[runs_of[t].0].duration_ns));
+    }
     // Cores the runs leave idle go to the independent parts of each run's topology.
     let threads_per_run = NonZeroUsize::new(jobs.get() / runs_of.len().max(1)).unwrap_or(NonZeroUsize::MIN);
     let budget = if jobs.get() > 1 { available_memory_bytes() } else { None };
@@ -252,18 +270,18 @@ pub(crate) fn run_variants(
     let worker = || loop {
         let mut sh = lock(&shared);
         let t = loop {
-            let t = sh.next;
-            if sh.stop || t >= runs_of.len() || runs.cancelled() {
+            let Some(&t) = start_order.get(sh.next) else { return };
+            if sh.stop || runs.cancelled() {
                 return;
             }
             let in_turn = runs_of[t].0 < first_reader || sh.ordered_through == t;
-            if in_turn && sh.admission.admits(selected[runs_of[t].0].1) {
+            if in_turn && sh.admission.admits(selected[runs_of[t].0].memory) {
                 break t;
             }
             sh = turn.wait(sh).unwrap_or_else(|e| e.into_inner());
         };
         let (k, r) = runs_of[t];
-        let (v, memory) = selected[k];
+        let Checked { variant: v, memory, .. } = selected[k];
         sh.next += 1;
         sh.admission.start(memory);
         runs.start(&controls[t]);
@@ -376,6 +394,25 @@ mod tests {
             assert!(a.admits(bound(1_000, 1_000)));
             a.start(bound(1_000, 1_000));
         }
+    }
+
+    #[test]
+    fn the_longest_variant_starts_first_and_the_document_keeps_scenario_order() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/scenarios/one_vm.toml")).unwrap();
+        let variants = [("short", "10ms"), ("longest", "30ms"), ("middle", "20ms"), ("also_short", "10ms")]
+            .map(|(name, d)| format!("\n[[variant]]\nname = \"{name}\"\nset = {{ \"run.duration\" = \"{d}\" }}\n"))
+            .concat();
+        let s = Scenario::from_text("order.toml", &(text + &variants)).unwrap();
+        let runs = VariantRuns::default();
+        let r = s.run_variants(&[], &Overrides::default(), Some(&runs), NonZeroUsize::new(2).unwrap(), Replications::default()).unwrap();
+        let names: Vec<&str> = r.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["short", "longest", "middle", "also_short"]);
+        let controls = runs.variants();
+        let mut started: Vec<(u64, &str)> = controls.iter().map(|c| (c.started_ns.load(Ordering::Acquire), c.name.as_str())).collect();
+        started.sort_unstable();
+        let order: Vec<&str> = started.iter().map(|(_, name)| *name).collect();
+        // A run starts under the lock, in the order taken, however the threads are timed.
+        assert_eq!(order, ["longest", "middle", "short", "also_short"], "longest first, then scenario order");
     }
 
     #[test]
