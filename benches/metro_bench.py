@@ -1,7 +1,9 @@
 """Speed and memory benchmark: the metro study in sanlab's engine against the same model in SimPy.
 
 Reports simulated I/O completions per wall second for both engines on the same variants, their
-ratio, and the engine's peak memory for 1 simulated minute against 1 simulated hour. The figures
+ratio, the engine's events per wall second over those of a bare binary heap of 8 events (each
+engine run followed by one of the heap), and the engine's peak memory for 1 simulated minute
+against 1 simulated hour. The figures
 are recorded in docs/performance.md.
 
 Run:  make bench   (or .venv/bin/python benches/metro_bench.py [--quick])
@@ -27,16 +29,31 @@ import simpy_metro  # noqa: E402  (the SimPy twin lives beside this file)
 VARIANTS = ("rr_iops1", "alua_rr")
 
 
-def engine_rate(variant: str, duration_s: int, repeats: int) -> tuple[int, float]:
-    """(completed I/Os, median I/Os per wall second of the engine loop) over `repeats` runs."""
-    rates = []
+# The bare heap: std's BinaryHeap holding 8 events, each pop pushing the next (the `hold` example).
+BARE_HEAP_PENDING = 8
+
+
+def bare_heap_events_per_s() -> float:
+    """Events per wall second of the bare heap, one run of the `hold` example."""
+    binary = ROOT / "target/release/examples/hold"
+    out = subprocess.run([str(binary), str(BARE_HEAP_PENDING), "binary-heap"], check=True, capture_output=True, text=True).stdout
+    return float(out.split(": ")[1].split(" M events/s")[0]) * 1e6
+
+
+def engine_rate(variant: str, duration_s: int, repeats: int) -> tuple[int, float, float]:
+    """(completed I/Os, median I/Os per wall second of the engine loop, median ratio of its events
+    per wall second to the bare heap's) over `repeats` runs, each followed by a run of the bare
+    heap, so that both see the machine alike."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "sanlab-des", "--example", "hold"], cwd=ROOT, check=True)
+    rates, heap_ratios = [], []
     ios = 0
     for _ in range(repeats):
         result = sanlab.run(STUDY, variants=[variant], duration=f"{duration_s}s", seed=1)
         run = result.raw["variants"][0]
         ios = run["ios"]
         rates.append(ios / run["wall_s"])
-    return ios, statistics.median(rates)
+        heap_ratios.append(run["events"] / run["wall_s"] / bare_heap_events_per_s())
+    return ios, statistics.median(rates), statistics.median(heap_ratios)
 
 
 def simpy_rate(variant: str, duration_s: int) -> tuple[int, float]:
@@ -80,7 +97,7 @@ def main() -> int:
 
     rows = []
     for variant in VARIANTS:
-        ios, rate = engine_rate(variant, engine_s, repeats)
+        ios, rate, of_bare_heap = engine_rate(variant, engine_s, repeats)
         simpy_ios, simpy = simpy_rate(variant, simpy_s)
         rows.append(
             {
@@ -88,6 +105,7 @@ def main() -> int:
                 "engine_sim_s": engine_s,
                 "engine_ios": ios,
                 "engine_ios_per_wall_s": round(rate),
+                "events_per_s_of_bare_heap": round(of_bare_heap, 3),
                 "simpy_sim_s": simpy_s,
                 "simpy_ios": simpy_ios,
                 "simpy_ios_per_wall_s": round(simpy),
