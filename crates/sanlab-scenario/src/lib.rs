@@ -394,7 +394,7 @@ impl Scenario {
         let seed = run_seed(&table);
         let parts = sanlab_model::parts::parts(&topology, threads.get());
         let (report, wall_s) = if parts.len() > 1 {
-            match self.run_parts(&table, v, topology, &parts, control)? {
+            match self.run_parts(&table, v, topology, &injector, &parts, control)? {
                 Some(run) => run,
                 None => return Ok(None),
             }

@@ -193,8 +193,11 @@ struct Shared {
     ordered_through: usize,
     /// Outcomes after that first variant still running.
     later: BTreeMap<usize, Outcome>,
-    /// A variant failed or was cancelled: start no more.
+    /// The run was cancelled: start no more.
     stop: bool,
+    /// The first run in scenario order that failed: only runs before it start from then on, so
+    /// that an error of theirs comes first, as in a run of one variant after the other.
+    failed_at: Option<usize>,
 }
 
 impl Shared {
@@ -264,16 +267,19 @@ pub(crate) fn run_variants(
     // Cores the runs leave idle go to the independent parts of each run's topology.
     let threads_per_run = NonZeroUsize::new(jobs.get() / runs_of.len().max(1)).unwrap_or(NonZeroUsize::MIN);
     let budget = if jobs.get() > 1 { available_memory_bytes() } else { None };
-    let shared = Mutex::new(Shared { next: 0, admission: Admission::new(budget), ordered: vec![], ordered_through: 0, later: BTreeMap::new(), stop: false });
+    let shared = Mutex::new(Shared { next: 0, admission: Admission::new(budget), ordered: vec![], ordered_through: 0, later: BTreeMap::new(), stop: false, failed_at: None });
     let turn = Condvar::new();
 
     let worker = || loop {
         let mut sh = lock(&shared);
         let t = loop {
-            let Some(&t) = start_order.get(sh.next) else { return };
             if sh.stop || runs.cancelled() {
                 return;
             }
+            while start_order.get(sh.next).is_some_and(|&t| sh.failed_at.is_some_and(|f| t > f)) {
+                sh.next += 1;
+            }
+            let Some(&t) = start_order.get(sh.next) else { return };
             let in_turn = runs_of[t].0 < first_reader || sh.ordered_through == t;
             if in_turn && sh.admission.admits(selected[runs_of[t].0].memory) {
                 break t;
@@ -316,11 +322,12 @@ pub(crate) fn run_variants(
         };
         let mut sh = lock(&shared);
         if matches!(outcome, Outcome::Failed(_) | Outcome::Panicked(_)) {
-            // The run ends with an error: every run still going stops. One before this one may
-            // still be building, and then reports its own error (it comes first).
-            sh.stop = true;
-            controls.iter().for_each(|c| c.control.cancel());
-        } else if matches!(outcome, Outcome::Cancelled) {
+            // The run ends with an error: the runs after this one in scenario order stop, those
+            // before it run (one of theirs would come first).
+            let failed_at = sh.failed_at.map_or(t, |f| f.min(t));
+            sh.failed_at = Some(failed_at);
+            controls[failed_at + 1..].iter().for_each(|c| c.control.cancel());
+        } else if matches!(outcome, Outcome::Cancelled) && sh.failed_at.is_none() {
             sh.stop = true;
         }
         sh.admission.end(memory, kept);
@@ -413,6 +420,25 @@ mod tests {
         let order: Vec<&str> = started.iter().map(|(_, name)| *name).collect();
         // A run starts under the lock, in the order taken, however the threads are timed.
         assert_eq!(order, ["longest", "middle", "short", "also_short"], "longest first, then scenario order");
+    }
+
+    #[test]
+    fn the_error_reported_is_the_first_in_scenario_order_whatever_starts_first() {
+        // Three replications; a seed plus its replication past i64::MAX fails as the run starts:
+        // `a` (short) at its second replication, run 2 in scenario order; `b` (long) at its
+        // third, run 5, which starts first on two threads.
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/scenarios/one_vm.toml")).unwrap();
+        let max = i64::MAX;
+        let variants = format!(
+            "\n[[variant]]\nname = \"a\"\nset = {{ \"run.duration\" = \"10ms\", \"run.seed\" = {max} }}\n\n[[variant]]\nname = \"b\"\nset = {{ \"run.duration\" = \"30ms\", \"run.seed\" = {} }}\n",
+            max - 1
+        );
+        let s = Scenario::from_text("errors.toml", &(text + &variants)).unwrap();
+        let three = Replications { first: 0, count: std::num::NonZeroU32::new(3).unwrap() };
+        let error = |jobs: usize| s.run_variants(&[], &Overrides::default(), None, NonZeroUsize::new(jobs).unwrap(), three).err().expect("a replication fails").0;
+        let one = error(1);
+        assert!(one.contains(&format!("the seed {max} + 1")), "{one}");
+        assert_eq!(error(2), one);
     }
 
     #[test]

@@ -44,6 +44,16 @@ pub struct InjectorReport {
     pub threshold_ms: f64,
 }
 
+/// Sets the thresholds `reports` measured on another build of the same scenario, as
+/// [`measure`] set them there.
+pub fn apply(reports: &[InjectorReport], topology: &mut Topology) {
+    for r in reports {
+        if let Some(f) = topology.volumes.iter_mut().find(|v| v.name == r.volume).and_then(|v| v.flow_control.as_mut()) {
+            f.set_threshold_ns(r.threshold_ms * 1e6);
+        }
+    }
+}
+
 /// Measures the threshold of every volume whose flow control asks for it, and sets it.
 pub fn measure(table: &Table, topology: &mut Topology, base_dir: &std::path::Path) -> SpecResult<Vec<InjectorReport>> {
     let mut reports = vec![];

@@ -1,6 +1,6 @@
 //! Independent parts of a topology run on threads of their own give the document of one run of
 //! the whole, bit for bit (`sanlab_model::parts`, `run_parts.rs`).
-use crate::common::{assert_conserved, repo, write_scenario};
+use crate::common::{assert_conserved, repo, with_sets, write_scenario};
 use sanlab_scenario::{Overrides, Replications, Scenario, VariantResult};
 use std::num::NonZeroUsize;
 use std::path::Path;
@@ -13,8 +13,12 @@ fn threads(n: usize) -> NonZeroUsize {
 
 /// The only variant's result, run with `jobs` threads.
 fn run(path: &Path, jobs: usize) -> VariantResult {
+    run_with(path, jobs, &Overrides::default())
+}
+
+fn run_with(path: &Path, jobs: usize, o: &Overrides) -> VariantResult {
     let s = Scenario::load(path).unwrap();
-    let r = s.run_variants(&[], &Overrides::default(), None, threads(jobs), Replications::default()).unwrap_or_else(|e| panic!("{e}"));
+    let r = s.run_variants(&[], o, None, threads(jobs), Replications::default()).unwrap_or_else(|e| panic!("{e}"));
     let v = r.variants.into_iter().next().expect("one variant");
     assert_conserved(&v);
     v
@@ -52,6 +56,19 @@ fn three_clusters_run_apart_give_the_whole_run_bit_for_bit() {
     for jobs in [2, 3] {
         assert_eq!(document(&run(&estate, jobs)), document(&whole), "{jobs} threads");
     }
+}
+
+#[test]
+fn sioc_thresholds_measured_once_serve_every_part() {
+    // The injector measures cluster C's datastore before the run; C runs on a thread of its own
+    // (the second part: A, with as many jobs, comes first), which builds the topology again and
+    // takes the thresholds the first build found.
+    let estate = repo(ESTATE);
+    let sioc = with_sets(&["volume[1].flow_control={ kind = \"sioc\", threshold_mode = \"automatic\" }"]);
+    let whole = run_with(&estate, 1, &sioc);
+    assert_eq!(whole.injector.len(), 1, "one datastore measured");
+    assert!(whole.injector[0].threshold_ms > 0.0);
+    assert_eq!(document(&run_with(&estate, 3, &sioc)), document(&whole));
 }
 
 #[test]
