@@ -333,6 +333,24 @@ impl IoStats {
     }
 }
 
+/// A running total's value when the measured time began (the warm-up's end): what the measured
+/// time added is the total less it. Each counter a report takes over the measured time keeps
+/// one; the measured span is the run's, passed when the figure is taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Baseline<T>(T);
+
+impl<T: Copy + std::ops::Sub<Output = T>> Baseline<T> {
+    /// The measured time starts with the total at `total`.
+    pub fn set(&mut self, total: T) {
+        self.0 = total;
+    }
+
+    /// What `total` gained since the measured time started.
+    pub fn since(&self, total: T) -> T {
+        total - self.0
+    }
+}
+
 /// Time integrals of `N` levels (queue occupancies, busy servers), for time averages.
 #[derive(Clone, Copy, Debug)]
 pub struct TimeWeighted<const N: usize> {

@@ -12,6 +12,7 @@
 //! balancing of one part of the XtremIO request".
 
 use super::ServiceCentre;
+use sanlab_metrics::Baseline;
 use crate::noise::{Delay, DelaySpec};
 use sanlab_spec::{Spec, SpecResult};
 
@@ -33,8 +34,7 @@ pub struct Cores {
     pub centres: Vec<ServiceCentre>,
     /// Requests whose segment each core owns.
     pub owned: Vec<u64>,
-    /// `owned` when the measured time started (the warm-up's end).
-    pub owned_before: Vec<u64>,
+    owned_at_start: Vec<Baseline<u64>>,
     /// Failed controllers: their cores' work goes to the same core of the next live controller.
     down: Vec<bool>,
 }
@@ -55,7 +55,14 @@ impl Cores {
         for c in &mut self.centres {
             c.measure_from(now);
         }
-        self.owned_before.clone_from(&self.owned);
+        for (at_start, &owned) in self.owned_at_start.iter_mut().zip(&self.owned) {
+            at_start.set(owned);
+        }
+    }
+
+    /// Requests each core owned over the measured time.
+    pub fn owned_measured(&self) -> Vec<u64> {
+        self.owned_at_start.iter().zip(&self.owned).map(|(at_start, &owned)| at_start.since(owned)).collect()
     }
 
     pub fn from_spec(spec: Spec) -> SpecResult<Self> {
@@ -84,7 +91,7 @@ impl Cores {
             data_time,
             centres: (0..n).map(|_| ServiceCentre::new(1)).collect(),
             owned: vec![0; n],
-            owned_before: vec![0; n],
+            owned_at_start: vec![Baseline::default(); n],
             down: vec![false; controllers as usize],
         })
     }

@@ -14,7 +14,7 @@ pub mod replication;
 use crate::io::Op;
 use sanlab_spec::{Kind, KindDoc};
 use sanlab_des::RngStream;
-use sanlab_metrics::TimeWeighted;
+use sanlab_metrics::{Baseline, TimeWeighted};
 use std::collections::VecDeque;
 
 /// How long a server of a service-centre back end takes to serve one request.
@@ -31,11 +31,11 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Mean fraction of the servers (or disks) busy over the measured time, up to `now`.
-    pub fn utilisation(&mut self, now: u64) -> f64 {
+    /// Mean fraction of the servers (or disks) busy over the measured time, `span_ns` up to `now`.
+    pub fn utilisation(&mut self, now: u64, span_ns: u64) -> f64 {
         match self {
-            Backend::Servers { centre, .. } => centre.utilisation(now),
-            Backend::Disks(g) => g.utilisation(now),
+            Backend::Servers { centre, .. } => centre.utilisation(now, span_ns),
+            Backend::Disks(g) => g.utilisation(now, span_ns),
         }
     }
 
@@ -68,14 +68,12 @@ pub struct ServiceCentre {
     priority: VecDeque<u64>,
     waiting: VecDeque<u64>,
     busy: TimeWeighted<1>,
-    /// Where the measured time starts (the warm-up's end) and the busy server-time before it.
-    from_ns: u64,
-    busy_before_ns: u128,
+    busy_at_start: Baseline<u128>,
 }
 
 impl ServiceCentre {
     pub fn new(servers: u32) -> Self {
-        Self { servers, busy_servers: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy: TimeWeighted::default(), from_ns: 0, busy_before_ns: 0 }
+        Self { servers, busy_servers: 0, priority: VecDeque::new(), waiting: VecDeque::with_capacity(64), busy: TimeWeighted::default(), busy_at_start: Baseline::default() }
     }
 
     fn account(&mut self, now: u64) {
@@ -119,15 +117,16 @@ impl ServiceCentre {
 
     /// The measured time starts at `now`: utilisation counts from here.
     pub fn measure_from(&mut self, now: u64) {
-        self.busy_before_ns = self.busy_ns(now);
-        self.from_ns = now;
+        let busy = self.busy_ns(now);
+        self.busy_at_start.set(busy);
     }
 
-    /// Mean busy servers over the measured time `[from, now]` divided by the server count.
-    pub fn utilisation(&mut self, now: u64) -> f64 {
-        let busy = self.busy_ns(now) - self.busy_before_ns;
-        let span = now - self.from_ns;
-        if span == 0 { 0.0 } else { busy as f64 / span as f64 / f64::from(self.servers) }
+    /// Mean busy servers over the measured time, `span_ns` up to `now`, divided by the server
+    /// count.
+    pub fn utilisation(&mut self, now: u64, span_ns: u64) -> f64 {
+        let busy_ns = self.busy_ns(now);
+        let busy = self.busy_at_start.since(busy_ns);
+        if span_ns == 0 { 0.0 } else { busy as f64 / span_ns as f64 / f64::from(self.servers) }
     }
 }
 
@@ -148,6 +147,6 @@ mod tests {
         assert_eq!(c.depart(10), None);
         assert_eq!(c.depart(20), None);
         // Two busy until 10 ns, then one until 20 ns.
-        assert!((c.utilisation(20) - 0.75).abs() < 1e-9);
+        assert!((c.utilisation(20, 20) - 0.75).abs() < 1e-9);
     }
 }

@@ -11,6 +11,7 @@
 //! NetAppDocs/element-software (QoS concepts and API); docs/references.md.
 
 use sanlab_spec::{Spec, SpecResult};
+use sanlab_metrics::Baseline;
 use std::collections::VecDeque;
 
 const DEFAULT_CURVE: [(u64, f64); 9] = [
@@ -105,9 +106,8 @@ pub struct QosState {
     last_rate: f64,
     pub released: u64,
     pub held_ns_sum: u128,
-    /// `released` and `held_ns_sum` when the measured time started (the warm-up's end).
-    pub released_before: u64,
-    pub held_ns_before: u128,
+    released_at_start: Baseline<u64>,
+    held_at_start: Baseline<u128>,
 }
 
 impl QosState {
@@ -125,15 +125,20 @@ impl QosState {
             last_rate: 0.0,
             released: 0,
             held_ns_sum: 0,
-            released_before: 0,
-            held_ns_before: 0,
+            released_at_start: Baseline::default(),
+            held_at_start: Baseline::default(),
         }
     }
 
     /// The measured time starts: releases and hold times count from here.
     pub fn measure_from(&mut self) {
-        self.released_before = self.released;
-        self.held_ns_before = self.held_ns_sum;
+        self.released_at_start.set(self.released);
+        self.held_at_start.set(self.held_ns_sum);
+    }
+
+    /// Requests released, and their time held (ns), over the measured time.
+    pub fn measured(&self) -> (u64, u128) {
+        (self.released_at_start.since(self.released), self.held_at_start.since(self.held_ns_sum))
     }
 
     /// A request arrives: true if it may go on now, else it is held until [`QosState::release`].

@@ -125,15 +125,15 @@ impl ArrayStage {
 
     /// Array `a`'s cores: each one's name, share of the owned requests, utilisation and rate,
     /// over the measured time (`per_s` divides by it).
-    pub(super) fn core_reports(&mut self, a: usize, now: SimTime, per_s: impl Fn(u64) -> f64) -> Vec<CoreReport> {
+    pub(super) fn core_reports(&mut self, a: usize, now: SimTime, span_ns: SimTime, per_s: impl Fn(u64) -> f64) -> Vec<CoreReport> {
         self.arrays[a].cores.as_mut().map_or(vec![], |c| {
-            let owned: Vec<u64> = c.owned.iter().zip(&c.owned_before).map(|(n, before)| n - before).collect();
+            let owned = c.owned_measured();
             let total: u64 = owned.iter().sum();
             (0..c.centres.len())
                 .map(|k| CoreReport {
                     name: c.name(k),
                     share: if total == 0 { 0.0 } else { owned[k] as f64 / total as f64 },
-                    util: Some(c.centres[k].utilisation(now)),
+                    util: Some(c.centres[k].utilisation(now, span_ns)),
                     iops: per_s(owned[k]),
                 })
                 .collect()

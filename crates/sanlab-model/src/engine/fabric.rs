@@ -29,16 +29,16 @@ impl FabricStage {
         self.down[l] == 0
     }
 
-    /// The measured time starts at `now`: every link's bytes and busy time count from here.
-    pub(super) fn measure_from(&mut self, now: SimTime) {
+    /// The measured time starts: every link's bytes and busy time count from here.
+    pub(super) fn measure_from(&mut self) {
         for l in &mut self.links {
-            l.measure_from(now);
+            l.measure_from();
         }
     }
 
-    /// Each host-to-array link over the measured time, up to `now`.
-    pub(super) fn link_reports(&self, now: SimTime) -> Vec<LinkReport> {
-        self.links.iter().map(|l| l.report("path", now)).collect()
+    /// Each host-to-array link over the measured time, `span_ns` long.
+    pub(super) fn link_reports(&self, span_ns: SimTime) -> Vec<LinkReport> {
+        self.links.iter().map(|l| l.report("path", span_ns)).collect()
     }
 
     /// Link `l`'s health.

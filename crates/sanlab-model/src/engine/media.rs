@@ -45,13 +45,13 @@ impl MediaStage {
             m.backend.measure_from(now);
         }
         for r in &mut self.replications {
-            r.link.measure_from(now);
+            r.link.measure_from();
         }
     }
 
-    /// Each replication link over the measured time, up to `now`.
-    pub(super) fn link_reports(&self, now: SimTime) -> Vec<LinkReport> {
-        self.replications.iter().map(|r| r.link.report("replication", now)).collect()
+    /// Each replication link over the measured time, `span_ns` long.
+    pub(super) fn link_reports(&self, span_ns: SimTime) -> Vec<LinkReport> {
+        self.replications.iter().map(|r| r.link.report("replication", span_ns)).collect()
     }
 
     pub(super) fn replication_count(&self) -> usize {
@@ -73,15 +73,16 @@ impl MediaStage {
         self.media[a].replicated_ios
     }
 
-    /// Array `a`'s back-end utilisation up to `now`.
-    pub(super) fn utilisation(&mut self, a: usize, now: SimTime) -> f64 {
-        self.media[a].backend.utilisation(now)
+    /// Array `a`'s back-end utilisation over the measured time, `span_ns` up to `now`.
+    pub(super) fn utilisation(&mut self, a: usize, now: SimTime, span_ns: SimTime) -> f64 {
+        self.media[a].backend.utilisation(now, span_ns)
     }
 
-    /// Array `a`'s disk group's figures up to `now`, when its back end is one.
-    pub(super) fn disk_group_stats(&mut self, a: usize, now: SimTime) -> Option<DiskGroupStats> {
+    /// Array `a`'s disk group's figures over the measured time, `span_ns` up to `now`, when its
+    /// back end is one.
+    pub(super) fn disk_group_stats(&mut self, a: usize, now: SimTime, span_ns: SimTime) -> Option<DiskGroupStats> {
         match &mut self.media[a].backend {
-            Backend::Disks(g) => Some(g.stats(now)),
+            Backend::Disks(g) => Some(g.stats(now, span_ns)),
             Backend::Servers { .. } => None,
         }
     }

@@ -164,7 +164,7 @@ impl World {
     /// link and QoS figures count from here, as completions do.
     fn measure_from(&mut self, now: SimTime) {
         self.host.measure_from(now);
-        self.fabric.measure_from(now);
+        self.fabric.measure_from();
         self.array.measure_from(now);
         self.media.measure_from(now);
     }

@@ -43,8 +43,8 @@ impl World {
         let volumes = self.volume_reports(per_s);
         let arrays = self.array_reports(now, per_s, mbps);
         let hosts = self.host_reports(per_s, mbps, host_queues);
-        let mut links = self.fabric.link_reports(now);
-        links.extend(self.media.link_reports(now));
+        let mut links = self.fabric.link_reports(now - self.warmup_ns);
+        links.extend(self.media.link_reports(now - self.warmup_ns));
         RunReport {
             sim_time_s: now as f64 / 1e9,
             seed_matters: self.timing_draws > 0
@@ -272,10 +272,10 @@ impl World {
                     min: q.params.min_iops,
                     max: q.params.max_iops,
                     burst: q.params.burst_iops,
-                    released_iops: per_s(q.released - q.released_before),
-                    held_ms_mean: match q.released - q.released_before {
-                        0 => 0.0,
-                        n => (q.held_ns_sum - q.held_ns_before) as f64 / n as f64 / 1e6,
+                    released_iops: per_s(q.measured().0),
+                    held_ms_mean: match q.measured() {
+                        (0, _) => 0.0,
+                        (n, held_ns) => held_ns as f64 / n as f64 / 1e6,
                     },
                     held_now: q.held(),
                     credit_s: q.credit_s(),
@@ -285,10 +285,11 @@ impl World {
     }
 
     fn array_reports(&mut self, now: SimTime, per_s: impl Fn(u64) -> f64 + Copy, mbps: impl Fn(&IoStats) -> f64) -> Vec<ArrayReport> {
+        let span_ns = now - self.warmup_ns;
         (0..self.array.arrays().len())
             .map(|k| {
                 // With cores, `with_controllers` sums them; without, the paths' I/O tells each one's load.
-                let cores = self.array.core_reports(k, now, per_s);
+                let cores = self.array.core_reports(k, now, span_ns, per_s);
                 let controllers = if self.array.arrays()[k].cores.is_some() { vec![] } else { self.controllers_by_paths(k, per_s) };
                 let a = &self.array.arrays()[k];
                 ArrayReport {
@@ -301,9 +302,9 @@ impl World {
                     mbps: mbps(&a.tally.stats),
                     host_ios: a.tally.completed,
                     replicated_ios: self.media.replicated_ios(k),
-                    utilisation: self.media.utilisation(k, now),
+                    utilisation: self.media.utilisation(k, now, span_ns),
                     lat_ms: a.tally.stats.latency_ms(),
-                    disk_group: self.media.disk_group_stats(k, now),
+                    disk_group: self.media.disk_group_stats(k, now, span_ns),
                 }
             })
             .map(with_controllers)

@@ -13,6 +13,7 @@ use crate::noise::{Delay, DelayParam, DelaySpec};
 use crate::report::{LinkDirectionReport, LinkReport};
 use sanlab_spec::{Spec, SpecResult};
 use sanlab_des::SimTime;
+use sanlab_metrics::Baseline;
 
 /// Propagation delay of light in fibre, for `distance` (≈ 4.9 µs per km, refractive index ≈ 1.47).
 pub const NS_PER_KM_FIBRE: f64 = 4_900.0;
@@ -27,10 +28,8 @@ pub struct Direction {
     busy_until: SimTime,
     pub bytes: u64,
     busy_ns: u64,
-    /// Where the measured time starts (the warm-up's end), and the bytes and busy time before it.
-    from_ns: SimTime,
-    bytes_before: u64,
-    busy_before_ns: u64,
+    bytes_at_start: Baseline<u64>,
+    busy_at_start: Baseline<u64>,
 }
 
 /// Serialisation time per byte at `bandwidth_bps`, in picoseconds (0: unlimited).
@@ -41,7 +40,7 @@ pub fn ps_per_byte(bandwidth_bps: Option<f64>) -> u64 {
 impl Direction {
     fn new(latency: Delay, fibre_ns: u64, bandwidth_bps: Option<f64>) -> Self {
         let ps_per_byte = ps_per_byte(bandwidth_bps);
-        Self { latency, fibre_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0, from_ns: 0, bytes_before: 0, busy_before_ns: 0 }
+        Self { latency, fibre_ns, ps_per_byte, busy_until: 0, bytes: 0, busy_ns: 0, bytes_at_start: Baseline::default(), busy_at_start: Baseline::default() }
     }
 
     /// Sends `bytes` at `now`; returns the time the frame arrives at the far end.
@@ -66,22 +65,20 @@ impl Direction {
         std::mem::swap(&mut self.ps_per_byte, ps_per_byte);
     }
 
-    /// The measured time starts at `now`: bytes and busy time count from here.
-    pub fn measure_from(&mut self, now: SimTime) {
-        self.from_ns = now;
-        self.bytes_before = self.bytes;
-        self.busy_before_ns = self.busy_ns;
+    /// The measured time starts: bytes and busy time count from here.
+    pub fn measure_from(&mut self) {
+        self.bytes_at_start.set(self.bytes);
+        self.busy_at_start.set(self.busy_ns);
     }
 
-    /// Fraction of the measured time up to `now` the transmitter was busy (a frame counts
+    /// Fraction of the measured time (`span_ns` long) the transmitter was busy (a frame counts
     /// whole when it starts), and the data rate in bytes per second.
-    pub fn measured(&self, now: SimTime) -> (f64, f64) {
-        let span_ns = now.saturating_sub(self.from_ns);
+    pub fn measured(&self, span_ns: SimTime) -> (f64, f64) {
         if span_ns == 0 {
             return (0.0, 0.0);
         }
-        let busy = (self.busy_ns - self.busy_before_ns) as f64 / span_ns as f64;
-        (busy, (self.bytes - self.bytes_before) as f64 / (span_ns as f64 / 1e9))
+        let busy = self.busy_at_start.since(self.busy_ns) as f64 / span_ns as f64;
+        (busy, self.bytes_at_start.since(self.bytes) as f64 / (span_ns as f64 / 1e9))
     }
 }
 
@@ -114,19 +111,19 @@ impl LinkParams {
 }
 
 impl Link {
-    /// Both directions over the measured time up to `now`; `kind` says what the link joins.
-    pub fn report(&self, kind: &'static str, now: SimTime) -> LinkReport {
+    /// Both directions over the measured time, `span_ns` long; `kind` says what the link joins.
+    pub fn report(&self, kind: &'static str, span_ns: SimTime) -> LinkReport {
         let [outbound, inbound] = self.dirs.each_ref().map(|d| {
-            let (busy, bytes_per_s) = d.measured(now);
+            let (busy, bytes_per_s) = d.measured(span_ns);
             LinkDirectionReport { busy, mbps: bytes_per_s / 1e6 }
         });
         LinkReport { name: self.name.clone(), kind, outbound, inbound }
     }
 
-    /// The measured time starts at `now`, in both directions.
-    pub fn measure_from(&mut self, now: SimTime) {
+    /// The measured time starts, in both directions.
+    pub fn measure_from(&mut self) {
         for d in &mut self.dirs {
-            d.measure_from(now);
+            d.measure_from();
         }
     }
 
@@ -152,9 +149,9 @@ mod tests {
         let (busy, bytes_per_s) = d.measured(2_000);
         assert!((busy - 0.5).abs() < 1e-9 && (bytes_per_s - 5e8).abs() < 1.0, "{busy} {bytes_per_s}");
         // The measured time starts later: only what is sent from then on counts.
-        d.measure_from(6_000);
+        d.measure_from();
         d.send(6_000, 1_000);
-        let (busy, _) = d.measured(8_000);
+        let (busy, _) = d.measured(2_000);
         assert!((busy - 0.5).abs() < 1e-9, "{busy}");
     }
 

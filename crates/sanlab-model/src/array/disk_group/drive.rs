@@ -156,6 +156,13 @@ pub(super) struct Disk {
     pub(super) last_was_read: bool,
     pub(super) started_ns: u64,
     pub(super) busy_ns: u64,
-    /// Busy time before the measured time started.
-    pub(super) busy_before_ns: u64,
+    /// Its busy time (the operation in progress included) when the measured time started.
+    pub(super) busy_at_start: sanlab_metrics::Baseline<u64>,
+}
+
+impl Disk {
+    /// Busy time up to `now`, the operation in progress included.
+    pub(super) fn busy_to(&self, now: u64) -> u64 {
+        self.busy_ns + if self.serving.is_some() { now.saturating_sub(self.started_ns) } else { 0 }
+    }
 }

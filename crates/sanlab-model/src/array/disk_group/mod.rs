@@ -200,8 +200,6 @@ pub struct DiskGroup {
     jobs: Slab<JobSlot>,
     cache: WriteCache,
     counters: Counters,
-    /// Where the measured time starts (the warm-up's end).
-    from_ns: SimTime,
 }
 
 fn ms(ns: u64) -> String {
@@ -300,7 +298,6 @@ impl DiskGroup {
                 waiting: VecDeque::new(),
             },
             counters: Counters::default(),
-            from_ns: 0,
         })
     }
 
@@ -348,24 +345,23 @@ impl DiskGroup {
     /// The measured time starts at `now`: utilisation and the cache's mean fullness count from here.
     pub fn measure_from(&mut self, now: SimTime) {
         for d in &mut self.disks {
-            let serving_ns = if d.serving.is_some() { now - d.started_ns } else { 0 };
-            d.busy_before_ns = d.busy_ns + serving_ns;
+            let busy = d.busy_to(now);
+            d.busy_at_start.set(busy);
         }
         self.cache.account(now);
         self.cache.dirty_area = TimeWeighted::default();
         self.cache.dirty_area.advance(now, [0]);
-        self.from_ns = now;
     }
 
-    /// Mean fraction of the measured time the disks were busy.
-    pub fn utilisation(&mut self, now: SimTime) -> f64 {
-        (0..self.disks.len()).map(|d| self.disk_utilisation(d, now)).sum::<f64>() / self.disks.len() as f64
+    /// Mean fraction of the measured time (`span_ns` up to `now`) the disks were busy.
+    pub fn utilisation(&mut self, now: SimTime, span_ns: SimTime) -> f64 {
+        (0..self.disks.len()).map(|d| self.disk_utilisation(d, now, span_ns)).sum::<f64>() / self.disks.len() as f64
     }
 
-    /// Figures for the report; utilisation and mean fullness over the measured time.
-    pub fn stats(&mut self, now: SimTime) -> DiskGroupStats {
+    /// Figures for the report; utilisation and mean fullness over the measured time, `span_ns`
+    /// up to `now`.
+    pub fn stats(&mut self, now: SimTime, span_ns: SimTime) -> DiskGroupStats {
         self.cache.account(now);
-        let span_ns = now - self.from_ns;
         let dirty_bytes_mean = if span_ns == 0 { 0.0 } else { self.cache.dirty_area.area()[0] as f64 / span_ns as f64 };
         let c = &self.counters;
         DiskGroupStats {
@@ -380,15 +376,13 @@ impl DiskGroup {
             dirty_bytes_mean,
             write_cache_bytes: self.cache.capacity_bytes,
             writes_waited: c.writes_waited,
-            disk_utilisation: (0..self.disks.len()).map(|d| self.disk_utilisation(d, now)).collect(),
+            disk_utilisation: (0..self.disks.len()).map(|d| self.disk_utilisation(d, now, span_ns)).collect(),
         }
     }
 
-    fn disk_utilisation(&self, disk: usize, now: SimTime) -> f64 {
+    fn disk_utilisation(&self, disk: usize, now: SimTime, span_ns: SimTime) -> f64 {
         let d = &self.disks[disk];
-        let serving_ns = if d.serving.is_some() { now.saturating_sub(d.started_ns) } else { 0 };
-        let span_ns = now - self.from_ns;
-        if span_ns == 0 { 0.0 } else { (d.busy_ns + serving_ns - d.busy_before_ns) as f64 / span_ns as f64 }
+        if span_ns == 0 { 0.0 } else { d.busy_at_start.since(d.busy_to(now)) as f64 / span_ns as f64 }
     }
 
     /// Acknowledges a write the cache has room for and dirties its pages.

@@ -75,7 +75,7 @@ fn closed_loop(group: DiskGroup, depth: usize, total: usize, warmup: usize, mut 
             Event::Done(token) => {
                 run.done.push((now, token));
                 if run.done.len() == warmup {
-                    run.at_warmup = Some((run.group.stats(now), now));
+                    run.at_warmup = Some((run.group.stats(now, now), now));
                 }
             }
         }
@@ -166,7 +166,7 @@ fn reordering_raises_throughput_with_queue_depth() {
 fn ops_per_request(run: &mut Run) -> f64 {
     let (before, _) = run.at_warmup.as_ref().unwrap();
     let (last_ns, _) = *run.done.last().unwrap();
-    let mut g = run.group.stats(last_ns);
+    let mut g = run.group.stats(last_ns, last_ns);
     // Count only operations issued up to the last host completion (the tail of the destage
     // queue runs on afterwards).
     g.backend_reads -= before.backend_reads;
@@ -183,7 +183,7 @@ fn random_small_writes_cost_four_operations_each() {
     let mut run = closed_loop(g, 32, 30_000, 10_000, |_| (Op::Write, at.below(span) * 8 * KIB, 8 * 1024));
     let ratio = ops_per_request(&mut run);
     assert!((ratio / 4.0 - 1.0).abs() < 0.03, "{ratio:.3} back-end operations per host write");
-    let s = run.group.stats(run.end_ns);
+    let s = run.group.stats(run.end_ns, run.end_ns);
     assert_eq!(s.full_stripe_writes, 0);
     assert!(s.writes_waited > 20_000, "steady state is destage-bound: {} waited", s.writes_waited);
 }
@@ -194,7 +194,7 @@ fn sequential_writes_become_full_stripe_writes() {
     let mut run = closed_loop(g, 4, 8_000, 2_000, |i| (Op::Write, i as u64 * 64 * KIB, 64 * 1024));
     let ratio = ops_per_request(&mut run);
     assert!((ratio / 1.25 - 1.0).abs() < 0.03, "{ratio:.3} back-end operations per 64 KiB element, RAID-5 4+1 wants 5/4");
-    let s = run.group.stats(run.end_ns);
+    let s = run.group.stats(run.end_ns, run.end_ns);
     assert_eq!(s.rmw_writes, 0);
     assert!(s.full_stripe_writes > 1_000, "{s:?}");
     assert_eq!(s.backend_reads, 0);
