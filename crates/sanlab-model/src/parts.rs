@@ -109,52 +109,51 @@ pub fn parts(t: &Topology, most: usize) -> Vec<Part> {
             g.join(g.host(t.vms[j.vm].host), g.host(host_of(other)));
         }
     }
-    // Each group's root, and its jobs.
-    let host_root: Vec<usize> = (0..t.hosts.len()).map(|h| g.root(g.host(h))).collect();
-    let mut weight = vec![0usize; g.parent.len()];
+    // Each node's group (its root), and each group's jobs.
+    let root: Vec<usize> = (0..g.parent.len()).map(|x| g.root(x)).collect();
+    let mut weight = vec![0usize; root.len()];
     for j in &t.jobs {
-        weight[host_root[t.vms[j.vm].host]] += 1;
+        weight[root[g.host(t.vms[j.vm].host)]] += 1;
     }
-    let mut groups: Vec<usize> = (0..g.parent.len()).filter(|&x| g.root(x) == x && weight[x] > 0).collect();
+    let mut groups: Vec<usize> = (0..root.len()).filter(|&x| root[x] == x && weight[x] > 0).collect();
     if groups.len() < 2 {
         return whole();
     }
     groups.sort_by_key(|&x| (std::cmp::Reverse(weight[x]), x));
     let count = most.min(groups.len());
     let mut load = vec![0usize; count];
-    let mut part_of_root = vec![0usize; g.parent.len()];
+    let mut part_of_root = vec![0usize; root.len()];
     for x in groups {
         let lightest = (0..count).min_by_key(|&k| (load[k], k)).unwrap_or(0);
         load[lightest] += weight[x];
         part_of_root[x] = lightest;
     }
     // Groups without jobs (an array no host uses, say) go with the first part.
-    let mut part_of = |node: usize| part_of_root[g.root(node)];
+    let part_of = |node: usize| part_of_root[root[node]];
     let mut out = vec![Part::default(); count];
     for h in 0..t.hosts.len() {
-        out[part_of(h)].hosts.push(h);
+        out[part_of(g.host(h))].hosts.push(h);
     }
     for a in 0..t.arrays.len() {
-        out[part_of(t.hosts.len() + a)].arrays.push(a);
+        out[part_of(g.array(a))].arrays.push(a);
     }
-    let (volumes_from, links_from) = (t.hosts.len() + t.arrays.len(), t.hosts.len() + t.arrays.len() + t.volumes.len());
     for v in 0..t.volumes.len() {
-        out[part_of(volumes_from + v)].volumes.push(v);
+        out[part_of(g.volume(v))].volumes.push(v);
     }
     for l in 0..t.links.len() {
-        out[part_of(links_from + l)].links.push(l);
+        out[part_of(g.link(l))].links.push(l);
     }
     for (r, rep) in t.replications.iter().enumerate() {
-        out[part_of(t.hosts.len() + rep.arrays[0])].replications.push(r);
+        out[part_of(g.array(rep.arrays[0]))].replications.push(r);
     }
     for (d, dev) in t.devices.iter().enumerate() {
-        out[part_of(dev.host)].devices.push(d);
+        out[part_of(g.host(dev.host))].devices.push(d);
     }
     for (v, vm) in t.vms.iter().enumerate() {
-        out[part_of(vm.host)].vms.push(v);
+        out[part_of(g.host(vm.host))].vms.push(v);
     }
     for (j, job) in t.jobs.iter().enumerate() {
-        out[part_of(t.vms[job.vm].host)].jobs.push(j);
+        out[part_of(g.host(t.vms[job.vm].host))].jobs.push(j);
     }
     out
 }

@@ -393,20 +393,8 @@ impl Scenario {
         let (topology, injector) = self.build_topology(&table, v, true)?;
         let seed = run_seed(&table);
         let parts = sanlab_model::parts::parts(&topology, threads.get());
-        let (report, wall_s) = if parts.len() > 1 {
-            match self.run_parts(&table, v, topology, &injector, &parts, control)? {
-                Some(run) => run,
-                None => return Ok(None),
-            }
-        } else {
-            let mut world = self.world(topology, v)?;
-            let start = std::time::Instant::now();
-            if !world.run(control) {
-                return Ok(None);
-            }
-            let wall_s = start.elapsed().as_secs_f64();
-            (world.report(), wall_s)
-        };
+        let run = if parts.len() > 1 { self.run_parts(&table, v, topology, &injector, &parts, control)? } else { self.run_topology(topology, v, control)? };
+        let Some((report, wall_s)) = run else { return Ok(None) };
         Ok(Some(VariantResult {
             name: v.map_or("base".to_string(), |v| v.name.clone()),
             description: v.map_or_else(|| self.description.clone(), |v| v.description.clone()),

@@ -41,7 +41,7 @@ impl Scenario {
                 .map(|(p, c)| {
                     scope.spawn(move || {
                         let _stop = StopAllOnPanic(controls);
-                        let run = self.rebuilt(table, v, injector, whole_shape).and_then(|whole| self.run_part(whole, p, v, c));
+                        let run = self.rebuilt(table, v, injector, whole_shape).and_then(|whole| self.run_topology(whole.into_part(p), v, Some(c)));
                         if run.is_err() {
                             controls.iter().for_each(RunControl::cancel);
                         }
@@ -56,7 +56,7 @@ impl Scenario {
             let finished = Finished { done: &done, watcher: watcher.as_ref().map(|w| w.thread().clone()) };
             let first = {
                 let _stop = StopAllOnPanic(controls);
-                self.run_part(topology, &parts[0], v, &controls[0])
+                self.run_topology(topology.into_part(&parts[0]), v, Some(&controls[0]))
             };
             if first.is_err() {
                 controls.iter().for_each(RunControl::cancel);
@@ -95,10 +95,12 @@ impl Scenario {
         Ok(whole)
     }
 
-    fn run_part(&self, whole: Topology, p: &Part, v: Option<&Variant>, control: &RunControl) -> PartRun {
-        let mut world = self.world(whole.into_part(p), v)?;
+    /// Runs `t` on this thread: its report and the engine's wall time, None when `control`
+    /// stopped it.
+    pub(crate) fn run_topology(&self, t: Topology, v: Option<&Variant>, control: Option<&RunControl>) -> PartRun {
+        let mut world = self.world(t, v)?;
         let start = Instant::now();
-        if !world.run(Some(control)) {
+        if !world.run(control) {
             return Ok(None);
         }
         let wall_s = start.elapsed().as_secs_f64();
